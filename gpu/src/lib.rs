@@ -1,0 +1,59 @@
+//! The device side of warpspeed.
+//!
+//! This crate is compiled twice:
+//!
+//! * for `nvptx64-nvidia-cuda` by `cargo xtask build-ptx`, which yields the PTX
+//!   that the host library embeds. Only then do the kernel entry points and
+//!   [`prim`] (the device layer: indices, barriers, shared memory, warp
+//!   operations, atomics, vector loads) exist.
+//! * for the host, as an ordinary `no_std` library on stable Rust. There it
+//!   provides what both sides must agree on: block and tile sizes, shared-memory
+//!   sizes, entry-point names and their parameter lists ([`Kernel`]), and the
+//!   scalar arithmetic ([`scalar`]) that the host's CPU references reuse.
+//!
+//! Kernels take raw pointers plus explicit lengths. Every kernel body is an
+//! `unsafe fn` whose `# Safety` section is the launch contract; the host library
+//! checks that contract before each launch.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_gpu_kernel,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+// Kernel bodies are `unsafe fn`s whose contract is the launch contract in their
+// docs; inside them every pointer access relies on that one contract, so the
+// per-operation `unsafe` blocks of the 2024 edition would only repeat it.
+#![cfg_attr(target_arch = "nvptx64", allow(unsafe_op_in_unsafe_fn))]
+
+#[macro_use]
+mod kernel;
+pub mod scalar;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod prim;
+
+pub mod ptx;
+pub mod reduce;
+
+pub use kernel::Kernel;
+pub use scalar::{Op, Scalar, ScalarType};
+
+/// Threads in a warp on every NVIDIA GPU this crate targets.
+pub const WARP_SIZE: u32 = 32;
+
+/// Every family's kernel table, for the host to resolve at load time and for
+/// the PTX consistency checks.
+pub const FAMILIES: &[(&str, &[Kernel])] = &[("reduce", reduce::KERNELS)];
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    prim::trap()
+}

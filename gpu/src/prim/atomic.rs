@@ -1,0 +1,41 @@
+//! Atomics on shared and global memory.
+//!
+//! Integer atomics go through `core::sync::atomic`, which the back end lowers
+//! to `atom.shared.*` or `atom.global.*` once it knows the address space;
+//! `core` has no `AtomicF32`, so float addition is inline PTX.
+
+use core::arch::asm;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// `atomicAdd` on a `u32` in shared or global memory; returns the old value.
+///
+/// # Safety
+/// `ptr` must be valid, 4-byte aligned and accessed only atomically by other
+/// threads while they race with this one.
+#[inline(always)]
+pub unsafe fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    // SAFETY: the caller's contract makes `ptr` a valid, aligned location
+    // that concurrent threads touch only atomically.
+    unsafe { AtomicU32::from_ptr(ptr).fetch_add(value, Ordering::Relaxed) }
+}
+
+/// `atomicAdd` on an `f32` in shared or global memory; returns the old value.
+///
+/// # Safety
+/// As [`atomic_add_u32`].
+#[inline(always)]
+pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
+    let old: u32;
+    // SAFETY: the caller's contract makes `ptr` a valid, aligned location;
+    // `atom.add.f32` on a generic address works for shared and global memory.
+    unsafe {
+        asm!(
+            "atom.add.f32 {o}, [{p}], {v};",
+            o = out(reg32) old,
+            p = in(reg64) ptr,
+            v = in(reg32) value.to_bits(),
+            options(nostack),
+        );
+    }
+    f32::from_bits(old)
+}

@@ -1,0 +1,94 @@
+//! Global-memory loads and stores beyond plain dereferences.
+//!
+//! * `ld.global.nc`: read-only data path (the `__ldg` of the lessons): the
+//!   data must not be written by anyone during the kernel.
+//! * `ld.global.cg`: cached in L2 only, so it sees writes that other blocks
+//!   made visible with a fence — the last block of a single-pass reduction
+//!   reads the others' partials this way.
+//! * `v4`: one 16-byte access per thread, a quarter of the instructions of
+//!   four 4-byte loads and full 128-byte lines per 8 lanes.
+//!
+//! Pointers are generic addresses of global memory, which CUDA maps one to one
+//! onto the global window; that is what `cudaMalloc` returns.
+
+use core::arch::asm;
+
+/// Four 32-bit words loaded or stored with one 16-byte access.
+pub type Words4 = [u32; 4];
+
+/// `ld.global.nc.b32`: a read-only 4-byte load.
+///
+/// # Safety
+/// `ptr` must point to 4 readable, 4-byte aligned bytes of global memory that
+/// nothing writes while the kernel runs.
+#[inline(always)]
+pub unsafe fn load_nc_u32(ptr: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller guarantees a valid, aligned, read-only location.
+    unsafe {
+        asm!("ld.global.nc.b32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) ptr,
+             options(pure, readonly, nostack));
+    }
+    v
+}
+
+/// `ld.global.nc.v4.b32`: a read-only 16-byte load. On sm_80 and newer the
+/// load skips L1 (streamed data is never re-read) and asks L2 to fetch 256
+/// bytes at a time.
+///
+/// # Safety
+/// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory
+/// that nothing writes while the kernel runs.
+#[inline(always)]
+pub unsafe fn load_nc_v4(ptr: *const Words4) -> Words4 {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees a valid, aligned, read-only location.
+    unsafe {
+        #[cfg(target_feature = "sm_80")]
+        asm!(
+            "ld.global.nc.L1::no_allocate.L2::256B.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            p = in(reg64) ptr, options(pure, readonly, nostack),
+        );
+        #[cfg(not(target_feature = "sm_80"))]
+        asm!(
+            "ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            p = in(reg64) ptr, options(pure, readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}
+
+/// `ld.global.cg.b32`: a 4-byte load cached in L2 only, never a stale L1 line.
+///
+/// # Safety
+/// `ptr` must point to 4 readable, 4-byte aligned bytes of global memory.
+#[inline(always)]
+pub unsafe fn load_cg_u32(ptr: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller guarantees a valid, aligned location. Not `pure`:
+    // the value may change between calls (other blocks write it).
+    unsafe {
+        asm!("ld.global.cg.b32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) ptr,
+             options(readonly, nostack));
+    }
+    v
+}
+
+/// `st.global.v4.b32`: one 16-byte store.
+///
+/// # Safety
+/// `ptr` must point to 16 writable, 16-byte aligned bytes of global memory
+/// that no other thread accesses concurrently.
+#[inline(always)]
+pub unsafe fn store_v4(ptr: *mut Words4, v: Words4) {
+    // SAFETY: the caller guarantees a valid, aligned, exclusively written location.
+    unsafe {
+        asm!(
+            "st.global.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};",
+            p = in(reg64) ptr, a = in(reg32) v[0], b = in(reg32) v[1], c = in(reg32) v[2],
+            d = in(reg32) v[3], options(nostack),
+        );
+    }
+}

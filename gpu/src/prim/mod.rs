@@ -1,0 +1,29 @@
+//! The device layer: what `cuda_std` would have given.
+//!
+//! The only module of the crate that touches `core::arch::nvptx`, compiler
+//! intrinsics or inline PTX. Everything here is small and `#[inline(always)]`;
+//! kernels compose it. One file per idea:
+//!
+//! * [`index`]: thread, block and grid indices, 1D and 2D, and grid-stride loops;
+//! * [`sync`]: block and warp barriers, memory fences, `trap`;
+//! * [`shared`]: the block's dynamic shared memory, typed and carved;
+//! * [`warp`]: shuffles and votes;
+//! * [`atomic`]: atomics on shared and global memory;
+//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores.
+//!
+//! Thread indices are `u32`, as in hardware; element indices are `usize`, so a
+//! grid that covers more than 2^32 elements never wraps.
+
+pub mod atomic;
+pub mod index;
+pub mod memory;
+pub mod shared;
+pub mod sync;
+pub mod warp;
+
+pub use atomic::*;
+pub use index::*;
+pub use memory::*;
+pub use shared::*;
+pub use sync::*;
+pub use warp::*;

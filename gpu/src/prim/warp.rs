@@ -1,0 +1,65 @@
+//! Warp shuffles and votes (`shfl.sync`, `vote.sync`), full-warp mask.
+//!
+//! All lanes of the warp must execute the call (the mask names all 32).
+
+use crate::scalar::Scalar;
+use core::arch::asm;
+
+/// Every lane of a warp.
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+macro_rules! shuffle {
+    ($(#[$m:meta])* $name:ident, $mode:literal, $clamp:literal) => {
+        $(#[$m])*
+        #[inline(always)]
+        pub fn $name<T: Scalar>(value: T, lane_or_delta: u32) -> T {
+            let out: u32;
+            // SAFETY: a register-to-register exchange within the warp; no memory.
+            unsafe {
+                asm!(
+                    concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {d}, ", $clamp, ", 0xffffffff;"),
+                    o = out(reg32) out,
+                    v = in(reg32) value.to_bits(),
+                    d = in(reg32) lane_or_delta,
+                    options(nostack, nomem),
+                );
+            }
+            T::from_bits(out)
+        }
+    };
+}
+
+shuffle!(/// `__shfl_down_sync`: the value of lane `lane + delta` (own value past the warp's end).
+    shfl_down, "down", "0x1f");
+shuffle!(/// `__shfl_xor_sync`: the value of lane `lane ^ mask`.
+    shfl_xor, "bfly", "0x1f");
+shuffle!(/// `__shfl_sync`: the value of lane `src`.
+    shfl_idx, "idx", "0x1f");
+
+/// `__ballot_sync`: bit `i` set where lane `i`'s predicate holds.
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    let out: u32;
+    // SAFETY: a warp vote on registers; no memory.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {o}, p, 0xffffffff; }}",
+            o = out(reg32) out,
+            v = in(reg32) predicate as u32,
+            options(nostack, nomem),
+        );
+    }
+    out
+}
+
+/// `__any_sync`: whether the predicate holds on any lane.
+#[inline(always)]
+pub fn vote_any(predicate: bool) -> bool {
+    ballot(predicate) != 0
+}
+
+/// `__all_sync`: whether the predicate holds on every lane.
+#[inline(always)]
+pub fn vote_all(predicate: bool) -> bool {
+    ballot(predicate) == FULL_MASK
+}

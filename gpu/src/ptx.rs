@@ -1,0 +1,260 @@
+//! Reading the entry points out of PTX text, and checking them against the
+//! kernel tables.
+//!
+//! Used by `cargo xtask build-ptx` (the build fails on any problem) and by the
+//! host library's tests on the committed PTX, so a stale or hand-edited PTX
+//! file cannot ship. No allocation: this runs in `no_std`.
+
+use crate::{FAMILIES, Kernel};
+
+/// The most parameters an entry may have for [`PtxEntry`] to record them.
+pub const MAX_PARAMS: usize = 16;
+
+/// One `.entry` of a PTX module: its name and the byte size of each parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtxEntry<'a> {
+    pub name: &'a str,
+    params: [usize; MAX_PARAMS],
+    count: usize,
+}
+
+impl<'a> PtxEntry<'a> {
+    /// Byte size of each parameter, in order.
+    pub fn params(&self) -> &[usize] {
+        &self.params[..self.count]
+    }
+}
+
+/// Something wrong with a PTX module, as [`check`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxProblem<'a> {
+    /// A call to a function the module does not define (e.g. a panic path
+    /// that was not optimised away): the driver would refuse to load it.
+    UnresolvedCall { line: &'a str },
+    /// A kernel of the tables that the PTX does not define.
+    MissingEntry { kernel: Kernel },
+    /// A kernel whose PTX parameters differ from the table's.
+    ParamMismatch { kernel: Kernel, found: PtxEntry<'a> },
+    /// An entry point in the PTX that no table declares.
+    UndeclaredEntry { name: &'a str },
+    /// An entry with more than [`MAX_PARAMS`] parameters or unreadable ones.
+    Unparsable { name: &'a str },
+}
+
+impl core::fmt::Display for PtxProblem<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PtxProblem::UnresolvedCall { line } => {
+                write!(
+                    f,
+                    "unresolved external function (a panic path?): `{}`",
+                    line.trim()
+                )
+            }
+            PtxProblem::MissingEntry { kernel } => {
+                write!(f, "kernel `{}` is declared but not in the PTX", kernel.name)
+            }
+            PtxProblem::ParamMismatch { kernel, found } => write!(
+                f,
+                "kernel `{}` is declared with parameter sizes {:?} but the PTX has {:?}",
+                kernel.name,
+                kernel.params,
+                found.params()
+            ),
+            PtxProblem::UndeclaredEntry { name } => {
+                write!(
+                    f,
+                    "the PTX defines `{name}`, which no kernel table declares"
+                )
+            }
+            PtxProblem::Unparsable { name } => {
+                write!(f, "cannot read the parameters of `{name}`")
+            }
+        }
+    }
+}
+
+/// The `.entry` points of `ptx`, in order. An entry whose parameters cannot be
+/// read has `count == usize::MAX` internally and is reported by [`check`].
+pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
+    let mut lines = ptx.lines();
+    core::iter::from_fn(move || {
+        loop {
+            let line = lines.next()?.trim();
+            let Some(rest) = line
+                .strip_prefix(".visible .entry ")
+                .or_else(|| line.strip_prefix(".entry "))
+            else {
+                continue;
+            };
+            let name = rest.split('(').next().unwrap_or(rest).trim();
+            let mut entry = PtxEntry {
+                name,
+                params: [0; MAX_PARAMS],
+                count: 0,
+            };
+            if rest.contains("()") {
+                return Some(entry);
+            }
+            for param in lines.by_ref() {
+                let param = param.trim();
+                if param.starts_with(')') {
+                    break;
+                }
+                match param_bytes(param) {
+                    Some(bytes) if entry.count < MAX_PARAMS => {
+                        entry.params[entry.count] = bytes;
+                        entry.count += 1;
+                    }
+                    _ => entry.count = usize::MAX,
+                }
+                if entry.count == usize::MAX {
+                    // Skip to the end of the parameter list.
+                    for rest in lines.by_ref() {
+                        if rest.trim().starts_with(')') {
+                            break;
+                        }
+                    }
+                    break;
+                }
+            }
+            return Some(entry);
+        }
+    })
+}
+
+/// Byte size of one `.param` line: `.param .u64 .ptr .align 1 name,` is 8,
+/// `.param .align 8 .b8 name[16]` is 16.
+fn param_bytes(line: &str) -> Option<usize> {
+    let mut words = line.trim_end_matches(',').split_whitespace();
+    if words.next()? != ".param" {
+        return None;
+    }
+    let mut elem = None;
+    let mut last = "";
+    for word in words {
+        last = word;
+        elem = elem.or(match word {
+            ".b8" | ".u8" | ".s8" => Some(1),
+            ".b16" | ".u16" | ".s16" | ".f16" => Some(2),
+            ".b32" | ".u32" | ".s32" | ".f32" => Some(4),
+            ".b64" | ".u64" | ".s64" | ".f64" => Some(8),
+            _ => None,
+        });
+    }
+    let elem = elem?;
+    match last.split_once('[') {
+        Some((_, count)) => Some(elem * count.strip_suffix(']')?.parse::<usize>().ok()?),
+        None => Some(elem),
+    }
+}
+
+/// Checks `ptx` against every kernel table: no unresolved calls, every
+/// declared kernel present with the declared parameter sizes, nothing
+/// undeclared. Calls `report` once per problem; returns how many there were.
+pub fn check<'a>(ptx: &'a str, report: &mut dyn FnMut(PtxProblem<'a>)) -> usize {
+    check_tables(ptx, FAMILIES, report)
+}
+
+/// [`check`] against the given tables.
+pub fn check_tables<'a>(
+    ptx: &'a str,
+    families: &[(&str, &[Kernel])],
+    report: &mut dyn FnMut(PtxProblem<'a>),
+) -> usize {
+    let mut problems = 0;
+    let mut emit = |p| {
+        problems += 1;
+        report(p)
+    };
+    for line in ptx.lines() {
+        if line.trim_start().starts_with(".extern .func") {
+            emit(PtxProblem::UnresolvedCall { line });
+        }
+    }
+    let declared = || families.iter().flat_map(|(_, kernels)| kernels.iter());
+    for kernel in declared() {
+        match entries(ptx).find(|e| e.name == kernel.name) {
+            None => emit(PtxProblem::MissingEntry { kernel: *kernel }),
+            Some(found) if found.count == usize::MAX => {
+                emit(PtxProblem::Unparsable { name: found.name })
+            }
+            Some(found) if found.params() != kernel.params => emit(PtxProblem::ParamMismatch {
+                kernel: *kernel,
+                found,
+            }),
+            Some(_) => {}
+        }
+    }
+    for entry in entries(ptx) {
+        if !declared().any(|k| k.name == entry.name) {
+            emit(PtxProblem::UndeclaredEntry { name: entry.name });
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "
+.visible .entry a_f32(
+	.param .u64 .ptr .align 1 a_f32_param_0,
+	.param .u32 a_f32_param_1,
+	.param .align 8 .b8 a_f32_param_2[16]
+)
+{
+}
+.visible .entry b_f32()
+{
+}
+";
+
+    #[test]
+    fn reads_entries_and_param_sizes() {
+        let found: [(&str, &[usize]); 2] = [("a_f32", &[8, 4, 16]), ("b_f32", &[])];
+        let mut it = entries(SAMPLE);
+        for (name, params) in found {
+            let e = it.next().unwrap();
+            assert_eq!((e.name, e.params()), (name, params));
+        }
+        assert!(it.next().is_none());
+    }
+
+    #[test]
+    fn reports_every_kind_of_problem() {
+        let a = Kernel {
+            name: "a_f32",
+            base: "a",
+            ty: "f32",
+            params: &[8, 4, 8],
+        };
+        let c = Kernel {
+            name: "c_f32",
+            base: "c",
+            ty: "f32",
+            params: &[],
+        };
+        let tables: &[(&str, &[Kernel])] = &[("t", &[a, c])];
+        let ptx = [SAMPLE, ".extern .func foo\n"].concat();
+        let mut kinds = [0usize; 4];
+        let n = check_tables(&ptx, tables, &mut |p| match p {
+            PtxProblem::UnresolvedCall { .. } => kinds[0] += 1,
+            PtxProblem::MissingEntry { kernel } => {
+                assert_eq!(kernel.name, "c_f32");
+                kinds[1] += 1
+            }
+            PtxProblem::ParamMismatch { kernel, .. } => {
+                assert_eq!(kernel.name, "a_f32");
+                kinds[2] += 1
+            }
+            PtxProblem::UndeclaredEntry { name } => {
+                assert_eq!(name, "b_f32");
+                kinds[3] += 1
+            }
+            PtxProblem::Unparsable { .. } => panic!("unexpected"),
+        });
+        assert_eq!((n, kinds), (4, [1, 1, 1, 1]));
+    }
+}

@@ -1,0 +1,133 @@
+//! Timing, the bandwidth baseline, tables and JSON.
+
+use cust::event::{Event, EventFlags};
+use cust::memory::{AsyncCopyDestination, DeviceBuffer};
+use warpspeed::Context;
+
+/// Launches before timing starts.
+const WARMUP: usize = 3;
+
+pub struct Bench<'a> {
+    pub ctx: &'a Context,
+    pub reps: usize,
+    /// Device-to-device copy bandwidth of this run, bytes read + written per
+    /// second, in GB/s.
+    pub memcpy_gbs: f64,
+    records: Vec<String>,
+}
+
+/// One measured row.
+pub struct Row {
+    pub family: &'static str,
+    pub case: String,
+    pub step: u32,
+    pub variant: &'static str,
+    pub ms: f64,
+    /// Bytes the variant must move at least (each input read once, each
+    /// output written once).
+    pub bytes: f64,
+}
+
+impl<'a> Bench<'a> {
+    pub fn new(ctx: &'a Context, reps: usize) -> Result<Self, String> {
+        let info = ctx.info();
+        println!(
+            "device: {} (compute capability {}.{}, {} SMs, {:.1} GiB, L2 {} MiB), PTX {}",
+            info.name,
+            info.compute_capability.0,
+            info.compute_capability.1,
+            info.multiprocessors,
+            info.total_memory as f64 / (1u64 << 30) as f64,
+            info.l2_bytes >> 20,
+            info.ptx_target
+        );
+        let mut bench = Bench {
+            ctx,
+            reps,
+            memcpy_gbs: 0.0,
+            records: Vec::new(),
+        };
+        // 1 GiB device-to-device copy: the bandwidth ceiling of this run.
+        let bytes = 1usize << 30;
+        let src = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
+        let mut dst = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
+        let ms = bench.time(|| {
+            // SAFETY: both buffers live across the timing, which synchronises
+            // before returning.
+            unsafe { dst.async_copy_from(&src, ctx.stream()) }.map_err(|e| e.to_string())
+        })?;
+        bench.memcpy_gbs = 2.0 * bytes as f64 / ms / 1e6;
+        println!(
+            "device-to-device memcpy, 1 GiB: {ms:.3} ms, {:.0} GB/s (read + written)",
+            bench.memcpy_gbs
+        );
+        Ok(bench)
+    }
+
+    /// Median milliseconds of `reps` runs of `launch` after warm-up, each
+    /// between two events on the context's stream.
+    pub fn time(&self, mut launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+        let stream = self.ctx.stream();
+        let err = |e: cust::error::CudaError| e.to_string();
+        let start = Event::new(EventFlags::DEFAULT).map_err(err)?;
+        let stop = Event::new(EventFlags::DEFAULT).map_err(err)?;
+        for _ in 0..WARMUP {
+            launch()?;
+        }
+        self.ctx.synchronize().map_err(|e| e.to_string())?;
+        let mut times = Vec::with_capacity(self.reps);
+        for _ in 0..self.reps {
+            start.record(stream).map_err(err)?;
+            launch()?;
+            stop.record(stream).map_err(err)?;
+            stop.synchronize().map_err(err)?;
+            times.push(stop.elapsed_time_f32(&start).map_err(err)? as f64);
+        }
+        self.ctx.synchronize().map_err(|e| e.to_string())?;
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
+    /// Prints a table of rows that share a case, with GB/s, the fraction of
+    /// this run's memcpy bandwidth and the speedup over the first row, and
+    /// records them for the JSON file.
+    pub fn table(&mut self, title: &str, rows: &[Row]) {
+        println!("\n{title}");
+        println!(
+            "| step | variant                | ms       | GB/s    | × memcpy | speedup |\n|---:|---|---:|---:|---:|---:|"
+        );
+        let first = rows.first().map_or(1.0, |r| r.ms);
+        for r in rows {
+            let gbs = r.bytes / r.ms / 1e6;
+            let ratio = gbs / self.memcpy_gbs;
+            let speedup = first / r.ms;
+            println!(
+                "| {:>2} | {:<22} | {:>8.4} | {:>7.0} | {:>8.2} | {:>6.1}× |",
+                r.step, r.variant, r.ms, gbs, ratio, speedup
+            );
+            self.records.push(format!(
+                "{{\"family\":\"{}\",\"case\":\"{}\",\"step\":{},\"variant\":\"{}\",\"ms\":{:.6},\"bytes\":{},\"gbs\":{:.1},\"ratio_memcpy\":{:.4},\"speedup_vs_first\":{:.3}}}",
+                r.family, r.case, r.step, r.variant, r.ms, r.bytes, gbs, ratio, speedup
+            ));
+        }
+    }
+
+    pub fn write_json(&self, dir: &str) -> Result<String, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+        let info = self.ctx.info();
+        let path = format!("{dir}/ladder.json");
+        let json = format!(
+            "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"ptx\":\"{}\",\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"results\":[\n{}\n]\n}}\n",
+            info.name,
+            info.compute_capability.0,
+            info.compute_capability.1,
+            info.multiprocessors,
+            info.ptx_target,
+            self.reps,
+            self.memcpy_gbs,
+            self.records.join(",\n")
+        );
+        std::fs::write(&path, json).map_err(|e| format!("{path}: {e}"))?;
+        Ok(path)
+    }
+}

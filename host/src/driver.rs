@@ -1,0 +1,117 @@
+//! The few CUDA driver entry points this crate calls directly.
+//!
+//! They are declared here with the result as a plain `u32` rather than
+//! `cust::sys`'s Rust enum: a driver newer than cust's bindings returns codes
+//! that enum does not have (222, "unsupported PTX version", among them), and
+//! an unknown value in a Rust enum is undefined behaviour. Everything else
+//! goes through `cust`.
+
+#![allow(non_snake_case)]
+
+use cust::sys::{CUfunction, CUmodule, CUstream};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+
+pub(crate) type CUresult = u32;
+pub(crate) const CUDA_SUCCESS: CUresult = 0;
+
+/// `CUjit_option` values used when loading PTX.
+pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_uint = 5;
+pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_uint = 6;
+
+/// `CUfunction_attribute`: the per-kernel opt-in above 48 KiB of dynamic shared memory.
+pub(crate) const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+
+/// `CUdevice_attribute` values read into [`crate::DeviceInfo`].
+pub(crate) mod attribute {
+    use std::ffi::c_int;
+    pub const MAX_THREADS_PER_BLOCK: c_int = 1;
+    pub const MAX_BLOCK_DIM_X: c_int = 2;
+    pub const MAX_BLOCK_DIM_Y: c_int = 3;
+    pub const MAX_GRID_DIM_X: c_int = 5;
+    pub const MAX_GRID_DIM_Y: c_int = 6;
+    pub const MAX_SHARED_MEMORY_PER_BLOCK: c_int = 8;
+    pub const MULTIPROCESSOR_COUNT: c_int = 16;
+    pub const MEMORY_CLOCK_RATE_KHZ: c_int = 36;
+    pub const GLOBAL_MEMORY_BUS_WIDTH: c_int = 37;
+    pub const L2_CACHE_SIZE: c_int = 38;
+    pub const MAX_THREADS_PER_MULTIPROCESSOR: c_int = 39;
+    pub const COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+    pub const COMPUTE_CAPABILITY_MINOR: c_int = 76;
+    pub const MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+}
+
+#[link(name = "cuda")]
+unsafe extern "C" {
+    pub(crate) fn cuDeviceGetAttribute(
+        value: *mut c_int,
+        attribute: c_int,
+        device: c_int,
+    ) -> CUresult;
+    pub(crate) fn cuModuleLoadDataEx(
+        module: *mut CUmodule,
+        image: *const c_void,
+        num_options: c_uint,
+        options: *mut c_uint,
+        values: *mut *mut c_void,
+    ) -> CUresult;
+    pub(crate) fn cuModuleUnload(module: CUmodule) -> CUresult;
+    pub(crate) fn cuModuleGetFunction(
+        function: *mut CUfunction,
+        module: CUmodule,
+        name: *const c_char,
+    ) -> CUresult;
+    pub(crate) fn cuFuncSetAttribute(
+        function: CUfunction,
+        attribute: c_int,
+        value: c_int,
+    ) -> CUresult;
+    pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks: *mut c_int,
+        function: CUfunction,
+        block_size: c_int,
+        dynamic_shared_bytes: usize,
+    ) -> CUresult;
+    pub(crate) fn cuLaunchKernel(
+        function: CUfunction,
+        grid_x: c_uint,
+        grid_y: c_uint,
+        grid_z: c_uint,
+        block_x: c_uint,
+        block_y: c_uint,
+        block_z: c_uint,
+        shared_bytes: c_uint,
+        stream: CUstream,
+        params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> CUresult;
+    pub(crate) fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, bytes: usize) -> CUresult;
+    pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
+    fn cuGetErrorName(code: CUresult, name: *mut *const c_char) -> CUresult;
+    fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult;
+}
+
+/// The driver's name and description of `code`, or placeholders for a code
+/// it does not know.
+pub(crate) fn describe(code: CUresult) -> (String, String) {
+    let read = |f: unsafe extern "C" fn(CUresult, *mut *const c_char) -> CUresult| {
+        let mut text: *const c_char = std::ptr::null();
+        // SAFETY: both functions only write a pointer to a static,
+        // NUL-terminated string into `text`, or fail and leave it null; any
+        // `u32` is an acceptable input.
+        let status = unsafe { f(code, &mut text) };
+        if status == CUDA_SUCCESS && !text.is_null() {
+            // SAFETY: non-null and NUL-terminated, per the driver's contract.
+            Some(
+                unsafe { CStr::from_ptr(text) }
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            None
+        }
+    };
+    (
+        read(cuGetErrorName).unwrap_or_else(|| format!("CUDA_ERROR_{code}")),
+        read(cuGetErrorString).unwrap_or_else(|| "unknown driver error".into()),
+    )
+}

@@ -1,0 +1,109 @@
+//! Launch configurations, kernel arguments, and the checks made before every
+//! launch.
+
+use crate::context::DeviceInfo;
+use crate::error::{Error, Result};
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// Grid and block shape and dynamic shared memory of one launch (2D; `z` is 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaunchConfig {
+    pub grid: (u32, u32),
+    pub block: (u32, u32),
+    pub shared_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// A 1D launch.
+    pub fn linear(grid: u32, block: u32, shared_bytes: u32) -> Self {
+        LaunchConfig {
+            grid: (grid, 1),
+            block: (block, 1),
+            shared_bytes,
+        }
+    }
+}
+
+impl fmt::Display for LaunchConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "grid {}x{}, block {}x{}, {} B dynamic shared memory",
+            self.grid.0, self.grid.1, self.block.0, self.block.1, self.shared_bytes
+        )
+    }
+}
+
+/// Blocks needed to cover `items` with `per_block` items each, as a grid
+/// dimension; `None` if that exceeds `u32` (the caller reports the limit).
+pub(crate) fn blocks_for(items: usize, per_block: usize) -> Option<u32> {
+    u32::try_from(items.div_ceil(per_block)).ok()
+}
+
+impl DeviceInfo {
+    /// Refuses a configuration the device cannot run, with a sentence that
+    /// names the kernel, the limit and the value.
+    pub(crate) fn check_launch(&self, kernel: &str, cfg: &LaunchConfig) -> Result<()> {
+        let refuse = |what: String| {
+            Err(Error::InvalidArgument(format!(
+                "cannot launch {kernel} on {}: {what}",
+                self.name
+            )))
+        };
+        let (gx, gy) = cfg.grid;
+        let (bx, by) = cfg.block;
+        if gx == 0 || gy == 0 || bx == 0 || by == 0 {
+            return refuse(format!("empty launch ({cfg})"));
+        }
+        if gx > self.max_grid.0 || gy > self.max_grid.1 {
+            return refuse(format!(
+                "a grid of {gx}x{gy} blocks exceeds the device's {}x{}: the input is too large \
+                 for this kernel",
+                self.max_grid.0, self.max_grid.1
+            ));
+        }
+        if bx > self.max_block.0 || by > self.max_block.1 || bx * by > self.max_threads_per_block {
+            return refuse(format!(
+                "a block of {bx}x{by} threads exceeds the device's limit of {} threads",
+                self.max_threads_per_block
+            ));
+        }
+        if cfg.shared_bytes > self.max_shared_per_block_optin {
+            return refuse(format!(
+                "{} B of shared memory per block exceed the device's {} B",
+                cfg.shared_bytes, self.max_shared_per_block_optin
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One kernel argument: the address of a value and its size, which the launch
+/// checks against the kernel table before the driver reads the value.
+pub(crate) struct Arg<'a> {
+    pub ptr: *mut c_void,
+    pub size: usize,
+    _value: PhantomData<&'a ()>,
+}
+
+impl<'a> Arg<'a> {
+    pub fn new<T: Copy>(value: &'a T) -> Self {
+        Arg {
+            ptr: value as *const T as *mut c_void,
+            size: size_of::<T>(),
+            _value: PhantomData,
+        }
+    }
+}
+
+/// `args![a, b, c]`: the argument list of a launch. Device pointers are
+/// passed as `u64` addresses, lengths as `usize` or `u32` exactly as the
+/// kernel's Rust signature declares them.
+macro_rules! args {
+    ($($value:expr),* $(,)?) => {
+        [$($crate::launch::Arg::new(&$value)),*]
+    };
+}
+pub(crate) use args;

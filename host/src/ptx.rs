@@ -1,0 +1,52 @@
+//! The PTX embedded in the library, one module per target, and the choice
+//! among them for a device.
+//!
+//! Built by `cargo xtask build-ptx` from `gpu/` and committed, so users of
+//! this crate need neither a nightly toolchain nor a PTX step.
+
+/// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
+/// first. The driver compiles PTX for newer GPUs than its target; PTX for
+/// `sm_90` does not load on older ones.
+pub const MODULES: [(u32, &str, &str); 2] = [
+    (90, "sm_90", include_str!("../ptx/warpspeed_sm_90.ptx")),
+    (70, "sm_70", include_str!("../ptx/warpspeed_sm_70.ptx")),
+];
+
+/// The best module for a device of compute capability `major.minor`:
+/// `(target, PTX)`, or `None` if the device is older than every target.
+pub fn select(major: u32, minor: u32) -> Option<(&'static str, &'static str)> {
+    let cc = major * 10 + minor;
+    MODULES
+        .iter()
+        .find(|(min, _, _)| cc >= *min)
+        .map(|&(_, target, ptx)| (target, ptx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_target_that_the_device_can_run() {
+        assert_eq!(select(9, 0).unwrap().0, "sm_90");
+        assert_eq!(select(10, 0).unwrap().0, "sm_90");
+        assert_eq!(select(8, 9).unwrap().0, "sm_70");
+        assert_eq!(select(7, 0).unwrap().0, "sm_70");
+        assert!(select(6, 1).is_none());
+    }
+
+    /// The committed PTX defines exactly the declared kernels, with the
+    /// declared parameters, and calls nothing external.
+    #[test]
+    fn committed_ptx_matches_the_kernel_tables() {
+        for (_, target, ptx) in MODULES {
+            let mut problems = Vec::new();
+            warpspeed_gpu::ptx::check(ptx, &mut |p| problems.push(p.to_string()));
+            assert!(problems.is_empty(), "{target}: {problems:#?}");
+            assert!(
+                ptx.contains(&format!(".target {target}")),
+                "{target}: wrong .target line"
+            );
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Shared by the GPU tests: the context, seeded inputs, cached uploads,
+//! result checks.
+
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use libtest_mimic::{Completion, Failed, Trial};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+use warpspeed::{Context, Error};
+
+thread_local! {
+    static GPU: RefCell<Option<Result<Rc<Context>, String>>> = const { RefCell::new(None) };
+    static INPUT: RefCell<Option<(String, Rc<dyn Any>)>> = const { RefCell::new(None) };
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The context, created on first use; `Err(reason)` where there is no device.
+fn gpu() -> Result<Rc<Context>, String> {
+    GPU.with(|cell| {
+        cell.borrow_mut()
+            .get_or_insert_with(|| match Context::new(0) {
+                Ok(ctx) => Ok(Rc::new(ctx)),
+                Err(Error::NoDevice { reason }) => Err(reason),
+                Err(other) => Err(format!("FAILED: {other}")),
+            })
+            .clone()
+    })
+}
+
+/// Why GPU tests will be skipped, if they will.
+pub fn no_device_reason() -> Option<String> {
+    gpu().err()
+}
+
+/// The largest input the tests may use (`WARPSPEED_TEST_MAX_N`).
+pub fn max_n() -> usize {
+    std::env::var("WARPSPEED_TEST_MAX_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+pub fn under_sanitizer() -> bool {
+    env_flag("WARPSPEED_UNDER_SANITIZER")
+}
+
+/// A GPU test: ignored with the reason where no device exists (a failure
+/// instead if `WARPSPEED_REQUIRE_GPU` is set or the device exists but does
+/// not initialise).
+pub fn gpu_trial(
+    name: impl Into<String>,
+    body: impl FnOnce(&Context) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    Trial::ignorable_test(name, move || match gpu() {
+        Ok(ctx) => body(&ctx).map(|()| Completion::Completed),
+        Err(reason) if reason.starts_with("FAILED") => Err(reason.into()),
+        Err(reason) if env_flag("WARPSPEED_REQUIRE_GPU") => {
+            Err(format!("no CUDA device: {reason}").into())
+        }
+        // The full reason is printed once, before the run.
+        Err(_) => Ok(Completion::ignored_with("no CUDA device")),
+    })
+}
+
+/// A GPU test over an input of `n` elements: also ignored above `max_n()`.
+pub fn sized_trial(
+    name: impl Into<String>,
+    n: usize,
+    body: impl FnOnce(&Context) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    if n > max_n() {
+        Trial::ignorable_test(name, move || {
+            Ok(Completion::ignored_with(format!(
+                "n = {n} is above WARPSPEED_TEST_MAX_N"
+            )))
+        })
+    } else {
+        gpu_trial(name, body)
+    }
+}
+
+/// Returns the cached `(host, device)` input for `key`, making and
+/// uploading it if the previous trial used another. Consecutive trials over
+/// one input share one upload.
+pub fn cached_input<T: DeviceCopy + 'static>(
+    key: &str,
+    make: impl FnOnce() -> Vec<T>,
+) -> Result<Rc<(Vec<T>, DeviceBuffer<T>)>, Failed> {
+    if let Some(hit) = INPUT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }) {
+        return hit
+            .downcast::<(Vec<T>, DeviceBuffer<T>)>()
+            .map_err(|_| "input cache type mismatch".into());
+    }
+    // Free the previous input before allocating the next (2^28 elements
+    // each).
+    INPUT.with(|c| c.borrow_mut().take());
+    let host = make();
+    let device = upload(&host)?;
+    let entry = Rc::new((host, device));
+    INPUT.with(|c| *c.borrow_mut() = Some((key.to_string(), entry.clone() as Rc<dyn Any>)));
+    Ok(entry)
+}
+
+pub fn upload<T: DeviceCopy>(host: &[T]) -> Result<DeviceBuffer<T>, Failed> {
+    if host.is_empty() {
+        // cust refuses zero-sized allocations; a one-element buffer sliced
+        // to nothing stands in for an empty one.
+        return Err("upload of an empty slice; use empty_slice()".into());
+    }
+    DeviceBuffer::from_slice(host)
+        .map_err(|e| format!("upload of {} elements failed: {e}", host.len()).into())
+}
+
+/// A buffer of `len` elements set to `poison`, so that an unwritten output
+/// is caught.
+pub fn poisoned<T: DeviceCopy>(len: usize, poison: T) -> Result<DeviceBuffer<T>, Failed> {
+    upload(&vec![poison; len])
+}
+
+pub fn download<T: DeviceCopy + Default + Clone>(slice: &DeviceSlice<T>) -> Result<Vec<T>, Failed> {
+    let mut host = vec![T::default(); slice.len()];
+    slice
+        .copy_to(&mut host[..])
+        .map_err(|e| format!("download failed: {e}"))?;
+    Ok(host)
+}
+
+/// A seeded generator: the same test draws the same data on every run.
+pub fn rng(seed: u64) -> StdRng {
+    StdRng::seed_from_u64(seed)
+}
+
+/// Random values by a closure, seeded.
+pub fn random_vec<T>(n: usize, seed: u64, mut draw: impl FnMut(&mut StdRng) -> T) -> Vec<T> {
+    let mut r = rng(seed);
+    (0..n).map(|_| draw(&mut r)).collect()
+}
+
+/// Stable seed from a test's parameters.
+pub fn seed_of(parts: &str) -> u64 {
+    parts.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+pub fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), Failed> {
+    if condition {
+        Ok(())
+    } else {
+        Err(message().into())
+    }
+}
+
+/// Turns a library error into a test failure.
+pub fn ok<T>(r: warpspeed::Result<T>) -> Result<T, Failed> {
+    r.map_err(|e| e.to_string().into())
+}
+
+#[allow(dead_code)]
+pub fn draw_f32(r: &mut StdRng) -> f32 {
+    r.random_range(-1.0f32..1.0)
+}

@@ -1,0 +1,40 @@
+//! The GPU test suite: every kernel of every family against CPU references.
+//!
+//! A custom harness (libtest-mimic) so that, where no CUDA device exists, each
+//! GPU test is reported as *ignored* with the reason, never as passed. On a
+//! machine with a GPU the same `cargo test` runs them all.
+//!
+//! Environment:
+//! * `WARPSPEED_REQUIRE_GPU=1`: no device is a failure, not a skip (the GPU
+//!   machine's script sets it, so a broken driver cannot pass silently);
+//! * `WARPSPEED_TEST_MAX_N=<n>`: skip inputs larger than `n` elements (used
+//!   under compute-sanitizer, which runs kernels far slower);
+//! * `WARPSPEED_UNDER_SANITIZER=1`: skip the tests that fault on purpose.
+
+mod common;
+mod context;
+mod reduce;
+
+use libtest_mimic::{Arguments, Trial};
+
+fn main() {
+    if std::env::var_os(context::FAULT_CHILD).is_some() {
+        context::fault_child();
+    }
+    let mut args = Arguments::from_args();
+    // One CUDA context, owned by the main thread: run the trials there, in
+    // order (inputs are cached between consecutive trials).
+    args.test_threads = Some(1);
+
+    let mut trials: Vec<Trial> = Vec::new();
+    context::trials(&mut trials);
+    reduce::trials(&mut trials);
+
+    if let Some(reason) = common::no_device_reason() {
+        eprintln!(
+            "warpspeed: no CUDA device ({reason}): {} GPU tests will be reported as ignored",
+            trials.len()
+        );
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs warpspeed's bundled test and benchmark executables on a GPU machine
+# that has no Rust toolchain. Built by `cargo xtask device` into
+# target/device/ (executables embed their PTX).
+#
+#   bash target/device/run.sh [test] [sanitize] [bench] [ARGS for bench...]
+#
+# Phases (default: all three):
+#   test      every test executable; GPU tests must run (WARPSPEED_REQUIRE_GPU)
+#   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck and
+#             synccheck, inputs capped at WARPSPEED_TEST_MAX_N (default
+#             1100000: covers the 1 000 003-element cases, multi-pass paths
+#             included; the 2^24 and 2^28 cases run in `test`)
+#   bench     the ladder benchmarks
+# Logs and JSON go to $OUT (or target/device/out).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/out}
+mkdir -p "$out"
+bin=$here/bin
+export WARPSPEED_REQUIRE_GPU=1
+phases=()
+bench_args=()
+for a in "$@"; do
+  case $a in test|sanitize|bench) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
+done
+[ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
+summary=()
+failed=0
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
+  | tee "$out/nvidia-smi.csv"
+
+run_logged() { # name, command...
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  local result
+  result=$(grep -E '^test result:' "$out/$name.log" | tail -1)
+  summary+=("$name: rc=$rc, $((SECONDS - t0)) s; ${result:-$(tail -1 "$out/$name.log")}")
+  [ $rc -eq 0 ] || failed=1
+  return $rc
+}
+
+for phase in "${phases[@]}"; do
+  case $phase in
+  test)
+    for t in "$bin"/*; do
+      name=$(basename "$t")
+      [ "$name" = ladder ] && continue
+      run_logged "test-$name" "$t" --test-threads 1
+    done
+    ;;
+  sanitize)
+    export WARPSPEED_TEST_MAX_N=${WARPSPEED_TEST_MAX_N:-1100000} WARPSPEED_UNDER_SANITIZER=1
+    for tool in memcheck racecheck synccheck; do
+      extra=()
+      [ $tool = memcheck ] && extra=(--padding 512 --leak-check full)
+      run_logged "sanitize-$tool" compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 1 \
+        "$bin/gpu" --test-threads 1 -q
+      grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$out/sanitize-$tool.log" | tail -2 \
+        | sed "s/^/  $tool: /"
+    done
+    unset WARPSPEED_TEST_MAX_N WARPSPEED_UNDER_SANITIZER
+    ;;
+  bench)
+    run_logged bench "$bin/ladder" --json "$out" "${bench_args[@]}"
+    cat "$out/bench.log"
+    ;;
+  esac
+done
+
+echo
+echo "summary:"
+printf '  %s\n' "${summary[@]}"
+exit $failed

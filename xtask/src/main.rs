@@ -1,0 +1,220 @@
+//! Project tasks. Run `cargo xtask help`.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The PTX targets shipped in `host/ptx/`: a baseline every GPU from Volta on
+/// loads (the driver compiles it for newer chips), and Hopper's own.
+const PTX_TARGETS: [&str; 2] = ["sm_70", "sm_90"];
+
+const HELP: &str = "\
+cargo xtask <task>
+
+  build-ptx [--check]   build gpu/ for every PTX target into host/ptx/;
+                        --check: fail if the committed PTX differs
+  test                  build-ptx --check, then every test (GPU tests run where
+                        a CUDA device exists and are reported ignored elsewhere)
+  bench [FAMILY...]     run the ladder benchmarks on the GPU (default: all);
+                        prints tables, writes JSON under target/bench/
+  device                build release test and bench executables into
+                        target/device/ with a script that runs them on a GPU
+                        machine without Rust (see README)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("build-ptx") => build_ptx(args.iter().any(|a| a == "--check")),
+        Some("test") => build_ptx(true).and_then(|()| test()),
+        Some("bench") => bench(&args[1..]),
+        Some("device") => device(),
+        Some("help") | None => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown task `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Result<(), String> {
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed: {status}"))
+    }
+}
+
+/// The committed PTX file for `target`.
+fn ptx_path(target: &str) -> PathBuf {
+    root()
+        .join("host/ptx")
+        .join(format!("warpspeed_{target}.ptx"))
+}
+
+fn build_ptx(check: bool) -> Result<(), String> {
+    let mut stale = Vec::new();
+    for target in PTX_TARGETS {
+        let target_dir = root().join("target/ptx").join(target);
+        let mut cmd = cargo();
+        cmd.args([
+            "rustc",
+            "--quiet",
+            "--package",
+            "warpspeed-gpu",
+            "--profile",
+            "ptx",
+        ])
+        .args([
+            "--target",
+            "nvptx64-nvidia-cuda",
+            "-Zbuild-std=core",
+            "--crate-type",
+            "cdylib",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--", "-C", "linker=/bin/true", "--emit=asm"])
+        // target-cpu must reach every crate of the build, `core` included.
+        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={target}"))
+        .env_remove("RUSTFLAGS");
+        run(cmd)?;
+        let built = target_dir.join("nvptx64-nvidia-cuda/ptx/deps/warpspeed_gpu.s");
+        let ptx = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
+
+        let mut problems = Vec::new();
+        warpspeed_gpu::ptx::check(&ptx, &mut |p| problems.push(p.to_string()));
+        if !problems.is_empty() {
+            return Err(format!(
+                "PTX for {target} is not loadable as declared:\n  {}",
+                problems.join("\n  ")
+            ));
+        }
+        let entries = warpspeed_gpu::ptx::entries(&ptx).count();
+
+        let dest = ptx_path(target);
+        let committed = fs::read_to_string(&dest).unwrap_or_default();
+        if check {
+            if committed != ptx {
+                stale.push(dest.display().to_string());
+            } else {
+                println!("{target}: {entries} entry points, committed PTX is current");
+            }
+        } else {
+            fs::create_dir_all(dest.parent().unwrap()).map_err(|e| e.to_string())?;
+            fs::write(&dest, &ptx).map_err(|e| format!("{}: {e}", dest.display()))?;
+            println!("{target}: {entries} entry points -> {}", dest.display());
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "committed PTX differs from a fresh build: {}\nrun `cargo xtask build-ptx` and commit the result",
+            stale.join(", ")
+        ))
+    }
+}
+
+fn test() -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace", "--release"]);
+    run(cmd)
+}
+
+fn bench(families: &[String]) -> Result<(), String> {
+    let json_dir = root().join("target/bench");
+    let mut cmd = cargo();
+    cmd.args([
+        "bench",
+        "--quiet",
+        "--package",
+        "warpspeed",
+        "--bench",
+        "ladder",
+        "--",
+    ])
+    .args(families)
+    .arg("--json")
+    .arg(&json_dir);
+    run(cmd)
+}
+
+/// Builds every test and bench executable in release mode and copies them,
+/// with `xtask/device.sh`, into `target/device/`: the folder a GPU machine
+/// without Rust needs (the PTX is embedded in the executables).
+fn device() -> Result<(), String> {
+    let out = root().join("target/device");
+    let _ = fs::remove_dir_all(&out);
+    fs::create_dir_all(out.join("bin")).map_err(|e| e.to_string())?;
+    let mut executables = Vec::new();
+    for args in [
+        &["test", "--workspace", "--release", "--no-run"][..],
+        &[
+            "bench",
+            "--package",
+            "warpspeed",
+            "--bench",
+            "ladder",
+            "--no-run",
+        ][..],
+    ] {
+        let output = cargo()
+            .args(args)
+            .arg("--message-format=json")
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "cargo {} failed:\n{}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            // The artifact lines carry `"executable":"<path>"`; read that
+            // field without a JSON dependency.
+            if let Some(rest) = line.split("\"executable\":\"").nth(1) {
+                let path = rest.split('"').next().unwrap_or_default();
+                let target_name = line
+                    .split("\"name\":\"")
+                    .nth(1)
+                    .and_then(|s| s.split('"').next())
+                    .unwrap_or("test");
+                executables.push((target_name.to_string(), PathBuf::from(path)));
+            }
+        }
+    }
+    for (name, path) in &executables {
+        let dest = out.join("bin").join(name);
+        fs::copy(path, &dest).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("{}", dest.display());
+    }
+    fs::copy(root().join("xtask/device.sh"), out.join("run.sh")).map_err(|e| e.to_string())?;
+    println!("bundle ready: target/device (carry it; run `bash target/device/run.sh`)");
+    Ok(())
+}
