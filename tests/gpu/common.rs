@@ -84,13 +84,16 @@ pub fn sized_trial(
     }
 }
 
+/// An input on both sides: the host copy for references, the device copy for kernels.
+pub type Input<T> = Rc<(Vec<T>, DeviceBuffer<T>)>;
+
 /// Returns the cached `(host, device)` input for `key`, making and
 /// uploading it if the previous trial used another. Consecutive trials over
 /// one input share one upload.
 pub fn cached_input<T: DeviceCopy + 'static>(
     key: &str,
     make: impl FnOnce() -> Vec<T>,
-) -> Result<Rc<(Vec<T>, DeviceBuffer<T>)>, Failed> {
+) -> Result<Input<T>, Failed> {
     if let Some(hit) = INPUT.with(|c| {
         c.borrow()
             .as_ref()
