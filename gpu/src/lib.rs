@@ -39,8 +39,10 @@ pub mod scalar;
 #[cfg(target_arch = "nvptx64")]
 pub mod prim;
 
+pub mod image_sums;
 pub mod ptx;
 pub mod reduce;
+pub mod transpose;
 
 pub use kernel::Kernel;
 pub use scalar::{Op, Scalar, ScalarType};
@@ -50,7 +52,11 @@ pub const WARP_SIZE: u32 = 32;
 
 /// Every family's kernel table, for the host to resolve at load time and for
 /// the PTX consistency checks.
-pub const FAMILIES: &[(&str, &[Kernel])] = &[("reduce", reduce::KERNELS)];
+pub const FAMILIES: &[(&str, &[Kernel])] = &[
+    ("reduce", reduce::KERNELS),
+    ("transpose", transpose::KERNELS),
+    ("image_sums", image_sums::KERNELS),
+];
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

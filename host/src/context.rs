@@ -430,6 +430,14 @@ impl Context {
             .unwrap_or_default())
     }
 
+    /// Enqueues zeroing `words` 4-byte words at device address `address`.
+    pub(crate) fn zero_words(&self, address: u64, words: usize) -> Result<()> {
+        // SAFETY: callers pass an address valid for `words` 4-byte writes;
+        // the stream handle is valid for the life of `self`.
+        let code = unsafe { driver::cuMemsetD32Async(address, 0, words, self.stream.as_inner()) };
+        self.track(check(code, || format!("zeroing {words} words of output")))
+    }
+
     /// The single-pass workspace: `(counter address, partials address,
     /// partials capacity)`.
     pub(crate) fn single_pass(&self) -> (u64, u64, usize) {

@@ -85,6 +85,12 @@ unsafe extern "C" {
         extra: *mut *mut c_void,
     ) -> CUresult;
     pub(crate) fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, bytes: usize) -> CUresult;
+    pub(crate) fn cuMemsetD32Async(
+        dst: u64,
+        value: c_uint,
+        words: usize,
+        stream: CUstream,
+    ) -> CUresult;
     pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
     fn cuGetErrorName(code: CUresult, name: *mut *const c_char) -> CUresult;
     fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult;

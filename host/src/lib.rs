@@ -35,14 +35,20 @@ mod context;
 mod driver;
 mod element;
 mod error;
+pub mod image_sums;
 mod launch;
+mod matrix;
 pub mod ptx;
 pub mod reduce;
+pub mod transpose;
 
 pub use context::{Context, DeviceInfo};
 pub use element::Element;
 pub use error::{Error, Result};
+pub use image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
+pub use matrix::{Matrix, MatrixMut};
 pub use reduce::{Op, ReduceVariant};
+pub use transpose::{Transposable, TransposeVariant};
 
 /// The launch constants and kernel tables shared with the device code.
 pub use warpspeed_gpu as gpu;

@@ -320,7 +320,7 @@ impl Context {
             )));
         }
         let input = x.as_device_ptr().as_raw();
-        if input % size_of::<T>() as u64 != 0 {
+        if !input.is_multiple_of(size_of::<T>() as u64) {
             return Err(Error::InvalidArgument(format!(
                 "the input slice starts at {input:#x}, which is not aligned to its {}-byte elements",
                 size_of::<T>()

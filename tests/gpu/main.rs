@@ -13,7 +13,9 @@
 
 mod common;
 mod context;
+mod image_sums;
 mod reduce;
+mod transpose;
 
 use libtest_mimic::{Arguments, Trial};
 
@@ -29,6 +31,8 @@ fn main() {
     let mut trials: Vec<Trial> = Vec::new();
     context::trials(&mut trials);
     reduce::trials(&mut trials);
+    transpose::trials(&mut trials);
+    image_sums::trials(&mut trials);
 
     if let Some(reason) = common::no_device_reason() {
         eprintln!(

@@ -39,3 +39,29 @@ pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
     }
     f32::from_bits(old)
 }
+
+/// `red.global.add.u32`: an atomic add to global memory whose old value is
+/// not needed, so the SM does not wait for it.
+///
+/// # Safety
+/// As [`atomic_add_u32`], for a global-memory location.
+#[inline(always)]
+pub unsafe fn red_add_u32(ptr: *mut u32, value: u32) {
+    // SAFETY: the caller guarantees a valid, aligned global location that
+    // concurrent threads touch only atomically.
+    unsafe {
+        asm!("red.global.add.u32 [{p}], {v};", p = in(reg64) ptr, v = in(reg32) value, options(nostack))
+    }
+}
+
+/// `red.global.add.f32`: as [`red_add_u32`] for `f32`.
+///
+/// # Safety
+/// As [`atomic_add_u32`], for a global-memory location.
+#[inline(always)]
+pub unsafe fn red_add_f32(ptr: *mut f32, value: f32) {
+    // SAFETY: as `red_add_u32`.
+    unsafe {
+        asm!("red.global.add.f32 [{p}], {v};", p = in(reg64) ptr, v = in(reg32) value.to_bits(), options(nostack))
+    }
+}

@@ -9,12 +9,14 @@
 //! * [`shared`]: the block's dynamic shared memory, typed and carved;
 //! * [`warp`]: shuffles and votes;
 //! * [`atomic`]: atomics on shared and global memory;
+//! * [`bytes`]: byte permutes (`prmt`) and byte dot products (`dp4a`);
 //! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores.
 //!
 //! Thread indices are `u32`, as in hardware; element indices are `usize`, so a
 //! grid that covers more than 2^32 elements never wraps.
 
 pub mod atomic;
+pub mod bytes;
 pub mod index;
 pub mod memory;
 pub mod shared;
@@ -22,6 +24,7 @@ pub mod sync;
 pub mod warp;
 
 pub use atomic::*;
+pub use bytes::*;
 pub use index::*;
 pub use memory::*;
 pub use shared::*;

@@ -16,6 +16,22 @@ pub struct Bench<'a> {
     records: Vec<String>,
 }
 
+/// Copies of `host` on the device, enough that together they are at least
+/// twice the L2 cache (at most 4): rotating through them, every timed launch
+/// reads DRAM rather than what the previous launch left in L2.
+pub fn device_copies<T: cust::memory::DeviceCopy>(
+    bench: &Bench,
+    host: &[T],
+) -> Result<Vec<DeviceBuffer<T>>, String> {
+    let bytes = size_of_val(host) as u64;
+    let copies = (2 * bench.ctx.info().l2_bytes as u64)
+        .div_ceil(bytes.max(1))
+        .clamp(1, 4);
+    (0..copies)
+        .map(|_| DeviceBuffer::from_slice(host).map_err(|e| e.to_string()))
+        .collect()
+}
+
 /// One measured row.
 pub struct Row {
     pub family: &'static str,

@@ -4,16 +4,18 @@
 //! the same run.
 //!
 //! `cargo xtask bench [FAMILY...] [--reps N] [--json DIR]`; families:
-//! `reduce` (default: all).
+//! `reduce`, `transpose`, `image-sums` (default: all).
 
 mod harness;
+mod image_sums;
 mod reduce;
+mod transpose;
 
 use harness::Bench;
 use std::process::ExitCode;
 use warpspeed::{Context, Error};
 
-const FAMILIES: [&str; 1] = ["reduce"];
+const FAMILIES: [&str; 3] = ["reduce", "transpose", "image-sums"];
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -69,6 +71,8 @@ fn run(
     for family in families {
         match family.as_str() {
             "reduce" => reduce::run(&mut bench)?,
+            "transpose" => transpose::run(&mut bench)?,
+            "image-sums" => image_sums::run(&mut bench)?,
             _ => unreachable!(),
         }
     }

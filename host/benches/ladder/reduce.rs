@@ -1,7 +1,7 @@
 //! The reduction ladder at 2^24, 2^26 and 2^28 elements, `f32` and `i32`,
 //! plus min/max of the fastest variant.
 
-use crate::harness::{Bench, Row};
+use crate::harness::{Bench, Row, device_copies};
 use cust::memory::{CopyDestination, DeviceBuffer};
 use warpspeed::{Element, Op, ReduceVariant};
 
@@ -25,16 +25,9 @@ fn run_type<T: Element>(
     let n = 1usize << log_n;
     let ty = T::TYPE.name();
     let host: Vec<T> = (0..n).map(value).collect();
-    // Inputs that fit in L2 twice over are rotated, so that every launch
-    // reads DRAM rather than the cache.
     let bytes = (n * size_of::<T>()) as u64;
-    let copies = (2 * bench.ctx.info().l2_bytes as u64)
-        .div_ceil(bytes)
-        .clamp(1, 4) as usize;
-    let inputs: Vec<DeviceBuffer<T>> = (0..copies)
-        .map(|_| DeviceBuffer::from_slice(&host))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+    let inputs = device_copies(bench, &host)?;
+    let copies = inputs.len();
     let mut out = DeviceBuffer::from_slice(&[T::default()]).map_err(|e| e.to_string())?;
 
     let mut rows = Vec::new();

@@ -1,0 +1,550 @@
+//! Row and column sums of 8-bit images (lessons 000 "ReduceW"/"ReduceH" and
+//! 003's 1-byte versus 4-byte column sums), into `u32` or `f32`.
+//!
+//! The image is `height` rows of `width` bytes, `pitch` bytes apart. Sums are
+//! exact in `u32` (they wrap past 2^32, i.e. beyond 16 843 009 rows or
+//! columns of 255); in `f32` they are exact up to 2^24 and rounded beyond.
+
+use crate::WARP_SIZE;
+
+/// Threads per block of the one-thread-per-column steps.
+pub const COLUMN_BLOCK: u32 = 256;
+/// Columns one thread sums in [`ColumnSumVariant::Strips`]: one 16-byte load
+/// per row.
+pub const STRIP_COLUMNS: u32 = 16;
+/// Columns one block of [`ColumnSumVariant::Strips`] covers.
+pub const STRIP_BLOCK_COLUMNS: u32 = COLUMN_BLOCK * STRIP_COLUMNS;
+/// Blocks per SM the host aims for when it splits rows across blocks.
+pub const STRIP_BLOCKS_PER_SM: u32 = 8;
+/// Most rows a strip block sums before it must flush its 16-bit lane
+/// accumulators (255 · 257 = 65 535).
+pub const STRIP_MAX_ROWS: u32 = 256;
+
+/// Bytes one thread of [`RowSumVariant::AtomicChunks`] sums (000's chunk).
+pub const ROW_CHUNK: u32 = 128;
+/// Threads per block of the row-sum steps; [`RowSumVariant::BlockTree`] uses
+/// one 512-thread block per row as the lesson does.
+pub const ROW_BLOCK: u32 = 256;
+pub const ROW_TREE_BLOCK: u32 = 512;
+
+/// The column-sum ladder: one sum per column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnSumVariant {
+    /// Step 1 (003, 000 "ReduceH"): one thread per column walks down it, one
+    /// byte per load; a warp reads 32 consecutive bytes of a row, coalesced.
+    /// An 8192-wide image gives only 8192 threads: 62 per SM on an H100.
+    ColumnPerThread,
+    /// Step 2 (003): one thread per 4 columns, one 4-byte load per row split
+    /// into four sums: a quarter of the loads, but also a quarter of the
+    /// threads — slower on a GPU with many SMs (the lesson's result does not
+    /// hold on a modern GPU).
+    FourColumnsPerThread,
+    /// Step 3: split the rows across blocks too (2D grid), so the whole GPU
+    /// works: each thread sums 16 columns over a band of rows with one 16-byte
+    /// load per row, in 16-bit lanes (two columns per register); the block
+    /// stages its sums in shared memory and adds them to the output with
+    /// coalesced atomics (`red.global.add`). The host zeroes the output first.
+    Strips,
+}
+
+impl ColumnSumVariant {
+    pub const ALL: [ColumnSumVariant; 3] = [
+        ColumnSumVariant::ColumnPerThread,
+        ColumnSumVariant::FourColumnsPerThread,
+        ColumnSumVariant::Strips,
+    ];
+
+    pub const fn step(self) -> u32 {
+        match self {
+            ColumnSumVariant::ColumnPerThread => 1,
+            ColumnSumVariant::FourColumnsPerThread => 2,
+            ColumnSumVariant::Strips => 3,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ColumnSumVariant::ColumnPerThread => "column_per_thread",
+            ColumnSumVariant::FourColumnsPerThread => "four_columns_per_thread",
+            ColumnSumVariant::Strips => "strips",
+        }
+    }
+
+    /// Entry base name; the suffix is the output type (`u32`, `f32`).
+    pub const fn entry_base(self) -> &'static str {
+        match self {
+            ColumnSumVariant::ColumnPerThread => "column_sums_per_thread",
+            ColumnSumVariant::FourColumnsPerThread => "column_sums_four_per_thread",
+            ColumnSumVariant::Strips => "column_sums_strips",
+        }
+    }
+
+    /// Columns one thread sums.
+    pub const fn columns_per_thread(self) -> u32 {
+        match self {
+            ColumnSumVariant::ColumnPerThread => 1,
+            ColumnSumVariant::FourColumnsPerThread => 4,
+            ColumnSumVariant::Strips => STRIP_COLUMNS,
+        }
+    }
+
+    pub const fn shared_bytes(self) -> u32 {
+        match self {
+            ColumnSumVariant::Strips => STRIP_BLOCK_COLUMNS * 4,
+            _ => 0,
+        }
+    }
+
+    /// Whether the output must be zero before the launch (atomic adds).
+    pub const fn accumulates(self) -> bool {
+        matches!(self, ColumnSumVariant::Strips)
+    }
+}
+
+/// The row-sum ladder: one sum per row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowSumVariant {
+    /// Step 1 (000 "ReduceW", first version): one thread per 128-byte chunk of
+    /// a row sums it and `atomicAdd`s into the row's total. Neighbouring
+    /// threads read addresses 128 bytes apart: every load of a warp touches
+    /// 32 different lines.
+    AtomicChunks,
+    /// Step 2 (000): one 512-thread block per row; threads read the row with a
+    /// stride of 512 (coalesced), then a shared-memory tree.
+    BlockTree,
+    /// Step 3: one warp per row; lanes read with a stride of 32 and combine
+    /// with shuffles: no shared memory, no block barriers, 8 rows per block.
+    WarpShuffle,
+    /// Step 4: one warp per row with 16-byte loads, four in flight per lane,
+    /// bytes summed four at a time by `dp4a`; scalar head and tail for rows
+    /// that do not start on a 16-byte boundary; warps loop over rows.
+    Vectorized,
+}
+
+impl RowSumVariant {
+    pub const ALL: [RowSumVariant; 4] = [
+        RowSumVariant::AtomicChunks,
+        RowSumVariant::BlockTree,
+        RowSumVariant::WarpShuffle,
+        RowSumVariant::Vectorized,
+    ];
+
+    pub const fn step(self) -> u32 {
+        match self {
+            RowSumVariant::AtomicChunks => 1,
+            RowSumVariant::BlockTree => 2,
+            RowSumVariant::WarpShuffle => 3,
+            RowSumVariant::Vectorized => 4,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            RowSumVariant::AtomicChunks => "atomic_chunks",
+            RowSumVariant::BlockTree => "block_tree",
+            RowSumVariant::WarpShuffle => "warp_shuffle",
+            RowSumVariant::Vectorized => "vectorized",
+        }
+    }
+
+    pub const fn entry_base(self) -> &'static str {
+        match self {
+            RowSumVariant::AtomicChunks => "row_sums_atomic_chunks",
+            RowSumVariant::BlockTree => "row_sums_block_tree",
+            RowSumVariant::WarpShuffle => "row_sums_warp_shuffle",
+            RowSumVariant::Vectorized => "row_sums_vectorized",
+        }
+    }
+
+    pub const fn block(self) -> u32 {
+        match self {
+            RowSumVariant::BlockTree => ROW_TREE_BLOCK,
+            _ => ROW_BLOCK,
+        }
+    }
+
+    pub const fn shared_bytes(self) -> u32 {
+        match self {
+            RowSumVariant::BlockTree => ROW_TREE_BLOCK * 4,
+            _ => 0,
+        }
+    }
+
+    pub const fn accumulates(self) -> bool {
+        matches!(self, RowSumVariant::AtomicChunks)
+    }
+
+    /// Rows one block handles (the warp-per-row steps: one per warp).
+    pub const fn rows_per_block(self) -> u32 {
+        match self {
+            RowSumVariant::WarpShuffle | RowSumVariant::Vectorized => ROW_BLOCK / WARP_SIZE,
+            _ => 1,
+        }
+    }
+}
+
+/// An output element of a sum: `u32` or `f32`.
+pub trait SumOut: Copy + 'static {
+    fn from_u32(sum: u32) -> Self;
+}
+
+impl SumOut for u32 {
+    #[inline(always)]
+    fn from_u32(sum: u32) -> Self {
+        sum
+    }
+}
+
+impl SumOut for f32 {
+    #[inline(always)]
+    fn from_u32(sum: u32) -> Self {
+        sum as f32
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    //! Common contract: `image` valid for reads of `height` rows of `width`
+    //! bytes `pitch` apart; `out` valid for one element per column (column
+    //! sums) or row (row sums), zeroed before the launch where the variant
+    //! `accumulates`; the grid and block as the host's table says.
+    use super::*;
+    use crate::prim::*;
+
+    /// Adds `partial` to `*out` atomically.
+    pub trait Accumulate: SumOut {
+        unsafe fn red_add(out: *mut Self, partial: u32);
+    }
+
+    impl Accumulate for u32 {
+        #[inline(always)]
+        unsafe fn red_add(out: *mut Self, partial: u32) {
+            red_add_u32(out, partial)
+        }
+    }
+
+    impl Accumulate for f32 {
+        #[inline(always)]
+        unsafe fn red_add(out: *mut Self, partial: u32) {
+            red_add_f32(out, partial as f32)
+        }
+    }
+
+    /// Column step 1.
+    pub unsafe fn column_per_thread<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        let x = global_index_x();
+        if x >= width as usize {
+            return;
+        }
+        let mut sum = 0u32;
+        for y in 0..height as usize {
+            sum = sum.wrapping_add(*image.add(y * pitch + x) as u32);
+        }
+        *out.add(x) = O::from_u32(sum);
+    }
+
+    /// Column step 2. Needs `image` and `pitch` 4-byte aligned.
+    pub unsafe fn four_per_thread<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        let width = width as usize;
+        let x0 = 4 * global_index_x();
+        if x0 >= width {
+            return;
+        }
+        let mut sums = [0u32; 4];
+        if x0 + 3 < width {
+            for y in 0..height as usize {
+                let word = *image.add(y * pitch + x0).cast::<u32>();
+                for j in 0..4 {
+                    sums[j] = sums[j].wrapping_add((word >> (8 * j)) & 0xff);
+                }
+            }
+        } else {
+            for y in 0..height as usize {
+                for j in 0..4 {
+                    if x0 + j < width {
+                        sums[j] = sums[j].wrapping_add(*image.add(y * pitch + x0 + j) as u32);
+                    }
+                }
+            }
+        }
+        for j in 0..4 {
+            if x0 + j < width {
+                *out.add(x0 + j) = O::from_u32(sums[j]);
+            }
+        }
+    }
+
+    /// Adds the 16 bytes of `w` to eight 2×16-bit lane accumulators: even
+    /// bytes of word `i` into `acc[2i]`, odd ones into `acc[2i + 1]`.
+    #[inline(always)]
+    fn add_lanes(acc: &mut [u32; 8], w: Words4) {
+        for i in 0..4 {
+            acc[2 * i] += w[i] & 0x00ff_00ff;
+            acc[2 * i + 1] += (w[i] >> 8) & 0x00ff_00ff;
+        }
+    }
+
+    /// Column step 3: block `(bx, by)` sums columns `bx·4096 ..` over rows
+    /// `by·rows_per_block ..`, adding into the zeroed `out`. `rows_per_block`
+    /// is at most [`STRIP_MAX_ROWS`] per flush (the loop flushes as needed).
+    pub unsafe fn strips<O: Accumulate>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        rows_per_block: u32,
+        out: *mut O,
+    ) {
+        let width = width as usize;
+        let staged = dynamic_shared::<u32>();
+        let tid = thread_idx_x() as usize;
+        let block_x0 = block_idx_x() as usize * STRIP_BLOCK_COLUMNS as usize;
+        let x0 = block_x0 + tid * STRIP_COLUMNS as usize;
+        let y_begin = block_idx_y() as usize * rows_per_block as usize;
+        let y_end = (y_begin + rows_per_block as usize).min(height as usize);
+        let mut sums = [0u32; 16];
+        if x0 < width {
+            let vector = x0 + 15 < width && (image as usize | pitch) % 16 == 0;
+            let mut y = y_begin;
+            while y < y_end {
+                let flush_at = (y + STRIP_MAX_ROWS as usize).min(y_end);
+                if vector {
+                    let mut lanes = [0u32; 8];
+                    while y + 4 <= flush_at {
+                        let w0 = load_nc_v4(image.add(y * pitch + x0).cast());
+                        let w1 = load_nc_v4(image.add((y + 1) * pitch + x0).cast());
+                        let w2 = load_nc_v4(image.add((y + 2) * pitch + x0).cast());
+                        let w3 = load_nc_v4(image.add((y + 3) * pitch + x0).cast());
+                        add_lanes(&mut lanes, w0);
+                        add_lanes(&mut lanes, w1);
+                        add_lanes(&mut lanes, w2);
+                        add_lanes(&mut lanes, w3);
+                        y += 4;
+                    }
+                    while y < flush_at {
+                        add_lanes(&mut lanes, load_nc_v4(image.add(y * pitch + x0).cast()));
+                        y += 1;
+                    }
+                    // Lane accumulator 2i holds columns 4i (low half) and
+                    // 4i + 2 (high half); 2i + 1 holds 4i + 1 and 4i + 3.
+                    for i in 0..4 {
+                        sums[4 * i] += lanes[2 * i] & 0xffff;
+                        sums[4 * i + 2] += lanes[2 * i] >> 16;
+                        sums[4 * i + 1] += lanes[2 * i + 1] & 0xffff;
+                        sums[4 * i + 3] += lanes[2 * i + 1] >> 16;
+                    }
+                } else {
+                    while y < flush_at {
+                        for j in 0..16 {
+                            if x0 + j < width {
+                                sums[j] =
+                                    sums[j].wrapping_add(*image.add(y * pitch + x0 + j) as u32);
+                            }
+                        }
+                        y += 1;
+                    }
+                }
+            }
+        }
+        // Stage the block's column sums, then add them to the output with
+        // one atomic per column, consecutive threads on consecutive columns.
+        for j in 0..16 {
+            *staged.add(tid * 16 + j) = sums[j];
+        }
+        sync_threads();
+        let threads = block_dim_x() as usize;
+        let mut c = tid;
+        while c < STRIP_BLOCK_COLUMNS as usize {
+            if block_x0 + c < width {
+                O::red_add(out.add(block_x0 + c), *staged.add(c));
+            }
+            c += threads;
+        }
+    }
+
+    /// Row step 1.
+    pub unsafe fn atomic_chunks<O: Accumulate>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        let chunks = (width as usize).div_ceil(ROW_CHUNK as usize);
+        let i = global_index_x();
+        if i >= chunks * height as usize {
+            return;
+        }
+        let (row, chunk) = (i / chunks, i % chunks);
+        let begin = chunk * ROW_CHUNK as usize;
+        let end = (begin + ROW_CHUNK as usize).min(width as usize);
+        let mut sum = 0u32;
+        for x in begin..end {
+            sum += *image.add(row * pitch + x) as u32;
+        }
+        O::red_add(out.add(row), sum);
+    }
+
+    /// Row step 2: block `blockIdx.x` sums row `blockIdx.x`.
+    pub unsafe fn block_tree<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        _height: u32,
+        out: *mut O,
+    ) {
+        let s = dynamic_shared::<u32>();
+        let tid = thread_idx_x();
+        let row = block_idx_x() as usize;
+        let p = image.add(row * pitch);
+        let mut sum = 0u32;
+        let mut x = tid as usize;
+        while x < width as usize {
+            sum = sum.wrapping_add(*p.add(x) as u32);
+            x += block_dim_x() as usize;
+        }
+        *s.add(tid as usize) = sum;
+        sync_threads();
+        let mut stride = block_dim_x() / 2;
+        while stride > 0 {
+            if tid < stride {
+                *s.add(tid as usize) =
+                    (*s.add(tid as usize)).wrapping_add(*s.add((tid + stride) as usize));
+            }
+            sync_threads();
+            stride >>= 1;
+        }
+        if tid == 0 {
+            *out.add(row) = O::from_u32(*s);
+        }
+    }
+
+    #[inline(always)]
+    fn warp_sum(mut v: u32) -> u32 {
+        let mut delta = WARP_SIZE / 2;
+        while delta > 0 {
+            v = v.wrapping_add(shfl_down(v, delta));
+            delta >>= 1;
+        }
+        v
+    }
+
+    /// Row step 3: warp `w` of the grid sums row `w`.
+    pub unsafe fn warp_shuffle<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        let row = global_index_x() / WARP_SIZE as usize;
+        if row >= height as usize {
+            return; // whole warps leave together: rows are per warp
+        }
+        let lane = lane_id() as usize;
+        let p = image.add(row * pitch);
+        let mut sum = 0u32;
+        let mut x = lane;
+        while x < width as usize {
+            sum = sum.wrapping_add(*p.add(x) as u32);
+            x += WARP_SIZE as usize;
+        }
+        let sum = warp_sum(sum);
+        if lane == 0 {
+            *out.add(row) = O::from_u32(sum);
+        }
+    }
+
+    /// Row step 4: warps loop over rows, `grid warps` apart.
+    pub unsafe fn vectorized<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        const ONES: u32 = 0x0101_0101;
+        let width = width as usize;
+        let lane = lane_id() as usize;
+        let warps = grid_threads_x() / WARP_SIZE as usize;
+        let mut row = global_index_x() / WARP_SIZE as usize;
+        while row < height as usize {
+            let p = image.add(row * pitch);
+            let head = ((16 - (p as usize % 16)) % 16).min(width);
+            let mut sum = 0u32;
+            if lane < head {
+                sum += *p.add(lane) as u32;
+            }
+            let body = p.add(head).cast::<Words4>();
+            let vectors = (width - head) / 16;
+            let mut i = lane;
+            while i + 3 * 32 < vectors {
+                // Four independent loads first, then the sums (an index loop
+                // over a constant range: unrolled, kept in registers).
+                let mut w = [[0u32; 4]; 4];
+                for u in 0..4 {
+                    w[u] = load_nc_v4(body.add(i + 32 * u));
+                }
+                for u in 0..4 {
+                    sum = dp4a(
+                        w[u][0],
+                        ONES,
+                        dp4a(w[u][1], ONES, dp4a(w[u][2], ONES, dp4a(w[u][3], ONES, sum))),
+                    );
+                }
+                i += 128;
+            }
+            while i < vectors {
+                let w = load_nc_v4(body.add(i));
+                sum = dp4a(
+                    w[0],
+                    ONES,
+                    dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
+                );
+                i += 32;
+            }
+            let tail = head + vectors * 16 + lane;
+            if tail < width {
+                sum += *p.add(tail) as u32;
+            }
+            let sum = warp_sum(sum);
+            if lane == 0 {
+                *out.add(row) = O::from_u32(sum);
+            }
+            row += warps;
+        }
+    }
+}
+
+kernels! {
+    /// Every image-sum entry point; the type is the output's.
+    pub const KERNELS = {
+        fn column_sums_per_thread<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::column_per_thread(image, pitch, width, height, out);
+        fn column_sums_four_per_thread<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::four_per_thread(image, pitch, width, height, out);
+        fn column_sums_strips<T in u32, f32>(
+            image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T)
+            => device::strips(image, pitch, width, height, rows_per_block, out);
+        fn row_sums_atomic_chunks<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::atomic_chunks(image, pitch, width, height, out);
+        fn row_sums_block_tree<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::block_tree(image, pitch, width, height, out);
+        fn row_sums_warp_shuffle<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::warp_shuffle(image, pitch, width, height, out);
+        fn row_sums_vectorized<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            => device::vectorized(image, pitch, width, height, out);
+    }
+}

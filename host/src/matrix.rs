@@ -1,0 +1,131 @@
+//! 2D views of device memory: `height` rows of `width` elements, each row
+//! starting `pitch` elements after the previous one.
+//!
+//! A view is checked when it is made — pitch at least the width, the slice
+//! long enough for every row, sizes that fit the kernels' 32-bit dimensions —
+//! so the kernels never read or write outside it.
+
+use crate::error::{Error, Result};
+use cust::memory::{DeviceCopy, DeviceSlice};
+
+/// A read-only matrix (or 8-bit image) on the device.
+#[derive(Clone, Copy)]
+pub struct Matrix<'a, T: DeviceCopy> {
+    data: &'a DeviceSlice<T>,
+    width: usize,
+    height: usize,
+    pitch: usize,
+}
+
+/// A writable matrix on the device.
+pub struct MatrixMut<'a, T: DeviceCopy> {
+    data: &'a mut DeviceSlice<T>,
+    width: usize,
+    height: usize,
+    pitch: usize,
+}
+
+/// Checks a shape against a slice of `len` elements.
+fn check_shape(len: usize, width: usize, height: usize, pitch: usize) -> Result<()> {
+    if pitch < width {
+        return Err(Error::InvalidArgument(format!(
+            "a row pitch of {pitch} elements is smaller than the width {width}"
+        )));
+    }
+    if u32::try_from(width).is_err() || u32::try_from(height).is_err() {
+        return Err(Error::InvalidArgument(format!(
+            "a {width}×{height} matrix: width and height must each be below 2^32"
+        )));
+    }
+    let needed = if width == 0 || height == 0 {
+        Some(0)
+    } else {
+        (height - 1)
+            .checked_mul(pitch)
+            .and_then(|n| n.checked_add(width))
+    };
+    match needed {
+        Some(needed) if needed <= len => Ok(()),
+        Some(needed) => Err(Error::InvalidArgument(format!(
+            "a {width}×{height} matrix with a pitch of {pitch} needs {needed} elements, but the slice has {len}"
+        ))),
+        None => Err(Error::InvalidArgument(format!(
+            "a {width}×{height} matrix with a pitch of {pitch} overflows the address space"
+        ))),
+    }
+}
+
+macro_rules! matrix_common {
+    ($name:ident, $slice:ty) => {
+        impl<'a, T: DeviceCopy> $name<'a, T> {
+            /// A densely packed matrix: the pitch is the width.
+            pub fn new(data: $slice, width: usize, height: usize) -> Result<Self> {
+                Self::with_pitch(data, width, height, width)
+            }
+
+            /// A matrix whose rows start `pitch` elements apart (`pitch >= width`).
+            pub fn with_pitch(
+                data: $slice,
+                width: usize,
+                height: usize,
+                pitch: usize,
+            ) -> Result<Self> {
+                check_shape(data.len(), width, height, pitch)?;
+                Ok($name {
+                    data,
+                    width,
+                    height,
+                    pitch,
+                })
+            }
+
+            pub fn width(&self) -> usize {
+                self.width
+            }
+
+            pub fn height(&self) -> usize {
+                self.height
+            }
+
+            /// Elements from the start of one row to the start of the next.
+            pub fn pitch(&self) -> usize {
+                self.pitch
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.width == 0 || self.height == 0
+            }
+
+            /// The device address of the first element.
+            pub(crate) fn address(&self) -> u64 {
+                self.data.as_device_ptr().as_raw()
+            }
+
+            /// Whether the first element and every row start are aligned to
+            /// `bytes`.
+            pub(crate) fn rows_aligned(&self, bytes: usize) -> bool {
+                self.address().is_multiple_of(bytes as u64)
+                    && (self.pitch * size_of::<T>()).is_multiple_of(bytes)
+            }
+        }
+    };
+}
+matrix_common!(Matrix, &'a DeviceSlice<T>);
+matrix_common!(MatrixMut, &'a mut DeviceSlice<T>);
+
+#[cfg(test)]
+mod tests {
+    use super::check_shape;
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(check_shape(12, 4, 3, 4).is_ok());
+        assert!(check_shape(11, 4, 3, 4).is_err());
+        assert!(check_shape(14, 4, 3, 5).is_ok()); // the last row needs no padding
+        assert!(check_shape(100, 5, 3, 4).is_err()); // pitch below width
+        assert!(check_shape(0, 0, 7, 0).is_ok());
+        assert!(check_shape(0, 7, 0, 7).is_ok());
+        assert!(check_shape(usize::MAX, 2, usize::MAX / 2, usize::MAX / 4).is_err());
+        assert!(check_shape(usize::MAX, 1 << 32, 1, 1 << 32).is_err());
+    }
+}

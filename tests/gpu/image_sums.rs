@@ -1,0 +1,182 @@
+//! Row and column sums of 8-bit images: every variant, `u32` and `f32`
+//! outputs, the shapes, a row pitch, and an image that starts at an
+//! odd address; compared exactly with CPU sums (the `f32` sums of these
+//! images stay below 2^24, where `f32` is exact).
+
+use crate::common::*;
+use crate::transpose::expect_invalid;
+use cust::memory::{DeviceCopy, DeviceSlice};
+use libtest_mimic::{Failed, Trial};
+use rand::Rng;
+use warpspeed::{ColumnSumVariant, Context, Matrix, RowSumVariant, SumOutput};
+
+/// `(width, height, pitch, byte offset of the first pixel)`.
+const SHAPES: [(usize, usize, usize, usize); 10] = [
+    (1, 1, 1, 0),
+    (1, 1025, 1, 0),
+    (1025, 1, 1025, 0),
+    (17, 33, 17, 0),
+    (1000, 999, 1000, 0),
+    (1000, 999, 1013, 0), // pitch larger than the width, unaligned rows
+    (1000, 999, 1024, 3), // aligned pitch, image starting at an odd address
+    (4096, 4096, 4096, 0),
+    (8192, 8192, 8192, 0),
+    (5000, 300, 5008, 0), // aligned pitch, partial 16-column strip at the edge
+];
+
+trait Out: SumOutput + Copy + PartialEq + std::fmt::Debug + Default + 'static {
+    const POISON: Self;
+    fn from_u32(v: u32) -> Self;
+}
+impl Out for u32 {
+    const POISON: Self = 0xdead_beef;
+    fn from_u32(v: u32) -> Self {
+        v
+    }
+}
+impl Out for f32 {
+    const POISON: Self = -1.0;
+    fn from_u32(v: u32) -> Self {
+        v as f32
+    }
+}
+
+fn reference(
+    pixels: &[u8],
+    (w, h, pitch, offset): (usize, usize, usize, usize),
+    columns: bool,
+) -> Vec<u32> {
+    let at = |x: usize, y: usize| pixels[offset + y * pitch + x] as u32;
+    if columns {
+        (0..w)
+            .map(|x| (0..h).fold(0u32, |s, y| s.wrapping_add(at(x, y))))
+            .collect()
+    } else {
+        (0..h)
+            .map(|y| (0..w).fold(0u32, |s, x| s.wrapping_add(at(x, y))))
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Variant {
+    Columns(ColumnSumVariant),
+    Rows(RowSumVariant),
+}
+
+fn run<O: Out>(
+    ctx: &Context,
+    variant: Variant,
+    image: &Matrix<u8>,
+    out: &mut DeviceSlice<O>,
+) -> warpspeed::Result<()> {
+    match variant {
+        Variant::Columns(v) => ctx.column_sums_with(v, image, out),
+        Variant::Rows(v) => ctx.row_sums_with(v, image, out),
+    }
+}
+
+fn check<O: Out>(
+    ctx: &Context,
+    variant: Variant,
+    shape: (usize, usize, usize, usize),
+    pixels: &[u8],
+    device: &DeviceSlice<u8>,
+) -> Result<(), Failed> {
+    let (w, h, pitch, offset) = shape;
+    let columns = matches!(variant, Variant::Columns(_));
+    let view = device.index(offset..);
+    let image = ok(Matrix::with_pitch(&view, w, h, pitch))?;
+    let mut out = poisoned(if columns { w } else { h }, O::POISON)?;
+    let aligned = (offset % 4 == 0) && pitch % 4 == 0;
+    match run(ctx, variant, &image, &mut out) {
+        Err(warpspeed::Error::InvalidArgument(_))
+            if matches!(
+                variant,
+                Variant::Columns(ColumnSumVariant::FourColumnsPerThread)
+            ) && !aligned =>
+        {
+            return Ok(());
+        }
+        r => ok(r)?,
+    }
+    ok(ctx.synchronize())?;
+    let got = download(&out)?;
+    let want: Vec<O> = reference(pixels, shape, columns)
+        .into_iter()
+        .map(O::from_u32)
+        .collect();
+    match got.iter().zip(&want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{variant:?} {w}×{h}: sum {i} is {:?}, want {:?}",
+            got[i], want[i]
+        )
+        .into()),
+    }
+}
+
+fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
+    let variants = ColumnSumVariant::ALL
+        .map(Variant::Columns)
+        .into_iter()
+        .chain(RowSumVariant::ALL.map(Variant::Rows));
+    for shape in SHAPES {
+        let (w, h, pitch, offset) = shape;
+        let key = format!("image/{w}x{h}/{pitch}/{offset}");
+        for variant in variants.clone() {
+            let key = key.clone();
+            let name = match variant {
+                Variant::Columns(v) => format!("column_sums::{}", v.name()),
+                Variant::Rows(v) => format!("row_sums::{}", v.name()),
+            };
+            let title = format!("{name}::{ty}::{w}x{h}::pitch_{pitch}::offset_{offset}");
+            trials.push(sized_trial(title, w * h, move |ctx| {
+                let len = offset + (h - 1) * pitch + w;
+                let input = cached_input(&key, || {
+                    random_vec(len, seed_of(&key), |r| r.random::<u8>())
+                })?;
+                check::<O>(ctx, variant, shape, &input.0, &input.1)
+            }));
+        }
+    }
+}
+
+fn zeros_ok<O: Out + DeviceCopy>(ctx: &Context) -> Result<(), Failed> {
+    // A 0-row image has column sums of zero; a 0-column one row sums of zero.
+    let pixels = upload(&[7u8; 8])?;
+    let mut out = poisoned(4, O::POISON)?;
+    ok(ctx.column_sums(&ok(Matrix::new(&pixels, 4, 0))?, &mut out))?;
+    ok(ctx.row_sums(&ok(Matrix::new(&pixels, 0, 4))?, &mut out))?;
+    ok(ctx.synchronize())?;
+    let got = download(&out)?;
+    ensure(got.iter().all(|&v| v == O::from_u32(0)), || {
+        format!("sums of an empty image: {got:?}")
+    })
+}
+
+pub fn trials(trials: &mut Vec<Trial>) {
+    push::<u32>(trials, "u32");
+    push::<f32>(trials, "f32");
+    trials.push(gpu_trial("image_sums::empty_images_sum_to_zero", |ctx| {
+        zeros_ok::<u32>(ctx)?;
+        zeros_ok::<f32>(ctx)
+    }));
+    trials.push(gpu_trial("image_sums::refuses_bad_arguments", |ctx| {
+        let pixels = upload(&[1u8; 64])?;
+        let image = ok(Matrix::new(&pixels, 8, 8))?;
+        let mut short = poisoned(7, 0u32)?;
+        expect_invalid(
+            ctx.column_sums(&image, &mut short),
+            "7 outputs for 8 columns",
+        )?;
+        expect_invalid(ctx.row_sums(&image, &mut short), "7 outputs for 8 rows")?;
+        let odd = ok(Matrix::with_pitch(&pixels, 5, 5, 9))?;
+        let mut five = poisoned(5, 0u32)?;
+        expect_invalid(
+            ctx.column_sums_with(ColumnSumVariant::FourColumnsPerThread, &odd, &mut five),
+            "4-byte loads with a pitch of 9",
+        )?;
+        Ok(())
+    }));
+}
