@@ -12,20 +12,33 @@ pub const COLUMN_BLOCK: u32 = 256;
 /// Columns one thread sums in [`ColumnSumVariant::Strips`]: one 16-byte load
 /// per row.
 pub const STRIP_COLUMNS: u32 = 16;
+/// Threads of a [`ColumnSumVariant::Strips`] block: 16 column-threads (256
+/// columns) by 16 row-lanes.
+pub const STRIP_BLOCK: (u32, u32) = (16, 16);
 /// Columns one block of [`ColumnSumVariant::Strips`] covers.
-pub const STRIP_BLOCK_COLUMNS: u32 = COLUMN_BLOCK * STRIP_COLUMNS;
+pub const STRIP_BLOCK_COLUMNS: u32 = STRIP_BLOCK.0 * STRIP_COLUMNS;
+/// Rows each row-lane of a strip block loads per round: loads in flight.
+pub const STRIP_UNROLL: u32 = 4;
+/// Words per thread in a strip block's staging area: 16 sums and 4 words of
+/// padding, so that neighbouring threads' slots start in different banks.
+pub const STRIP_SLOT: u32 = 20;
 /// Blocks per SM the host aims for when it splits rows across blocks.
 pub const STRIP_BLOCKS_PER_SM: u32 = 8;
-/// Most rows a strip block sums before it must flush its 16-bit lane
-/// accumulators (255 · 257 = 65 535).
-pub const STRIP_MAX_ROWS: u32 = 256;
+
+// A staging slot holds a thread's sums, and each thread of a strip block then
+// combines exactly one of the block's columns.
+const _: () =
+    assert!(STRIP_SLOT >= STRIP_COLUMNS && STRIP_BLOCK.0 * STRIP_BLOCK.1 == STRIP_BLOCK_COLUMNS);
 
 /// Bytes one thread of [`RowSumVariant::AtomicChunks`] sums (000's chunk).
 pub const ROW_CHUNK: u32 = 128;
-/// Threads per block of the row-sum steps; [`RowSumVariant::BlockTree`] uses
-/// one 512-thread block per row as the lesson does.
+/// Threads per block of the row-sum steps but [`RowSumVariant::BlockTree`].
 pub const ROW_BLOCK: u32 = 256;
+/// Threads of [`RowSumVariant::BlockTree`]'s one block per row, as in 000.
 pub const ROW_TREE_BLOCK: u32 = 512;
+/// 16-byte loads each lane of [`RowSumVariant::Vectorized`] keeps in flight
+/// (8 measured no faster on an H100).
+pub const ROW_UNROLL: usize = 4;
 
 /// The column-sum ladder: one sum per column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,11 +52,13 @@ pub enum ColumnSumVariant {
     /// threads — slower on a GPU with many SMs (the lesson's result does not
     /// hold on a modern GPU).
     FourColumnsPerThread,
-    /// Step 3: split the rows across blocks too (2D grid), so the whole GPU
-    /// works: each thread sums 16 columns over a band of rows with one 16-byte
-    /// load per row, in 16-bit lanes (two columns per register); the block
-    /// stages its sums in shared memory and adds them to the output with
-    /// coalesced atomics (`red.global.add`). The host zeroes the output first.
+    /// Step 3: split the rows across blocks too (a 2D grid of strips of 256
+    /// columns by a band of rows), so that the whole GPU works whatever the
+    /// image's shape. Each thread sums 16 columns with one 16-byte load per
+    /// row, four rows in flight, in 16-bit lanes (two columns per register);
+    /// the block's 16 row-lanes are combined in shared memory, and each block
+    /// adds one partial per column to the output with coalesced atomics
+    /// (`red.global.add`). The host zeroes the output first.
     Strips,
 }
 
@@ -79,18 +94,26 @@ impl ColumnSumVariant {
         }
     }
 
-    /// Columns one thread sums.
-    pub const fn columns_per_thread(self) -> u32 {
+    /// Threads per block, `(x, y)`.
+    pub const fn block(self) -> (u32, u32) {
         match self {
-            ColumnSumVariant::ColumnPerThread => 1,
-            ColumnSumVariant::FourColumnsPerThread => 4,
-            ColumnSumVariant::Strips => STRIP_COLUMNS,
+            ColumnSumVariant::Strips => STRIP_BLOCK,
+            _ => (COLUMN_BLOCK, 1),
+        }
+    }
+
+    /// Columns one block covers.
+    pub const fn block_columns(self) -> u32 {
+        match self {
+            ColumnSumVariant::ColumnPerThread => COLUMN_BLOCK,
+            ColumnSumVariant::FourColumnsPerThread => 4 * COLUMN_BLOCK,
+            ColumnSumVariant::Strips => STRIP_BLOCK_COLUMNS,
         }
     }
 
     pub const fn shared_bytes(self) -> u32 {
         match self {
-            ColumnSumVariant::Strips => STRIP_BLOCK_COLUMNS * 4,
+            ColumnSumVariant::Strips => STRIP_BLOCK.0 * STRIP_BLOCK.1 * STRIP_SLOT * 4,
             _ => 0,
         }
     }
@@ -115,9 +138,10 @@ pub enum RowSumVariant {
     /// Step 3: one warp per row; lanes read with a stride of 32 and combine
     /// with shuffles: no shared memory, no block barriers, 8 rows per block.
     WarpShuffle,
-    /// Step 4: one warp per row with 16-byte loads, four in flight per lane,
-    /// bytes summed four at a time by `dp4a`; scalar head and tail for rows
-    /// that do not start on a 16-byte boundary; warps loop over rows.
+    /// Step 4: one warp per row with 16-byte loads, [`ROW_UNROLL`] in flight
+    /// per lane, bytes summed four at a time by `dp4a`; scalar head and tail
+    /// for rows that do not start on a 16-byte boundary; a grid sized to what
+    /// the SMs hold at once, warps looping over rows.
     Vectorized,
 }
 
@@ -211,7 +235,7 @@ mod device {
     use super::*;
     use crate::prim::*;
 
-    /// Adds `partial` to `*out` atomically.
+    /// Adds a `u32` partial sum to `*out` atomically.
     pub trait Accumulate: SumOut {
         unsafe fn red_add(out: *mut Self, partial: u32);
     }
@@ -296,9 +320,66 @@ mod device {
         }
     }
 
-    /// Column step 3: block `(bx, by)` sums columns `bx·4096 ..` over rows
-    /// `by·rows_per_block ..`, adding into the zeroed `out`. `rows_per_block`
-    /// is at most [`STRIP_MAX_ROWS`] per flush (the loop flushes as needed).
+    /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`
+    /// to `sums`: with 16-byte loads, [`STRIP_UNROLL`] rows in flight, when
+    /// `vector`; byte by byte (masked at the right edge) otherwise. The 16-bit
+    /// lanes are flushed every 256 rows, before 255 · 257 could overflow them.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sum_rows16(
+        image: *const u8,
+        pitch: usize,
+        width: usize,
+        x0: usize,
+        mut y: usize,
+        y_end: usize,
+        step: usize,
+        vector: bool,
+        sums: &mut [u32; 16],
+    ) {
+        const UNROLL: usize = STRIP_UNROLL as usize;
+        while y < y_end {
+            let flush_at = (y + 256 * step).min(y_end);
+            if vector {
+                let mut lanes = [0u32; 8];
+                while y + (UNROLL - 1) * step < flush_at {
+                    let mut w = [[0u32; 4]; UNROLL];
+                    for u in 0..UNROLL {
+                        w[u] = load_nc_v4(image.add((y + u * step) * pitch + x0).cast());
+                    }
+                    for u in 0..UNROLL {
+                        add_lanes(&mut lanes, w[u]);
+                    }
+                    y += UNROLL * step;
+                }
+                while y < flush_at {
+                    add_lanes(&mut lanes, load_nc_v4(image.add(y * pitch + x0).cast()));
+                    y += step;
+                }
+                // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
+                // lanes 2i + 1 hold 4i + 1 and 4i + 3.
+                for i in 0..4 {
+                    sums[4 * i] += lanes[2 * i] & 0xffff;
+                    sums[4 * i + 2] += lanes[2 * i] >> 16;
+                    sums[4 * i + 1] += lanes[2 * i + 1] & 0xffff;
+                    sums[4 * i + 3] += lanes[2 * i + 1] >> 16;
+                }
+            } else {
+                while y < flush_at {
+                    for j in 0..16 {
+                        if x0 + j < width {
+                            sums[j] = sums[j].wrapping_add(*image.add(y * pitch + x0 + j) as u32);
+                        }
+                    }
+                    y += step;
+                }
+            }
+        }
+    }
+
+    /// Column step 3: block `(bx, by)` sums columns `bx·256 ..` over rows
+    /// `by·rows_per_block ..` and adds into the zeroed `out`. The block is
+    /// [`STRIP_BLOCK`] with `shared_bytes` of shared memory.
     pub unsafe fn strips<O: Accumulate>(
         image: *const u8,
         pitch: usize,
@@ -307,70 +388,47 @@ mod device {
         rows_per_block: u32,
         out: *mut O,
     ) {
+        const LANES: usize = STRIP_BLOCK.0 as usize;
+        const ROW_LANES: usize = STRIP_BLOCK.1 as usize;
+        const SLOT: usize = STRIP_SLOT as usize;
         let width = width as usize;
         let staged = dynamic_shared::<u32>();
-        let tid = thread_idx_x() as usize;
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
         let block_x0 = block_idx_x() as usize * STRIP_BLOCK_COLUMNS as usize;
-        let x0 = block_x0 + tid * STRIP_COLUMNS as usize;
+        let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
         let y_begin = block_idx_y() as usize * rows_per_block as usize;
         let y_end = (y_begin + rows_per_block as usize).min(height as usize);
         let mut sums = [0u32; 16];
         if x0 < width {
             let vector = x0 + 15 < width && (image as usize | pitch) % 16 == 0;
-            let mut y = y_begin;
-            while y < y_end {
-                let flush_at = (y + STRIP_MAX_ROWS as usize).min(y_end);
-                if vector {
-                    let mut lanes = [0u32; 8];
-                    while y + 4 <= flush_at {
-                        let w0 = load_nc_v4(image.add(y * pitch + x0).cast());
-                        let w1 = load_nc_v4(image.add((y + 1) * pitch + x0).cast());
-                        let w2 = load_nc_v4(image.add((y + 2) * pitch + x0).cast());
-                        let w3 = load_nc_v4(image.add((y + 3) * pitch + x0).cast());
-                        add_lanes(&mut lanes, w0);
-                        add_lanes(&mut lanes, w1);
-                        add_lanes(&mut lanes, w2);
-                        add_lanes(&mut lanes, w3);
-                        y += 4;
-                    }
-                    while y < flush_at {
-                        add_lanes(&mut lanes, load_nc_v4(image.add(y * pitch + x0).cast()));
-                        y += 1;
-                    }
-                    // Lane accumulator 2i holds columns 4i (low half) and
-                    // 4i + 2 (high half); 2i + 1 holds 4i + 1 and 4i + 3.
-                    for i in 0..4 {
-                        sums[4 * i] += lanes[2 * i] & 0xffff;
-                        sums[4 * i + 2] += lanes[2 * i] >> 16;
-                        sums[4 * i + 1] += lanes[2 * i + 1] & 0xffff;
-                        sums[4 * i + 3] += lanes[2 * i + 1] >> 16;
-                    }
-                } else {
-                    while y < flush_at {
-                        for j in 0..16 {
-                            if x0 + j < width {
-                                sums[j] =
-                                    sums[j].wrapping_add(*image.add(y * pitch + x0 + j) as u32);
-                            }
-                        }
-                        y += 1;
-                    }
-                }
-            }
+            sum_rows16(
+                image,
+                pitch,
+                width,
+                x0,
+                y_begin + ty,
+                y_end,
+                ROW_LANES,
+                vector,
+                &mut sums,
+            );
         }
-        // Stage the block's column sums, then add them to the output with
-        // one atomic per column, consecutive threads on consecutive columns.
+        // Stage each thread's 16 sums; then thread t adds column t over the
+        // row-lanes and issues one atomic: consecutive threads, consecutive
+        // columns.
+        let slot = staged.add((ty * LANES + tx) * SLOT);
         for j in 0..16 {
-            *staged.add(tid * 16 + j) = sums[j];
+            *slot.add(j) = sums[j];
         }
         sync_threads();
-        let threads = block_dim_x() as usize;
-        let mut c = tid;
-        while c < STRIP_BLOCK_COLUMNS as usize {
-            if block_x0 + c < width {
-                O::red_add(out.add(block_x0 + c), *staged.add(c));
-            }
-            c += threads;
+        let t = ty * LANES + tx;
+        let (owner, j) = (t / 16, t % 16);
+        let mut total = 0u32;
+        for r in 0..ROW_LANES {
+            total = total.wrapping_add(*staged.add((r * LANES + owner) * SLOT + j));
+        }
+        if block_x0 + t < width {
+            O::red_add(out.add(block_x0 + t), total);
         }
     }
 
@@ -476,10 +534,11 @@ mod device {
         out: *mut O,
     ) {
         const ONES: u32 = 0x0101_0101;
+        const LANES: usize = WARP_SIZE as usize;
         let width = width as usize;
         let lane = lane_id() as usize;
-        let warps = grid_threads_x() / WARP_SIZE as usize;
-        let mut row = global_index_x() / WARP_SIZE as usize;
+        let warps = grid_threads_x() / LANES;
+        let mut row = global_index_x() / LANES;
         while row < height as usize {
             let p = image.add(row * pitch);
             let head = ((16 - (p as usize % 16)) % 16).min(width);
@@ -490,21 +549,21 @@ mod device {
             let body = p.add(head).cast::<Words4>();
             let vectors = (width - head) / 16;
             let mut i = lane;
-            while i + 3 * 32 < vectors {
-                // Four independent loads first, then the sums (an index loop
-                // over a constant range: unrolled, kept in registers).
-                let mut w = [[0u32; 4]; 4];
-                for u in 0..4 {
-                    w[u] = load_nc_v4(body.add(i + 32 * u));
+            while i + (ROW_UNROLL - 1) * LANES < vectors {
+                // Independent loads first, then the sums (an index loop over
+                // a constant range: unrolled, kept in registers).
+                let mut w = [[0u32; 4]; ROW_UNROLL];
+                for u in 0..ROW_UNROLL {
+                    w[u] = load_nc_v4(body.add(i + LANES * u));
                 }
-                for u in 0..4 {
+                for u in 0..ROW_UNROLL {
                     sum = dp4a(
                         w[u][0],
                         ONES,
                         dp4a(w[u][1], ONES, dp4a(w[u][2], ONES, dp4a(w[u][3], ONES, sum))),
                     );
                 }
-                i += 128;
+                i += LANES * ROW_UNROLL;
             }
             while i < vectors {
                 let w = load_nc_v4(body.add(i));
@@ -513,7 +572,7 @@ mod device {
                     ONES,
                     dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
                 );
-                i += 32;
+                i += LANES;
             }
             let tail = head + vectors * 16 + lane;
             if tail < width {

@@ -13,10 +13,6 @@ pub const LESSON_TILE: u32 = 16;
 pub const TILE32: u32 = 32;
 /// Thread rows of [`TransposeVariant::Tile32`]: 32×8 threads, 4 rows each.
 pub const TILE32_ROWS: u32 = 8;
-/// Tile side of [`TransposeVariant::Tile64`].
-pub const TILE64: u32 = 64;
-/// Thread rows of [`TransposeVariant::Tile64`]: 64×4 threads, 16 rows each.
-pub const TILE64_ROWS: u32 = 4;
 /// Tile side, in bytes, of [`TransposeVariant::Words4x4`]: 64×64 bytes,
 /// 16×16 threads each moving one 4×4 byte block.
 pub const WORDS_TILE: u32 = 64;
@@ -47,11 +43,7 @@ pub enum TransposeVariant {
     /// flight per thread before the barrier, full 128-byte lines for 4-byte
     /// elements.
     Tile32,
-    /// Step 5: a 64×64 tile padded by one element, 64×4 threads each moving
-    /// 16 rows: 16 independent loads in flight per thread and 256-byte row
-    /// segments, so more bytes move per barrier and per DRAM page opened.
-    Tile64,
-    /// Step 6, 8-bit only: moves 4-byte words instead of bytes. Each thread
+    /// Step 5, 8-bit only: moves 4-byte words instead of bytes. Each thread
     /// loads a 4×4 byte block as four words (one per row), transposes it in
     /// registers with four `prmt` byte permutes per pair, and stores four
     /// words into a 64×64-byte tile; the tile is written out as words.
@@ -61,12 +53,11 @@ pub enum TransposeVariant {
 }
 
 impl TransposeVariant {
-    pub const ALL: [TransposeVariant; 6] = [
+    pub const ALL: [TransposeVariant; 5] = [
         TransposeVariant::Naive,
         TransposeVariant::SharedTile,
         TransposeVariant::PaddedTile,
         TransposeVariant::Tile32,
-        TransposeVariant::Tile64,
         TransposeVariant::Words4x4,
     ];
 
@@ -76,8 +67,7 @@ impl TransposeVariant {
             TransposeVariant::SharedTile => 2,
             TransposeVariant::PaddedTile => 3,
             TransposeVariant::Tile32 => 4,
-            TransposeVariant::Tile64 => 5,
-            TransposeVariant::Words4x4 => 6,
+            TransposeVariant::Words4x4 => 5,
         }
     }
 
@@ -87,7 +77,6 @@ impl TransposeVariant {
             TransposeVariant::SharedTile => "shared_tile",
             TransposeVariant::PaddedTile => "padded_tile",
             TransposeVariant::Tile32 => "tile32",
-            TransposeVariant::Tile64 => "tile64",
             TransposeVariant::Words4x4 => "words_4x4",
         }
     }
@@ -107,7 +96,6 @@ impl TransposeVariant {
             TransposeVariant::SharedTile => "transpose_shared_tile",
             TransposeVariant::PaddedTile => "transpose_padded_tile",
             TransposeVariant::Tile32 => "transpose_tile32",
-            TransposeVariant::Tile64 => "transpose_tile64",
             TransposeVariant::Words4x4 => "transpose_words_4x4",
         }
     }
@@ -120,7 +108,6 @@ impl TransposeVariant {
             | TransposeVariant::PaddedTile
             | TransposeVariant::Words4x4 => (LESSON_TILE, LESSON_TILE),
             TransposeVariant::Tile32 => (TILE32, TILE32_ROWS),
-            TransposeVariant::Tile64 => (TILE64, TILE64_ROWS),
         }
     }
 
@@ -131,7 +118,6 @@ impl TransposeVariant {
             | TransposeVariant::SharedTile
             | TransposeVariant::PaddedTile => (LESSON_TILE, LESSON_TILE),
             TransposeVariant::Tile32 => (TILE32, TILE32),
-            TransposeVariant::Tile64 => (TILE64, TILE64),
             TransposeVariant::Words4x4 => (WORDS_TILE, WORDS_TILE),
         }
     }
@@ -143,7 +129,6 @@ impl TransposeVariant {
             TransposeVariant::SharedTile => LESSON_TILE * LESSON_TILE * size,
             TransposeVariant::PaddedTile => LESSON_TILE * (LESSON_TILE + pad_elements(size)) * size,
             TransposeVariant::Tile32 => TILE32 * (TILE32 + 1) * size,
-            TransposeVariant::Tile64 => TILE64 * (TILE64 + 1) * size,
             // 64 destination rows of 16 words, padded by one word.
             TransposeVariant::Words4x4 => WORDS_TILE * (WORDS_TILE / 4 + 1) * 4,
         }
@@ -220,7 +205,7 @@ mod device {
         }
     }
 
-    /// Steps 2-5: a `TILE`×`TILE` tile, rows padded by `PAD` elements,
+    /// Steps 2-4: a `TILE`×`TILE` tile, rows padded by `PAD` elements,
     /// `TILE`×`ROWS` threads each moving `TILE / ROWS` rows.
     pub unsafe fn tiled<T: Copy, const TILE: usize, const ROWS: usize, const PAD: usize>(
         src: *const T,
@@ -259,7 +244,7 @@ mod device {
         }
     }
 
-    /// Step 6 (bytes as words). Also needs `src`, `dst`, `src_pitch` and
+    /// Step 5 (bytes as words). Also needs `src`, `dst`, `src_pitch` and
     /// `dst_pitch` to be multiples of 4; the block is 16×16 threads over a
     /// 64×64-byte tile.
     pub unsafe fn words_4x4(
@@ -338,10 +323,6 @@ kernels! {
         fn transpose_tile32<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             => device::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>(
-                src, src_pitch, dst, dst_pitch, width, height);
-        fn transpose_tile64<T in u8, u16, u32, u64>(
-            src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
-            => device::tiled::<T, { TILE64 as usize }, { TILE64_ROWS as usize }, 1>(
                 src, src_pitch, dst, dst_pitch, width, height);
         fn transpose_words_4x4<T in u8>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)

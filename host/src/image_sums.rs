@@ -25,10 +25,8 @@ use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, args, blocks_for};
 use crate::matrix::Matrix;
 use cust::memory::{DeviceCopy, DeviceSlice};
-use warpspeed_gpu::image_sums::{
-    COLUMN_BLOCK, ROW_CHUNK, STRIP_BLOCK_COLUMNS, STRIP_BLOCKS_PER_SM,
-};
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
+use warpspeed_gpu::image_sums::{ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL};
 
 /// The output element of a sum: `u32` or `f32`. Sealed.
 pub trait SumOutput: DeviceCopy + sealed::Sealed {
@@ -115,26 +113,27 @@ impl Context {
         if height == 0 {
             return Ok(());
         }
-        let threads = width.div_ceil(variant.columns_per_thread() as usize);
+        let columns = grid_x(width, variant.block_columns() as usize)?;
         let (grid, rows_per_block) = if variant == ColumnSumVariant::Strips {
-            // Split the rows so that the grid fills every SM several times
-            // over, within the grid's y limit.
-            let columns = grid_x(width, STRIP_BLOCK_COLUMNS as usize)?;
-            let target_rows = (self.info().multiprocessors * STRIP_BLOCKS_PER_SM)
+            // Split the rows into bands so that the grid fills every SM
+            // several times over, within the grid's y limit; a band is a
+            // whole number of rounds of the block's row-lanes.
+            let info = self.info();
+            let bands = (info.multiprocessors * STRIP_BLOCKS_PER_SM)
                 .div_ceil(columns)
                 .max(1) as usize;
-            let max_y = self.info().max_grid.1 as usize;
+            let round = (STRIP_BLOCK.1 * STRIP_UNROLL) as usize;
             let rows = height
-                .div_ceil(target_rows)
-                .max(height.div_ceil(max_y))
-                .next_multiple_of(4);
+                .div_ceil(bands)
+                .max(height.div_ceil(info.max_grid.1 as usize))
+                .next_multiple_of(round);
             ((columns, height.div_ceil(rows) as u32), rows as u32)
         } else {
-            ((grid_x(threads, COLUMN_BLOCK as usize)?, 1), 0)
+            ((columns, 1), 0)
         };
         let cfg = LaunchConfig {
             grid,
-            block: (COLUMN_BLOCK, 1),
+            block: variant.block(),
             shared_bytes: variant.shared_bytes(),
         };
         let (image_address, pitch, w, h) =
@@ -220,16 +219,6 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpspeed_gpu::image_sums::STRIP_COLUMNS;
-
-    #[test]
-    fn constants_agree() {
-        assert_eq!(STRIP_BLOCK_COLUMNS, COLUMN_BLOCK * STRIP_COLUMNS);
-        assert_eq!(
-            ColumnSumVariant::Strips.shared_bytes(),
-            STRIP_BLOCK_COLUMNS * 4
-        );
-    }
 
     #[test]
     fn every_variant_and_output_has_an_entry_point() {

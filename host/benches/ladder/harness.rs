@@ -80,26 +80,36 @@ impl<'a> Bench<'a> {
         Ok(bench)
     }
 
-    /// Median milliseconds of `reps` runs of `launch` after warm-up, each
-    /// between two events on the context's stream.
+    /// Median milliseconds of `reps` runs of `launch` after warm-up.
+    ///
+    /// Each run sits between its own pair of events, and all runs are
+    /// enqueued back to back before one final synchronisation: the GPU never
+    /// idles waiting for the host to submit the next launch, so the host's
+    /// launch latency is not counted as kernel time (it would be if the host
+    /// waited after every run).
     pub fn time(&self, mut launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
         let stream = self.ctx.stream();
         let err = |e: cust::error::CudaError| e.to_string();
-        let start = Event::new(EventFlags::DEFAULT).map_err(err)?;
-        let stop = Event::new(EventFlags::DEFAULT).map_err(err)?;
         for _ in 0..WARMUP {
             launch()?;
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
-        let mut times = Vec::with_capacity(self.reps);
+        let mut events = Vec::with_capacity(self.reps);
         for _ in 0..self.reps {
+            let (start, stop) = (
+                Event::new(EventFlags::DEFAULT).map_err(err)?,
+                Event::new(EventFlags::DEFAULT).map_err(err)?,
+            );
             start.record(stream).map_err(err)?;
             launch()?;
             stop.record(stream).map_err(err)?;
-            stop.synchronize().map_err(err)?;
-            times.push(stop.elapsed_time_f32(&start).map_err(err)? as f64);
+            events.push((start, stop));
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
+        let mut times = events
+            .iter()
+            .map(|(start, stop)| stop.elapsed_time_f32(start).map(f64::from).map_err(err))
+            .collect::<Result<Vec<_>, _>>()?;
         times.sort_by(f64::total_cmp);
         Ok(times[times.len() / 2])
     }
