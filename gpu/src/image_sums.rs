@@ -53,14 +53,12 @@ pub enum ColumnSumVariant {
     /// hold on a modern GPU).
     FourColumnsPerThread,
     /// Step 3: split the rows across blocks too (a 2D grid of strips of 256
-    /// columns by bands of rows), so that the whole GPU works whatever the
+    /// columns by a band of rows), so that the whole GPU works whatever the
     /// image's shape. Each thread sums 16 columns with one 16-byte load per
     /// row, four rows in flight, in 16-bit lanes (two columns per register);
-    /// the block's 16 row-lanes are combined in shared memory and the band's
-    /// partial sums stored, coalesced. The last band of a strip to finish
-    /// (an atomic ticket) adds the strip's partials and writes the output:
-    /// one launch, no zeroing, no atomics on the output, and the same result
-    /// on every run (`f32` rounded once, from the exact `u32` sum).
+    /// the block's 16 row-lanes are combined in shared memory, and each block
+    /// adds one partial per column to the output with coalesced atomics
+    /// (`red.global.add`). The host zeroes the output first.
     Strips,
 }
 
@@ -118,6 +116,11 @@ impl ColumnSumVariant {
             ColumnSumVariant::Strips => STRIP_BLOCK.0 * STRIP_BLOCK.1 * STRIP_SLOT * 4,
             _ => 0,
         }
+    }
+
+    /// Whether the output must be zero before the launch (atomic adds).
+    pub const fn accumulates(self) -> bool {
+        matches!(self, ColumnSumVariant::Strips)
     }
 }
 
@@ -375,20 +378,14 @@ mod device {
     }
 
     /// Column step 3: block `(bx, by)` sums columns `bx·256 ..` over rows
-    /// `by·rows_per_block ..` into `partials[by·width ..]`; the last band of
-    /// strip `bx` writes the strip's columns of `out`. Also needs `partials`
-    /// valid for `gridDim.y · width` elements and `counters` for `gridDim.x`,
-    /// zero at the start (the kernel leaves them zero) and used by no
-    /// concurrent launch. The block is [`STRIP_BLOCK`] with `shared_bytes`.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn strips<O: SumOut>(
+    /// `by·rows_per_block ..` and adds into the zeroed `out`. The block is
+    /// [`STRIP_BLOCK`] with `shared_bytes` of shared memory.
+    pub unsafe fn strips<O: Accumulate>(
         image: *const u8,
         pitch: usize,
         width: u32,
         height: u32,
         rows_per_block: u32,
-        partials: *mut u32,
-        counters: *mut u32,
         out: *mut O,
     ) {
         const LANES: usize = STRIP_BLOCK.0 as usize;
@@ -430,33 +427,8 @@ mod device {
         for r in 0..ROW_LANES {
             total = total.wrapping_add(*staged.add((r * LANES + owner) * SLOT + j));
         }
-        let column = block_x0 + t;
-        if column < width {
-            *partials.add(block_idx_y() as usize * width + column) = total;
-        }
-        // Publish the band's partials, then take a ticket for the strip.
-        thread_fence();
-        sync_threads();
-        let is_last = staged; // the staging area is free after the barrier
-        let bands = grid_dim_y();
-        if t == 0 {
-            let ticket = atomic_add_u32(counters.add(block_idx_x() as usize), 1);
-            *is_last = (ticket == bands - 1) as u32;
-        }
-        sync_threads();
-        if *is_last != 0 {
-            // Every band of this strip has published; read them from L2.
-            thread_fence();
-            if column < width {
-                let mut sum = 0u32;
-                for band in 0..bands as usize {
-                    sum = sum.wrapping_add(load_cg_u32(partials.add(band * width + column)));
-                }
-                *out.add(column) = O::from_u32(sum);
-            }
-            if t == 0 {
-                *counters.add(block_idx_x() as usize) = 0;
-            }
+        if block_x0 + t < width {
+            O::red_add(out.add(block_x0 + t), total);
         }
     }
 
@@ -623,9 +595,8 @@ kernels! {
         fn column_sums_four_per_thread<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             => device::four_per_thread(image, pitch, width, height, out);
         fn column_sums_strips<T in u32, f32>(
-            image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32,
-            partials: *mut u32, counters: *mut u32, out: *mut T)
-            => device::strips(image, pitch, width, height, rows_per_block, partials, counters, out);
+            image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T)
+            => device::strips(image, pitch, width, height, rows_per_block, out);
         fn row_sums_atomic_chunks<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             => device::atomic_chunks(image, pitch, width, height, out);
         fn row_sums_block_tree<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)

@@ -56,10 +56,6 @@ struct Loaded {
 struct Workspace {
     /// Intermediate partial results of multi-pass kernels; grows on demand.
     scratch: Option<DeviceBuffer<u8>>,
-    /// Tickets of kernels whose last block finishes a piece of work: zero
-    /// between launches (each launch resets the ones it used); grows on
-    /// demand.
-    counters: Option<DeviceBuffer<u32>>,
     /// A single-pass reduction's ticket counter (word 0, zero between
     /// launches) and its per-block partials (the rest).
     single_pass: DeviceBuffer<u32>,
@@ -224,7 +220,6 @@ impl Context {
             * (info.max_threads_per_multiprocessor / warpspeed_gpu::WARP_SIZE).max(1) as usize;
         let workspace = Workspace {
             scratch: None,
-            counters: None,
             single_pass: DeviceBuffer::zeroed(1 + single_pass_blocks)
                 .map_err(|e| Error::cust(e, "allocating the reduction workspace"))?,
             result: DeviceBuffer::zeroed(4)
@@ -432,27 +427,6 @@ impl Context {
             .scratch
             .as_ref()
             .map(|b| b.as_device_ptr().as_raw())
-            .unwrap_or_default())
-    }
-
-    /// The device address of at least `count` zeroed ticket counters.
-    pub(crate) fn counters(&self, count: usize) -> Result<u64> {
-        let mut workspace = self.workspace.borrow_mut();
-        if workspace.counters.as_ref().is_none_or(|c| c.len() < count) {
-            // SAFETY: the stream handle is valid for the life of `self`.
-            let code = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
-            self.track(check(code, || {
-                "waiting for the stream before growing the counters".into()
-            }))?;
-            workspace.counters = None;
-            let counters = DeviceBuffer::zeroed(count.max(1024))
-                .map_err(|e| Error::cust(e, format!("allocating {count} counters")))?;
-            workspace.counters = Some(counters);
-        }
-        Ok(workspace
-            .counters
-            .as_ref()
-            .map(|c| c.as_device_ptr().as_raw())
             .unwrap_or_default())
     }
 

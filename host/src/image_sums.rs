@@ -16,10 +16,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! `u32` sums are exact (they wrap past 2^32). `f32` sums are the exact sum
-//! rounded once, so exact below 2^24; the same on every run for every variant
-//! except the lesson's [`RowSumVariant::AtomicChunks`], whose atomic adds of
-//! `f32` partials may round differently from run to run past 2^24.
+//! `u32` sums are exact (they wrap past 2^32). `f32` sums are exact while
+//! below 2^24; the atomic variants add partial sums in a run-dependent order,
+//! so past 2^24 their last bits may vary between runs.
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -108,8 +107,11 @@ impl Context {
             return Ok(());
         }
         let output = out.as_device_ptr().as_raw();
+        if variant.accumulates() || height == 0 {
+            self.zero_words(output, width)?;
+        }
         if height == 0 {
-            return self.zero_words(output, width);
+            return Ok(());
         }
         let columns = grid_x(width, variant.block_columns() as usize)?;
         let (grid, rows_per_block) = if variant == ColumnSumVariant::Strips {
@@ -137,45 +139,27 @@ impl Context {
         let (image_address, pitch, w, h) =
             (image.address(), image.pitch(), width as u32, height as u32);
         let base = variant.entry_base();
-        if variant != ColumnSumVariant::Strips {
-            // SAFETY: the image view lies inside its slice (checked when it
-            // was made); `out` holds exactly `width` elements (checked above);
-            // FourColumnsPerThread's alignment is checked above; the grid
-            // covers every column.
-            return unsafe {
+        // SAFETY: the image view lies inside its slice (checked when it was
+        // made); `out` holds exactly `width` elements (checked above) and is
+        // zeroed first where the variant adds into it; FourColumnsPerThread's
+        // alignment is checked above (Strips checks its own and falls back to
+        // bytes); the grid covers every column, and for Strips every row band.
+        unsafe {
+            if variant == ColumnSumVariant::Strips {
+                self.launch(
+                    base,
+                    O::TYPE,
+                    cfg,
+                    &args![image_address, pitch, w, h, rows_per_block, output],
+                )
+            } else {
                 self.launch(
                     base,
                     O::TYPE,
                     cfg,
                     &args![image_address, pitch, w, h, output],
                 )
-            };
-        }
-        let (strips, bands) = (grid.0 as usize, grid.1 as usize);
-        let partials = self.scratch(bands * width * size_of::<u32>())?;
-        let counters = self.counters(strips)?;
-        // SAFETY: as above, and: `partials` holds `bands · width` words
-        // (scratch sized here); `counters` holds `strips` words that are zero
-        // between launches (zeroed when allocated, reset by each launch) and
-        // used only by launches on this stream; Strips checks its own
-        // alignment and falls back to bytes; the grid covers every column
-        // strip and every row band.
-        unsafe {
-            self.launch(
-                base,
-                O::TYPE,
-                cfg,
-                &args![
-                    image_address,
-                    pitch,
-                    w,
-                    h,
-                    rows_per_block,
-                    partials,
-                    counters,
-                    output
-                ],
-            )
+            }
         }
     }
 
