@@ -63,6 +63,15 @@ for phase in "${phases[@]}"; do
         | sed "s/^/  $tool: /"
     done
     unset WARPSPEED_TEST_MAX_N WARPSPEED_UNDER_SANITIZER
+    # Self-check: memcheck must see the deliberate out-of-bounds read of the
+    # fault test, or the zero-error results above prove nothing.
+    WARPSPEED_FAULT_CHILD=1 compute-sanitizer --tool memcheck "$bin/gpu" >"$out/sanitize-selfcheck.log" 2>&1
+    if grep -q "Invalid __global__ read" "$out/sanitize-selfcheck.log"; then
+      summary+=("sanitize-selfcheck: memcheck reports the planted invalid read, as it must")
+    else
+      summary+=("sanitize-selfcheck: FAILED, memcheck did not report the planted invalid read")
+      failed=1
+    fi
     ;;
   bench)
     run_logged bench "$bin/ladder" --json "$out" "${bench_args[@]}"

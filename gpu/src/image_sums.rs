@@ -12,9 +12,9 @@ pub const COLUMN_BLOCK: u32 = 256;
 /// Columns one thread sums in [`ColumnSumVariant::Strips`]: one 16-byte load
 /// per row.
 pub const STRIP_COLUMNS: u32 = 16;
-/// Threads of a [`ColumnSumVariant::Strips`] block: 16 column-threads (256
-/// columns) by 16 row-lanes.
-pub const STRIP_BLOCK: (u32, u32) = (16, 16);
+/// Threads of a [`ColumnSumVariant::Strips`] block: 32 column-threads (512
+/// columns: each warp load reads a 512-byte row segment) by 8 row-lanes.
+pub const STRIP_BLOCK: (u32, u32) = (32, 8);
 /// Columns one block of [`ColumnSumVariant::Strips`] covers.
 pub const STRIP_BLOCK_COLUMNS: u32 = STRIP_BLOCK.0 * STRIP_COLUMNS;
 /// Rows each row-lane of a strip block loads per round: loads in flight.
@@ -25,10 +25,12 @@ pub const STRIP_SLOT: u32 = 20;
 /// Blocks per SM the host aims for when it splits rows across blocks.
 pub const STRIP_BLOCKS_PER_SM: u32 = 8;
 
-// A staging slot holds a thread's sums, and each thread of a strip block then
-// combines exactly one of the block's columns.
-const _: () =
-    assert!(STRIP_SLOT >= STRIP_COLUMNS && STRIP_BLOCK.0 * STRIP_BLOCK.1 == STRIP_BLOCK_COLUMNS);
+// A staging slot holds a thread's sums, and the threads of a strip block then
+// combine the block's columns in whole rounds.
+const _: () = assert!(
+    STRIP_SLOT >= STRIP_COLUMNS
+        && STRIP_BLOCK_COLUMNS.is_multiple_of(STRIP_BLOCK.0 * STRIP_BLOCK.1)
+);
 
 /// Bytes one thread of [`RowSumVariant::AtomicChunks`] sums (000's chunk).
 pub const ROW_CHUNK: u32 = 128;
@@ -413,22 +415,26 @@ mod device {
                 &mut sums,
             );
         }
-        // Stage each thread's 16 sums; then thread t adds column t over the
-        // row-lanes and issues one atomic: consecutive threads, consecutive
-        // columns.
+        // Stage each thread's 16 sums; then each thread adds up columns
+        // over the row-lanes and issues one atomic per column: consecutive
+        // threads, consecutive columns.
         let slot = staged.add((ty * LANES + tx) * SLOT);
         for j in 0..16 {
             *slot.add(j) = sums[j];
         }
         sync_threads();
-        let t = ty * LANES + tx;
-        let (owner, j) = (t / 16, t % 16);
-        let mut total = 0u32;
-        for r in 0..ROW_LANES {
-            total = total.wrapping_add(*staged.add((r * LANES + owner) * SLOT + j));
-        }
-        if block_x0 + t < width {
-            O::red_add(out.add(block_x0 + t), total);
+        let threads = LANES * ROW_LANES;
+        let mut c = ty * LANES + tx;
+        while c < STRIP_BLOCK_COLUMNS as usize {
+            let (owner, j) = (c / 16, c % 16);
+            let mut total = 0u32;
+            for r in 0..ROW_LANES {
+                total = total.wrapping_add(*staged.add((r * LANES + owner) * SLOT + j));
+            }
+            if block_x0 + c < width {
+                O::red_add(out.add(block_x0 + c), total);
+            }
+            c += threads;
         }
     }
 
