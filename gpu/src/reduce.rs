@@ -196,6 +196,20 @@ impl ReduceVariant {
     }
 }
 
+/// Every `(operator, variant)` the library compiles: the ladder's sums, and
+/// min and max of the fastest step. Tests and benchmarks iterate over it.
+pub const CASES: [(Op, ReduceVariant); 12] = {
+    let mut cases = [(Op::Sum, ReduceVariant::Vectorized); 12];
+    let mut i = 0;
+    while i < ReduceVariant::ALL.len() {
+        cases[i] = (Op::Sum, ReduceVariant::ALL[i]);
+        i += 1;
+    }
+    cases[10] = (Op::Min, ReduceVariant::Vectorized);
+    cases[11] = (Op::Max, ReduceVariant::Vectorized);
+    cases
+};
+
 /// The element types reductions are compiled for.
 pub const TYPES: [ScalarType; 3] = ScalarType::ALL;
 

@@ -224,13 +224,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
     for n in SIZES {
         for kind in [Data::Random, Data::Constant, Data::Alternating] {
             let key = format!("{ty}/{n}/{kind:?}");
-            let mut cases: Vec<(Op, ReduceVariant)> =
-                ReduceVariant::ALL.iter().map(|&v| (Op::Sum, v)).collect();
-            cases.extend([
-                (Op::Min, ReduceVariant::Vectorized),
-                (Op::Max, ReduceVariant::Vectorized),
-            ]);
-            for (op, variant) in cases {
+            for (op, variant) in warpspeed::gpu::reduce::CASES {
                 let key = key.clone();
                 let name = format!(
                     "reduce::{}::{}::{ty}::n={n}::{kind:?}",

@@ -3,7 +3,7 @@
 
 use crate::harness::{Bench, Row, device_copies};
 use cust::memory::{CopyDestination, DeviceBuffer};
-use warpspeed::{Element, Op, ReduceVariant};
+use warpspeed::{Element, Op};
 
 const SIZES: [u32; 3] = [24, 26, 28];
 
@@ -31,13 +31,7 @@ fn run_type<T: Element>(
     let mut out = DeviceBuffer::from_slice(&[T::default()]).map_err(|e| e.to_string())?;
 
     let mut rows = Vec::new();
-    let mut cases: Vec<(Op, ReduceVariant)> =
-        ReduceVariant::ALL.iter().map(|&v| (Op::Sum, v)).collect();
-    cases.extend([
-        (Op::Min, ReduceVariant::Vectorized),
-        (Op::Max, ReduceVariant::Vectorized),
-    ]);
-    for (op, variant) in cases {
+    for (op, variant) in warpspeed::gpu::reduce::CASES {
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;
