@@ -2,8 +2,9 @@
 
 use std::env;
 use std::fs;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
 /// The PTX targets shipped in `host/ptx/`: a baseline every GPU from Volta on
 /// loads (the driver compiles it for newer chips), and Hopper's own.
@@ -140,10 +141,43 @@ fn build_ptx(check: bool) -> Result<(), String> {
     }
 }
 
+/// Runs every test and ends with one line that adds up all of cargo's
+/// `test result:` lines (GPU tests without a device count as skipped).
 fn test() -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args(["test", "--workspace", "--release"]);
-    run(cmd)
+    let mut child = cargo()
+        .args(["test", "--workspace", "--release"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let (mut passed, mut failed, mut skipped) = (0u64, 0u64, 0u64);
+    let stdout = child.stdout.take().expect("piped");
+    for line in BufReader::new(stdout).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        println!("{line}");
+        if let Some(counts) = line.strip_prefix("test result: ") {
+            for part in counts.split(['.', ';']) {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(what)) = (
+                    words.next().and_then(|n| n.parse::<u64>().ok()),
+                    words.next(),
+                ) {
+                    match what {
+                        "passed" => passed += n,
+                        "failed" => failed += n,
+                        "ignored" => skipped += n,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    println!("tests: {passed} passed, {failed} failed, {skipped} skipped");
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo test failed: {status}"))
+    }
 }
 
 fn bench(families: &[String]) -> Result<(), String> {
