@@ -109,17 +109,16 @@ impl Context {
     /// Initialises CUDA on device `ordinal`, loads the kernels and resolves
     /// every entry point (a missing one is an error now, not at first use).
     pub fn new(ordinal: u32) -> Result<Context> {
-        cust::init(cust::CudaFlags::empty()).map_err(|e| {
-            let code = e as u32;
-            let err = Error::cust(e, "initialising CUDA (cuInit)");
-            if NO_DEVICE_CODES.contains(&code) {
-                Error::NoDevice {
-                    reason: err.to_string(),
-                }
-            } else {
-                err
-            }
-        })?;
+        // Through the raw driver call: cust maps codes it does not know (34,
+        // a stub library) to "unknown error", which would hide "no device".
+        // SAFETY: cuInit takes flags by value and touches no caller memory.
+        let code = unsafe { driver::cuInit(0) };
+        if NO_DEVICE_CODES.contains(&code) {
+            return Err(Error::NoDevice {
+                reason: Error::driver(code, "initialising CUDA (cuInit)").to_string(),
+            });
+        }
+        check(code, || "initialising CUDA (cuInit)".into())?;
         let count = cust::device::Device::num_devices()
             .map_err(|e| Error::cust(e, "counting CUDA devices"))?;
         if count == 0 {

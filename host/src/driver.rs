@@ -42,6 +42,7 @@ pub(crate) mod attribute {
 
 #[link(name = "cuda")]
 unsafe extern "C" {
+    pub(crate) fn cuInit(flags: c_uint) -> CUresult;
     pub(crate) fn cuDeviceGetAttribute(
         value: *mut c_int,
         attribute: c_int,
