@@ -107,3 +107,76 @@ macro_rules! args {
     };
 }
 pub(crate) use args;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100_like() -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: "test device".into(),
+            compute_capability: (9, 0),
+            multiprocessors: 132,
+            total_memory: 80 << 30,
+            l2_bytes: 50 << 20,
+            max_threads_per_block: 1024,
+            max_threads_per_multiprocessor: 2048,
+            max_block: (1024, 1024),
+            max_grid: (i32::MAX as u32, 65535),
+            max_shared_per_block: 48 << 10,
+            max_shared_per_block_optin: 227 << 10,
+            theoretical_bandwidth: 3.35e12,
+            ptx_target: "sm_90",
+        }
+    }
+
+    #[test]
+    fn launches_over_the_device_limits_are_refused() {
+        let info = h100_like();
+        let ok = |cfg: LaunchConfig| info.check_launch("k", &cfg);
+        assert!(ok(LaunchConfig::linear(1, 256, 0)).is_ok());
+        assert!(
+            ok(LaunchConfig {
+                grid: (i32::MAX as u32, 65535),
+                block: (32, 32),
+                shared_bytes: 227 << 10
+            })
+            .is_ok()
+        );
+        let refused = [
+            LaunchConfig::linear(0, 256, 0), // empty grid
+            LaunchConfig::linear(1, 0, 0),   // empty block
+            LaunchConfig {
+                grid: (1, 65536),
+                block: (16, 16),
+                shared_bytes: 0,
+            }, // grid y
+            LaunchConfig {
+                grid: (u32::MAX, 1),
+                block: (16, 16),
+                shared_bytes: 0,
+            }, // grid x
+            LaunchConfig::linear(1, 2048, 0), // block x
+            LaunchConfig {
+                grid: (1, 1),
+                block: (64, 32),
+                shared_bytes: 0,
+            }, // threads
+            LaunchConfig::linear(1, 256, (227 << 10) + 1), // shared memory
+        ];
+        for cfg in refused {
+            assert!(
+                matches!(ok(cfg), Err(Error::InvalidArgument(m)) if m.contains("cannot launch k")),
+                "{cfg}"
+            );
+        }
+    }
+
+    #[test]
+    fn block_counts_that_overflow_a_grid_dimension_are_none() {
+        assert_eq!(blocks_for(0, 256), Some(0));
+        assert_eq!(blocks_for(257, 256), Some(2));
+        assert_eq!(blocks_for(usize::MAX, 1), None);
+    }
+}

@@ -294,31 +294,25 @@ impl Context {
     ) -> Result<()> {
         self.ensure_alive()?;
         let ty = type_name::<T>();
-        let base = variant.entry_base(op, block).ok_or_else(|| {
-            Error::InvalidArgument(if variant.supports(op) {
-                format!(
-                    "the {} reduction runs with {} threads per block, not {block}",
-                    variant.name(),
-                    if variant == ReduceVariant::CompleteUnroll {
-                        "64, 128, 256, 512 or 1024"
-                    } else {
-                        "256"
-                    }
-                )
-            } else {
-                format!(
-                    "the {} reduction computes sums only; use Vectorized for {}",
-                    variant.name(),
-                    op.name()
-                )
-            })
-        })?;
-        if block != BLOCK && variant != ReduceVariant::CompleteUnroll {
+        // One check per kind of mistake: the block size, then the operator.
+        let blocks: &[u32] = if variant == ReduceVariant::CompleteUnroll {
+            &UNROLL_BLOCKS
+        } else {
+            &[BLOCK]
+        };
+        if !blocks.contains(&block) {
             return Err(Error::InvalidArgument(format!(
-                "the {} reduction runs with {BLOCK} threads per block, not {block}",
+                "the {} reduction runs with {blocks:?} threads per block, not {block}",
                 variant.name()
             )));
         }
+        let base = variant.entry_base(op, block).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the {} reduction computes sums only; use Vectorized for {}",
+                variant.name(),
+                op.name()
+            ))
+        })?;
         let input = x.as_device_ptr().as_raw();
         if !input.is_multiple_of(size_of::<T>() as u64) {
             return Err(Error::InvalidArgument(format!(

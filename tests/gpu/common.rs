@@ -169,7 +169,6 @@ pub fn ok<T>(r: warpspeed::Result<T>) -> Result<T, Failed> {
     r.map_err(|e| e.to_string().into())
 }
 
-#[allow(dead_code)]
 pub fn draw_f32(r: &mut StdRng) -> f32 {
     r.random_range(-1.0f32..1.0)
 }
