@@ -45,176 +45,131 @@ pub const ROW_VECTOR_BLOCK: u32 = 1024;
 /// (8 measured no faster on an H100).
 pub const ROW_UNROLL: usize = 4;
 
-/// The column-sum ladder: one sum per column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ColumnSumVariant {
-    /// Step 1 (003, 000 "ReduceH"): one thread per column walks down it, one
-    /// byte per load; a warp reads 32 consecutive bytes of a row, coalesced.
-    /// An 8192-wide image gives only 8192 threads: 62 per SM on an H100.
-    ColumnPerThread,
-    /// Step 2 (003): one thread per 4 columns, one 4-byte load per row split
-    /// into four sums: a quarter of the loads, but also a quarter of the
-    /// threads — slower on a GPU with many SMs (the lesson's result does not
-    /// hold on a modern GPU).
-    FourColumnsPerThread,
-    /// Step 3: split the rows across blocks too (a 2D grid of strips of 256
-    /// columns by a band of rows), so that the whole GPU works whatever the
-    /// image's shape. Each thread sums 16 columns with one 16-byte load per
-    /// row, four rows in flight, in 16-bit lanes (two columns per register);
-    /// the block's 16 row-lanes are combined in shared memory, and each block
-    /// adds one partial per column to the output with coalesced atomics
-    /// (`red.global.add`). The host zeroes the output first.
-    Strips,
-}
-
-impl ColumnSumVariant {
-    pub const ALL: [ColumnSumVariant; 3] = [
-        ColumnSumVariant::ColumnPerThread,
-        ColumnSumVariant::FourColumnsPerThread,
-        ColumnSumVariant::Strips,
-    ];
-
-    pub const fn step(self) -> u32 {
-        match self {
-            ColumnSumVariant::ColumnPerThread => 1,
-            ColumnSumVariant::FourColumnsPerThread => 2,
-            ColumnSumVariant::Strips => 3,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            ColumnSumVariant::ColumnPerThread => "column_per_thread",
-            ColumnSumVariant::FourColumnsPerThread => "four_columns_per_thread",
-            ColumnSumVariant::Strips => "strips",
-        }
-    }
-
-    /// Entry base name; the suffix is the output type (`u32`, `f32`).
-    pub const fn entry_base(self) -> &'static str {
-        match self {
-            ColumnSumVariant::ColumnPerThread => "column_sums_per_thread",
-            ColumnSumVariant::FourColumnsPerThread => "column_sums_four_per_thread",
-            ColumnSumVariant::Strips => "column_sums_strips",
-        }
-    }
-
+/// How a column-sum step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnShape {
+    /// The kernel (base name; the suffix is the output type, `u32` or `f32`).
+    pub kernel: &'static str,
     /// Threads per block, `(x, y)`.
-    pub const fn block(self) -> (u32, u32) {
-        match self {
-            ColumnSumVariant::Strips => STRIP_BLOCK,
-            _ => (COLUMN_BLOCK, 1),
-        }
-    }
-
+    pub block: (u32, u32),
     /// Columns one block covers.
-    pub const fn block_columns(self) -> u32 {
-        match self {
-            ColumnSumVariant::ColumnPerThread => COLUMN_BLOCK,
-            ColumnSumVariant::FourColumnsPerThread => 4 * COLUMN_BLOCK,
-            ColumnSumVariant::Strips => STRIP_BLOCK_COLUMNS,
-        }
-    }
-
-    pub const fn shared_bytes(self) -> u32 {
-        match self {
-            ColumnSumVariant::Strips => STRIP_BLOCK.0 * STRIP_BLOCK.1 * STRIP_SLOT * 4,
-            _ => 0,
-        }
-    }
-
+    pub block_columns: u32,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u32,
     /// Whether the output must be zero before the launch (atomic adds).
-    pub const fn accumulates(self) -> bool {
-        matches!(self, ColumnSumVariant::Strips)
-    }
+    pub accumulates: bool,
 }
 
-/// The row-sum ladder: one sum per row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RowSumVariant {
-    /// Step 1 (000 "ReduceW", first version): one thread per 128-byte chunk of
-    /// a row sums it and `atomicAdd`s into the row's total. Neighbouring
-    /// threads read addresses 128 bytes apart: every load of a warp touches
-    /// 32 different lines.
-    AtomicChunks,
-    /// Step 2 (000): one 512-thread block per row; threads read the row with a
-    /// stride of 512 (coalesced), then a shared-memory tree.
-    BlockTree,
-    /// Step 3: one warp per row; lanes read with a stride of 32 and combine
-    /// with shuffles: no shared memory, no block barriers, 8 rows per block.
-    WarpShuffle,
-    /// Step 4: one warp per row with 16-byte loads, [`ROW_UNROLL`] in flight
-    /// per lane, bytes summed four at a time by `dp4a`; scalar head and tail
-    /// for rows that do not start on a 16-byte boundary; a grid sized to what
-    /// the SMs hold at once, warps looping over rows.
-    Vectorized,
+ladder! {
+    /// The column-sum ladder: one sum per column.
+    pub enum ColumnSumVariant("column_sums"): ColumnShape {
+        /// Step 1 (003, 000 "ReduceH"): one thread per column walks down it,
+        /// one byte per load; a warp reads 32 consecutive bytes of a row,
+        /// coalesced. An 8192-wide image gives only 8192 threads: 62 per SM
+        /// on an H100.
+        ColumnPerThread = "column_per_thread" => ColumnShape {
+            kernel: "column_sums_per_thread",
+            block: (COLUMN_BLOCK, 1),
+            block_columns: COLUMN_BLOCK,
+            shared_bytes: 0,
+            accumulates: false,
+        },
+        /// Step 2 (003): one thread per 4 columns, one 4-byte load per row
+        /// split into four sums: a quarter of the loads, but also a quarter
+        /// of the threads — slower on a GPU with many SMs (the lesson's
+        /// result does not hold on a modern GPU).
+        FourColumnsPerThread = "four_columns_per_thread" => ColumnShape {
+            kernel: "column_sums_four_per_thread",
+            block: (COLUMN_BLOCK, 1),
+            block_columns: 4 * COLUMN_BLOCK,
+            shared_bytes: 0,
+            accumulates: false,
+        },
+        /// Step 3: split the rows across blocks too (a 2D grid of strips of
+        /// [`STRIP_BLOCK_COLUMNS`] (512) columns by a band of rows), so that
+        /// the whole GPU works whatever the image's shape. Each thread sums
+        /// 16 columns with one 16-byte load per row, four rows in flight, in
+        /// 16-bit lanes (two columns per register); the block's 8 row-lanes
+        /// are combined in shared memory, and each block adds one partial per
+        /// column to the output with coalesced atomics (`red.global.add`).
+        /// The host zeroes the output first.
+        Strips = "strips" => ColumnShape {
+            kernel: "column_sums_strips",
+            block: STRIP_BLOCK,
+            block_columns: STRIP_BLOCK_COLUMNS,
+            shared_bytes: STRIP_BLOCK.0 * STRIP_BLOCK.1 * STRIP_SLOT * 4,
+            accumulates: true,
+        },
+    }
+    fastest = Strips;
 }
 
-impl RowSumVariant {
-    pub const ALL: [RowSumVariant; 4] = [
-        RowSumVariant::AtomicChunks,
-        RowSumVariant::BlockTree,
-        RowSumVariant::WarpShuffle,
-        RowSumVariant::Vectorized,
-    ];
-
-    pub const fn step(self) -> u32 {
-        match self {
-            RowSumVariant::AtomicChunks => 1,
-            RowSumVariant::BlockTree => 2,
-            RowSumVariant::WarpShuffle => 3,
-            RowSumVariant::Vectorized => 4,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            RowSumVariant::AtomicChunks => "atomic_chunks",
-            RowSumVariant::BlockTree => "block_tree",
-            RowSumVariant::WarpShuffle => "warp_shuffle",
-            RowSumVariant::Vectorized => "vectorized",
-        }
-    }
-
-    pub const fn entry_base(self) -> &'static str {
-        match self {
-            RowSumVariant::AtomicChunks => "row_sums_atomic_chunks",
-            RowSumVariant::BlockTree => "row_sums_block_tree",
-            RowSumVariant::WarpShuffle => "row_sums_warp_shuffle",
-            RowSumVariant::Vectorized => "row_sums_vectorized",
-        }
-    }
-
-    pub const fn block(self) -> u32 {
-        match self {
-            RowSumVariant::BlockTree => ROW_TREE_BLOCK,
-            RowSumVariant::Vectorized => ROW_VECTOR_BLOCK,
-            _ => ROW_BLOCK,
-        }
-    }
-
-    pub const fn shared_bytes(self) -> u32 {
-        match self {
-            RowSumVariant::BlockTree => ROW_TREE_BLOCK * 4,
-            _ => 0,
-        }
-    }
-
-    pub const fn accumulates(self) -> bool {
-        matches!(self, RowSumVariant::AtomicChunks)
-    }
-
+/// How a row-sum step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowShape {
+    /// The kernel (base name; the suffix is the output type, `u32` or `f32`).
+    pub kernel: &'static str,
+    /// Threads per block (1D).
+    pub block: u32,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u32,
+    /// Whether the output must be zero before the launch (atomic adds).
+    pub accumulates: bool,
     /// Rows one block handles (the warp-per-row steps: one per warp).
-    pub const fn rows_per_block(self) -> u32 {
-        match self {
-            RowSumVariant::WarpShuffle | RowSumVariant::Vectorized => self.block() / WARP_SIZE,
-            _ => 1,
-        }
+    pub rows_per_block: u32,
+}
+
+ladder! {
+    /// The row-sum ladder: one sum per row.
+    pub enum RowSumVariant("row_sums"): RowShape {
+        /// Step 1 (000 "ReduceW", first version): one thread per 128-byte
+        /// chunk of a row sums it and `atomicAdd`s into the row's total.
+        /// Neighbouring threads read addresses 128 bytes apart: every load of
+        /// a warp touches 32 different lines.
+        AtomicChunks = "atomic_chunks" => RowShape {
+            kernel: "row_sums_atomic_chunks",
+            block: ROW_BLOCK,
+            shared_bytes: 0,
+            accumulates: true,
+            rows_per_block: 1,
+        },
+        /// Step 2 (000): one 512-thread block per row; threads read the row
+        /// with a stride of 512 (coalesced), then a shared-memory tree.
+        BlockTree = "block_tree" => RowShape {
+            kernel: "row_sums_block_tree",
+            block: ROW_TREE_BLOCK,
+            shared_bytes: ROW_TREE_BLOCK * 4,
+            accumulates: false,
+            rows_per_block: 1,
+        },
+        /// Step 3: one warp per row; lanes read with a stride of 32 and
+        /// combine with shuffles: no shared memory, no block barriers, 8 rows
+        /// per block.
+        WarpShuffle = "warp_shuffle" => RowShape {
+            kernel: "row_sums_warp_shuffle",
+            block: ROW_BLOCK,
+            shared_bytes: 0,
+            accumulates: false,
+            rows_per_block: ROW_BLOCK / WARP_SIZE,
+        },
+        /// Step 4: one warp per row with 16-byte loads, [`ROW_UNROLL`] in
+        /// flight per lane, bytes summed four at a time by `dp4a`; scalar
+        /// head and tail for rows that do not start on a 16-byte boundary; a
+        /// grid sized to what the SMs hold at once, warps looping over rows.
+        Vectorized = "vectorized" => RowShape {
+            kernel: "row_sums_vectorized",
+            block: ROW_VECTOR_BLOCK,
+            shared_bytes: 0,
+            accumulates: false,
+            rows_per_block: ROW_VECTOR_BLOCK / WARP_SIZE,
+        },
     }
+    fastest = Vectorized;
 }
 
 /// An output element of a sum: `u32` or `f32`.
-pub trait SumOut: Copy + 'static {
+pub trait SumOut: crate::KernelType {
+    /// The output value of an exact `u32` sum.
     fn from_u32(sum: u32) -> Self;
 }
 
@@ -485,28 +440,10 @@ mod device {
         }
         *s.add(tid as usize) = sum;
         sync_threads();
-        let mut stride = block_dim_x() / 2;
-        while stride > 0 {
-            if tid < stride {
-                *s.add(tid as usize) =
-                    (*s.add(tid as usize)).wrapping_add(*s.add((tid + stride) as usize));
-            }
-            sync_threads();
-            stride >>= 1;
-        }
+        shared_tree(s, 0, u32::wrapping_add);
         if tid == 0 {
             *out.add(row) = O::from_u32(*s);
         }
-    }
-
-    #[inline(always)]
-    fn warp_sum(mut v: u32) -> u32 {
-        let mut delta = WARP_SIZE / 2;
-        while delta > 0 {
-            v = v.wrapping_add(shfl_down(v, delta));
-            delta >>= 1;
-        }
-        v
     }
 
     /// Row step 3: warp `w` of the grid sums row `w`.
@@ -529,7 +466,7 @@ mod device {
             sum = sum.wrapping_add(*p.add(x) as u32);
             x += WARP_SIZE as usize;
         }
-        let sum = warp_sum(sum);
+        let sum = warp_reduce(sum, u32::wrapping_add);
         if lane == 0 {
             *out.add(row) = O::from_u32(sum);
         }
@@ -550,45 +487,22 @@ mod device {
         let warps = grid_threads_x() / LANES;
         let mut row = global_index_x() / LANES;
         while row < height as usize {
-            let p = image.add(row * pitch);
-            let head = ((16 - (p as usize % 16)) % 16).min(width);
-            let mut sum = 0u32;
-            if lane < head {
-                sum += *p.add(lane) as u32;
-            }
-            let body = p.add(head).cast::<Words4>();
-            let vectors = (width - head) / 16;
-            let mut i = lane;
-            while i + (ROW_UNROLL - 1) * LANES < vectors {
-                // Independent loads first, then the sums (an index loop over
-                // a constant range: unrolled, kept in registers).
-                let mut w = [[0u32; 4]; ROW_UNROLL];
-                for u in 0..ROW_UNROLL {
-                    w[u] = load_nc_v4(body.add(i + LANES * u));
-                }
-                for u in 0..ROW_UNROLL {
-                    sum = dp4a(
-                        w[u][0],
+            let sum = stream_words::<u8, u32, ROW_UNROLL>(
+                image.add(row * pitch),
+                width,
+                lane,
+                LANES,
+                0,
+                |sum, byte| sum + byte as u32,
+                |sum, w| {
+                    dp4a(
+                        w[0],
                         ONES,
-                        dp4a(w[u][1], ONES, dp4a(w[u][2], ONES, dp4a(w[u][3], ONES, sum))),
-                    );
-                }
-                i += LANES * ROW_UNROLL;
-            }
-            while i < vectors {
-                let w = load_nc_v4(body.add(i));
-                sum = dp4a(
-                    w[0],
-                    ONES,
-                    dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
-                );
-                i += LANES;
-            }
-            let tail = head + vectors * 16 + lane;
-            if tail < width {
-                sum += *p.add(tail) as u32;
-            }
-            let sum = warp_sum(sum);
+                        dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
+                    )
+                },
+            );
+            let sum = warp_reduce(sum, u32::wrapping_add);
             if lane == 0 {
                 *out.add(row) = O::from_u32(sum);
             }
@@ -603,17 +517,38 @@ kernels! {
         fn column_sums_per_thread<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             => device::column_per_thread(image, pitch, width, height, out);
         fn column_sums_four_per_thread<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
             => device::four_per_thread(image, pitch, width, height, out);
         fn column_sums_strips<T in u32, f32>(
             image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T)
             => device::strips(image, pitch, width, height, rows_per_block, out);
         fn row_sums_atomic_chunks<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
             => device::atomic_chunks(image, pitch, width, height, out);
         fn row_sums_block_tree<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
             => device::block_tree(image, pitch, width, height, out);
         fn row_sums_warp_shuffle<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
             => device::warp_shuffle(image, pitch, width, height, out);
         fn row_sums_vectorized<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
             => device::vectorized(image, pitch, width, height, out);
+    }
+}
+
+/// The arguments of every image-sum kernel but the column strips: one output
+/// element per column or row.
+pub type ImageArgs<T> = column_sums_per_thread::Args<T>;
+
+impl RowSumVariant {
+    /// The typed entry of this step for output type `T`.
+    pub const fn entry<T: SumOut>(self) -> crate::Entry<ImageArgs<T>> {
+        match self {
+            RowSumVariant::AtomicChunks => row_sums_atomic_chunks::entry::<T>(),
+            RowSumVariant::BlockTree => row_sums_block_tree::entry::<T>(),
+            RowSumVariant::WarpShuffle => row_sums_warp_shuffle::entry::<T>(),
+            RowSumVariant::Vectorized => row_sums_vectorized::entry::<T>(),
+        }
     }
 }

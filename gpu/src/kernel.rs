@@ -1,38 +1,306 @@
-//! One definition of every kernel entry point.
+//! One definition of every kernel entry point, and the typed handles the host
+//! launches them through.
 //!
-//! [`kernels!`] turns a list of entry points into two things at once:
+//! [`kernels!`] turns a list of entry points into three things at once:
 //!
 //! * on `nvptx64`, each entry as an `extern "gpu-kernel"` function, one per
-//!   element type, exported as `<base>_<type>` (`reduce_sequential_f32`);
-//! * on every target, a table of [`Kernel`] rows: the exported name, its base
-//!   and type, and the byte size of each parameter, taken from the very same
-//!   Rust signature.
+//!   element type (and per constant, for kernels instantiated over a list of
+//!   constants), exported as `<base>[_<constant>]_<type>`
+//!   (`reduce_sequential_f32`, `reduce_complete_unroll_64_f32`);
+//! * on every target, a table of [`Kernel`] rows: the exported name and the
+//!   byte size of each parameter, taken from the very same Rust signature.
+//!   `cargo xtask build-ptx` checks the PTX against the rows;
+//! * on the host, a module named after the kernel (`reduce::reduce_sequential`)
+//!   holding `Args<T>`, a struct with the kernel's own parameter names and
+//!   host-side types ([`DevPtr`] for `*const T`, [`DevPtrMut`] for `*mut T`,
+//!   integers as they are), and `entry::<T>()`, the typed [`Entry`] of the
+//!   instantiation for `T`. A launch takes an `Entry<A>` and an `A`: a missing,
+//!   extra or mistyped argument, or an element type the kernel is not
+//!   instantiated for, fails to compile, and since arguments are named fields,
+//!   two parameters of one type cannot be swapped silently.
 //!
-//! The host resolves every row when it loads the module and checks the
-//! argument sizes of every launch against the row; `cargo xtask build-ptx`
-//! checks the PTX against the rows. A kernel cannot be renamed or change its
-//! parameters on one side only.
+//! Kernels with the same parameter list can share one `Args` (`shares
+//! other_kernel`): the macro proves at compile time that the names and types
+//! agree, so the host can pick among them with one value of one type.
 
-/// An entry point as the host must launch it.
+use core::ffi::c_void;
+use core::marker::PhantomData;
+
+/// An entry point as the PTX must define it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The `.entry` name in the PTX: `<base>_<ty>`.
     pub name: &'static str,
-    /// The name without its type suffix, e.g. `reduce_sequential`.
+    /// The name without its type suffix, e.g. `reduce_sequential` or
+    /// `reduce_complete_unroll_64`.
     pub base: &'static str,
-    /// The element type the entry is instantiated for, e.g. `f32`.
+    /// The element type the entry is instantiated for ([`KernelType::NAME`]).
     pub ty: &'static str,
     /// Byte size of each parameter, in order (pointers and `usize` are 8).
     pub params: &'static [usize],
 }
 
-/// Declares kernel entry points and their table. See the module docs.
+/// The most parameters a kernel may take.
+pub const MAX_PARAMS: usize = 16;
+
+/// A type kernels are instantiated for. `NAME` is the suffix of the entry
+/// names (`f32` in `reduce_sequential_f32`): the one name of a scalar type,
+/// on both sides.
+pub trait KernelType: Copy + 'static {
+    /// The entry-name suffix.
+    const NAME: &'static str;
+}
+
+macro_rules! kernel_types {
+    ($($t:ident),*) => {$(
+        impl KernelType for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+kernel_types!(u8, u16, u32, u64, i32, f32);
+
+/// The address of device memory a kernel reads, as a kernel parameter
+/// (`*const T` on the device). Constructing one is safe: it is a number;
+/// launching with it is what the launch contract governs.
+#[repr(transparent)]
+pub struct DevPtr<T> {
+    address: u64,
+    _element: PhantomData<fn() -> T>,
+}
+
+/// The address of device memory a kernel writes (`*mut T` on the device).
+#[repr(transparent)]
+pub struct DevPtrMut<T> {
+    address: u64,
+    _element: PhantomData<fn() -> T>,
+}
+
+macro_rules! device_pointer {
+    ($name:ident) => {
+        impl<T> $name<T> {
+            /// The pointer to device address `address`.
+            pub const fn new(address: u64) -> Self {
+                $name {
+                    address,
+                    _element: PhantomData,
+                }
+            }
+
+            /// The device address.
+            pub const fn address(self) -> u64 {
+                self.address
+            }
+
+            /// The pointer `count` elements further on.
+            pub const fn add(self, count: usize) -> Self {
+                Self::new(self.address + (count * size_of::<T>()) as u64)
+            }
+        }
+
+        impl<T> Clone for $name<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<T> Copy for $name<T> {}
+
+        impl<T> core::fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                write!(f, "{}({:#x})", stringify!($name), self.address)
+            }
+        }
+    };
+}
+device_pointer!(DevPtr);
+device_pointer!(DevPtrMut);
+
+/// The host-side type of a kernel parameter of type `Self`, of the same size
+/// and passing convention.
+pub trait Param {
+    /// What the host passes.
+    type Host: Copy;
+}
+
+impl<T> Param for *const T {
+    type Host = DevPtr<T>;
+}
+
+impl<T> Param for *mut T {
+    type Host = DevPtrMut<T>;
+}
+
+macro_rules! plain_params {
+    ($($t:ty),*) => {$(
+        impl Param for $t {
+            type Host = $t;
+        }
+    )*};
+}
+plain_params!(u32, i32, u64, usize, f32);
+
+/// A kernel's argument list: the generated `Args` structs.
+///
+/// # Safety
+/// `params` must write, in the kernel's parameter order, one pointer per
+/// parameter to a value of exactly that parameter's size and representation,
+/// all borrowed from `self`. Only [`kernels!`] implements it, from the
+/// kernel's own signature.
+pub unsafe trait KernelArgs {
+    /// Writes a pointer to each argument into `out`; returns how many.
+    fn params(&self, out: &mut [*mut c_void; MAX_PARAMS]) -> usize;
+}
+
+/// A typed handle of one loaded entry point: its position in the kernel
+/// tables ([`crate::FAMILIES`] flattened), which the host uses to index its
+/// loaded functions. `A` is the kernel's `Args` type.
+pub struct Entry<A> {
+    index: u32,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A> Entry<A> {
+    /// The entry at `index` of the flattened tables. Only the generated
+    /// `entry` functions call this, with an index [`locate`] found.
+    #[doc(hidden)]
+    pub const fn new(index: u32) -> Self {
+        Entry {
+            index,
+            _args: PhantomData,
+        }
+    }
+
+    /// The position in the flattened kernel tables.
+    pub const fn index(self) -> usize {
+        self.index as usize
+    }
+
+    /// The table row of this entry.
+    pub const fn kernel(self) -> &'static Kernel {
+        let mut left = self.index as usize;
+        let mut family = 0;
+        while family < crate::FAMILIES.len() {
+            let table = crate::FAMILIES[family].1;
+            if left < table.len() {
+                return &table[left];
+            }
+            left -= table.len();
+            family += 1;
+        }
+        panic!("kernel entry index out of range")
+    }
+}
+
+impl<A> Clone for Entry<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Entry<A> {}
+
+impl<A> core::fmt::Debug for Entry<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Entry({})", self.kernel().name)
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The flattened index of the entry `<base>_<ty>`. Evaluated at compile time
+/// by the generated `entry` functions: an entry that does not exist (an
+/// element type the kernel is not instantiated for) is a compile error.
+pub const fn locate(base: &str, ty: &str) -> u32 {
+    match try_locate(base, ty) {
+        Some(index) => index,
+        None => panic!("no kernel entry for this base and element type"),
+    }
+}
+
+/// [`locate`], or `None` where the entry does not exist.
+pub const fn try_locate(base: &str, ty: &str) -> Option<u32> {
+    let mut index = 0;
+    let mut family = 0;
+    while family < crate::FAMILIES.len() {
+        let table = crate::FAMILIES[family].1;
+        let mut row = 0;
+        while row < table.len() {
+            if str_eq(table[row].base, base) && str_eq(table[row].ty, ty) {
+                return Some(index);
+            }
+            index += 1;
+            row += 1;
+        }
+        family += 1;
+    }
+    None
+}
+
+/// Total rows of `parts`.
+#[doc(hidden)]
+pub const fn total_rows(parts: &[&[Kernel]]) -> usize {
+    let (mut total, mut i) = (0, 0);
+    while i < parts.len() {
+        total += parts[i].len();
+        i += 1;
+    }
+    total
+}
+
+/// `parts` concatenated; `N` must be [`total_rows`] of them.
+#[doc(hidden)]
+pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
+    let placeholder = Kernel {
+        name: "",
+        base: "",
+        ty: "",
+        params: &[],
+    };
+    let mut out = [placeholder; N];
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "concat_rows: wrong length");
+    out
+}
+
+/// Declares kernel entry points, their table and their typed host handles.
+/// See the module docs.
 ///
 /// ```text
 /// kernels! {
+///     /// Every example entry point.
 ///     pub const KERNELS = {
 ///         /// docs
-///         fn reduce_example<T in f32, i32>(x: *const T, n: usize) => body::<T>(x, n);
+///         fn example_sum<T in f32, i32>(x: *const T, out: *mut T, n: usize)
+///             => device::sum::<T>(x, out, n);
+///         /// Same parameters as `example_sum`: one `Args` type for both.
+///         fn example_max<T in f32, i32>(x: *const T, out: *mut T, n: usize) shares example_sum
+///             => device::max::<T>(x, out, n);
+///         /// One entry per type and per constant: `example_tree_64_f32`, ...
+///         fn example_tree<T in f32; const B: u32 = {64, 128}>(x: *const T, out: *mut T, n: usize)
+///             => device::tree::<T, B>(x, out, n);
 ///     }
 /// }
 /// ```
@@ -42,36 +310,110 @@ macro_rules! kernels {
         pub const $table:ident = {
             $(
                 $(#[$meta:meta])*
-                fn $base:ident < T in $($ty:ident),+ > $sig:tt => $body:expr ;
+                fn $base:ident < T in $($ty:ident),+ $(; const $c:ident : $cty:ty = { $($cv:literal),+ })? >
+                    ( $( $arg:ident : $argty:ty ),* $(,)? )
+                    $(shares $other:ident)?
+                    => $body:expr ;
             )*
         }
     ) => {
-        $( kernels!(@entries [$(#[$meta])*] $base $sig $body; $($ty),+); )*
+        $(
+            kernels!(@kernel [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
+                ( $( $arg : $argty ),* ) [$($other)?] $body);
+        )*
 
         $(#[$table_meta])*
-        pub const $table: &[$crate::Kernel] = &[
-            $( $(
-                $crate::Kernel {
-                    name: concat!(stringify!($base), "_", stringify!($ty)),
-                    base: stringify!($base),
-                    ty: stringify!($ty),
-                    params: kernels!(@params $ty $sig),
-                },
-            )+ )*
-        ];
+        pub const $table: &[$crate::kernel::Kernel] = {
+            const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $base::ROWS ),* ];
+            &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
+        };
     };
 
-    (@entries $metas:tt $base:ident $sig:tt $body:expr; $($ty:ident),+) => {
-        $( kernels!(@entry $metas $base $sig $body; $ty); )+
+    // A kernel instantiated per type.
+    (@kernel $metas:tt $base:ident [$($ty:ident),+] []
+        $sig:tt $other:tt $body:expr) => {
+        $( kernels!(@device $metas [stringify!($base), "_", stringify!($ty)] $sig $body; type T = $ty;); )+
+
+        #[doc = concat!("Host handle of the `", stringify!($base), "` kernel.")]
+        pub mod $base {
+            #[allow(unused_imports)]
+            use super::*;
+            kernels!(@args $sig $other);
+
+            /// The name of the entry points without their type suffix.
+            pub const BASE: &str = stringify!($base);
+
+            /// One table row per element type.
+            pub const ROWS: &[$crate::kernel::Kernel] = &[
+                $( kernels!(@row [stringify!($base)] $ty $sig) ),+
+            ];
+
+            /// The entry instantiated for `T`; a type the kernel is not
+            /// instantiated for does not compile.
+            pub const fn entry<T: $crate::kernel::KernelType>() -> $crate::kernel::Entry<Args<T>> {
+                $crate::kernel::Entry::new(const { $crate::kernel::locate(BASE, T::NAME) })
+            }
+
+            /// The entry instantiated for `T`, or `None` where the kernel is
+            /// not instantiated for it (for generic code that also handles
+            /// other types).
+            pub const fn try_entry<T: $crate::kernel::KernelType>() -> Option<$crate::kernel::Entry<Args<T>>> {
+                match const { $crate::kernel::try_locate(BASE, T::NAME) } {
+                    Some(index) => Some($crate::kernel::Entry::new(index)),
+                    None => None,
+                }
+            }
+        }
     };
 
-    (@entry [$(#[$meta:meta])*] $base:ident ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:expr; $ty:ident) => {
+    // A kernel instantiated per type and per constant.
+    (@kernel $metas:tt $base:ident $types:tt [$c:ident : $cty:ty [$($cv:literal),+]]
+        $sig:tt $other:tt $body:expr) => {
+        $( kernels!(@device_types $metas $base $types $c [$cty] $cv $sig $body); )+
+
+        #[doc = concat!("Host handle of the `", stringify!($base), "` kernels.")]
+        pub mod $base {
+            #[allow(unused_imports)]
+            use super::*;
+            kernels!(@args $sig $other);
+
+            /// The values of the constant the kernel is instantiated for.
+            pub const VALUES: &[$cty] = &[$($cv),+];
+
+            /// One table row per constant and element type.
+            pub const ROWS: &[$crate::kernel::Kernel] = {
+                const PARTS: &[&[$crate::kernel::Kernel]] =
+                    &[ $( kernels!(@rows_for_value $base $cv $types $sig) ),+ ];
+                &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
+            };
+
+            /// The entry instantiated for `T` and the constant `value`;
+            /// `None` for a value not in [`VALUES`].
+            pub fn entry<T: $crate::kernel::KernelType>(value: $cty) -> Option<$crate::kernel::Entry<Args<T>>> {
+                let indices = const {
+                    [ $( $crate::kernel::locate(concat!(stringify!($base), "_", $cv), T::NAME) ),+ ]
+                };
+                VALUES.iter().position(|&v| v == value).map(|i| $crate::kernel::Entry::new(indices[i]))
+            }
+        }
+    };
+
+    (@device_types $metas:tt $base:ident [$($ty:ident),+] $c:ident [$cty:ty] $cv:literal $sig:tt $body:expr) => {
+        $( kernels!(@device $metas [stringify!($base), "_", $cv, "_", stringify!($ty)] $sig $body;
+            type T = $ty; const $c: $cty = $cv;); )+
+    };
+
+    (@rows_for_value $base:ident $cv:literal [$($ty:ident),+] $sig:tt) => {
+        &[ $( kernels!(@row [stringify!($base), "_", $cv] $ty $sig) ),+ ]
+    };
+
+    // The exported `extern "gpu-kernel"` function.
+    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* ) $body:expr; $($items:item)*) => {
         const _: () = {
-            #[allow(dead_code)]
-            type T = $ty;
+            $( #[allow(dead_code)] $items )*
             $(#[$meta])*
             #[cfg(target_arch = "nvptx64")]
-            #[unsafe(export_name = concat!(stringify!($base), "_", stringify!($ty)))]
+            #[unsafe(export_name = concat!($($name)+))]
             pub unsafe extern "gpu-kernel" fn entry( $( $arg : $argty ),* ) {
                 // SAFETY: the host launches this entry only after checking the
                 // launch contract documented on the body it calls (pointer
@@ -82,9 +424,64 @@ macro_rules! kernels {
         };
     };
 
-    (@params $ty:ident ( $( $arg:ident : $argty:ty ),* $(,)? )) => {{
+    // One table row.
+    (@row [$($base:tt)+] $ty:ident ( $( $arg:ident : $argty:ty ),* )) => {{
         #[allow(dead_code)]
         type T = $ty;
-        &[ $( ::core::mem::size_of::<$argty>() ),* ]
+        $crate::kernel::Kernel {
+            name: concat!($($base)+, "_", stringify!($ty)),
+            base: concat!($($base)+),
+            ty: stringify!($ty),
+            params: &[ $( ::core::mem::size_of::<$argty>() ),* ],
+        }
     }};
+
+    // The kernel's own argument struct.
+    (@args ( $( $arg:ident : $argty:ty ),* ) []) => {
+        /// The kernel's arguments, by the names of its parameters.
+        #[derive(Debug)]
+        pub struct Args<T> {
+            $(
+                #[doc = concat!("`", stringify!($arg), ": ", stringify!($argty), "`")]
+                pub $arg: <$argty as $crate::kernel::Param>::Host,
+            )*
+        }
+
+        impl<T> Clone for Args<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<T> Copy for Args<T> {}
+
+        // SAFETY: one pointer per parameter, in the signature's order, each to
+        // a field whose type is the parameter's host type (`Param::Host`, of
+        // the same size and passing convention).
+        unsafe impl<T> $crate::kernel::KernelArgs for Args<T> {
+            fn params(&self, out: &mut [*mut ::core::ffi::c_void; $crate::kernel::MAX_PARAMS]) -> usize {
+                let mut n = 0;
+                $(
+                    out[n] = &self.$arg as *const _ as *mut ::core::ffi::c_void;
+                    n += 1;
+                )*
+                n
+            }
+        }
+    };
+
+    // Another kernel's argument struct, after proving the parameter lists
+    // agree: the destructuring names every field exactly once (no `..`), and
+    // each binding is checked against this kernel's parameter type.
+    (@args ( $( $arg:ident : $argty:ty ),* ) [$other:ident]) => {
+        /// The kernel's arguments (the same parameter list as
+        #[doc = concat!("[`", stringify!($other), "`](super::", stringify!($other), ")).")]
+        pub type Args<T> = super::$other::Args<T>;
+
+        #[allow(dead_code, clippy::let_underscore_untyped)]
+        fn same_parameters<T>(args: Args<T>) {
+            let super::$other::Args { $( $arg ),* } = args;
+            $( let _: <$argty as $crate::kernel::Param>::Host = $arg; )*
+        }
+    };
 }

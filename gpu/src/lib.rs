@@ -7,9 +7,16 @@
 //!   [`prim`] (the device layer: indices, barriers, shared memory, warp
 //!   operations, atomics, vector loads) exist.
 //! * for the host, as an ordinary `no_std` library on stable Rust. There it
-//!   provides what both sides must agree on: block and tile sizes, shared-memory
-//!   sizes, entry-point names and their parameter lists ([`Kernel`]), and the
-//!   scalar arithmetic ([`scalar`]) that the host's CPU references reuse.
+//!   provides what both sides must agree on: each family's ladder of variants
+//!   with their launch shapes ([`ladder`]), block, tile and shared-memory
+//!   sizes, the entry points with their typed argument lists ([`kernel`]),
+//!   and the scalar arithmetic ([`scalar`]) that the host's CPU references
+//!   reuse.
+//!
+//! A family is one file (or a folder of the same name, once it outgrows a
+//! file): its constants, its [`ladder!`] declaration, its device bodies in a
+//! `device` module, and its [`kernels!`] table, registered once in
+//! [`FAMILIES`].
 //!
 //! Kernels take raw pointers plus explicit lengths. Every kernel body is an
 //! `unsafe fn` whose `# Safety` section is the launch contract; the host library
@@ -31,27 +38,34 @@
 // docs; inside them every pointer access relies on that one contract, so the
 // per-operation `unsafe` blocks of the 2024 edition would only repeat it.
 #![cfg_attr(target_arch = "nvptx64", allow(unsafe_op_in_unsafe_fn))]
+#![warn(missing_docs)]
 
 #[macro_use]
-mod kernel;
+pub mod kernel;
+#[macro_use]
+pub mod ladder;
 pub mod scalar;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod prim;
 
-pub mod image_sums;
 pub mod ptx;
+
+// The families, one module each.
+pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
 
-pub use kernel::Kernel;
-pub use scalar::{Op, Scalar, ScalarType};
+pub use kernel::{DevPtr, DevPtrMut, Entry, Kernel, KernelArgs, KernelType};
+pub use ladder::Ladder;
+pub use scalar::{Op, Scalar};
 
 /// Threads in a warp on every NVIDIA GPU this crate targets.
 pub const WARP_SIZE: u32 = 32;
 
-/// Every family's kernel table, for the host to resolve at load time and for
-/// the PTX consistency checks.
+/// Every family's kernel table, for the host to resolve at load time (in this
+/// order: an [`Entry`] is an index into the flattened tables) and for the PTX
+/// consistency checks. Registering a family is one row here.
 pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("reduce", reduce::KERNELS),
     ("transpose", transpose::KERNELS),

@@ -13,6 +13,7 @@ pub const MAX_PARAMS: usize = 16;
 /// One `.entry` of a PTX module: its name and the byte size of each parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PtxEntry<'a> {
+    /// The entry's name.
     pub name: &'a str,
     params: [usize; MAX_PARAMS],
     count: usize,
@@ -30,15 +31,32 @@ impl<'a> PtxEntry<'a> {
 pub enum PtxProblem<'a> {
     /// A call to a function the module does not define (e.g. a panic path
     /// that was not optimised away): the driver would refuse to load it.
-    UnresolvedCall { line: &'a str },
+    UnresolvedCall {
+        /// The `.extern .func` line.
+        line: &'a str,
+    },
     /// A kernel of the tables that the PTX does not define.
-    MissingEntry { kernel: Kernel },
+    MissingEntry {
+        /// The declared kernel.
+        kernel: Kernel,
+    },
     /// A kernel whose PTX parameters differ from the table's.
-    ParamMismatch { kernel: Kernel, found: PtxEntry<'a> },
+    ParamMismatch {
+        /// The declared kernel.
+        kernel: Kernel,
+        /// What the PTX defines.
+        found: PtxEntry<'a>,
+    },
     /// An entry point in the PTX that no table declares.
-    UndeclaredEntry { name: &'a str },
+    UndeclaredEntry {
+        /// The entry's name.
+        name: &'a str,
+    },
     /// An entry with more than [`MAX_PARAMS`] parameters or unreadable ones.
-    Unparsable { name: &'a str },
+    Unparsable {
+        /// The entry's name.
+        name: &'a str,
+    },
 }
 
 impl core::fmt::Display for PtxProblem<'_> {

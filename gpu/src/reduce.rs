@@ -6,7 +6,7 @@
 //! them on one operator); step 10, [`ReduceVariant::Vectorized`], also
 //! computes minimum and maximum.
 
-use crate::{Op, ScalarType, WARP_SIZE};
+use crate::{Op, WARP_SIZE};
 
 /// Threads per block of every step but [`ReduceVariant::CompleteUnroll`]. A
 /// power of two: the tree steps halve it down to one.
@@ -30,168 +30,151 @@ pub const VECTOR_UNROLL: usize = 4;
 /// Bytes of one element (all reduction element types are 4 bytes).
 pub const ELEMENT_BYTES: u32 = 4;
 
-/// The reduction ladder, in the lessons' order. Each step's docs say what it
-/// changes from the one before and why that is faster; the README's table
-/// says by how much on a measured GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceVariant {
-    /// Step 1 (001 "reduce0"): one element per thread into shared memory, then
-    /// a tree where thread `t` adds its neighbour at distance `s` when
-    /// `t % (2s) == 0`. Active threads are scattered over every warp, so all
-    /// warps stay busy (divergent) while most lanes idle, and `%` is slow.
-    InterleavedDivergent,
-    /// Step 2 (001 "reduce1"): thread `t` works on index `2·s·t`, so the active
-    /// threads are the first ones and whole warps retire — no divergence. But
-    /// the strided indices make lanes of a warp hit the same shared-memory bank
-    /// (bank conflicts).
-    InterleavedStrided,
-    /// Step 3 (001 "reduce2"): sequential addressing — thread `t` adds `t + s`
-    /// with `s` halving from the block size: consecutive lanes read consecutive
-    /// words, conflict-free.
-    Sequential,
-    /// Step 4 (001 "reduce3"): each thread adds two elements while loading, so
-    /// half the blocks do the same work and no thread idles in the first level.
-    FirstAddDuringLoad,
-    /// Step 5 (001 "reduce4"): the last 32 partial sums are reduced by one warp
-    /// without block barriers. The lesson's `volatile` warp-synchronous code
-    /// relies on lanes running in lockstep, which is false since Volta
-    /// (independent thread scheduling): a lane may read its neighbour's slot
-    /// before the neighbour wrote it. This version separates each read from
-    /// the next write with `__syncwarp`, which is correct and nearly as cheap.
-    UnrollLastWarp,
-    /// Step 6 (001 "reduce5"): the whole tree unrolled for a block size known at
-    /// compile time (a const generic, one entry point per size in
-    /// [`UNROLL_BLOCKS`]): no loop counters or branches left in the tree.
-    CompleteUnroll,
-    /// Step 7 (001 "reduce6"): algorithm cascading — a fixed grid of
-    /// [`GRID_BLOCKS_PER_SM`] blocks per SM, each thread summing many elements
-    /// in a grid-stride loop before the tree. The tree's cost is paid once per
-    /// thread, not once per two elements.
-    Cascading,
-    /// Step 8 (002): grid-stride accumulation, then warp shuffles
-    /// (`shfl.sync.down`) reduce in registers; shared memory holds one value
-    /// per warp instead of one per thread, and only two block barriers remain.
-    WarpShuffle,
-    /// Step 9 (004): folding. Each launch adds the back half of the array onto
-    /// the front half (`a[i] += a[i + ⌈n/2⌉]`), one element per thread, any
-    /// length; ⌈log2 n⌉ launches until one element remains. Simple, but it
-    /// reads and writes every intermediate through DRAM: about 2× the bytes of
-    /// a one-pass reduction plus a launch per level.
-    Folding,
-    /// Step 10: the fastest. One launch: 16-byte vector loads through the
-    /// read-only path, [`VECTOR_UNROLL`] loads in flight per thread, a grid
-    /// sized to the occupancy the SMs allow, warp-shuffle block reductions,
-    /// and the last block to finish (found with an atomic ticket) reduces the
-    /// per-block partials — no second launch. A slice starting at any element
-    /// is handled by a scalar head up to the first 16-byte boundary and a
-    /// scalar tail. Sum, min and max.
-    Vectorized,
+/// Shared memory a reduction step's block uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedMemory {
+    /// None.
+    None,
+    /// One element per thread: the tree steps.
+    PerThread,
+    /// One element per warp: block reductions with shuffles.
+    PerWarp,
+    /// One element per warp and the "last block" flag of the single pass.
+    PerWarpAndFlag,
+}
+
+/// How a reduction step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceShape {
+    /// The kernel (base name; `reduce_vectorized_<op>` for step 10).
+    pub kernel: &'static str,
+    /// The block sizes it runs with; the host uses the first unless told
+    /// otherwise (`CompleteUnroll` picks the smallest that covers a small
+    /// input).
+    pub blocks: &'static [u32],
+    /// Elements one thread consumes in a pass of the one-element-per-thread
+    /// steps (1 or 2; the grid-stride steps size their grid with it too).
+    pub per_thread: u32,
+    /// Dynamic shared memory per block.
+    pub shared: SharedMemory,
+    /// The operators it computes.
+    pub ops: &'static [Op],
+}
+
+const SUM: &[Op] = &[Op::Sum];
+
+const fn shape(kernel: &'static str, per_thread: u32, shared: SharedMemory) -> ReduceShape {
+    ReduceShape {
+        kernel,
+        blocks: &[BLOCK],
+        per_thread,
+        shared,
+        ops: SUM,
+    }
+}
+
+ladder! {
+    /// The reduction ladder, in the lessons' order. Each step's docs say what
+    /// it changes from the one before and why that is faster; the README's
+    /// table says by how much on a measured GPU.
+    pub enum ReduceVariant("reduce"): ReduceShape {
+        /// Step 1 (001 "reduce0"): one element per thread into shared memory,
+        /// then a tree where thread `t` adds its neighbour at distance `s`
+        /// when `t % (2s) == 0`. Active threads are scattered over every
+        /// warp, so all warps stay busy (divergent) while most lanes idle,
+        /// and `%` is slow.
+        InterleavedDivergent = "interleaved_divergent"
+            => shape("reduce_interleaved_divergent", 1, SharedMemory::PerThread),
+        /// Step 2 (001 "reduce1"): thread `t` works on index `2·s·t`, so the
+        /// active threads are the first ones and whole warps retire — no
+        /// divergence. But the strided indices make lanes of a warp hit the
+        /// same shared-memory bank (bank conflicts).
+        InterleavedStrided = "interleaved_strided"
+            => shape("reduce_interleaved_strided", 1, SharedMemory::PerThread),
+        /// Step 3 (001 "reduce2"): sequential addressing — thread `t` adds
+        /// `t + s` with `s` halving from the block size: consecutive lanes
+        /// read consecutive words, conflict-free.
+        Sequential = "sequential" => shape("reduce_sequential", 1, SharedMemory::PerThread),
+        /// Step 4 (001 "reduce3"): each thread adds two elements while
+        /// loading, so half the blocks do the same work and no thread idles
+        /// in the first level.
+        FirstAddDuringLoad = "first_add_during_load"
+            => shape("reduce_first_add", 2, SharedMemory::PerThread),
+        /// Step 5 (001 "reduce4"): the last 32 partial sums are reduced by
+        /// one warp without block barriers. The lesson's `volatile`
+        /// warp-synchronous code relies on lanes running in lockstep, which
+        /// is false since Volta (independent thread scheduling): a lane may
+        /// read its neighbour's slot before the neighbour wrote it. This
+        /// version separates each read from the next write with
+        /// `__syncwarp`, which is correct and nearly as cheap.
+        UnrollLastWarp = "unroll_last_warp"
+            => shape("reduce_unroll_last_warp", 2, SharedMemory::PerThread),
+        /// Step 6 (001 "reduce5"): the whole tree unrolled for a block size
+        /// known at compile time (a const generic, one entry point per size
+        /// in [`UNROLL_BLOCKS`]): no loop counters or branches left in the
+        /// tree.
+        CompleteUnroll = "complete_unroll" => ReduceShape {
+            blocks: &UNROLL_BLOCKS,
+            ..shape("reduce_complete_unroll", 2, SharedMemory::PerThread)
+        },
+        /// Step 7 (001 "reduce6"): algorithm cascading — a fixed grid of
+        /// [`GRID_BLOCKS_PER_SM`] blocks per SM, each thread summing many
+        /// elements in a grid-stride loop before the tree. The tree's cost is
+        /// paid once per thread, not once per two elements.
+        Cascading = "cascading" => shape("reduce_cascading", 2, SharedMemory::PerThread),
+        /// Step 8 (002): grid-stride accumulation, then warp shuffles
+        /// (`shfl.sync.down`) reduce in registers; shared memory holds one
+        /// value per warp instead of one per thread, and only two block
+        /// barriers remain.
+        WarpShuffle = "warp_shuffle" => shape("reduce_warp_shuffle", 2, SharedMemory::PerWarp),
+        /// Step 9 (004): folding. Each launch adds the back half of the array
+        /// onto the front half (`a[i] += a[i + ⌈n/2⌉]`), one element per
+        /// thread, any length; ⌈log2 n⌉ launches until one element remains.
+        /// Simple, but it reads and writes every intermediate through DRAM:
+        /// about 2× the bytes of a one-pass reduction plus a launch per level.
+        Folding = "folding" => shape("reduce_fold", 1, SharedMemory::None),
+        /// Step 10: the fastest. One launch: 16-byte vector loads through the
+        /// read-only path, [`VECTOR_UNROLL`] loads in flight per thread, a
+        /// grid sized to the occupancy the SMs allow, warp-shuffle block
+        /// reductions, and the last block to finish (found with an atomic
+        /// ticket) reduces the per-block partials — no second launch. A slice
+        /// starting at any element is handled by a scalar head up to the
+        /// first 16-byte boundary and a scalar tail. Sum, min and max.
+        Vectorized = "vectorized" => ReduceShape {
+            ops: &Op::ALL,
+            ..shape("reduce_vectorized", 0, SharedMemory::PerWarpAndFlag)
+        },
+    }
+    fastest = Vectorized;
 }
 
 impl ReduceVariant {
-    /// The ladder, in order.
-    pub const ALL: [ReduceVariant; 10] = [
-        ReduceVariant::InterleavedDivergent,
-        ReduceVariant::InterleavedStrided,
-        ReduceVariant::Sequential,
-        ReduceVariant::FirstAddDuringLoad,
-        ReduceVariant::UnrollLastWarp,
-        ReduceVariant::CompleteUnroll,
-        ReduceVariant::Cascading,
-        ReduceVariant::WarpShuffle,
-        ReduceVariant::Folding,
-        ReduceVariant::Vectorized,
-    ];
-
-    /// The step's number in the ladder, from 1.
-    pub const fn step(self) -> u32 {
-        match self {
-            ReduceVariant::InterleavedDivergent => 1,
-            ReduceVariant::InterleavedStrided => 2,
-            ReduceVariant::Sequential => 3,
-            ReduceVariant::FirstAddDuringLoad => 4,
-            ReduceVariant::UnrollLastWarp => 5,
-            ReduceVariant::CompleteUnroll => 6,
-            ReduceVariant::Cascading => 7,
-            ReduceVariant::WarpShuffle => 8,
-            ReduceVariant::Folding => 9,
-            ReduceVariant::Vectorized => 10,
-        }
-    }
-
-    /// A short name, as in the benchmark table.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ReduceVariant::InterleavedDivergent => "interleaved_divergent",
-            ReduceVariant::InterleavedStrided => "interleaved_strided",
-            ReduceVariant::Sequential => "sequential",
-            ReduceVariant::FirstAddDuringLoad => "first_add_during_load",
-            ReduceVariant::UnrollLastWarp => "unroll_last_warp",
-            ReduceVariant::CompleteUnroll => "complete_unroll",
-            ReduceVariant::Cascading => "cascading",
-            ReduceVariant::WarpShuffle => "warp_shuffle",
-            ReduceVariant::Folding => "folding",
-            ReduceVariant::Vectorized => "vectorized",
-        }
-    }
-
     /// Whether this step computes `op` (steps 1-9: sums only).
     pub const fn supports(self, op: Op) -> bool {
-        matches!((self, op), (_, Op::Sum) | (ReduceVariant::Vectorized, _))
-    }
-
-    /// The entry point's base name (without the type suffix) for `op` and, for
-    /// `CompleteUnroll`, the block size; `None` for a combination that has no
-    /// entry point.
-    pub const fn entry_base(self, op: Op, block: u32) -> Option<&'static str> {
-        if !self.supports(op) {
-            return None;
+        let ops = self.shape().ops;
+        let mut i = 0;
+        while i < ops.len() {
+            if ops[i] as u8 == op as u8 {
+                return true;
+            }
+            i += 1;
         }
-        Some(match self {
-            ReduceVariant::InterleavedDivergent => "reduce_interleaved_divergent",
-            ReduceVariant::InterleavedStrided => "reduce_interleaved_strided",
-            ReduceVariant::Sequential => "reduce_sequential",
-            ReduceVariant::FirstAddDuringLoad => "reduce_first_add",
-            ReduceVariant::UnrollLastWarp => "reduce_unroll_last_warp",
-            ReduceVariant::CompleteUnroll => match block {
-                64 => "reduce_complete_unroll_64",
-                128 => "reduce_complete_unroll_128",
-                256 => "reduce_complete_unroll_256",
-                512 => "reduce_complete_unroll_512",
-                1024 => "reduce_complete_unroll_1024",
-                _ => return None,
-            },
-            ReduceVariant::Cascading => "reduce_cascading",
-            ReduceVariant::WarpShuffle => "reduce_warp_shuffle",
-            ReduceVariant::Folding => "reduce_fold",
-            ReduceVariant::Vectorized => match op {
-                Op::Sum => "reduce_vectorized_sum",
-                Op::Min => "reduce_vectorized_min",
-                Op::Max => "reduce_vectorized_max",
-            },
-        })
+        false
     }
 
     /// Elements one block consumes in a pass of the one-element-per-thread
     /// steps (1-6); the grid-stride steps take any number.
     pub const fn elements_per_block(self, block: u32) -> u32 {
-        match self {
-            ReduceVariant::InterleavedDivergent
-            | ReduceVariant::InterleavedStrided
-            | ReduceVariant::Sequential
-            | ReduceVariant::Folding => block,
-            _ => 2 * block,
-        }
+        self.shape().per_thread * block
     }
 
     /// Dynamic shared memory a block of `block` threads needs.
     pub const fn shared_bytes(self, block: u32) -> u32 {
-        match self {
-            ReduceVariant::Folding => 0,
-            ReduceVariant::WarpShuffle => block / WARP_SIZE * ELEMENT_BYTES,
-            // Warp sums, then the block's "am I last" flag.
-            ReduceVariant::Vectorized => block / WARP_SIZE * ELEMENT_BYTES + 4,
-            _ => block * ELEMENT_BYTES,
+        match self.shape().shared {
+            SharedMemory::None => 0,
+            SharedMemory::PerThread => block * ELEMENT_BYTES,
+            SharedMemory::PerWarp => block / WARP_SIZE * ELEMENT_BYTES,
+            SharedMemory::PerWarpAndFlag => block / WARP_SIZE * ELEMENT_BYTES + 4,
         }
     }
 }
@@ -209,9 +192,6 @@ pub const CASES: [(Op, ReduceVariant); 12] = {
     cases[11] = (Op::Max, ReduceVariant::Vectorized);
     cases
 };
-
-/// The element types reductions are compiled for.
-pub const TYPES: [ScalarType; 3] = ScalarType::ALL;
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
@@ -234,22 +214,10 @@ mod device {
         *s.add(to as usize) = (*s.add(to as usize)).add(*s.add(from as usize));
     }
 
-    /// Lane 0 gets the sum of `s[0..64]`; `tid < 32`. Each read of a
-    /// neighbour's slot is separated from that neighbour's next write by
-    /// `__syncwarp`, which orders them under independent thread scheduling.
+    /// Addition, the combining operation of steps 1-9.
     #[inline(always)]
-    unsafe fn warp_tail<T: Scalar>(s: *mut T, tid: u32) -> T {
-        let tid = tid as usize;
-        let mut v = (*s.add(tid)).add(*s.add(tid + 32));
-        let mut offset = 16;
-        while offset > 0 {
-            sync_warp(FULL_MASK);
-            *s.add(tid) = v;
-            sync_warp(FULL_MASK);
-            v = v.add(*s.add(tid + offset));
-            offset >>= 1;
-        }
-        v
+    fn add<T: Scalar>(a: T, b: T) -> T {
+        a.add(b)
     }
 
     /// The tree of steps 6 and 7 for a compile-time block size `B`: `s[tid]`
@@ -281,39 +249,17 @@ mod device {
             }
             sync_threads();
         }
-        if tid < 32 { warp_tail(s, tid) } else { T::ZERO }
+        if tid < 32 {
+            warp_tail(s, tid, add)
+        } else {
+            T::ZERO
+        }
     }
 
-    /// Combines the values of a warp with shuffles; lane 0 gets the result.
+    /// [`block_reduce`] with `op`.
     #[inline(always)]
-    fn warp_reduce<T: Scalar>(op: Op, mut v: T) -> T {
-        let mut delta = WARP_SIZE / 2;
-        while delta > 0 {
-            v = op.combine(v, shfl_down(v, delta));
-            delta >>= 1;
-        }
-        v
-    }
-
-    /// Combines one value per thread over the block; thread 0 gets the result.
-    /// `warp_sums` holds `blockDim.x / 32` elements; every thread calls this.
-    #[inline(always)]
-    unsafe fn block_reduce<T: Scalar>(op: Op, v: T, warp_sums: *mut T) -> T {
-        let tid = thread_idx_x();
-        let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
-        let v = warp_reduce(op, v);
-        if lane == 0 {
-            *warp_sums.add(warp as usize) = v;
-        }
-        sync_threads();
-        let mut total = op.identity();
-        if warp == 0 {
-            if lane < block_dim_x() / WARP_SIZE {
-                total = *warp_sums.add(lane as usize);
-            }
-            total = warp_reduce(op, total);
-        }
-        total
+    unsafe fn block_reduce_op<T: Scalar>(op: Op, v: T, warp_sums: *mut T) -> T {
+        block_reduce(v, op.identity(), move |a, b| op.combine(a, b), warp_sums)
     }
 
     /// Step 1. See [`ReduceVariant::InterleavedDivergent`].
@@ -355,27 +301,13 @@ mod device {
         }
     }
 
-    /// Halving tree over `s[0..blockDim.x]` down to `s[0]`, stopping once
-    /// `stride <= until`.
-    #[inline(always)]
-    unsafe fn sequential_tree<T: Scalar>(s: *mut T, tid: u32, until: u32) {
-        let mut stride = block_dim_x() / 2;
-        while stride > until {
-            if tid < stride {
-                add_to(s, tid, tid + stride);
-            }
-            sync_threads();
-            stride >>= 1;
-        }
-    }
-
     /// Step 3. See [`ReduceVariant::Sequential`].
     pub unsafe fn sequential<T: Scalar>(x: *const T, partials: *mut T, n: usize) {
         let s = dynamic_shared::<T>();
         let tid = thread_idx_x();
         *s.add(tid as usize) = load_or_zero(x, global_index_x(), n);
         sync_threads();
-        sequential_tree(s, tid, 0);
+        shared_tree(s, 0, add);
         if tid == 0 {
             *partials.add(block_idx_x() as usize) = *s;
         }
@@ -397,7 +329,7 @@ mod device {
         let s = dynamic_shared::<T>();
         load_two(x, s, n);
         let tid = thread_idx_x();
-        sequential_tree(s, tid, 0);
+        shared_tree(s, 0, add);
         if tid == 0 {
             *partials.add(block_idx_x() as usize) = *s;
         }
@@ -408,9 +340,9 @@ mod device {
         let s = dynamic_shared::<T>();
         load_two(x, s, n);
         let tid = thread_idx_x();
-        sequential_tree(s, tid, 32);
+        shared_tree(s, 32, add);
         if tid < 32 {
-            let v = warp_tail(s, tid);
+            let v = warp_tail(s, tid, add);
             if tid == 0 {
                 *partials.add(block_idx_x() as usize) = v;
             }
@@ -461,7 +393,7 @@ mod device {
         for i in grid_stride(n) {
             v = v.add(*x.add(i));
         }
-        let v = block_reduce(Op::Sum, v, dynamic_shared::<T>());
+        let v = block_reduce(v, T::ZERO, add, dynamic_shared::<T>());
         if thread_idx_x() == 0 {
             *partials.add(block_idx_x() as usize) = v;
         }
@@ -514,42 +446,17 @@ mod device {
         let warp_sums = carve.take::<T>((block_dim_x() / WARP_SIZE) as usize);
         let is_last = carve.take::<u32>(1);
 
-        let gtid = global_index_x();
-        let threads = grid_threads_x();
-        // Scalar head up to the first 16-byte boundary.
-        let misaligned = (x as usize / ELEMENT_BYTES as usize) % VECTOR_WIDTH;
-        let head = ((VECTOR_WIDTH - misaligned) % VECTOR_WIDTH).min(n);
-        let mut acc = op.identity();
-        if gtid < head {
-            acc = op.combine(acc, *x.add(gtid));
-        }
-        // Aligned body, VECTOR_UNROLL independent 16-byte loads in flight.
-        let body = x.add(head).cast::<Words4>();
-        let vectors = (n - head) / VECTOR_WIDTH;
-        let mut i = gtid;
-        while i + (VECTOR_UNROLL - 1) * threads < vectors {
-            // Index loops over a constant range: fully unrolled, `w` stays in
-            // registers (an iterator over `w` by value spilled it to local memory).
-            let mut w = [[0u32; 4]; VECTOR_UNROLL];
-            for u in 0..VECTOR_UNROLL {
-                w[u] = load_nc_v4(body.add(i + u * threads));
-            }
-            for u in 0..VECTOR_UNROLL {
-                acc = op.combine(acc, combine_words::<T>(op, w[u]));
-            }
-            i += VECTOR_UNROLL * threads;
-        }
-        while i < vectors {
-            acc = op.combine(acc, combine_words::<T>(op, load_nc_v4(body.add(i))));
-            i += threads;
-        }
-        // Scalar tail: fewer than VECTOR_WIDTH elements.
-        let tail = head + vectors * VECTOR_WIDTH + gtid;
-        if tail < n {
-            acc = op.combine(acc, *x.add(tail));
-        }
+        let acc = stream_words::<T, T, VECTOR_UNROLL>(
+            x,
+            n,
+            global_index_x(),
+            grid_threads_x(),
+            op.identity(),
+            |acc, v| op.combine(acc, v),
+            |acc, w| op.combine(acc, combine_words::<T>(op, w)),
+        );
 
-        let block_total = block_reduce(op, acc, warp_sums);
+        let block_total = block_reduce_op(op, acc, warp_sums);
         if thread_idx_x() == 0 {
             *partials.add(block_idx_x() as usize) = block_total;
             // Publish the partial before taking a ticket.
@@ -570,7 +477,7 @@ mod device {
                 );
                 j += block_dim_x();
             }
-            let total = block_reduce(op, acc, warp_sums);
+            let total = block_reduce_op(op, acc, warp_sums);
             if thread_idx_x() == 0 {
                 *out = total;
                 *counter = 0;
@@ -585,26 +492,26 @@ kernels! {
         fn reduce_interleaved_divergent<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
             => device::interleaved_divergent(x, partials, n);
         fn reduce_interleaved_strided<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::interleaved_strided(x, partials, n);
         fn reduce_sequential<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::sequential(x, partials, n);
         fn reduce_first_add<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::first_add(x, partials, n);
         fn reduce_unroll_last_warp<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::unroll_last_warp(x, partials, n);
-        fn reduce_complete_unroll_64<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::complete_unroll::<T, 64>(x, partials, n);
-        fn reduce_complete_unroll_128<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::complete_unroll::<T, 128>(x, partials, n);
-        fn reduce_complete_unroll_256<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::complete_unroll::<T, 256>(x, partials, n);
-        fn reduce_complete_unroll_512<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::complete_unroll::<T, 512>(x, partials, n);
-        fn reduce_complete_unroll_1024<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::complete_unroll::<T, 1024>(x, partials, n);
+        fn reduce_complete_unroll<T in f32, i32, u32; const B: u32 = { 64, 128, 256, 512, 1024 }>(
+            x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
+            => device::complete_unroll::<T, B>(x, partials, n);
         fn reduce_cascading<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::cascading(x, partials, n);
         fn reduce_warp_shuffle<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
+            shares reduce_interleaved_divergent
             => device::warp_shuffle(x, partials, n);
         fn reduce_fold<T in f32, i32, u32>(src: *const T, dst: *mut T, n: usize)
             => device::fold(src, dst, n);
@@ -613,9 +520,18 @@ kernels! {
             => device::vectorized(Op::Sum, x, n, partials, counter, out);
         fn reduce_vectorized_min<T in f32, i32, u32>(
             x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T)
+            shares reduce_vectorized_sum
             => device::vectorized(Op::Min, x, n, partials, counter, out);
         fn reduce_vectorized_max<T in f32, i32, u32>(
             x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T)
+            shares reduce_vectorized_sum
             => device::vectorized(Op::Max, x, n, partials, counter, out);
     }
 }
+
+/// The arguments of one pass of steps 1-8: `n` elements of `x` in, one
+/// partial per block out.
+pub type PassArgs<T> = reduce_interleaved_divergent::Args<T>;
+
+/// The arguments of the single-pass step 10.
+pub type SinglePassArgs<T> = reduce_vectorized_sum::Args<T>;

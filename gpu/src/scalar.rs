@@ -3,26 +3,7 @@
 //! The host's CPU references call these same functions, so "what does `min`
 //! do with NaN" or "does an `i32` sum wrap" has one answer on both sides.
 
-/// The element types kernels are instantiated for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScalarType {
-    F32,
-    I32,
-    U32,
-}
-
-impl ScalarType {
-    pub const ALL: [ScalarType; 3] = [ScalarType::F32, ScalarType::I32, ScalarType::U32];
-
-    /// The suffix of entry-point names (`reduce_..._f32`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            ScalarType::F32 => "f32",
-            ScalarType::I32 => "i32",
-            ScalarType::U32 => "u32",
-        }
-    }
-}
+use crate::kernel::KernelType;
 
 /// A reduction operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,8 +18,10 @@ pub enum Op {
 }
 
 impl Op {
+    /// Every operator.
     pub const ALL: [Op; 3] = [Op::Sum, Op::Min, Op::Max];
 
+    /// The operator's name (`sum`).
     pub const fn name(self) -> &'static str {
         match self {
             Op::Sum => "sum",
@@ -69,8 +52,8 @@ impl Op {
 }
 
 /// A 4-byte element type that kernels reduce, shuffle and load as 32-bit words.
-pub trait Scalar: Copy + PartialEq + 'static {
-    const TYPE: ScalarType;
+pub trait Scalar: KernelType + PartialEq {
+    /// Zero, the identity of [`Op::Sum`].
     const ZERO: Self;
     /// Identity of [`Op::Min`]: `+inf` or the type's largest value.
     const MIN_IDENTITY: Self;
@@ -82,12 +65,13 @@ pub trait Scalar: Copy + PartialEq + 'static {
     fn min(self, other: Self) -> Self;
     /// Maximum; for floats NaN wins.
     fn max(self, other: Self) -> Self;
+    /// The element's 32 bits, as a shuffle or a 16-byte load moves them.
     fn to_bits(self) -> u32;
+    /// The element whose bits are `bits`.
     fn from_bits(bits: u32) -> Self;
 }
 
 impl Scalar for f32 {
-    const TYPE: ScalarType = ScalarType::F32;
     const ZERO: Self = 0.0;
     const MIN_IDENTITY: Self = f32::INFINITY;
     const MAX_IDENTITY: Self = f32::NEG_INFINITY;
@@ -122,9 +106,8 @@ impl Scalar for f32 {
 }
 
 macro_rules! integer_scalar {
-    ($t:ty, $kind:ident) => {
+    ($t:ty) => {
         impl Scalar for $t {
-            const TYPE: ScalarType = ScalarType::$kind;
             const ZERO: Self = 0;
             const MIN_IDENTITY: Self = <$t>::MAX;
             const MAX_IDENTITY: Self = <$t>::MIN;
@@ -151,5 +134,5 @@ macro_rules! integer_scalar {
         }
     };
 }
-integer_scalar!(i32, I32);
-integer_scalar!(u32, U32);
+integer_scalar!(i32);
+integer_scalar!(u32);

@@ -20,117 +20,146 @@ pub const WORDS_TILE: u32 = 64;
 /// row of a tile to the next bank.
 pub const BANK_BYTES: u32 = 4;
 
-/// The transpose ladder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TransposeVariant {
-    /// Step 1 (003): one thread per element, `dst[x][y] = src[y][x]`. Reads
-    /// are coalesced along a row; writes go down a column, one element per
-    /// row of the destination: every warp store touches 32 rows.
-    Naive,
-    /// Step 2 (003): a 16×16 block stages a 16×16 tile in shared memory; it
-    /// reads rows of the source and writes rows of the destination, so both
-    /// sides are coalesced. Reading the tile by columns makes the lanes of a
-    /// warp hit the same shared-memory banks.
-    SharedTile,
-    /// Step 3 (003): the same tile with each row padded by one bank (4
-    /// bytes), so a column of the tile falls in distinct banks. For 8-bit
-    /// data the lesson pads by 4 bytes, not 1: banks are 4 bytes wide, and a
-    /// 1-byte pad would leave four consecutive rows' bytes in one bank word
-    /// (`(17 * r) / 4` repeats banks every few rows), still conflicting.
-    PaddedTile,
-    /// Step 4 (NVIDIA's coalesced transpose): a 32×32 tile padded by one
-    /// element, 32×8 threads each moving 4 rows: fewer blocks, four loads in
-    /// flight per thread before the barrier, full 128-byte lines for 4-byte
-    /// elements.
-    Tile32,
-    /// Step 5, 8-bit only: moves 4-byte words instead of bytes. Each thread
-    /// loads a 4×4 byte block as four words (one per row), transposes it in
-    /// registers with four `prmt` byte permutes per pair, and stores four
-    /// words into a 64×64-byte tile; the tile is written out as words.
-    /// One-byte accesses use a quarter of each memory transaction's width;
-    /// words use all of it. Needs 4-byte aligned rows (base and pitch).
-    Words4x4,
+/// How a transpose step stages its tile in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staging {
+    /// No shared memory.
+    None,
+    /// A tile of elements, each row followed by this padding.
+    Tile(Padding),
+    /// A 64×64-byte tile of 4-byte words, rows padded by one word.
+    Words,
+}
+
+/// Padding after each row of a staged tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// None: column reads conflict on banks.
+    None,
+    /// One bank (4 bytes; [`pad_elements`]).
+    OneBank,
+    /// One element.
+    OneElement,
+}
+
+/// How a transpose step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransposeShape {
+    /// The kernel (base name; the type suffix is `u8`, `u16`, `u32` or `u64`).
+    pub kernel: &'static str,
+    /// Threads per block, `(x, y)`.
+    pub block: (u32, u32),
+    /// Source elements one block covers, `(columns, rows)`.
+    pub tile: (u32, u32),
+    /// Its shared-memory tile.
+    pub staging: Staging,
+    /// The element sizes, in bytes, it moves.
+    pub element_bytes: &'static [usize],
+}
+
+const ANY_SIZE: &[usize] = &[1, 2, 4, 8];
+
+const fn lesson(kernel: &'static str, staging: Staging) -> TransposeShape {
+    TransposeShape {
+        kernel,
+        block: (LESSON_TILE, LESSON_TILE),
+        tile: (LESSON_TILE, LESSON_TILE),
+        staging,
+        element_bytes: ANY_SIZE,
+    }
+}
+
+ladder! {
+    /// The transpose ladder.
+    pub enum TransposeVariant("transpose"): TransposeShape {
+        /// Step 1 (003): one thread per element, `dst[x][y] = src[y][x]`.
+        /// Reads are coalesced along a row; writes go down a column, one
+        /// element per row of the destination: every warp store touches 32
+        /// rows.
+        Naive = "naive" => lesson("transpose_naive", Staging::None),
+        /// Step 2 (003): a 16×16 block stages a 16×16 tile in shared memory;
+        /// it reads rows of the source and writes rows of the destination, so
+        /// both sides are coalesced. Reading the tile by columns makes the
+        /// lanes of a warp hit the same shared-memory banks.
+        SharedTile = "shared_tile" => lesson("transpose_shared_tile", Staging::Tile(Padding::None)),
+        /// Step 3 (003): the same tile with each row padded by one bank (4
+        /// bytes), so a column of the tile falls in distinct banks. For 8-bit
+        /// data the lesson pads by 4 bytes, not 1: banks are 4 bytes wide, and
+        /// a 1-byte pad would leave four consecutive rows' bytes in one bank
+        /// word (`(17 * r) / 4` repeats banks every few rows), still
+        /// conflicting.
+        PaddedTile = "padded_tile"
+            => lesson("transpose_padded_tile", Staging::Tile(Padding::OneBank)),
+        /// Step 4 (NVIDIA's coalesced transpose): a 32×32 tile padded by one
+        /// element, 32×8 threads each moving 4 rows: fewer blocks, four loads
+        /// in flight per thread before the barrier, full 128-byte lines for
+        /// 4-byte elements. What `transpose_into` uses for 2-, 4- and 8-byte
+        /// elements.
+        Tile32 = "tile32" => TransposeShape {
+            kernel: "transpose_tile32",
+            block: (TILE32, TILE32_ROWS),
+            tile: (TILE32, TILE32),
+            staging: Staging::Tile(Padding::OneElement),
+            element_bytes: ANY_SIZE,
+        },
+        /// Step 5, 8-bit only: moves 4-byte words instead of bytes. Each
+        /// thread loads a 4×4 byte block as four words (one per row),
+        /// transposes it in registers with four `prmt` byte permutes per
+        /// pair, and stores four words into a 64×64-byte tile; the tile is
+        /// written out as words. One-byte accesses use a quarter of each
+        /// memory transaction's width; words use all of it. Needs 4-byte
+        /// aligned rows (base and pitch). What `transpose_into` uses for
+        /// bytes in such rows.
+        Words4x4 = "words_4x4" => TransposeShape {
+            kernel: "transpose_words_4x4",
+            block: (LESSON_TILE, LESSON_TILE),
+            tile: (WORDS_TILE, WORDS_TILE),
+            staging: Staging::Words,
+            element_bytes: &[1],
+        },
+    }
+    fastest = Tile32;
 }
 
 impl TransposeVariant {
-    pub const ALL: [TransposeVariant; 5] = [
-        TransposeVariant::Naive,
-        TransposeVariant::SharedTile,
-        TransposeVariant::PaddedTile,
-        TransposeVariant::Tile32,
-        TransposeVariant::Words4x4,
-    ];
-
-    pub const fn step(self) -> u32 {
-        match self {
-            TransposeVariant::Naive => 1,
-            TransposeVariant::SharedTile => 2,
-            TransposeVariant::PaddedTile => 3,
-            TransposeVariant::Tile32 => 4,
-            TransposeVariant::Words4x4 => 5,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            TransposeVariant::Naive => "naive",
-            TransposeVariant::SharedTile => "shared_tile",
-            TransposeVariant::PaddedTile => "padded_tile",
-            TransposeVariant::Tile32 => "tile32",
-            TransposeVariant::Words4x4 => "words_4x4",
-        }
-    }
-
     /// Whether the variant exists for elements of `size` bytes.
     pub const fn supports(self, size: usize) -> bool {
-        match self {
-            TransposeVariant::Words4x4 => size == 1,
-            _ => matches!(size, 1 | 2 | 4 | 8),
+        let sizes = self.shape().element_bytes;
+        let mut i = 0;
+        while i < sizes.len() {
+            if sizes[i] == size {
+                return true;
+            }
+            i += 1;
         }
-    }
-
-    /// Entry-point base name; the type suffix is `u8`, `u16`, `u32` or `u64`.
-    pub const fn entry_base(self) -> &'static str {
-        match self {
-            TransposeVariant::Naive => "transpose_naive",
-            TransposeVariant::SharedTile => "transpose_shared_tile",
-            TransposeVariant::PaddedTile => "transpose_padded_tile",
-            TransposeVariant::Tile32 => "transpose_tile32",
-            TransposeVariant::Words4x4 => "transpose_words_4x4",
-        }
+        false
     }
 
     /// Threads per block, `(x, y)`.
     pub const fn block(self) -> (u32, u32) {
-        match self {
-            TransposeVariant::Naive
-            | TransposeVariant::SharedTile
-            | TransposeVariant::PaddedTile
-            | TransposeVariant::Words4x4 => (LESSON_TILE, LESSON_TILE),
-            TransposeVariant::Tile32 => (TILE32, TILE32_ROWS),
-        }
+        self.shape().block
     }
 
     /// Source elements one block covers, `(columns, rows)`.
     pub const fn tile(self) -> (u32, u32) {
-        match self {
-            TransposeVariant::Naive
-            | TransposeVariant::SharedTile
-            | TransposeVariant::PaddedTile => (LESSON_TILE, LESSON_TILE),
-            TransposeVariant::Tile32 => (TILE32, TILE32),
-            TransposeVariant::Words4x4 => (WORDS_TILE, WORDS_TILE),
-        }
+        self.shape().tile
     }
 
     /// Dynamic shared memory for elements of `size` bytes.
     pub const fn shared_bytes(self, size: u32) -> u32 {
-        match self {
-            TransposeVariant::Naive => 0,
-            TransposeVariant::SharedTile => LESSON_TILE * LESSON_TILE * size,
-            TransposeVariant::PaddedTile => LESSON_TILE * (LESSON_TILE + pad_elements(size)) * size,
-            TransposeVariant::Tile32 => TILE32 * (TILE32 + 1) * size,
+        let (columns, rows) = self.tile();
+        match self.shape().staging {
+            Staging::None => 0,
+            Staging::Tile(padding) => {
+                let pad = match padding {
+                    Padding::None => 0,
+                    Padding::OneBank => pad_elements(size),
+                    Padding::OneElement => 1,
+                };
+                rows * (columns + pad) * size
+            }
             // 64 destination rows of 16 words, padded by one word.
-            TransposeVariant::Words4x4 => WORDS_TILE * (WORDS_TILE / 4 + 1) * 4,
+            Staging::Words => WORDS_TILE * (WORDS_TILE / 4 + 1) * 4,
         }
     }
 }
@@ -314,19 +343,43 @@ kernels! {
             => device::naive(src, src_pitch, dst, dst_pitch, width, height);
         fn transpose_shared_tile<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
             => device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize }, 0>(
                 src, src_pitch, dst, dst_pitch, width, height);
         fn transpose_padded_tile<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
             => device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize },
                 { pad_elements(size_of::<T>() as u32) as usize }>(src, src_pitch, dst, dst_pitch, width, height);
         fn transpose_tile32<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
             => device::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>(
                 src, src_pitch, dst, dst_pitch, width, height);
         fn transpose_words_4x4<T in u8>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
             => device::words_4x4(src, src_pitch, dst, dst_pitch, width, height);
+    }
+}
+
+/// The arguments every transpose kernel takes.
+pub type TransposeArgs<T> = transpose_naive::Args<T>;
+
+impl TransposeVariant {
+    /// The typed entry of this step for elements of type `T` (a bit type of
+    /// the element's size); `None` where the step does not move `T`.
+    pub fn entry<T: crate::KernelType>(self) -> Option<crate::Entry<TransposeArgs<T>>> {
+        if !self.supports(size_of::<T>()) {
+            return None;
+        }
+        Some(match self {
+            TransposeVariant::Naive => transpose_naive::entry::<T>(),
+            TransposeVariant::SharedTile => transpose_shared_tile::entry::<T>(),
+            TransposeVariant::PaddedTile => transpose_padded_tile::entry::<T>(),
+            TransposeVariant::Tile32 => transpose_tile32::entry::<T>(),
+            TransposeVariant::Words4x4 => return transpose_words_4x4::try_entry::<T>(),
+        })
     }
 }
 

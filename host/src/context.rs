@@ -1,20 +1,23 @@
-//! The CUDA context: device, loaded module, stream and reusable device memory.
+//! The runtime: the CUDA context and loaded kernels of one device (shared),
+//! and per [`Context`] one stream with the scratch memory its work reuses.
 
-use crate::driver::{self, attribute};
+use crate::driver::{self, attribute, code};
 use crate::error::{Error, Result, check};
-use crate::launch::{Arg, LaunchConfig};
+use crate::launch::LaunchConfig;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{CUfunction, CUmodule};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::ffi::{CString, c_int, c_void};
+use std::rc::Rc;
+use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
 
 /// What the library knows about its device.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeviceInfo {
     /// The device's ordinal, as passed to [`Context::new`].
     pub ordinal: u32,
+    /// The device's name, e.g. `NVIDIA H100 80GB HBM3`.
     pub name: String,
     /// `(major, minor)`, e.g. `(9, 0)` for Hopper.
     pub compute_capability: (u32, u32),
@@ -24,7 +27,9 @@ pub struct DeviceInfo {
     pub total_memory: usize,
     /// L2 cache in bytes.
     pub l2_bytes: u32,
+    /// Threads one block may have.
     pub max_threads_per_block: u32,
+    /// Threads one multiprocessor holds at once.
     pub max_threads_per_multiprocessor: u32,
     /// Largest block, `(x, y)`.
     pub max_block: (u32, u32),
@@ -45,22 +50,11 @@ pub struct DeviceInfo {
 /// A resolved kernel: its driver handle and its table row.
 struct Loaded {
     function: CUfunction,
-    kernel: &'static warpspeed_gpu::Kernel,
+    kernel: &'static Kernel,
     /// Dynamic shared memory this kernel has been allowed above 48 KiB.
     shared_optin: Cell<u32>,
     /// `(block, shared bytes, resident blocks per SM)` of the last query.
     occupancy: Cell<(u32, u32, u32)>,
-}
-
-/// Device memory the library reuses across calls: never allocated per call.
-struct Workspace {
-    /// Intermediate partial results of multi-pass kernels; grows on demand.
-    scratch: Option<DeviceBuffer<u8>>,
-    /// A single-pass reduction's ticket counter (word 0, zero between
-    /// launches) and its per-block partials (the rest).
-    single_pass: DeviceBuffer<u32>,
-    /// Where synchronous calls put a scalar result before copying it back.
-    result: DeviceBuffer<u32>,
 }
 
 /// A module handle that unloads on drop.
@@ -69,56 +63,91 @@ struct Module(CUmodule);
 impl Drop for Module {
     fn drop(&mut self) {
         // SAFETY: the handle came from a successful cuModuleLoadDataEx and
-        // is unloaded once; the context is still alive (it is dropped after
-        // this field). An error here has nowhere to go.
+        // is unloaded once; the CUDA context is still alive (the runtime
+        // drops it after this field). An error here has nowhere to go.
         unsafe {
             driver::cuModuleUnload(self.0);
         }
     }
 }
 
-/// Everything the library needs on one GPU: the CUDA context (the device's
-/// primary context, shared with other CUDA code in the process), the loaded
-/// kernels, a stream, and reusable device memory.
-///
-/// Every operation is enqueued on [`Context::stream`] in call order. Functions
-/// that return a host value (`sum`, `min`, ...) wait for their result;
-/// functions named `*_into` only enqueue and return at once.
-///
-/// A `Context` stays on the thread that created it (the CUDA context is
-/// current there); it is neither `Send` nor `Sync`. After a kernel fault
-/// (an illegal address, a trap), CUDA cannot recover the context: every later
-/// call returns [`Error::ContextLost`].
-pub struct Context {
-    kernels: HashMap<(&'static str, &'static str), Loaded>,
+/// What every [`Context`] of one device shares: the CUDA context, the
+/// loaded module with every kernel resolved, the device's facts, and whether
+/// a kernel fault has destroyed the context.
+struct Runtime {
+    /// In the order of `warpspeed_gpu::FAMILIES`, flattened: an [`Entry`]'s
+    /// index.
+    kernels: Vec<Loaded>,
     _module: Module,
-    stream: Stream,
     info: DeviceInfo,
-    workspace: RefCell<Workspace>,
     lost: RefCell<Option<String>>,
     // Dropped last: releases the primary context the fields above live in.
     _cuda: cust::context::Context,
 }
 
-/// Driver codes that mean "no usable device" rather than a failure:
-/// no device, a stub driver library, a driver too old for the runtime,
-/// a driver that failed to initialise (`/dev/nvidia*` missing).
-const NO_DEVICE_CODES: [u32; 4] = [100, 34, 35, 303];
+/// One ordered queue of GPU work on one device: the device's CUDA context
+/// and loaded kernels (shared with every `Context` made from this one), a
+/// stream, and the scratch memory work on that stream reuses.
+///
+/// Operations run on [`Context::stream`] in call order. Functions that
+/// return a host value (`sum`, `min`, ...) wait for it. Functions that write
+/// into device buffers you pass are named `*_into` and only enqueue: they
+/// return a [`Pending`](crate::Pending) that keeps the buffers borrowed until
+/// the GPU is done with them and waits when dropped.
+///
+/// For work that overlaps, make more queues with [`Context::new_stream`] or
+/// [`Context::with_stream`]: each has its own stream and scratch memory, so
+/// library work on two of them never shares a buffer.
+///
+/// A `Context` stays on the thread that created it (the CUDA context is
+/// current there); it is neither `Send` nor `Sync`. After a kernel fault (an
+/// illegal address, a trap), CUDA cannot recover the context: every later
+/// call of every `Context` of the device returns [`Error::ContextLost`].
+pub struct Context {
+    stream: Stream,
+    /// Device memory multi-pass and single-pass kernels reuse; zeroed when
+    /// (re)allocated, grown on demand, never shrunk behind the user's back.
+    scratch: RefCell<Option<DeviceBuffer<u8>>>,
+    runtime: Rc<Runtime>,
+}
+
+/// Driver codes that mean "no usable device" rather than a failure.
+const NO_DEVICE_CODES: [u32; 4] = [
+    code::NO_DEVICE,
+    code::STUB_LIBRARY,
+    code::INSUFFICIENT_DRIVER,
+    code::SHARED_OBJECT_INIT_FAILED,
+];
+
+/// The environment variable that forces a PTX target (`sm_70`, `sm_90`)
+/// instead of the newest one the device runs.
+pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
 
 impl Context {
-    /// Initialises CUDA on device `ordinal`, loads the kernels and resolves
-    /// every entry point (a missing one is an error now, not at first use).
+    /// Initialises CUDA on device `ordinal`, loads the kernels, resolves
+    /// every entry point (a missing one is an error now, not at first use)
+    /// and creates a stream.
+    ///
+    /// The PTX is the newest target the device runs; the environment
+    /// variable `WARPSPEED_PTX` (e.g. `sm_70`) forces another one.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] without a usable GPU, [`Error::InvalidArgument`]
+    /// for an ordinal beyond the device count or an unknown `WARPSPEED_PTX`,
+    /// [`Error::UnsupportedDevice`] before compute capability 7.0,
+    /// [`Error::UnsupportedPtx`] when the driver cannot load the PTX,
+    /// [`Error::MissingEntry`], [`Error::Cuda`] for other driver failures.
     pub fn new(ordinal: u32) -> Result<Context> {
         // Through the raw driver call: cust maps codes it does not know (34,
         // a stub library) to "unknown error", which would hide "no device".
         // SAFETY: cuInit takes flags by value and touches no caller memory.
-        let code = unsafe { driver::cuInit(0) };
-        if NO_DEVICE_CODES.contains(&code) {
+        let status = unsafe { driver::cuInit(0) };
+        if NO_DEVICE_CODES.contains(&status) {
             return Err(Error::NoDevice {
-                reason: Error::driver(code, "initialising CUDA (cuInit)").to_string(),
+                reason: Error::driver(status, "initialising CUDA (cuInit)").to_string(),
             });
         }
-        check(code, || "initialising CUDA (cuInit)".into())?;
+        check(status, || "initialising CUDA (cuInit)".into())?;
         let count = cust::device::Device::num_devices()
             .map_err(|e| Error::cust(e, "counting CUDA devices"))?;
         if count == 0 {
@@ -142,16 +171,16 @@ impl Context {
         let attr = |a: c_int| -> Result<u32> {
             let mut value: c_int = 0;
             // SAFETY: writes one int; `device` is a valid device handle.
-            let code = unsafe { driver::cuDeviceGetAttribute(&mut value, a, device.as_raw()) };
-            check(code, || format!("reading device attribute {a}"))?;
+            let status = unsafe { driver::cuDeviceGetAttribute(&mut value, a, device.as_raw()) };
+            check(status, || format!("reading device attribute {a}"))?;
             Ok(value.max(0) as u32)
         };
         let compute_capability = (
             attr(attribute::COMPUTE_CAPABILITY_MAJOR)?,
             attr(attribute::COMPUTE_CAPABILITY_MINOR)?,
         );
-        let Some((ptx_target, ptx)) =
-            crate::ptx::select(compute_capability.0, compute_capability.1)
+        let forced = std::env::var(PTX_OVERRIDE).ok().filter(|t| !t.is_empty());
+        let Some((ptx_target, ptx)) = crate::ptx::choose(compute_capability, forced.as_deref())?
         else {
             return Err(Error::UnsupportedDevice {
                 name,
@@ -188,94 +217,113 @@ impl Context {
         let cuda = cust::context::Context::new(device)
             .map_err(|e| Error::cust(e, "creating the CUDA context"))?;
         let module = load_module(ptx_target, ptx)?;
-        let mut kernels = HashMap::new();
+        let mut kernels = Vec::new();
         for (_, table) in warpspeed_gpu::FAMILIES {
             for kernel in *table {
                 let name = CString::new(kernel.name).expect("kernel names have no NUL");
                 let mut function: CUfunction = std::ptr::null_mut();
                 // SAFETY: `module.0` is a loaded module; `name` is a valid C
                 // string; the function handle is written on success.
-                let code =
+                let status =
                     unsafe { driver::cuModuleGetFunction(&mut function, module.0, name.as_ptr()) };
-                if code != driver::CUDA_SUCCESS {
+                if status != driver::CUDA_SUCCESS {
                     return Err(Error::MissingEntry {
                         name: kernel.name.into(),
                     });
                 }
-                let loaded = Loaded {
+                kernels.push(Loaded {
                     function,
                     kernel,
                     shared_optin: Cell::new(0),
                     occupancy: Cell::new((0, 0, 0)),
-                };
-                kernels.insert((kernel.base, kernel.ty), loaded);
+                });
             }
         }
-        let stream = Stream::new(StreamFlags::DEFAULT, None)
-            .map_err(|e| Error::cust(e, "creating a stream"))?;
-        // The single-pass reduction never runs more blocks than can be
-        // resident at once; size its partials for a generous upper bound.
-        let single_pass_blocks = info.multiprocessors as usize
-            * (info.max_threads_per_multiprocessor / warpspeed_gpu::WARP_SIZE).max(1) as usize;
-        let workspace = Workspace {
-            scratch: None,
-            single_pass: DeviceBuffer::zeroed(1 + single_pass_blocks)
-                .map_err(|e| Error::cust(e, "allocating the reduction workspace"))?,
-            result: DeviceBuffer::zeroed(4)
-                .map_err(|e| Error::cust(e, "allocating the result slot"))?,
-        };
-        Ok(Context {
+        let runtime = Rc::new(Runtime {
             kernels,
             _module: module,
-            stream,
             info,
-            workspace: RefCell::new(workspace),
             lost: RefCell::new(None),
             _cuda: cuda,
-        })
+        });
+        let stream = Stream::new(StreamFlags::DEFAULT, None)
+            .map_err(|e| Error::cust(e, "creating a stream"))?;
+        Ok(Context::on(runtime, stream))
+    }
+
+    fn on(runtime: Rc<Runtime>, stream: Stream) -> Context {
+        Context {
+            stream,
+            scratch: RefCell::new(None),
+            runtime,
+        }
+    }
+
+    /// Another queue on the same device: a new stream and its own scratch
+    /// memory, sharing this context's loaded kernels. Work on the two runs
+    /// in any order relative to each other.
+    ///
+    /// # Errors
+    /// [`Error::ContextLost`] after a kernel fault; [`Error::Cuda`] if the
+    /// driver cannot create a stream.
+    pub fn new_stream(&self) -> Result<Context> {
+        self.ensure_alive()?;
+        let stream = Stream::new(StreamFlags::DEFAULT, None)
+            .map_err(|e| Error::cust(e, "creating a stream"))?;
+        Ok(Context::on(self.runtime.clone(), stream))
+    }
+
+    /// Another queue on the same device that runs on `stream`, a stream of
+    /// yours created in this device's primary context (cust's
+    /// `Stream::new` on this thread), with its own scratch memory. Order it
+    /// against your other work with events or by synchronizing.
+    pub fn with_stream(&self, stream: Stream) -> Context {
+        Context::on(self.runtime.clone(), stream)
     }
 
     /// The device this context runs on.
     pub fn info(&self) -> &DeviceInfo {
-        &self.info
+        &self.runtime.info
     }
 
-    /// The stream every operation is enqueued on. Order your own work
-    /// against it (events, `synchronize`) when you mix the two.
+    /// The stream every operation of this context is enqueued on. Order
+    /// your own work against it (events, `synchronize`) when you mix the two.
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
 
-    /// Waits for everything enqueued so far; reports the first failure of
-    /// any of it.
+    /// Waits for everything enqueued on this context's stream so far.
+    ///
+    /// # Errors
+    /// The first failure of any of that work ([`Error::Cuda`]; a kernel fault
+    /// also turns every later call into [`Error::ContextLost`]).
     pub fn synchronize(&self) -> Result<()> {
         self.ensure_alive()?;
         // SAFETY: the stream handle is valid for the life of `self`.
-        let code = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
-        self.track(check(code, || {
+        let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
+        self.track(check(status, || {
             "waiting for the stream (a kernel enqueued earlier failed)".into()
         }))
     }
 
-    /// Frees the scratch memory multi-pass kernels keep between calls (it is
-    /// allocated again when needed).
+    /// Waits for this context's stream, then frees its scratch memory (it
+    /// is allocated again when needed).
+    ///
+    /// # Errors
+    /// As [`Context::synchronize`].
     pub fn release_scratch(&self) -> Result<()> {
         self.synchronize()?;
-        self.workspace.borrow_mut().scratch = None;
+        self.scratch.borrow_mut().take();
         Ok(())
     }
 
-    /// Bytes of scratch memory currently held.
+    /// Bytes of scratch memory this context holds.
     pub fn scratch_bytes(&self) -> usize {
-        self.workspace
-            .borrow()
-            .scratch
-            .as_ref()
-            .map_or(0, |b| b.len())
+        self.scratch.borrow().as_ref().map_or(0, |b| b.len())
     }
 
     pub(crate) fn ensure_alive(&self) -> Result<()> {
-        match &*self.lost.borrow() {
+        match &*self.runtime.lost.borrow() {
             Some(cause) => Err(Error::ContextLost {
                 cause: cause.clone(),
             }),
@@ -287,30 +335,30 @@ impl Context {
     pub(crate) fn track<T>(&self, result: Result<T>) -> Result<T> {
         if let Err(e) = &result {
             if e.is_sticky() {
-                self.lost.borrow_mut().get_or_insert_with(|| e.to_string());
+                self.runtime
+                    .lost
+                    .borrow_mut()
+                    .get_or_insert_with(|| e.to_string());
             }
         }
         result
     }
 
-    fn loaded(&self, base: &'static str, ty: &'static str) -> Result<&Loaded> {
-        self.kernels
-            .get(&(base, ty))
-            .ok_or_else(|| Error::MissingEntry {
-                name: format!("{base}_{ty}"),
-            })
+    fn loaded<A>(&self, entry: Entry<A>) -> &Loaded {
+        // In range: entries are indices into the flattened kernel tables,
+        // all of which `new` resolved.
+        &self.runtime.kernels[entry.index()]
     }
 
     /// Blocks of `block` threads with `shared_bytes` that one SM holds at
     /// once for this kernel (at least 1).
-    pub(crate) fn blocks_per_sm(
+    pub(crate) fn blocks_per_sm<A>(
         &self,
-        base: &'static str,
-        ty: &'static str,
+        entry: Entry<A>,
         block: u32,
         shared_bytes: u32,
     ) -> Result<u32> {
-        let loaded = self.loaded(base, ty)?;
+        let loaded = self.loaded(entry);
         let (b, s, cached) = loaded.occupancy.get();
         if (b, s) == (block, shared_bytes) && cached > 0 {
             return Ok(cached);
@@ -318,7 +366,7 @@ impl Context {
         let mut blocks: c_int = 0;
         // SAFETY: `function` is a resolved handle of the loaded module;
         // writes one int.
-        let code = unsafe {
+        let status = unsafe {
             driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut blocks,
                 loaded.function,
@@ -326,7 +374,7 @@ impl Context {
                 shared_bytes as usize,
             )
         };
-        check(code, || {
+        check(status, || {
             format!("querying the occupancy of {}", loaded.kernel.name)
         })?;
         let blocks = (blocks.max(1)) as u32;
@@ -334,44 +382,38 @@ impl Context {
         Ok(blocks)
     }
 
-    /// Launches kernel `<base>_<ty>` on the context's stream after checking
-    /// the argument sizes against its table row and the configuration
-    /// against the device's limits.
+    /// Launches `entry` with `args` on this context's stream after checking
+    /// the configuration against the device's limits. The argument list's
+    /// type is the kernel's own (`Args` of its module): a wrong count, order
+    /// or type of arguments does not compile.
     ///
     /// # Safety
     /// The arguments must satisfy the launch contract documented on the
     /// kernel's body in `warpspeed-gpu`: every pointer valid for the lengths
-    /// passed, outputs not aliasing inputs unless the body allows it.
-    pub(crate) unsafe fn launch(
+    /// passed, outputs not aliasing inputs unless the body allows it, and
+    /// the buffers kept alive until the stream has run the kernel.
+    pub(crate) unsafe fn launch<A: KernelArgs>(
         &self,
-        base: &'static str,
-        ty: &'static str,
+        entry: Entry<A>,
         cfg: LaunchConfig,
-        args: &[Arg<'_>],
+        args: &A,
     ) -> Result<()> {
         self.ensure_alive()?;
-        let loaded = self.loaded(base, ty)?;
+        let loaded = self.loaded(entry);
         let kernel = loaded.kernel;
-        let sizes: Vec<usize> = args.iter().map(|a| a.size).collect();
-        if sizes != kernel.params {
-            return Err(Error::InvalidArgument(format!(
-                "internal: {} takes arguments of {:?} bytes but was given {:?}",
-                kernel.name, kernel.params, sizes
-            )));
-        }
-        self.info.check_launch(kernel.name, &cfg)?;
-        if cfg.shared_bytes > self.info.max_shared_per_block
+        self.info().check_launch(kernel.name, &cfg)?;
+        if cfg.shared_bytes > self.info().max_shared_per_block
             && cfg.shared_bytes > loaded.shared_optin.get()
         {
             // SAFETY: a valid function handle; sets one attribute.
-            let code = unsafe {
+            let status = unsafe {
                 driver::cuFuncSetAttribute(
                     loaded.function,
                     driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     cfg.shared_bytes as c_int,
                 )
             };
-            check(code, || {
+            check(status, || {
                 format!(
                     "allowing {} {} B of shared memory",
                     kernel.name, cfg.shared_bytes
@@ -379,13 +421,15 @@ impl Context {
             })?;
             loaded.shared_optin.set(cfg.shared_bytes);
         }
-        let mut params: Vec<*mut c_void> = args.iter().map(|a| a.ptr).collect();
+        let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
+        args.params(&mut params);
         // SAFETY: the handle belongs to the loaded module; `params` holds one
-        // pointer per kernel parameter, each to a live value of the size the
-        // kernel declares (checked above); the configuration is within the
-        // device's limits (checked above); pointer validity is the caller's
-        // contract.
-        let code = unsafe {
+        // pointer per kernel parameter, each to a field of `args` (alive for
+        // this call) of the parameter's size and representation (`A` is the
+        // kernel's generated `Args`, by its type); the configuration is
+        // within the device's limits (checked above); pointer validity is
+        // the caller's contract.
+        let status = unsafe {
             driver::cuLaunchKernel(
                 loaded.function,
                 cfg.grid.0,
@@ -400,73 +444,69 @@ impl Context {
                 std::ptr::null_mut(),
             )
         };
-        self.track(check(code, || format!("launching {} ({cfg})", kernel.name)))
+        self.track(check(status, || {
+            format!("launching {} ({cfg})", kernel.name)
+        }))
     }
 
-    /// A device address of at least `bytes` of scratch memory, 256-byte
-    /// aligned, valid until the next call that asks for more.
+    /// The device address of at least `bytes` of this context's scratch
+    /// memory, 256-byte aligned. Bytes are zero when the memory is first
+    /// allocated (or grown) and otherwise hold what earlier work left.
+    /// Growing waits for the stream (work enqueued earlier may still use the
+    /// old buffer).
     pub(crate) fn scratch(&self, bytes: usize) -> Result<u64> {
-        let mut workspace = self.workspace.borrow_mut();
-        let big_enough = workspace.scratch.as_ref().is_some_and(|b| b.len() >= bytes);
-        if !big_enough {
-            // Work already enqueued may still use the old buffer.
-            // SAFETY: the stream handle is valid for the life of `self`.
-            let code = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
-            self.track(check(code, || {
-                "waiting for the stream before growing scratch memory".into()
-            }))?;
-            workspace.scratch = None;
-            // SAFETY: bytes are never read on the host; kernels write every
-            // partial before reading it.
-            let buffer = unsafe { DeviceBuffer::<u8>::uninitialized(bytes.max(256)) }
+        let mut scratch = self.scratch.borrow_mut();
+        if !scratch.as_ref().is_some_and(|b| b.len() >= bytes) {
+            self.synchronize()?;
+            scratch.take();
+            let buffer = DeviceBuffer::<u8>::zeroed(bytes.max(256))
                 .map_err(|e| Error::cust(e, format!("allocating {bytes} B of scratch memory")))?;
-            workspace.scratch = Some(buffer);
+            *scratch = Some(buffer);
         }
-        Ok(workspace
-            .scratch
+        Ok(scratch
             .as_ref()
             .map(|b| b.as_device_ptr().as_raw())
             .unwrap_or_default())
     }
 
     /// Enqueues zeroing `words` 4-byte words at device address `address`.
-    pub(crate) fn zero_words(&self, address: u64, words: usize) -> Result<()> {
-        // SAFETY: callers pass an address valid for `words` 4-byte writes;
-        // the stream handle is valid for the life of `self`.
-        let code = unsafe { driver::cuMemsetD32Async(address, 0, words, self.stream.as_inner()) };
-        self.track(check(code, || format!("zeroing {words} words of output")))
+    ///
+    /// # Safety
+    /// `address` must be valid for `words` 4-byte writes until the stream
+    /// has run the memset.
+    pub(crate) unsafe fn zero_words(&self, address: u64, words: usize) -> Result<()> {
+        // SAFETY: the address is the caller's contract; the stream handle is
+        // valid for the life of `self`.
+        let status = unsafe { driver::cuMemsetD32Async(address, 0, words, self.stream.as_inner()) };
+        self.track(check(status, || format!("zeroing {words} words of output")))
     }
 
-    /// The single-pass workspace: `(counter address, partials address,
-    /// partials capacity)`.
-    pub(crate) fn single_pass(&self) -> (u64, u64, usize) {
-        let workspace = self.workspace.borrow();
-        let base = workspace.single_pass.as_device_ptr().as_raw();
-        (base, base + 4, workspace.single_pass.len() - 1)
-    }
-
-    /// The result slot's address (16 bytes).
-    pub(crate) fn result_slot(&self) -> u64 {
-        self.workspace.borrow().result.as_device_ptr().as_raw()
-    }
-
-    /// Waits for the stream, then copies the first `T` of the result slot
-    /// back to the host.
-    pub(crate) fn read_result<T: DeviceCopy + Default>(&self) -> Result<T> {
+    /// Waits for the stream, then copies the `T` at device address
+    /// `address` to the host.
+    ///
+    /// # Safety
+    /// `address` must be valid for reading one `T`.
+    pub(crate) unsafe fn read_back<T: DeviceCopy + Default>(&self, address: u64) -> Result<T> {
         self.synchronize()?;
         let mut value = T::default();
-        let workspace = self.workspace.borrow();
-        // SAFETY: the slot holds 16 bytes and `T` is at most that (all
-        // element types are 4 bytes); the stream has finished writing it.
-        let code = unsafe {
-            driver::cuMemcpyDtoH_v2(
-                (&mut value as *mut T).cast(),
-                workspace.result.as_device_ptr().as_raw(),
-                size_of::<T>().min(16),
-            )
+        // SAFETY: `value` is a host `T`; the address holds one (caller); the
+        // stream has finished writing it.
+        let status = unsafe {
+            driver::cuMemcpyDtoH_v2((&mut value as *mut T).cast(), address, size_of::<T>())
         };
-        self.track(check(code, || "copying a result to the host".into()))?;
+        self.track(check(status, || "copying a result to the host".into()))?;
         Ok(value)
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // Work still on the stream may use the scratch memory freed next (a
+        // `Pending` cannot outlive the context, but one can be leaked).
+        // SAFETY: the stream handle is valid until the field drops after this.
+        unsafe {
+            driver::cuStreamSynchronize(self.stream.as_inner());
+        }
     }
 }
 
@@ -483,7 +523,7 @@ fn load_module(target: &'static str, ptx: &str) -> Result<Module> {
     let mut module: CUmodule = std::ptr::null_mut();
     // SAFETY: `image` is NUL-terminated PTX; the option arrays have equal
     // length and the log buffer outlives the call and has the stated size.
-    let code = unsafe {
+    let status = unsafe {
         driver::cuModuleLoadDataEx(
             &mut module,
             image.as_ptr().cast(),
@@ -492,13 +532,20 @@ fn load_module(target: &'static str, ptx: &str) -> Result<Module> {
             values.as_mut_ptr(),
         )
     };
-    if code != driver::CUDA_SUCCESS {
+    if status != driver::CUDA_SUCCESS {
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         let log = String::from_utf8_lossy(&log[..end]).into_owned();
-        return Err(match code {
-            // Invalid PTX, unsupported PTX version, no JIT compiler.
-            218 | 221 | 222 | 200 | 209 => Error::UnsupportedPtx { target, code, log },
-            _ => Error::driver(code, format!("loading the {target} PTX module: {log}")),
+        return Err(match status {
+            code::INVALID_PTX
+            | code::JIT_COMPILER_NOT_FOUND
+            | code::UNSUPPORTED_PTX_VERSION
+            | code::INVALID_IMAGE
+            | code::NO_BINARY_FOR_GPU => Error::UnsupportedPtx {
+                target,
+                code: status,
+                log,
+            },
+            _ => Error::driver(status, format!("loading the {target} PTX module: {log}")),
         });
     }
     Ok(Module(module))

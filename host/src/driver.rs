@@ -14,6 +14,40 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 pub(crate) type CUresult = u32;
 pub(crate) const CUDA_SUCCESS: CUresult = 0;
 
+/// Named `CUresult` values the library branches on (`cuda.h`).
+pub mod code {
+    /// `CUDA_ERROR_STUB_LIBRARY`: the driver library is a stub (no driver).
+    pub const STUB_LIBRARY: u32 = 34;
+    /// `CUDA_ERROR_INSUFFICIENT_DRIVER`: the driver is older than the runtime.
+    pub const INSUFFICIENT_DRIVER: u32 = 35;
+    /// `CUDA_ERROR_NO_DEVICE`.
+    pub const NO_DEVICE: u32 = 100;
+    /// `CUDA_ERROR_INVALID_IMAGE`: the module image is not valid.
+    pub const INVALID_IMAGE: u32 = 200;
+    /// `CUDA_ERROR_NO_BINARY_FOR_GPU`.
+    pub const NO_BINARY_FOR_GPU: u32 = 209;
+    /// `CUDA_ERROR_INVALID_PTX`: the JIT compiler rejected the PTX.
+    pub const INVALID_PTX: u32 = 218;
+    /// `CUDA_ERROR_JIT_COMPILER_NOT_FOUND`.
+    pub const JIT_COMPILER_NOT_FOUND: u32 = 221;
+    /// `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`: the driver is older than the PTX.
+    pub const UNSUPPORTED_PTX_VERSION: u32 = 222;
+    /// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: the driver failed to start
+    /// (e.g. no `/dev/nvidia*`).
+    pub const SHARED_OBJECT_INIT_FAILED: u32 = 303;
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory it may not.
+    pub const ILLEGAL_ADDRESS: u32 = 700;
+    /// `CUDA_ERROR_LAUNCH_TIMEOUT`.
+    pub const LAUNCH_TIMEOUT: u32 = 702;
+    /// `CUDA_ERROR_HARDWARE_STACK_ERROR`, the first of the kernel faults
+    /// that end at `CUDA_ERROR_LAUNCH_FAILED` (714 to 719: stack error,
+    /// illegal instruction, misaligned address, invalid address space,
+    /// invalid program counter, launch failure, e.g. a `trap`).
+    pub const HARDWARE_STACK_ERROR: u32 = 714;
+    /// `CUDA_ERROR_LAUNCH_FAILED`: an exception during the kernel (a `trap`).
+    pub const LAUNCH_FAILED: u32 = 719;
+}
+
 /// `CUjit_option` values used when loading PTX.
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_uint = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_uint = 6;
@@ -86,6 +120,7 @@ unsafe extern "C" {
         extra: *mut *mut c_void,
     ) -> CUresult;
     pub(crate) fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, bytes: usize) -> CUresult;
+
     pub(crate) fn cuMemsetD32Async(
         dst: u64,
         value: c_uint,

@@ -1,17 +1,26 @@
 //! The one error type of the crate.
 
-use crate::driver;
+use crate::driver::{self, code};
 use std::fmt;
 
 /// What can go wrong. Every public function returns `Result<_, Error>`.
+///
+/// Mistakes in the arguments of a call are [`Error::LengthMismatch`],
+/// [`Error::ShapeMismatch`], [`Error::Misaligned`], [`Error::Unsupported`]
+/// and [`Error::InvalidArgument`] ([`Error::is_argument_error`] tells them
+/// apart from failures of the device); all are returned before anything is
+/// launched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// No CUDA device is usable: no driver, no GPU, or a stub driver library.
-    NoDevice { reason: String },
+    NoDevice {
+        /// Why, as the driver said it.
+        reason: String,
+    },
     /// A CUDA driver call failed.
     Cuda {
-        /// The driver's code (`CUresult`), e.g. 700.
+        /// The driver's code (`CUresult`), e.g. 700; see [`crate::code`].
         code: u32,
         /// The driver's name for it, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`.
         name: String,
@@ -25,19 +34,60 @@ pub enum Error {
     UnsupportedPtx {
         /// The PTX target the library chose for this device.
         target: &'static str,
+        /// The driver's code.
         code: u32,
         /// The JIT compiler's log.
         log: String,
     },
     /// The device is older than the oldest PTX target shipped.
     UnsupportedDevice {
+        /// The device's name.
         name: String,
+        /// Its compute capability, `(major, minor)`.
         compute_capability: (u32, u32),
     },
     /// The loaded module lacks a kernel the library declares (a build
     /// inconsistency, caught when the module loads).
-    MissingEntry { name: String },
-    /// A call's arguments are not acceptable; the message says why.
+    MissingEntry {
+        /// The entry's name.
+        name: String,
+    },
+    /// A slice has the wrong number of elements.
+    LengthMismatch {
+        /// Which argument, e.g. "the column sums' output".
+        what: &'static str,
+        /// The length the call needs.
+        expected: usize,
+        /// The length given.
+        given: usize,
+    },
+    /// A matrix has the wrong `(width, height)`.
+    ShapeMismatch {
+        /// Which argument, e.g. "the transpose's destination".
+        what: &'static str,
+        /// The shape the call needs.
+        expected: (usize, usize),
+        /// The shape given.
+        given: (usize, usize),
+    },
+    /// A buffer's start or row pitch is not aligned as a kernel needs.
+    Misaligned {
+        /// Which argument and what the kernel loads.
+        what: &'static str,
+        /// The alignment it needs, in bytes.
+        alignment: usize,
+    },
+    /// The chosen ladder step does not do what was asked (an operator it
+    /// does not compute, an element size it does not move, a block size it
+    /// is not compiled for).
+    Unsupported {
+        /// The step's name.
+        variant: &'static str,
+        /// What it does not do, and what does.
+        reason: String,
+    },
+    /// Any other unacceptable argument (sizes beyond the device's limits,
+    /// views that do not fit their slices); the message says why.
     InvalidArgument(String),
     /// An earlier kernel fault (an illegal address, a trap) destroyed the CUDA
     /// context. No later call on it can succeed; create a new process.
@@ -70,22 +120,37 @@ impl Error {
     /// Whether this error leaves the CUDA context unusable: a kernel fault is
     /// "sticky" and every later call in the process fails.
     pub fn is_sticky(&self) -> bool {
+        match self {
+            Error::Cuda { code: c, .. } => matches!(
+                *c,
+                code::ILLEGAL_ADDRESS | code::LAUNCH_TIMEOUT | code::HARDWARE_STACK_ERROR
+                    ..=code::LAUNCH_FAILED
+            ),
+            Error::ContextLost { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether this error is a mistake in a call's arguments, reported before
+    /// any launch (the context stays usable).
+    pub fn is_argument_error(&self) -> bool {
         matches!(
             self,
-            Error::Cuda {
-                code: 700 | 702 | 714..=719,
-                ..
-            } | Error::ContextLost { .. }
+            Error::LengthMismatch { .. }
+                | Error::ShapeMismatch { .. }
+                | Error::Misaligned { .. }
+                | Error::Unsupported { .. }
+                | Error::InvalidArgument(_)
         )
     }
 }
 
 /// Maps a raw driver result to `Ok` or an [`Error::Cuda`].
-pub(crate) fn check(code: driver::CUresult, during: impl FnOnce() -> String) -> Result<()> {
-    if code == driver::CUDA_SUCCESS {
+pub(crate) fn check(status: driver::CUresult, during: impl FnOnce() -> String) -> Result<()> {
+    if status == driver::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::driver(code, during()))
+        Err(Error::driver(status, during()))
     }
 }
 
@@ -128,6 +193,23 @@ impl fmt::Display for Error {
                 f,
                 "kernel `{name}` is missing from the loaded PTX (rebuild it: `cargo xtask build-ptx`)"
             ),
+            Error::LengthMismatch {
+                what,
+                expected,
+                given,
+            } => write!(f, "{what} must hold {expected} elements, but holds {given}"),
+            Error::ShapeMismatch {
+                what,
+                expected: (ew, eh),
+                given: (gw, gh),
+            } => write!(f, "{what} must be {ew}×{eh}, but is {gw}×{gh}"),
+            Error::Misaligned { what, alignment } => write!(
+                f,
+                "{what}: start and row pitch must be multiples of {alignment} bytes"
+            ),
+            Error::Unsupported { variant, reason } => {
+                write!(f, "the {variant} step {reason}")
+            }
             Error::InvalidArgument(message) => write!(f, "invalid argument: {message}"),
             Error::ContextLost { cause } => write!(
                 f,

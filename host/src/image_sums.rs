@@ -10,9 +10,9 @@
 //! let image = Matrix::new(&pixels, 3, 2)?;
 //! let mut columns = DeviceBuffer::from_slice(&[0u32; 3]).unwrap();
 //! let mut rows = DeviceBuffer::from_slice(&[0.0f32; 2]).unwrap();
-//! ctx.column_sums(&image, &mut columns)?; // [5, 7, 9]
-//! ctx.row_sums(&image, &mut rows)?; // [6.0, 15.0]
-//! ctx.synchronize()?;
+//! let columns_done = ctx.column_sums_into(&image, &mut columns)?; // [5, 7, 9]
+//! ctx.row_sums_into(&image, &mut rows)?.wait()?; // [6.0, 15.0]
+//! columns_done.wait()?;
 //! # Ok(()) }
 //! ```
 //!
@@ -22,16 +22,19 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::launch::{LaunchConfig, args, blocks_for};
+use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::Matrix;
+use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
-use warpspeed_gpu::image_sums::{ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL};
+use warpspeed_gpu::image_sums::{
+    ImageArgs, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
+    column_sums_four_per_thread, column_sums_per_thread, column_sums_strips,
+};
+use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// The output element of a sum: `u32` or `f32`. Sealed.
-pub trait SumOutput: DeviceCopy + sealed::Sealed {
-    const TYPE: &'static str;
-}
+pub trait SumOutput: SumOut + DeviceCopy + sealed::Sealed {}
 
 mod sealed {
     pub trait Sealed {}
@@ -39,24 +42,22 @@ mod sealed {
     impl Sealed for f32 {}
 }
 
-impl SumOutput for u32 {
-    const TYPE: &'static str = "u32";
-}
-impl SumOutput for f32 {
-    const TYPE: &'static str = "f32";
-}
+impl SumOutput for u32 {}
+impl SumOutput for f32 {}
 
-fn check_output<O>(out: &DeviceSlice<O>, expected: usize, what: &str) -> Result<()>
-where
-    O: DeviceCopy,
-{
+fn check_output<O: DeviceCopy>(
+    out: &DeviceSlice<O>,
+    expected: usize,
+    what: &'static str,
+) -> Result<()> {
     if out.len() == expected {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(format!(
-            "{what} of this image need an output of {expected} elements, got {}",
-            out.len()
-        )))
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            given: out.len(),
+        })
     }
 }
 
@@ -67,53 +68,62 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 
 impl Context {
     /// Enqueues the sum of each column of `image` into `out` (`width`
-    /// elements) with the fastest variant.
-    pub fn column_sums<O: SumOutput>(
-        &self,
-        image: &Matrix<u8>,
-        out: &mut DeviceSlice<O>,
-    ) -> Result<()> {
-        self.column_sums_with(ColumnSumVariant::Strips, image, out)
+    /// elements) with the fastest variant. Returns at once; see [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for an output of the wrong length.
+    pub fn column_sums_into<'a, O: SumOutput>(
+        &'a self,
+        image: &Matrix<'a, u8>,
+        out: &'a mut DeviceSlice<O>,
+    ) -> Result<Pending<'a>> {
+        self.column_sums_into_with(ColumnSumVariant::FASTEST, image, out)
     }
 
     /// Enqueues the sum of each row of `image` into `out` (`height`
-    /// elements) with the fastest variant.
-    pub fn row_sums<O: SumOutput>(
-        &self,
-        image: &Matrix<u8>,
-        out: &mut DeviceSlice<O>,
-    ) -> Result<()> {
-        self.row_sums_with(RowSumVariant::Vectorized, image, out)
+    /// elements) with the fastest variant. Returns at once; see [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for an output of the wrong length.
+    pub fn row_sums_into<'a, O: SumOutput>(
+        &'a self,
+        image: &Matrix<'a, u8>,
+        out: &'a mut DeviceSlice<O>,
+    ) -> Result<Pending<'a>> {
+        self.row_sums_into_with(RowSumVariant::FASTEST, image, out)
     }
 
-    /// Enqueues the column sums with one variant of the ladder.
-    pub fn column_sums_with<O: SumOutput>(
-        &self,
+    /// Enqueues the column sums with one step of the ladder.
+    ///
+    /// # Errors
+    /// As [`Context::column_sums_into`]; [`Error::Misaligned`] for
+    /// [`ColumnSumVariant::FourColumnsPerThread`] on rows not 4-byte aligned.
+    pub fn column_sums_into_with<'a, O: SumOutput>(
+        &'a self,
         variant: ColumnSumVariant,
-        image: &Matrix<u8>,
-        out: &mut DeviceSlice<O>,
-    ) -> Result<()> {
+        image: &Matrix<'a, u8>,
+        out: &'a mut DeviceSlice<O>,
+    ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         let (width, height) = (image.width(), image.height());
-        check_output(out, width, "the column sums")?;
+        check_output(out, width, "the column sums' output")?;
         if variant == ColumnSumVariant::FourColumnsPerThread && !image.rows_aligned(4) {
-            return Err(Error::InvalidArgument(
-                "four_columns_per_thread loads 4-byte words: the image must start at a 4-byte aligned \
-                 address with a pitch that is a multiple of 4"
-                    .into(),
-            ));
+            return Err(Error::Misaligned {
+                what: "the image of four_columns_per_thread (it loads 4-byte words)",
+                alignment: 4,
+            });
         }
-        if width == 0 {
-            return Ok(());
-        }
+        let shape = variant.shape();
         let output = out.as_device_ptr().as_raw();
-        if variant.accumulates() || height == 0 {
-            self.zero_words(output, width)?;
+        if width > 0 && (shape.accumulates || height == 0) {
+            // SAFETY: `out` holds `width` elements (checked above) and stays
+            // borrowed by the returned `Pending`.
+            unsafe { self.zero_words(output, width)? };
         }
-        if height == 0 {
-            return Ok(());
+        if width == 0 || height == 0 {
+            return Ok(Pending::new(self));
         }
-        let columns = grid_x(width, variant.block_columns() as usize)?;
+        let columns = grid_x(width, shape.block_columns as usize)?;
         let (grid, rows_per_block) = if variant == ColumnSumVariant::Strips {
             // Split the rows into bands so that the grid fills every SM
             // several times over, within the grid's y limit; a band is a
@@ -133,107 +143,109 @@ impl Context {
         };
         let cfg = LaunchConfig {
             grid,
-            block: variant.block(),
-            shared_bytes: variant.shared_bytes(),
+            block: shape.block,
+            shared_bytes: shape.shared_bytes,
         };
-        let (image_address, pitch, w, h) =
-            (image.address(), image.pitch(), width as u32, height as u32);
-        let base = variant.entry_base();
+        let (image_ptr, pitch) = (DevPtr::new(image.address()), image.pitch());
+        // Below 2^32: checked by the view.
+        let (width, height) = (width as u32, height as u32);
+        let out = DevPtrMut::new(output);
         // SAFETY: the image view lies inside its slice (checked when it was
         // made); `out` holds exactly `width` elements (checked above) and is
         // zeroed first where the variant adds into it; FourColumnsPerThread's
         // alignment is checked above (Strips checks its own and falls back to
-        // bytes); the grid covers every column, and for Strips every row band.
+        // bytes); the grid covers every column, and for Strips every row band;
+        // the `Pending` keeps the image and `out` borrowed until the stream
+        // has run the kernel.
         unsafe {
-            if variant == ColumnSumVariant::Strips {
-                self.launch(
-                    base,
-                    O::TYPE,
-                    cfg,
-                    &args![image_address, pitch, w, h, rows_per_block, output],
-                )
-            } else {
-                self.launch(
-                    base,
-                    O::TYPE,
-                    cfg,
-                    &args![image_address, pitch, w, h, output],
-                )
+            match variant {
+                ColumnSumVariant::Strips => {
+                    let args = column_sums_strips::Args {
+                        image: image_ptr,
+                        pitch,
+                        width,
+                        height,
+                        rows_per_block,
+                        out,
+                    };
+                    self.launch(column_sums_strips::entry::<O>(), cfg, &args)?
+                }
+                ColumnSumVariant::ColumnPerThread | ColumnSumVariant::FourColumnsPerThread => {
+                    let args = ImageArgs {
+                        image: image_ptr,
+                        pitch,
+                        width,
+                        height,
+                        out,
+                    };
+                    let entry = if variant == ColumnSumVariant::ColumnPerThread {
+                        column_sums_per_thread::entry::<O>()
+                    } else {
+                        column_sums_four_per_thread::entry::<O>()
+                    };
+                    self.launch(entry, cfg, &args)?
+                }
             }
         }
+        Ok(Pending::new(self))
     }
 
-    /// Enqueues the row sums with one variant of the ladder.
-    pub fn row_sums_with<O: SumOutput>(
-        &self,
+    /// Enqueues the row sums with one step of the ladder.
+    ///
+    /// # Errors
+    /// As [`Context::row_sums_into`].
+    pub fn row_sums_into_with<'a, O: SumOutput>(
+        &'a self,
         variant: RowSumVariant,
-        image: &Matrix<u8>,
-        out: &mut DeviceSlice<O>,
-    ) -> Result<()> {
+        image: &Matrix<'a, u8>,
+        out: &'a mut DeviceSlice<O>,
+    ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         let (width, height) = (image.width(), image.height());
-        check_output(out, height, "the row sums")?;
-        if height == 0 {
-            return Ok(());
-        }
+        check_output(out, height, "the row sums' output")?;
+        let shape = variant.shape();
         let output = out.as_device_ptr().as_raw();
-        if variant.accumulates() || width == 0 {
-            self.zero_words(output, height)?;
+        if height > 0 && (shape.accumulates || width == 0) {
+            // SAFETY: `out` holds `height` elements (checked above) and stays
+            // borrowed by the returned `Pending`.
+            unsafe { self.zero_words(output, height)? };
         }
-        if width == 0 {
-            return Ok(());
+        if width == 0 || height == 0 {
+            return Ok(Pending::new(self));
         }
-        let block = variant.block();
+        let entry = variant.entry::<O>();
+        let rows_per_block = shape.rows_per_block as usize;
         let grid = match variant {
             RowSumVariant::AtomicChunks => {
                 let threads = width.div_ceil(ROW_CHUNK as usize).checked_mul(height);
-                grid_x(threads.unwrap_or(usize::MAX), block as usize)?
+                grid_x(threads.unwrap_or(usize::MAX), shape.block as usize)?
             }
-            RowSumVariant::BlockTree => grid_x(height, 1)?,
-            RowSumVariant::WarpShuffle => grid_x(height, variant.rows_per_block() as usize)?,
+            RowSumVariant::BlockTree | RowSumVariant::WarpShuffle => {
+                grid_x(height, rows_per_block)?
+            }
             RowSumVariant::Vectorized => {
                 // Enough warps to fill the GPU; each loops over rows.
-                let resident = self.blocks_per_sm(variant.entry_base(), O::TYPE, block, 0)?
-                    * self.info().multiprocessors;
-                grid_x(height, variant.rows_per_block() as usize)?.min(resident)
+                let resident =
+                    self.blocks_per_sm(entry, shape.block, 0)? * self.info().multiprocessors;
+                grid_x(height, rows_per_block)?.min(resident)
             }
         };
-        let cfg = LaunchConfig::linear(grid, block, variant.shared_bytes());
-        let (image_address, pitch, w, h) =
-            (image.address(), image.pitch(), width as u32, height as u32);
+        let cfg = LaunchConfig::linear(grid, shape.block, shape.shared_bytes);
+        let args = ImageArgs {
+            image: DevPtr::new(image.address()),
+            pitch: image.pitch(),
+            // Below 2^32: checked by the view.
+            width: width as u32,
+            height: height as u32,
+            out: DevPtrMut::new(output),
+        };
         // SAFETY: the image view lies inside its slice (checked when it was
         // made); `out` holds exactly `height` elements (checked above) and is
         // zeroed first where the variant adds into it; the grid covers every
-        // row (one block, warp or chunk each, or warps looping over rows).
-        unsafe {
-            self.launch(
-                variant.entry_base(),
-                O::TYPE,
-                cfg,
-                &args![image_address, pitch, w, h, output],
-            )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_variant_and_output_has_an_entry_point() {
-        let declared = |base: &str, ty: &str| {
-            warpspeed_gpu::image_sums::KERNELS
-                .iter()
-                .any(|k| k.base == base && k.ty == ty)
-        };
-        for ty in [u32::TYPE, f32::TYPE] {
-            for v in ColumnSumVariant::ALL {
-                assert!(declared(v.entry_base(), ty), "{}_{ty}", v.entry_base());
-            }
-            for v in RowSumVariant::ALL {
-                assert!(declared(v.entry_base(), ty), "{}_{ty}", v.entry_base());
-            }
-        }
+        // row (one block, warp or chunk each, or warps looping over rows);
+        // the `Pending` keeps the image and `out` borrowed until the stream
+        // has run the kernel.
+        unsafe { self.launch(entry, cfg, &args)? };
+        Ok(Pending::new(self))
     }
 }

@@ -1,11 +1,10 @@
-//! Launch configurations, kernel arguments, and the checks made before every
-//! launch.
+//! Launch configurations and the checks made before every launch. (The
+//! arguments are typed: each kernel's generated `Args`, see
+//! `warpspeed_gpu::kernel`.)
 
 use crate::context::DeviceInfo;
 use crate::error::{Error, Result};
-use std::ffi::c_void;
 use std::fmt;
-use std::marker::PhantomData;
 
 /// Grid and block shape and dynamic shared memory of one launch (2D; `z` is 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,34 +78,6 @@ impl DeviceInfo {
         Ok(())
     }
 }
-
-/// One kernel argument: the address of a value and its size, which the launch
-/// checks against the kernel table before the driver reads the value.
-pub(crate) struct Arg<'a> {
-    pub ptr: *mut c_void,
-    pub size: usize,
-    _value: PhantomData<&'a ()>,
-}
-
-impl<'a> Arg<'a> {
-    pub fn new<T: Copy>(value: &'a T) -> Self {
-        Arg {
-            ptr: value as *const T as *mut c_void,
-            size: size_of::<T>(),
-            _value: PhantomData,
-        }
-    }
-}
-
-/// `args![a, b, c]`: the argument list of a launch. Device pointers are
-/// passed as `u64` addresses, lengths as `usize` or `u32` exactly as the
-/// kernel's Rust signature declares them.
-macro_rules! args {
-    ($($value:expr),* $(,)?) => {
-        [$($crate::launch::Arg::new(&$value)),*]
-    };
-}
-pub(crate) use args;
 
 #[cfg(test)]
 mod tests {

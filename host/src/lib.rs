@@ -18,37 +18,78 @@
 //! ```
 //!
 //! Design:
-//! * a [`Context`] owns the CUDA context, the loaded module (every entry point
-//!   resolved at load), one stream and reusable device memory: no global
-//!   state, no allocation per call;
+//! * a [`Context`] is one queue of GPU work: the device's CUDA context and
+//!   loaded module (every entry point resolved at load, shared by every
+//!   queue of the device), one stream, and the scratch memory its work
+//!   reuses. No global state, no allocation per call;
+//! * functions that return a host value wait for it; functions that write
+//!   into your device buffers are named `*_into`, enqueue, and return a
+//!   [`Pending`] that keeps those buffers borrowed until the GPU is done;
 //! * buffers are `cust`'s [`DeviceBuffer`](cust::memory::DeviceBuffer) and
 //!   [`DeviceSlice`](cust::memory::DeviceSlice); nothing is copied behind your
 //!   back;
 //! * every argument is checked before a launch and every failure is an
-//!   [`Error`]; a kernel fault poisons the context ([`Error::ContextLost`]).
+//!   [`Error`]; a kernel fault poisons the context ([`Error::ContextLost`]);
+//! * every step of every ladder is callable (`*_with` functions taking the
+//!   family's variant), and a ladder is data: [`Ladder`] lists its steps.
+//!
+//! Kernel launches are typed: each kernel's argument list is a struct with
+//! the kernel's own parameter names and types, generated from its device
+//! signature, so a launch with a wrong or swapped argument does not compile:
+//!
+//! ```compile_fail
+//! use warpspeed::gpu::reduce::{PassArgs, reduce_sequential};
+//! use warpspeed::gpu::{DevPtr, DevPtrMut, Entry};
+//! let entry: Entry<PassArgs<f32>> = reduce_sequential::entry::<f32>();
+//! let args: PassArgs<f32> = PassArgs {
+//!     x: DevPtr::new(0),
+//!     partials: DevPtrMut::new(0),
+//!     n: 1024u32, // the kernel takes `n: usize`: does not compile
+//! };
+//! ```
+//!
+//! The same with the right types compiles; a launch through the library's
+//! internal `launch` then takes `entry` and `&args` together, so the
+//! argument list always matches the kernel:
+//!
+//! ```
+//! use warpspeed::gpu::reduce::{PassArgs, reduce_sequential};
+//! use warpspeed::gpu::{DevPtr, DevPtrMut, Entry};
+//! let entry: Entry<PassArgs<f32>> = reduce_sequential::entry::<f32>();
+//! let args: PassArgs<f32> = PassArgs {
+//!     x: DevPtr::new(0),
+//!     partials: DevPtrMut::new(0),
+//!     n: 1024usize,
+//! };
+//! assert_eq!(entry.kernel().name, "reduce_sequential_f32");
+//! # let _ = args;
+//! ```
 //!
 //! The PTX comes from the `warpspeed-gpu` crate and is embedded, so this crate
 //! builds on stable Rust. The device must have compute capability 7.0 or
 //! newer; Hopper (9.0) and newer get PTX built for sm_90.
+#![warn(missing_docs)]
 
 mod context;
 mod driver;
-mod element;
 mod error;
-pub mod image_sums;
 mod launch;
 mod matrix;
+mod pending;
 pub mod ptx;
+
+// The families, one module each.
+pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
 
-pub use context::{Context, DeviceInfo};
-pub use element::Element;
+pub use context::{Context, DeviceInfo, PTX_OVERRIDE};
+pub use driver::code;
 pub use error::{Error, Result};
-pub use image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 pub use matrix::{Matrix, MatrixMut};
-pub use reduce::{Op, ReduceVariant};
-pub use transpose::{Transposable, TransposeVariant};
+pub use pending::Pending;
+pub use warpspeed_gpu::Ladder;
 
-/// The launch constants and kernel tables shared with the device code.
+/// The device side: launch constants, ladders and kernel tables shared with
+/// the kernels.
 pub use warpspeed_gpu as gpu;

@@ -59,11 +59,20 @@ macro_rules! matrix_common {
     ($name:ident, $slice:ty) => {
         impl<'a, T: DeviceCopy> $name<'a, T> {
             /// A densely packed matrix: the pitch is the width.
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] if the slice is too short for the
+            /// shape or a side is 2^32 or more.
             pub fn new(data: $slice, width: usize, height: usize) -> Result<Self> {
                 Self::with_pitch(data, width, height, width)
             }
 
             /// A matrix whose rows start `pitch` elements apart (`pitch >= width`).
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] for a pitch below the width, a slice
+            /// too short for the shape, a side of 2^32 or more, or a shape
+            /// whose size overflows.
             pub fn with_pitch(
                 data: $slice,
                 width: usize,
@@ -79,10 +88,12 @@ macro_rules! matrix_common {
                 })
             }
 
+            /// Elements per row.
             pub fn width(&self) -> usize {
                 self.width
             }
 
+            /// Rows.
             pub fn height(&self) -> usize {
                 self.height
             }
@@ -92,6 +103,7 @@ macro_rules! matrix_common {
                 self.pitch
             }
 
+            /// Whether the matrix has no element (a width or height of 0).
             pub fn is_empty(&self) -> bool {
                 self.width == 0 || self.height == 0
             }

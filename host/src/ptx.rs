@@ -22,9 +22,42 @@ pub fn select(major: u32, minor: u32) -> Option<(&'static str, &'static str)> {
         .map(|&(_, target, ptx)| (target, ptx))
 }
 
+/// The module to load on a device of compute capability `cc`: the newest
+/// it runs, or `forced` (a target name, from `WARPSPEED_PTX`). `Ok(None)`
+/// if the device is older than every target.
+pub(crate) fn choose(
+    (major, minor): (u32, u32),
+    forced: Option<&str>,
+) -> crate::Result<Option<(&'static str, &'static str)>> {
+    let Some(forced) = forced else {
+        return Ok(select(major, minor));
+    };
+    let targets = || MODULES.iter().map(|m| m.1).collect::<Vec<_>>().join(", ");
+    match MODULES.iter().find(|(_, target, _)| *target == forced) {
+        None => Err(crate::Error::InvalidArgument(format!(
+            "{}={forced}: no such PTX target; the library ships {}",
+            crate::context::PTX_OVERRIDE,
+            targets()
+        ))),
+        Some(&(min, target, ptx)) if major * 10 + minor >= min => Ok(Some((target, ptx))),
+        Some(_) => Err(crate::Error::InvalidArgument(format!(
+            "{}={forced}: a {major}.{minor} device cannot run PTX built for {forced}",
+            crate::context::PTX_OVERRIDE
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forced_target_must_exist_and_run_on_the_device() {
+        assert_eq!(choose((9, 0), Some("sm_70")).unwrap().unwrap().0, "sm_70");
+        assert_eq!(choose((9, 0), None).unwrap().unwrap().0, "sm_90");
+        assert!(choose((8, 0), Some("sm_90")).is_err());
+        assert!(choose((9, 0), Some("sm_75")).is_err());
+    }
 
     #[test]
     fn newest_target_that_the_device_can_run() {

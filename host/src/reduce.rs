@@ -18,13 +18,46 @@
 //! identity (0 for sums) or `None` from [`Context::min`]/[`Context::max`].
 
 use crate::context::Context;
-use crate::element::{Element, type_name};
 use crate::error::{Error, Result};
-use crate::launch::{LaunchConfig, args, blocks_for};
-use cust::memory::DeviceSlice;
+use crate::launch::{LaunchConfig, blocks_for};
+use crate::pending::Pending;
+use cust::memory::{DeviceCopy, DeviceSlice};
+use std::fmt::Debug;
 pub use warpspeed_gpu::Op;
 pub use warpspeed_gpu::reduce::ReduceVariant;
-use warpspeed_gpu::reduce::{self as consts, BLOCK, UNROLL_BLOCKS, VECTOR_UNROLL, VECTOR_WIDTH};
+use warpspeed_gpu::reduce::{
+    self as consts, BLOCK, PassArgs, SinglePassArgs, VECTOR_UNROLL, VECTOR_WIDTH, reduce_cascading,
+    reduce_complete_unroll, reduce_first_add, reduce_fold, reduce_interleaved_divergent,
+    reduce_interleaved_strided, reduce_sequential, reduce_unroll_last_warp, reduce_vectorized_max,
+    reduce_vectorized_min, reduce_vectorized_sum, reduce_warp_shuffle,
+};
+use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
+
+/// An element type the reduction kernels are compiled for: `f32`, `i32`,
+/// `u32`. Sealed: the PTX holds exactly these instantiations.
+pub trait Element:
+    warpspeed_gpu::Scalar + DeviceCopy + Default + Debug + Send + Sync + sealed::Sealed
+{
+}
+
+impl Element for f32 {}
+impl Element for i32 {}
+impl Element for u32 {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+}
+
+/// Where a context's scratch memory keeps the reduction's state: the single
+/// pass's ticket counter (zero between launches: zeroed when the scratch is
+/// allocated, reset by every launch), the result slot of the waiting
+/// functions, then the per-block partials of whichever pass runs.
+const COUNTER_OFFSET: u64 = 0;
+const RESULT_OFFSET: u64 = 16;
+const PARTIALS_OFFSET: usize = 256;
 
 /// Where a pass reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,17 +97,19 @@ struct Limits {
     single_pass_grid: u32,
 }
 
-/// The block size a variant uses for `n` elements: [`BLOCK`], except that
+/// The block size a variant uses for `n` elements: its first, except that
 /// `CompleteUnroll` takes the smallest of its sizes that covers a small input
 /// in one block, and [`BLOCK`] otherwise.
 pub fn default_block(variant: ReduceVariant, n: usize) -> u32 {
+    let blocks = variant.shape().blocks;
     match variant {
-        ReduceVariant::CompleteUnroll => UNROLL_BLOCKS
-            .into_iter()
+        ReduceVariant::CompleteUnroll => blocks
+            .iter()
+            .copied()
             .find(|&b| 2 * b as usize >= n)
             .unwrap_or(BLOCK)
             .min(BLOCK),
-        _ => BLOCK,
+        _ => blocks[0],
     }
 }
 
@@ -211,27 +246,41 @@ fn plan(variant: ReduceVariant, block: u32, n: usize, limits: Limits) -> Result<
 }
 
 impl Context {
-    /// Sum of `x` with the fastest variant. Integers wrap.
+    /// Sum of `x` with the fastest variant; waits for it. Integers wrap.
+    ///
+    /// # Errors
+    /// [`Error::Misaligned`] for a slice not aligned to its elements (only
+    /// possible through unsafe code); launch and driver failures.
     pub fn sum<T: Element>(&self, x: &DeviceSlice<T>) -> Result<T> {
-        self.reduce(Op::Sum, ReduceVariant::Vectorized, x)
+        self.reduce(Op::Sum, ReduceVariant::FASTEST, x)
     }
 
-    /// Smallest element of `x`, `None` if it is empty. `f32`: NaN if any
-    /// element is NaN.
+    /// Smallest element of `x`, `None` if it is empty; waits for it. `f32`:
+    /// NaN if any element is NaN.
+    ///
+    /// # Errors
+    /// As [`Context::sum`].
     pub fn min<T: Element>(&self, x: &DeviceSlice<T>) -> Result<Option<T>> {
-        let v = self.reduce(Op::Min, ReduceVariant::Vectorized, x)?;
+        let v = self.reduce(Op::Min, ReduceVariant::FASTEST, x)?;
         Ok((!x.is_empty()).then_some(v))
     }
 
-    /// Largest element of `x`, `None` if it is empty. `f32`: NaN if any
-    /// element is NaN.
+    /// Largest element of `x`, `None` if it is empty; waits for it. `f32`:
+    /// NaN if any element is NaN.
+    ///
+    /// # Errors
+    /// As [`Context::sum`].
     pub fn max<T: Element>(&self, x: &DeviceSlice<T>) -> Result<Option<T>> {
-        let v = self.reduce(Op::Max, ReduceVariant::Vectorized, x)?;
+        let v = self.reduce(Op::Max, ReduceVariant::FASTEST, x)?;
         Ok((!x.is_empty()).then_some(v))
     }
 
-    /// Reduces `x` with `op` using one variant of the ladder and waits for the
-    /// result. An empty `x` gives `op`'s identity.
+    /// Reduces `x` with `op` using one step of the ladder and waits for the
+    /// result. An empty `x` gives `op`'s identity (one small launch writes it).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for an operator the step does not compute
+    /// (steps 1-9 compute sums only); as [`Context::sum`].
     pub fn reduce<T: Element>(
         &self,
         op: Op,
@@ -239,51 +288,64 @@ impl Context {
         x: &DeviceSlice<T>,
     ) -> Result<T> {
         let block = default_block(variant, x.len());
-        // SAFETY: the result slot holds 16 bytes, enough for one element,
-        // and lives as long as `self`.
-        unsafe { self.enqueue_reduce(op, variant, block, x, self.result_slot())? };
-        self.read_result()
+        let result = self.scratch(PARTIALS_OFFSET)? + RESULT_OFFSET;
+        // SAFETY: the result slot holds 16 bytes of this context's scratch,
+        // enough for one element; it is read back below, after the stream
+        // has run the reduction, and `x` is borrowed until then.
+        unsafe {
+            self.enqueue_reduce(op, variant, block, x, result)?;
+            self.read_back(result)
+        }
     }
 
     /// Enqueues the reduction of `x` with `op` and `variant`; the result
-    /// lands in `out[0]` when the stream reaches it. Returns at once.
+    /// lands in `out[0]`. Returns at once; the [`Pending`] keeps `x` and
+    /// `out` borrowed until the GPU is done.
     ///
-    /// `x` must not be freed or written before the stream has run the
-    /// reduction (multi-pass variants read scratch memory the context owns,
-    /// so enqueue further work on [`Context::stream`]).
-    pub fn reduce_into<T: Element>(
-        &self,
+    /// # Errors
+    /// [`Error::LengthMismatch`] for an empty `out`; as [`Context::reduce`].
+    pub fn reduce_into<'a, T: Element>(
+        &'a self,
         op: Op,
         variant: ReduceVariant,
-        x: &DeviceSlice<T>,
-        out: &mut DeviceSlice<T>,
-    ) -> Result<()> {
+        x: &'a DeviceSlice<T>,
+        out: &'a mut DeviceSlice<T>,
+    ) -> Result<Pending<'a>> {
         self.reduce_into_with_block(op, variant, default_block(variant, x.len()), x, out)
     }
 
     /// [`Context::reduce_into`] with an explicit block size: any of
     /// [`consts::UNROLL_BLOCKS`] for `CompleteUnroll`, [`BLOCK`] for the others.
-    pub fn reduce_into_with_block<T: Element>(
-        &self,
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a block size the step is not compiled
+    /// for; as [`Context::reduce_into`].
+    pub fn reduce_into_with_block<'a, T: Element>(
+        &'a self,
         op: Op,
         variant: ReduceVariant,
         block: u32,
-        x: &DeviceSlice<T>,
-        out: &mut DeviceSlice<T>,
-    ) -> Result<()> {
+        x: &'a DeviceSlice<T>,
+        out: &'a mut DeviceSlice<T>,
+    ) -> Result<Pending<'a>> {
         if out.is_empty() {
-            return Err(Error::InvalidArgument(
-                "the output slice of a reduction must hold at least one element".into(),
-            ));
+            return Err(Error::LengthMismatch {
+                what: "a reduction's output",
+                expected: 1,
+                given: 0,
+            });
         }
         // SAFETY: `out` holds at least one element (checked above) and is
-        // borrowed mutably, so it does not alias `x`.
-        unsafe { self.enqueue_reduce(op, variant, block, x, out.as_device_ptr().as_raw()) }
+        // borrowed mutably, so it does not alias `x`; the `Pending` keeps
+        // both borrowed until the stream has run the reduction.
+        unsafe { self.enqueue_reduce(op, variant, block, x, out.as_device_ptr().as_raw())? };
+        Ok(Pending::new(self))
     }
 
     /// # Safety
     /// `out` must be a device address valid for one `T` write that does not
-    /// overlap `x`.
+    /// overlap `x`, and `x` and `out` must stay alive until the stream has
+    /// run the reduction.
     unsafe fn enqueue_reduce<T: Element>(
         &self,
         op: Op,
@@ -293,79 +355,131 @@ impl Context {
         out: u64,
     ) -> Result<()> {
         self.ensure_alive()?;
-        let ty = type_name::<T>();
         // One check per kind of mistake: the block size, then the operator.
-        let blocks: &[u32] = if variant == ReduceVariant::CompleteUnroll {
-            &UNROLL_BLOCKS
-        } else {
-            &[BLOCK]
-        };
+        let blocks = variant.shape().blocks;
         if !blocks.contains(&block) {
-            return Err(Error::InvalidArgument(format!(
-                "the {} reduction runs with {blocks:?} threads per block, not {block}",
-                variant.name()
-            )));
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason: format!("runs with {blocks:?} threads per block, not {block}"),
+            });
         }
-        let base = variant.entry_base(op, block).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "the {} reduction computes sums only; use Vectorized for {}",
-                variant.name(),
-                op.name()
-            ))
-        })?;
+        if !variant.supports(op) {
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason: format!("computes sums only; use Vectorized for {}", op.name()),
+            });
+        }
         let input = x.as_device_ptr().as_raw();
         if !input.is_multiple_of(size_of::<T>() as u64) {
-            return Err(Error::InvalidArgument(format!(
-                "the input slice starts at {input:#x}, which is not aligned to its {}-byte elements",
-                size_of::<T>()
-            )));
+            return Err(Error::Misaligned {
+                what: "a reduction's input",
+                alignment: size_of::<T>(),
+            });
         }
         let n = x.len();
         let shared = variant.shared_bytes(block);
         let info = self.info();
+        let single_pass = match op {
+            Op::Sum => reduce_vectorized_sum::entry::<T>(),
+            Op::Min => reduce_vectorized_min::entry::<T>(),
+            Op::Max => reduce_vectorized_max::entry::<T>(),
+        };
+        // The single pass never runs more blocks than can be resident at
+        // once; its partials are sized for a generous upper bound of that.
+        let partials_capacity = info.multiprocessors as usize
+            * (info.max_threads_per_multiprocessor / warpspeed_gpu::WARP_SIZE).max(1) as usize;
         let limits = Limits {
             max_grid_x: info.max_grid.0,
             stride_grid: info.multiprocessors * consts::GRID_BLOCKS_PER_SM,
             single_pass_grid: if variant == ReduceVariant::Vectorized {
-                let resident = self.blocks_per_sm(base, ty, block, shared)? * info.multiprocessors;
-                resident.min(self.single_pass().2 as u32)
+                let resident =
+                    self.blocks_per_sm(single_pass, block, shared)? * info.multiprocessors;
+                resident.min(partials_capacity as u32)
             } else {
                 1
             },
         };
         let plan = plan(variant, block, n, limits)?;
-        let scratch = if plan.scratch > 0 {
-            self.scratch(plan.scratch * size_of::<T>())?
+        let partial_elements = if variant == ReduceVariant::Vectorized {
+            partials_capacity
         } else {
-            0
+            plan.scratch
         };
+        let base = self.scratch(PARTIALS_OFFSET + partial_elements * size_of::<T>())?;
+        let partials = base + PARTIALS_OFFSET as u64;
         let address = |b: Buffer| match b {
             Buffer::Input => input,
-            Buffer::Scratch(offset) => scratch + (offset * size_of::<T>()) as u64,
+            Buffer::Scratch(offset) => partials + (offset * size_of::<T>()) as u64,
             Buffer::Output => out,
         };
         for pass in &plan.passes {
             let cfg = LaunchConfig::linear(pass.grid, plan.block, shared);
             let (src, dst, len) = (address(pass.src), address(pass.dst), pass.len);
-            if variant == ReduceVariant::Vectorized {
-                let (counter, partials, _) = self.single_pass();
-                // SAFETY: `src` is `x`, valid for `len` reads and aligned
-                // (checked); `partials` holds `single_pass_grid >= grid`
-                // elements; the counter is zero between launches (zeroed at
-                // allocation, reset by each launch) and this stream is its
-                // only user; `dst` is valid for one write (caller).
-                unsafe { self.launch(base, ty, cfg, &args![src, len, partials, counter, dst])? };
-            } else {
-                // SAFETY: `src` is `x` (valid for `n` reads) or scratch that
-                // an earlier pass filled with `len` partials; `dst` is scratch
-                // holding `grid` elements (sized by the plan), or `out`, valid
-                // for one write when `grid == 1` (caller). Folding reads and
-                // writes the same scratch, which its body allows.
-                unsafe { self.launch(base, ty, cfg, &args![src, dst, len])? };
+            // SAFETY (all three): `src` is `x`, valid for `len` reads and
+            // aligned (checked), or scratch an earlier pass filled with `len`
+            // partials; `dst` is scratch sized by the plan for what the pass
+            // writes, or `out`, valid for one write when the pass is the last
+            // (caller); the caller keeps `x` and `out` alive until the stream
+            // has run the passes, and scratch is only freed after waiting.
+            match variant {
+                ReduceVariant::Vectorized => {
+                    // `partials` holds `partials_capacity >= grid` elements;
+                    // the counter is zero between launches (zeroed with the
+                    // scratch, reset by each launch) and this context's
+                    // stream is its only user.
+                    let args = SinglePassArgs {
+                        x: DevPtr::new(src),
+                        n: len,
+                        partials: DevPtrMut::new(partials),
+                        counter: DevPtrMut::new(base + COUNTER_OFFSET),
+                        out: DevPtrMut::new(dst),
+                    };
+                    unsafe { self.launch(single_pass, cfg, &args)? };
+                }
+                ReduceVariant::Folding => {
+                    // Folding reads and writes the same scratch, which its
+                    // body allows.
+                    let args = reduce_fold::Args {
+                        src: DevPtr::new(src),
+                        dst: DevPtrMut::new(dst),
+                        n: len,
+                    };
+                    unsafe { self.launch(reduce_fold::entry::<T>(), cfg, &args)? };
+                }
+                _ => {
+                    let args = PassArgs {
+                        x: DevPtr::new(src),
+                        partials: DevPtrMut::new(dst),
+                        n: len,
+                    };
+                    unsafe { self.launch(pass_entry::<T>(variant, block)?, cfg, &args)? };
+                }
             }
         }
         Ok(())
     }
+}
+
+/// The entry of one pass of steps 1-8 for `block` threads per block.
+fn pass_entry<T: Element>(variant: ReduceVariant, block: u32) -> Result<Entry<PassArgs<T>>> {
+    Ok(match variant {
+        ReduceVariant::InterleavedDivergent => reduce_interleaved_divergent::entry::<T>(),
+        ReduceVariant::InterleavedStrided => reduce_interleaved_strided::entry::<T>(),
+        ReduceVariant::Sequential => reduce_sequential::entry::<T>(),
+        ReduceVariant::FirstAddDuringLoad => reduce_first_add::entry::<T>(),
+        ReduceVariant::UnrollLastWarp => reduce_unroll_last_warp::entry::<T>(),
+        ReduceVariant::CompleteUnroll => {
+            reduce_complete_unroll::entry::<T>(block).ok_or_else(|| Error::Unsupported {
+                variant: variant.name(),
+                reason: format!("has no entry for blocks of {block} threads"),
+            })?
+        }
+        ReduceVariant::Cascading => reduce_cascading::entry::<T>(),
+        ReduceVariant::WarpShuffle => reduce_warp_shuffle::entry::<T>(),
+        ReduceVariant::Folding | ReduceVariant::Vectorized => {
+            unreachable!("steps 9 and 10 have their own kernels")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -456,7 +570,7 @@ mod tests {
         ];
         for variant in ReduceVariant::ALL {
             for n in sizes {
-                assert_consistent(variant, n);
+                assert_consistent(*variant, n);
             }
         }
     }
@@ -503,29 +617,11 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_type_and_block_has_an_entry_point() {
-        let declared = |base: &str, ty: &str| {
-            warpspeed_gpu::reduce::KERNELS
-                .iter()
-                .any(|k| k.base == base && k.ty == ty)
-        };
-        for variant in ReduceVariant::ALL {
-            for op in Op::ALL {
-                let blocks: &[u32] = if variant == ReduceVariant::CompleteUnroll {
-                    &UNROLL_BLOCKS
-                } else {
-                    &[BLOCK]
-                };
-                for &block in blocks {
-                    match variant.entry_base(op, block) {
-                        Some(base) => {
-                            for ty in consts::TYPES {
-                                assert!(declared(base, ty.name()), "{base}_{}", ty.name());
-                            }
-                        }
-                        None => assert!(!variant.supports(op)),
-                    }
-                }
+    fn every_step_of_steps_1_to_8_has_an_entry_for_each_of_its_blocks() {
+        for &variant in &ReduceVariant::ALL[..8] {
+            for &block in variant.shape().blocks {
+                let entry = pass_entry::<f32>(variant, block).unwrap();
+                assert!(entry.kernel().base.starts_with(variant.shape().kernel));
             }
         }
     }

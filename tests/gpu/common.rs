@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::{Context, Error};
+use warpspeed::{Context, Error, Ladder};
 
 thread_local! {
     static GPU: RefCell<Option<Result<Rc<Context>, String>>> = const { RefCell::new(None) };
@@ -171,4 +171,37 @@ pub fn ok<T>(r: warpspeed::Result<T>) -> Result<T, Failed> {
 
 pub fn draw_f32(r: &mut StdRng) -> f32 {
     r.random_range(-1.0f32..1.0)
+}
+
+/// The generic ladder driver: one trial per step of `L` and per case, named
+/// `<family>::<step>::<case>`, for the steps where `applies` holds. `check`
+/// runs the step on the case and compares with a CPU reference.
+pub fn ladder_trials<L: Ladder + Send, C: Clone + Send + 'static>(
+    trials: &mut Vec<Trial>,
+    cases: &[(String, usize, C)],
+    applies: fn(L, &C) -> bool,
+    check: fn(&Context, L, &C) -> Result<(), Failed>,
+) {
+    for (case_name, n, case) in cases {
+        for &step in L::ALL.iter().filter(|&&s| applies(s, case)) {
+            let case = case.clone();
+            let name = format!("{}::{}::{case_name}", L::FAMILY, step.name());
+            trials.push(sized_trial(name, *n, move |ctx| check(ctx, step, &case)));
+        }
+    }
+}
+
+/// Passes if `r` is a refusal of bad arguments (an argument error, before
+/// any launch), printing it.
+pub fn expect_invalid<T: std::fmt::Debug>(
+    r: warpspeed::Result<T>,
+    what: &str,
+) -> Result<(), Failed> {
+    match r {
+        Err(e) if e.is_argument_error() => {
+            eprintln!("  refused {what}: {e}");
+            Ok(())
+        }
+        other => Err(format!("{what}: expected an argument error, got {other:?}").into()),
+    }
 }

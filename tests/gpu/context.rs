@@ -3,7 +3,8 @@
 use crate::common::*;
 use cust::memory::{DevicePointer, DeviceSlice};
 use libtest_mimic::{Completion, Failed, Trial};
-use warpspeed::{Context, Error};
+use warpspeed::reduce::{Op, ReduceVariant};
+use warpspeed::{Context, Error, Matrix, MatrixMut};
 
 /// Set in the environment of the child process that faults on purpose.
 pub const FAULT_CHILD: &str = "WARPSPEED_FAULT_CHILD";
@@ -16,7 +17,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "empty device facts".into()
         })?;
         let cc = info.compute_capability;
-        let want = if cc.0 >= 9 { "sm_90" } else { "sm_70" };
+        let newest = if cc.0 >= 9 { "sm_90" } else { "sm_70" };
+        let forced = std::env::var(warpspeed::PTX_OVERRIDE)
+            .ok()
+            .filter(|t| !t.is_empty());
+        let want = forced.as_deref().unwrap_or(newest);
         ensure(info.ptx_target == want, || {
             format!(
                 "loaded {} PTX on a {}.{} device",
@@ -24,6 +29,55 @@ pub fn trials(trials: &mut Vec<Trial>) {
             )
         })
     }));
+
+    // Buffers freed right after enqueueing: the guard waits for the GPU
+    // first (compute-sanitizer memcheck would report a kernel touching freed
+    // memory). Large enough that the kernels are still running when the
+    // host reaches the frees.
+    trials.push(gpu_trial(
+        "context::buffers_freed_right_after_enqueueing",
+        |ctx| {
+            let side = 4096;
+            for round in 0..8u8 {
+                let src = upload(&vec![round; side * side])?;
+                let mut dst = poisoned(side * side, 0u8)?;
+                let mut sums = poisoned(side, 0u32)?;
+                let image = ok(Matrix::new(&src, side, side))?;
+                let transposed =
+                    ok(ctx.transpose_into(&image, &mut ok(MatrixMut::new(&mut dst, side, side))?))?;
+                let columns = ok(ctx.column_sums_into(&image, &mut sums))?;
+                drop((transposed, columns));
+                drop((src, dst, sums)); // right away: the guards have waited
+            }
+            ok(ctx.synchronize())
+        },
+    ));
+
+    // Two queues of one device run reductions concurrently, each with its
+    // own scratch memory (the single pass's ticket counter and partials).
+    trials.push(gpu_trial(
+        "context::streams_have_their_own_scratch",
+        |ctx| {
+            let other = ok(ctx.new_stream())?;
+            let a = upload(&vec![1u32; 10_000_019])?;
+            let b = upload(&vec![3u32; 7_000_003])?;
+            let mut out_a = poisoned(1, 0u32)?;
+            let mut out_b = poisoned(1, 0u32)?;
+            for _ in 0..20 {
+                let pa = ok(ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &a, &mut out_a))?;
+                let pb = ok(other.reduce_into(Op::Sum, ReduceVariant::Cascading, &b, &mut out_b))?;
+                ok(pa.wait())?;
+                ok(pb.wait())?;
+                let (ga, gb) = (download(&out_a)?[0], download(&out_b)?[0]);
+                ensure(ga == 10_000_019 && gb == 21_000_009, || {
+                    format!("sums on two streams: {ga}, {gb}")
+                })?;
+            }
+            ensure(other.scratch_bytes() > 0 && ctx.scratch_bytes() > 0, || {
+                "each queue holds its own scratch".into()
+            })
+        },
+    ));
 
     // A kernel fault destroys the CUDA context; the library must say so on
     // every later call instead of returning confusing driver codes. Run in a

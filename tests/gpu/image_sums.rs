@@ -4,11 +4,11 @@
 //! images stay below 2^24, where `f32` is exact).
 
 use crate::common::*;
-use crate::transpose::expect_invalid;
-use cust::memory::{DeviceCopy, DeviceSlice};
+use cust::memory::DeviceCopy;
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
-use warpspeed::{ColumnSumVariant, Context, Matrix, RowSumVariant, SumOutput};
+use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
+use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
 const SHAPES: [(usize, usize, usize, usize); 10] = [
@@ -26,17 +26,17 @@ const SHAPES: [(usize, usize, usize, usize); 10] = [
 
 trait Out: SumOutput + Copy + PartialEq + std::fmt::Debug + Default + 'static {
     const POISON: Self;
-    fn from_u32(v: u32) -> Self;
+    fn exact(v: u32) -> Self;
 }
 impl Out for u32 {
     const POISON: Self = 0xdead_beef;
-    fn from_u32(v: u32) -> Self {
+    fn exact(v: u32) -> Self {
         v
     }
 }
 impl Out for f32 {
     const POISON: Self = -1.0;
-    fn from_u32(v: u32) -> Self {
+    fn exact(v: u32) -> Self {
         v as f32
     }
 }
@@ -58,53 +58,51 @@ fn reference(
     }
 }
 
+/// Either ladder of the family.
 #[derive(Clone, Copy, Debug)]
 enum Variant {
     Columns(ColumnSumVariant),
     Rows(RowSumVariant),
 }
 
-fn run<O: Out>(
-    ctx: &Context,
-    variant: Variant,
-    image: &Matrix<u8>,
-    out: &mut DeviceSlice<O>,
-) -> warpspeed::Result<()> {
-    match variant {
-        Variant::Columns(v) => ctx.column_sums_with(v, image, out),
-        Variant::Rows(v) => ctx.row_sums_with(v, image, out),
-    }
-}
-
 fn check<O: Out>(
     ctx: &Context,
     variant: Variant,
     shape: (usize, usize, usize, usize),
-    pixels: &[u8],
-    device: &DeviceSlice<u8>,
 ) -> Result<(), Failed> {
     let (w, h, pitch, offset) = shape;
+    let key = format!("image/{w}x{h}/{pitch}/{offset}");
+    let len = offset + (h - 1) * pitch + w;
+    let input = cached_input(&key, || {
+        random_vec(len, seed_of(&key), |r| r.random::<u8>())
+    })?;
+    let (pixels, device) = (&input.0, &input.1);
     let columns = matches!(variant, Variant::Columns(_));
     let view = device.index(offset..);
     let image = ok(Matrix::with_pitch(&view, w, h, pitch))?;
     let mut out = poisoned(if columns { w } else { h }, O::POISON)?;
     let aligned = (offset % 4 == 0) && pitch % 4 == 0;
-    match run(ctx, variant, &image, &mut out) {
-        Err(warpspeed::Error::InvalidArgument(_))
-            if matches!(
-                variant,
-                Variant::Columns(ColumnSumVariant::FourColumnsPerThread)
-            ) && !aligned =>
+    let result = match variant {
+        Variant::Columns(v) => ctx.column_sums_into_with(v, &image, &mut out),
+        Variant::Rows(v) => ctx.row_sums_into_with(v, &image, &mut out),
+    };
+    match result {
+        Err(e)
+            if e.is_argument_error()
+                && matches!(
+                    variant,
+                    Variant::Columns(ColumnSumVariant::FourColumnsPerThread)
+                )
+                && !aligned =>
         {
             return Ok(());
         }
-        r => ok(r)?,
+        r => ok(r.and_then(|pending| pending.wait()))?,
     }
-    ok(ctx.synchronize())?;
     let got = download(&out)?;
     let want: Vec<O> = reference(pixels, shape, columns)
         .into_iter()
-        .map(O::from_u32)
+        .map(O::exact)
         .collect();
     match got.iter().zip(&want).position(|(g, w)| g != w) {
         None => Ok(()),
@@ -117,40 +115,40 @@ fn check<O: Out>(
 }
 
 fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
-    let variants = ColumnSumVariant::ALL
-        .map(Variant::Columns)
-        .into_iter()
-        .chain(RowSumVariant::ALL.map(Variant::Rows));
-    for shape in SHAPES {
-        let (w, h, pitch, offset) = shape;
-        let key = format!("image/{w}x{h}/{pitch}/{offset}");
-        for variant in variants.clone() {
-            let key = key.clone();
-            let name = match variant {
-                Variant::Columns(v) => format!("column_sums::{}", v.name()),
-                Variant::Rows(v) => format!("row_sums::{}", v.name()),
-            };
-            let title = format!("{name}::{ty}::{w}x{h}::pitch_{pitch}::offset_{offset}");
-            trials.push(sized_trial(title, w * h, move |ctx| {
-                let len = offset + (h - 1) * pitch + w;
-                let input = cached_input(&key, || {
-                    random_vec(len, seed_of(&key), |r| r.random::<u8>())
-                })?;
-                check::<O>(ctx, variant, shape, &input.0, &input.1)
-            }));
-        }
-    }
+    let cases: Vec<_> = SHAPES
+        .iter()
+        .map(|&shape| {
+            let (w, h, pitch, offset) = shape;
+            let name = format!("{ty}::{w}x{h}::pitch_{pitch}::offset_{offset}");
+            (name, w * h, shape)
+        })
+        .collect();
+    ladder_trials::<ColumnSumVariant, _>(
+        trials,
+        &cases,
+        |_, _| true,
+        |ctx, v, &shape| check::<O>(ctx, Variant::Columns(v), shape),
+    );
+    ladder_trials::<RowSumVariant, _>(
+        trials,
+        &cases,
+        |_, _| true,
+        |ctx, v, &shape| check::<O>(ctx, Variant::Rows(v), shape),
+    );
 }
 
 fn zeros_ok<O: Out + DeviceCopy>(ctx: &Context) -> Result<(), Failed> {
     // A 0-row image has column sums of zero; a 0-column one row sums of zero.
     let pixels = upload(&[7u8; 8])?;
     let mut out = poisoned(4, O::POISON)?;
-    ok(ctx.column_sums(&ok(Matrix::new(&pixels, 4, 0))?, &mut out))?;
-    ok(ctx.row_sums(&ok(Matrix::new(&pixels, 0, 4))?, &mut out))?;
-    ok(ctx.synchronize())?;
+    ok(ctx
+        .column_sums_into(&ok(Matrix::new(&pixels, 4, 0))?, &mut out)
+        .and_then(|p| p.wait()))?;
+    ok(ctx
+        .row_sums_into(&ok(Matrix::new(&pixels, 0, 4))?, &mut out)
+        .and_then(|p| p.wait()))?;
     let got = download(&out)?;
-    ensure(got.iter().all(|&v| v == O::from_u32(0)), || {
+    ensure(got.iter().all(|&v| v == O::exact(0)), || {
         format!("sums of an empty image: {got:?}")
     })
 }
@@ -167,14 +165,17 @@ pub fn trials(trials: &mut Vec<Trial>) {
         let image = ok(Matrix::new(&pixels, 8, 8))?;
         let mut short = poisoned(7, 0u32)?;
         expect_invalid(
-            ctx.column_sums(&image, &mut short),
+            ctx.column_sums_into(&image, &mut short),
             "7 outputs for 8 columns",
         )?;
-        expect_invalid(ctx.row_sums(&image, &mut short), "7 outputs for 8 rows")?;
+        expect_invalid(
+            ctx.row_sums_into(&image, &mut short),
+            "7 outputs for 8 rows",
+        )?;
         let odd = ok(Matrix::with_pitch(&pixels, 5, 5, 9))?;
         let mut five = poisoned(5, 0u32)?;
         expect_invalid(
-            ctx.column_sums_with(ColumnSumVariant::FourColumnsPerThread, &odd, &mut five),
+            ctx.column_sums_into_with(ColumnSumVariant::FourColumnsPerThread, &odd, &mut five),
             "4-byte loads with a pitch of 9",
         )?;
         Ok(())

@@ -9,7 +9,9 @@
 //!   machine's script sets it, so a broken driver cannot pass silently);
 //! * `WARPSPEED_TEST_MAX_N=<n>`: skip inputs larger than `n` elements (used
 //!   under compute-sanitizer, which runs kernels far slower);
-//! * `WARPSPEED_UNDER_SANITIZER=1`: skip the tests that fault on purpose.
+//! * `WARPSPEED_UNDER_SANITIZER=1`: skip the tests that fault on purpose;
+//! * `WARPSPEED_PTX=sm_70`: load the baseline PTX instead of the device's
+//!   newest (the library reads it; the suite checks it was honoured).
 
 mod common;
 mod context;
@@ -18,6 +20,14 @@ mod reduce;
 mod transpose;
 
 use libtest_mimic::{Arguments, Trial};
+
+/// Every family's trials, in order: registering a family is one row here.
+const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
+    context::trials,
+    reduce::trials,
+    transpose::trials,
+    image_sums::trials,
+];
 
 fn main() {
     if std::env::var_os(context::FAULT_CHILD).is_some() {
@@ -29,10 +39,9 @@ fn main() {
     args.test_threads = Some(1);
 
     let mut trials: Vec<Trial> = Vec::new();
-    context::trials(&mut trials);
-    reduce::trials(&mut trials);
-    transpose::trials(&mut trials);
-    image_sums::trials(&mut trials);
+    for family in FAMILIES {
+        family(&mut trials);
+    }
 
     if let Some(reason) = common::no_device_reason() {
         eprintln!(

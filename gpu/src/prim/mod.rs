@@ -10,23 +10,29 @@
 //! * [`warp`]: shuffles and votes;
 //! * [`atomic`]: atomics on shared and global memory;
 //! * [`bytes`]: byte permutes (`prmt`) and byte dot products (`dp4a`);
-//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores.
+//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores;
+//! * [`collective`]: warp and block reductions, generic over the operation;
+//! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail).
 //!
 //! Thread indices are `u32`, as in hardware; element indices are `usize`, so a
 //! grid that covers more than 2^32 elements never wraps.
 
 pub mod atomic;
 pub mod bytes;
+pub mod collective;
 pub mod index;
 pub mod memory;
 pub mod shared;
+pub mod stream;
 pub mod sync;
 pub mod warp;
 
 pub use atomic::*;
 pub use bytes::*;
+pub use collective::*;
 pub use index::*;
 pub use memory::*;
 pub use shared::*;
+pub use stream::*;
 pub use sync::*;
 pub use warp::*;

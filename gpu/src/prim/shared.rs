@@ -23,6 +23,7 @@ pub struct SharedCarver {
 }
 
 impl SharedCarver {
+    /// A carver at the start of the region.
     #[inline(always)]
     pub fn new() -> Self {
         SharedCarver { offset: 0 }

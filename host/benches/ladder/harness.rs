@@ -2,7 +2,46 @@
 
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
-use warpspeed::Context;
+use warpspeed::{Context, Ladder, Pending};
+
+/// One family of the benchmark: its name on the command line and what runs it.
+pub struct Family {
+    pub name: &'static str,
+    pub run: fn(&mut Bench) -> Result<(), String>,
+}
+
+/// A launch enqueued for timing: its guard is let go so that the next launch
+/// follows back to back.
+pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
+    let pending = result.map_err(|e| e.to_string())?;
+    // SAFETY: every buffer a timed launch uses is created before and dropped
+    // after `Bench::time`, which synchronizes the context before it returns.
+    unsafe { pending.detach() };
+    Ok(())
+}
+
+/// The generic ladder driver: one row per step of `L` for which `applies`
+/// holds, `measure` returning its median milliseconds (after checking its
+/// result).
+pub fn ladder_rows<L: Ladder>(
+    case: &str,
+    bytes: f64,
+    applies: impl Fn(L) -> bool,
+    mut measure: impl FnMut(L) -> Result<f64, String>,
+) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for &step in L::ALL.iter().filter(|&&s| applies(s)) {
+        rows.push(Row {
+            family: L::FAMILY,
+            case: case.to_string(),
+            step: step.step(),
+            variant: step.name(),
+            ms: measure(step)?,
+            bytes,
+        });
+    }
+    Ok(rows)
+}
 
 /// Launches before timing starts.
 const WARMUP: usize = 3;

@@ -2,20 +2,27 @@
 //! `u32` (checked exactly against the CPU), and the fastest into `f32`.
 //! GB/s count the image bytes read.
 
-use crate::harness::{Bench, Row, device_copies};
+use crate::harness::{Bench, Family, Row, device_copies, enqueued, ladder_rows};
 use cust::memory::{DeviceBuffer, DeviceSlice};
-use warpspeed::{ColumnSumVariant, Context, Matrix, RowSumVariant, SumOutput};
+use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
+use warpspeed::{Context, Ladder, Matrix, Pending};
+
+pub const FAMILY: Family = Family {
+    name: "image-sums",
+    run,
+};
 
 const SIDE: usize = 8192;
 
-/// One timed case: its step, name, and how to launch it into an output.
-type Case<'a, O> = (
-    u32,
-    &'static str,
-    Box<dyn Fn(&Context, &Matrix<u8>, &mut DeviceSlice<O>) -> warpspeed::Result<()> + 'a>,
-);
+/// How to launch one step into an output.
+type Launch<L, O> = for<'a> fn(
+    &'a Context,
+    L,
+    &Matrix<'a, u8>,
+    &'a mut DeviceSlice<O>,
+) -> warpspeed::Result<Pending<'a>>;
 
-pub fn run(bench: &mut Bench) -> Result<(), String> {
+fn run(bench: &mut Bench) -> Result<(), String> {
     let host: Vec<u8> = (0..SIDE * SIDE).map(|i| (i * 7 % 253) as u8).collect();
     let inputs = device_copies(bench, &host)?;
     let want_columns: Vec<u32> = (0..SIDE)
@@ -26,56 +33,47 @@ pub fn run(bench: &mut Bench) -> Result<(), String> {
         .map(|r| r.iter().map(|&b| b as u32).sum())
         .collect();
 
-    let mut rows = Vec::new();
-    let columns: Vec<Case<u32>> = ColumnSumVariant::ALL
-        .iter()
-        .map(|&v| -> Case<u32> {
-            (
-                v.step(),
-                v.name(),
-                Box::new(move |c, i, o| c.column_sums_with(v, i, o)),
-            )
-        })
-        .collect();
-    measure(
+    let mut rows = measure::<ColumnSumVariant, u32>(
         bench,
         &inputs,
-        "column_sums",
-        columns,
+        |_| true,
+        Context::column_sums_into_with,
         &want_columns,
-        &mut rows,
     )?;
-    let fastest: Vec<Case<f32>> = vec![(
-        3,
-        "strips, f32 out",
-        Box::new(|c, i, o| c.column_sums(i, o)),
-    )];
     let want_f32: Vec<f32> = want_columns.iter().map(|&v| v as f32).collect();
-    measure(bench, &inputs, "column_sums", fastest, &want_f32, &mut rows)?;
+    let fastest = |v| v == ColumnSumVariant::FASTEST;
+    let mut f32_rows = measure(
+        bench,
+        &inputs,
+        fastest,
+        Context::column_sums_into_with,
+        &want_f32,
+    )?;
+    f32_rows[0].variant = "strips, f32 out";
+    rows.extend(f32_rows);
     bench.table(
         &format!("column sums, u8 {SIDE} × {SIDE} → u32 (GB/s: image bytes read)"),
         &rows,
     );
 
-    let mut rows = Vec::new();
-    let sums: Vec<Case<u32>> = RowSumVariant::ALL
-        .iter()
-        .map(|&v| -> Case<u32> {
-            (
-                v.step(),
-                v.name(),
-                Box::new(move |c, i, o| c.row_sums_with(v, i, o)),
-            )
-        })
-        .collect();
-    measure(bench, &inputs, "row_sums", sums, &want_rows, &mut rows)?;
-    let fastest: Vec<Case<f32>> = vec![(
-        4,
-        "vectorized, f32 out",
-        Box::new(|c, i, o| c.row_sums(i, o)),
-    )];
+    let mut rows = measure::<RowSumVariant, u32>(
+        bench,
+        &inputs,
+        |_| true,
+        Context::row_sums_into_with,
+        &want_rows,
+    )?;
     let want_f32: Vec<f32> = want_rows.iter().map(|&v| v as f32).collect();
-    measure(bench, &inputs, "row_sums", fastest, &want_f32, &mut rows)?;
+    let fastest = |v| v == RowSumVariant::FASTEST;
+    let mut f32_rows = measure(
+        bench,
+        &inputs,
+        fastest,
+        Context::row_sums_into_with,
+        &want_f32,
+    )?;
+    f32_rows[0].variant = "vectorized, f32 out";
+    rows.extend(f32_rows);
     bench.table(
         &format!("row sums, u8 {SIDE} × {SIDE} → u32 (GB/s: image bytes read)"),
         &rows,
@@ -83,38 +81,30 @@ pub fn run(bench: &mut Bench) -> Result<(), String> {
     Ok(())
 }
 
-/// Times each case over the rotating inputs and checks the last result
-/// exactly (the sums of this image are below 2^24, exact in `f32` too).
-fn measure<O: SumOutput + Default + Clone + PartialEq>(
+/// Times each step of `L` that `applies` over the rotating inputs and
+/// checks the last result exactly (the sums of this image are below 2^24,
+/// exact in `f32` too).
+fn measure<L: Ladder, O: SumOutput + Default + Clone + PartialEq>(
     bench: &Bench,
     inputs: &[DeviceBuffer<u8>],
-    family: &'static str,
-    cases: Vec<Case<O>>,
+    applies: impl Fn(L) -> bool,
+    launch: Launch<L, O>,
     want: &[O],
-    rows: &mut Vec<Row>,
-) -> Result<(), String> {
+) -> Result<Vec<Row>, String> {
     let mut out =
         DeviceBuffer::from_slice(&vec![O::default(); want.len()]).map_err(|e| e.to_string())?;
-    for (step, variant, launch) in cases {
+    let case = format!("u8 {SIDE}x{SIDE}");
+    ladder_rows(&case, (SIDE * SIDE) as f64, applies, |step| {
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;
             let image =
                 Matrix::new(&inputs[turn % inputs.len()], SIDE, SIDE).map_err(|e| e.to_string())?;
-            launch(bench.ctx, &image, &mut out).map_err(|e| e.to_string())
+            enqueued(launch(bench.ctx, step, &image, &mut out))
         })?;
         if out.as_host_vec().map_err(|e| e.to_string())? != want {
-            return Err(format!("{family} {variant}: wrong result"));
+            return Err(format!("{} {}: wrong result", L::FAMILY, step.name()));
         }
-        let case = format!("u8 {SIDE}x{SIDE}");
-        rows.push(Row {
-            family,
-            case,
-            step,
-            variant,
-            ms,
-            bytes: (SIDE * SIDE) as f64,
-        });
-    }
-    Ok(())
+        Ok(ms)
+    })
 }

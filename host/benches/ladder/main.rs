@@ -11,11 +11,16 @@ mod image_sums;
 mod reduce;
 mod transpose;
 
-use harness::Bench;
+use harness::{Bench, Family};
 use std::process::ExitCode;
 use warpspeed::{Context, Error};
 
-const FAMILIES: [&str; 3] = ["reduce", "transpose", "image-sums"];
+/// Every family, in order: registering a family is one row here.
+const FAMILIES: &[Family] = &[reduce::FAMILY, transpose::FAMILY, image_sums::FAMILY];
+
+fn names() -> Vec<&'static str> {
+    FAMILIES.iter().map(|f| f.name).collect()
+}
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -28,18 +33,18 @@ fn main() -> ExitCode {
             "--reps" => reps = args.next().and_then(|r| r.parse().ok()).unwrap_or(reps),
             // Flags cargo bench passes to every bench target.
             "--bench" | "--nocapture" => {}
-            family if FAMILIES.contains(&family) => families.push(family.to_string()),
+            family if names().contains(&family) => families.push(family.to_string()),
             other => {
                 eprintln!(
                     "unknown argument `{other}`; families: {}",
-                    FAMILIES.join(", ")
+                    names().join(", ")
                 );
                 return ExitCode::FAILURE;
             }
         }
     }
     if families.is_empty() {
-        families = FAMILIES.iter().map(|f| f.to_string()).collect();
+        families = names().iter().map(|f| f.to_string()).collect();
     }
     let ctx = match Context::new(0) {
         Ok(ctx) => ctx,
@@ -68,13 +73,11 @@ fn run(
     json_dir: Option<&str>,
 ) -> Result<(), String> {
     let mut bench = Bench::new(ctx, reps)?;
-    for family in families {
-        match family.as_str() {
-            "reduce" => reduce::run(&mut bench)?,
-            "transpose" => transpose::run(&mut bench)?,
-            "image-sums" => image_sums::run(&mut bench)?,
-            _ => unreachable!(),
-        }
+    for family in FAMILIES
+        .iter()
+        .filter(|f| families.iter().any(|n| n == f.name))
+    {
+        (family.run)(&mut bench)?;
     }
     if let Some(dir) = json_dir {
         let path = bench.write_json(dir)?;

@@ -1,13 +1,18 @@
 //! The reduction ladder at 2^24, 2^26 and 2^28 elements, `f32` and `i32`,
 //! plus min/max of the fastest variant.
 
-use crate::harness::{Bench, Row, device_copies};
+use crate::harness::{Bench, Family, Row, device_copies, enqueued};
 use cust::memory::{CopyDestination, DeviceBuffer};
-use warpspeed::{Element, Op};
+use warpspeed::reduce::{Element, Op};
+
+pub const FAMILY: Family = Family {
+    name: "reduce",
+    run,
+};
 
 const SIZES: [u32; 3] = [24, 26, 28];
 
-pub fn run(bench: &mut Bench) -> Result<(), String> {
+fn run(bench: &mut Bench) -> Result<(), String> {
     for log_n in SIZES {
         run_type::<f32>(bench, log_n, |i| {
             ((i * 2_654_435_761) % 1000) as f32 / 1000.0 - 0.5
@@ -23,7 +28,7 @@ fn run_type<T: Element>(
     value: impl Fn(usize) -> T,
 ) -> Result<(), String> {
     let n = 1usize << log_n;
-    let ty = T::TYPE.name();
+    let ty = T::NAME;
     let host: Vec<T> = (0..n).map(value).collect();
     let bytes = (n * size_of::<T>()) as u64;
     let inputs = device_copies(bench, &host)?;
@@ -35,10 +40,11 @@ fn run_type<T: Element>(
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;
-            bench
-                .ctx
-                .reduce_into(op, variant, &inputs[turn % copies], &mut out)
-                .map_err(|e| e.to_string())
+            enqueued(
+                bench
+                    .ctx
+                    .reduce_into(op, variant, &inputs[turn % copies], &mut out),
+            )
         })?;
         // The timed launches must also be right.
         let mut got = [T::default()];
@@ -46,8 +52,8 @@ fn run_type<T: Element>(
         let want = host
             .iter()
             .fold(op.identity::<T>(), |a, &b| op.combine(a, b));
-        let close = match T::TYPE {
-            warpspeed::gpu::ScalarType::F32 => {
+        let close = match T::NAME {
+            "f32" => {
                 let (g, w) = (got[0].to_bits(), want.to_bits());
                 (f32::from_bits(g) - f32::from_bits(w)).abs() <= 1e-3 * (n as f32).sqrt()
             }

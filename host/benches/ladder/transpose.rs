@@ -1,12 +1,18 @@
 //! The transpose ladder on 8192 × 8192 matrices of `u8` and `f32`.
 
-use crate::harness::{Bench, Row, device_copies};
+use crate::harness::{Bench, Family, device_copies, enqueued, ladder_rows};
 use cust::memory::DeviceBuffer;
-use warpspeed::{Matrix, MatrixMut, Transposable, TransposeVariant};
+use warpspeed::transpose::{Transposable, TransposeVariant};
+use warpspeed::{Matrix, MatrixMut};
+
+pub const FAMILY: Family = Family {
+    name: "transpose",
+    run,
+};
 
 const SIDE: usize = 8192;
 
-pub fn run(bench: &mut Bench) -> Result<(), String> {
+fn run(bench: &mut Bench) -> Result<(), String> {
     run_type::<u8>(bench, "u8", |i| (i * 31 % 251) as u8)?;
     run_type::<f32>(bench, "f32", |i| i as f32)
 }
@@ -21,21 +27,16 @@ fn run_type<T: Transposable + Copy + Default + AsBits>(
     let bytes = (n * size_of::<T>()) as u64;
     let inputs = device_copies(bench, &host)?;
     let mut dst = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
-    let mut rows = Vec::new();
-    for variant in TransposeVariant::ALL
-        .into_iter()
-        .filter(|v| v.supports(size_of::<T>()))
-    {
+    let case = format!("{ty} {SIDE}x{SIDE}");
+    let applies = |v: TransposeVariant| v.supports(size_of::<T>());
+    let rows = ladder_rows(&case, 2.0 * bytes as f64, applies, |variant| {
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;
             let src =
                 Matrix::new(&inputs[turn % inputs.len()], SIDE, SIDE).map_err(|e| e.to_string())?;
             let mut out = MatrixMut::new(&mut dst, SIDE, SIDE).map_err(|e| e.to_string())?;
-            bench
-                .ctx
-                .transpose_with(variant, &src, &mut out)
-                .map_err(|e| e.to_string())
+            enqueued(bench.ctx.transpose_into_with(variant, &src, &mut out))
         })?;
         // Spot-check the timed result: element (x, y) of the transpose.
         let got = dst.as_host_vec().map_err(|e| e.to_string())?;
@@ -44,15 +45,8 @@ fn run_type<T: Transposable + Copy + Default + AsBits>(
                 return Err(format!("{variant:?} {ty}: wrong element ({x}, {y})"));
             }
         }
-        rows.push(Row {
-            family: "transpose",
-            case: format!("{ty} {SIDE}x{SIDE}"),
-            step: variant.step(),
-            variant: variant.name(),
-            ms,
-            bytes: 2.0 * bytes as f64,
-        });
-    }
+        Ok(ms)
+    })?;
     bench.table(
         &format!("transpose {ty}, {SIDE} × {SIDE} (GB/s: read + written)"),
         &rows,
