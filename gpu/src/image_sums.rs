@@ -188,6 +188,11 @@ impl SumOut for f32 {
 }
 
 #[cfg(target_arch = "nvptx64")]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
+              iterators over them spilled to local memory"
+)]
 mod device {
     //! Common contract: `image` valid for reads of `height` rows of `width`
     //! bytes `pitch` apart; `out` valid for one element per column (column
@@ -361,7 +366,7 @@ mod device {
         let y_end = (y_begin + rows_per_block as usize).min(height as usize);
         let mut sums = [0u32; 16];
         if x0 < width {
-            let vector = x0 + 15 < width && (image as usize | pitch) % 16 == 0;
+            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
             sum_rows16(
                 image,
                 pitch,

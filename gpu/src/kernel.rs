@@ -1,7 +1,7 @@
 //! One definition of every kernel entry point, and the typed handles the host
 //! launches them through.
 //!
-//! [`kernels!`] turns a list of entry points into three things at once:
+//! `kernels!` turns a list of entry points into three things at once:
 //!
 //! * on `nvptx64`, each entry as an `extern "gpu-kernel"` function, one per
 //!   element type (and per constant, for kernels instantiated over a list of
@@ -145,7 +145,7 @@ plain_params!(u32, i32, u64, usize, f32);
 /// # Safety
 /// `params` must write, in the kernel's parameter order, one pointer per
 /// parameter to a value of exactly that parameter's size and representation,
-/// all borrowed from `self`. Only [`kernels!`] implements it, from the
+/// all borrowed from `self`. Only `kernels!` implements it, from the
 /// kernel's own signature.
 pub unsafe trait KernelArgs {
     /// Writes a pointer to each argument into `out`; returns how many.

@@ -1,6 +1,6 @@
 //! A family's ladder of variants, declared once.
 //!
-//! [`ladder!`] takes one row per step — the variant, its doc comment (what
+//! `ladder!` takes one row per step — the variant, its doc comment (what
 //! it changes from the step before and why that is faster), its short name
 //! and its launch shape (a value of a type the family defines: block,
 //! tile, shared memory, the kernel it launches) — and generates the enum,

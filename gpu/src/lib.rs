@@ -4,7 +4,7 @@
 //!
 //! * for `nvptx64-nvidia-cuda` by `cargo xtask build-ptx`, which yields the PTX
 //!   that the host library embeds. Only then do the kernel entry points and
-//!   [`prim`] (the device layer: indices, barriers, shared memory, warp
+//!   `prim` (the device layer: indices, barriers, shared memory, warp
 //!   operations, atomics, vector loads) exist.
 //! * for the host, as an ordinary `no_std` library on stable Rust. There it
 //!   provides what both sides must agree on: each family's ladder of variants
@@ -14,8 +14,8 @@
 //!   reuse.
 //!
 //! A family is one file (or a folder of the same name, once it outgrows a
-//! file): its constants, its [`ladder!`] declaration, its device bodies in a
-//! `device` module, and its [`kernels!`] table, registered once in
+//! file): its constants, its `ladder!` declaration, its device bodies in a
+//! `device` module, and its `kernels!` table, registered once in
 //! [`FAMILIES`].
 //!
 //! Kernels take raw pointers plus explicit lengths. Every kernel body is an

@@ -15,6 +15,8 @@ cargo xtask <task>
 
   build-ptx [--check]   build gpu/ for every PTX target into host/ptx/;
                         --check: fail if the committed PTX differs
+  lint-gpu              clippy (-D warnings) on the device crate for nvptx64, per
+                        PTX target: the kernels and prim/ as the GPU build sees them
   test                  build-ptx --check, then every test (GPU tests run where
                         a CUDA device exists and are reported ignored elsewhere)
   bench [FAMILY...]     run the ladder benchmarks on the GPU (default: all);
@@ -28,6 +30,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("build-ptx") => build_ptx(args.iter().any(|a| a == "--check")),
+        Some("lint-gpu") => lint_gpu(),
         Some("test") => build_ptx(true).and_then(|()| test()),
         Some("bench") => bench(&args[1..]),
         Some("device") => device(),
@@ -139,6 +142,24 @@ fn build_ptx(check: bool) -> Result<(), String> {
             stale.join(", ")
         ))
     }
+}
+
+/// Clippy on `warpspeed-gpu` for `nvptx64-nvidia-cuda`, once per PTX target
+/// (code gated on `target_feature = "sm_80"` differs between them).
+fn lint_gpu() -> Result<(), String> {
+    for target in PTX_TARGETS {
+        let mut cmd = cargo();
+        cmd.args(["clippy", "--quiet", "--package", "warpspeed-gpu"])
+            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+            .arg("--target-dir")
+            .arg(root().join("target/clippy").join(target))
+            .args(["--", "-D", "warnings"])
+            .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={target}"))
+            .env_remove("RUSTFLAGS");
+        run(cmd)?;
+        println!("{target}: device code lint-clean");
+    }
+    Ok(())
 }
 
 /// Runs every test and ends with one line that adds up all of cargo's

@@ -12,7 +12,12 @@
 //! * [`bytes`]: byte permutes (`prmt`) and byte dot products (`dp4a`);
 //! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores;
 //! * [`collective`]: warp and block reductions, generic over the operation;
-//! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail).
+//! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail);
+//! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
+//! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
+//! * `constant` (`prim/constant.rs`): `__constant__` symbols. The host needs
+//!   their names and sizes, so the crate root includes that file on every
+//!   target as `crate::constant`.
 //!
 //! Thread indices are `u32`, as in hardware; element indices are `usize`, so a
 //! grid that covers more than 2^32 elements never wraps.
@@ -21,7 +26,9 @@ pub mod atomic;
 pub mod bytes;
 pub mod collective;
 pub mod index;
+pub mod math;
 pub mod memory;
+pub mod pipeline;
 pub mod shared;
 pub mod stream;
 pub mod sync;
@@ -31,7 +38,9 @@ pub use atomic::*;
 pub use bytes::*;
 pub use collective::*;
 pub use index::*;
+pub use math::*;
 pub use memory::*;
+pub use pipeline::*;
 pub use shared::*;
 pub use stream::*;
 pub use sync::*;

@@ -22,6 +22,10 @@ use super::{Words4, load_nc_v4};
 /// 16 bytes; `threads` is at least `16 / size_of::<E>()` and `rank <
 /// threads`.
 #[inline(always)]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "index loops over a constant range unroll fully and keep `w` in registers"
+)]
 pub unsafe fn stream_words<E: Copy, A, const UNROLL: usize>(
     x: *const E,
     n: usize,
