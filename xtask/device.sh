@@ -6,9 +6,12 @@
 #   bash target/device/run.sh [test] [sanitize] [bench] [ARGS for bench...]
 #
 # Phases (default: all three):
-#   test      every test executable; GPU tests must run (WARPSPEED_REQUIRE_GPU)
-#   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck and
-#             synccheck, inputs capped at WARPSPEED_TEST_MAX_N (default
+#   test      every test executable; GPU tests must run (WARPSPEED_REQUIRE_GPU);
+#             then the GPU suite again with the baseline PTX forced
+#             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU)
+#   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck,
+#             synccheck and initcheck (SANITIZE_TOOLS picks some), inputs
+#             capped at WARPSPEED_TEST_MAX_N (default
 #             1100000: covers the 1 000 003-element cases, multi-pass paths
 #             included; the 2^24 and 2^28 cases run in `test`)
 #   bench     the ladder benchmarks
@@ -51,10 +54,11 @@ for phase in "${phases[@]}"; do
       [ "$name" = ladder ] && continue
       run_logged "test-$name" "$t" --test-threads 1
     done
+    WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1
     ;;
   sanitize)
     export WARPSPEED_TEST_MAX_N=${WARPSPEED_TEST_MAX_N:-1100000} WARPSPEED_UNDER_SANITIZER=1
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       extra=()
       [ $tool = memcheck ] && extra=(--padding 512 --leak-check full)
       run_logged "sanitize-$tool" compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 1 \
@@ -63,6 +67,7 @@ for phase in "${phases[@]}"; do
         | sed "s/^/  $tool: /"
     done
     unset WARPSPEED_TEST_MAX_N WARPSPEED_UNDER_SANITIZER
+    case " ${SANITIZE_TOOLS:-memcheck} " in *" memcheck "*) ;; *) continue ;; esac
     # Self-check: memcheck must see the deliberate out-of-bounds read of the
     # fault test, or the zero-error results above prove nothing.
     WARPSPEED_FAULT_CHILD=1 compute-sanitizer --tool memcheck "$bin/gpu" >"$out/sanitize-selfcheck.log" 2>&1
