@@ -48,6 +48,10 @@ pub mod scalar;
 
 #[cfg(target_arch = "nvptx64")]
 pub mod prim;
+// `__constant__` symbols: device layer, but the host needs their names and
+// sizes, so compiled on every target, before the families that declare them.
+#[macro_use]
+pub mod constant;
 
 pub mod ptx;
 
@@ -56,6 +60,7 @@ pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
 
+pub use constant::ConstantSymbol;
 pub use kernel::{DevPtr, DevPtrMut, Entry, Kernel, KernelArgs, KernelType};
 pub use ladder::Ladder;
 pub use scalar::{Op, Scalar};

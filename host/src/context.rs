@@ -10,6 +10,7 @@ use cust::sys::{CUfunction, CUmodule};
 use std::cell::{Cell, RefCell};
 use std::ffi::{CString, c_int, c_void};
 use std::rc::Rc;
+use warpspeed_gpu::ConstantSymbol;
 use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
 
 /// What the library knows about its device.
@@ -78,7 +79,7 @@ struct Runtime {
     /// In the order of `warpspeed_gpu::FAMILIES`, flattened: an [`Entry`]'s
     /// index.
     kernels: Vec<Loaded>,
-    _module: Module,
+    module: Module,
     info: DeviceInfo,
     lost: RefCell<Option<String>>,
     // Dropped last: releases the primary context the fields above live in.
@@ -241,7 +242,7 @@ impl Context {
         }
         let runtime = Rc::new(Runtime {
             kernels,
-            _module: module,
+            module,
             info,
             lost: RefCell::new(None),
             _cuda: cuda,
@@ -479,6 +480,56 @@ impl Context {
         // valid for the life of `self`.
         let status = unsafe { driver::cuMemsetD32Async(address, 0, words, self.stream.as_inner()) };
         self.track(check(status, || format!("zeroing {words} words of output")))
+    }
+
+    /// Sets a `__constant__` symbol of the kernels' module (declared with
+    /// `constant_memory!` in `warpspeed-gpu`) to `value`, in stream order:
+    /// kernels enqueued on this context after the call read the new value,
+    /// those before it the old one. Waits until the copy is done, so `value`
+    /// is free again on return.
+    ///
+    /// The symbol is one per device, shared by every `Context` of it: work
+    /// on another stream that reads it while this runs races with the copy.
+    ///
+    /// # Errors
+    /// [`Error::MissingEntry`] if the module has no such symbol or one of
+    /// another size; driver failures.
+    pub fn write_constant<T: DeviceCopy>(
+        &self,
+        symbol: &ConstantSymbol<T>,
+        value: &T,
+    ) -> Result<()> {
+        self.ensure_alive()?;
+        let (mut address, mut bytes) = (0u64, 0usize);
+        // SAFETY: the module is loaded for the life of the runtime; the name
+        // is NUL-terminated; the driver writes two integers.
+        let status = unsafe {
+            driver::cuModuleGetGlobal_v2(
+                &mut address,
+                &mut bytes,
+                self.runtime.module.0,
+                symbol.c_name().as_ptr(),
+            )
+        };
+        if status != driver::CUDA_SUCCESS || bytes != symbol.bytes() {
+            return Err(Error::MissingEntry {
+                name: format!("{} ({} B)", symbol.name(), symbol.bytes()),
+            });
+        }
+        // SAFETY: the symbol holds `bytes == size_of::<T>()` bytes (checked);
+        // `value` is a live host `T` until the synchronisation below.
+        let status = unsafe {
+            driver::cuMemcpyHtoDAsync_v2(
+                address,
+                (value as *const T).cast(),
+                bytes,
+                self.stream.as_inner(),
+            )
+        };
+        self.track(check(status, || {
+            format!("writing the constant {}", symbol.name())
+        }))?;
+        self.synchronize()
     }
 
     /// Waits for the stream, then copies the `T` at device address

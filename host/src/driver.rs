@@ -90,6 +90,18 @@ unsafe extern "C" {
         values: *mut *mut c_void,
     ) -> CUresult;
     pub(crate) fn cuModuleUnload(module: CUmodule) -> CUresult;
+    pub(crate) fn cuModuleGetGlobal_v2(
+        address: *mut u64,
+        bytes: *mut usize,
+        module: CUmodule,
+        name: *const c_char,
+    ) -> CUresult;
+    pub(crate) fn cuMemcpyHtoDAsync_v2(
+        dst: u64,
+        src: *const c_void,
+        bytes: usize,
+        stream: CUstream,
+    ) -> CUresult;
     pub(crate) fn cuModuleGetFunction(
         function: *mut CUfunction,
         module: CUmodule,

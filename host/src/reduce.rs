@@ -288,12 +288,13 @@ impl Context {
         x: &DeviceSlice<T>,
     ) -> Result<T> {
         let block = default_block(variant, x.len());
-        let result = self.scratch(PARTIALS_OFFSET)? + RESULT_OFFSET;
-        // SAFETY: the result slot holds 16 bytes of this context's scratch,
-        // enough for one element; it is read back below, after the stream
-        // has run the reduction, and `x` is borrowed until then.
+        // SAFETY: `None` sends the result to this context's result slot (16
+        // bytes of its scratch, enough for one element), whose address the
+        // call returns once the scratch has its final size; it is read back
+        // after the stream has run the reduction, and `x` is borrowed until
+        // then.
         unsafe {
-            self.enqueue_reduce(op, variant, block, x, result)?;
+            let result = self.enqueue_reduce(op, variant, block, x, None)?;
             self.read_back(result)
         }
     }
@@ -338,10 +339,13 @@ impl Context {
         // SAFETY: `out` holds at least one element (checked above) and is
         // borrowed mutably, so it does not alias `x`; the `Pending` keeps
         // both borrowed until the stream has run the reduction.
-        unsafe { self.enqueue_reduce(op, variant, block, x, out.as_device_ptr().as_raw())? };
+        unsafe { self.enqueue_reduce(op, variant, block, x, Some(out.as_device_ptr().as_raw()))? };
         Ok(Pending::new(self))
     }
 
+    /// Enqueues the reduction into `out`, or into this context's result slot
+    /// for `None`; returns the address written.
+    ///
     /// # Safety
     /// `out` must be a device address valid for one `T` write that does not
     /// overlap `x`, and `x` and `out` must stay alive until the stream has
@@ -352,8 +356,8 @@ impl Context {
         variant: ReduceVariant,
         block: u32,
         x: &DeviceSlice<T>,
-        out: u64,
-    ) -> Result<()> {
+        out: Option<u64>,
+    ) -> Result<u64> {
         self.ensure_alive()?;
         // One check per kind of mistake: the block size, then the operator.
         let blocks = variant.shape().blocks;
@@ -405,8 +409,11 @@ impl Context {
         } else {
             plan.scratch
         };
+        // The one scratch request of the call: growing it frees the old
+        // buffer, so every scratch address is taken from this base.
         let base = self.scratch(PARTIALS_OFFSET + partial_elements * size_of::<T>())?;
         let partials = base + PARTIALS_OFFSET as u64;
+        let out = out.unwrap_or(base + RESULT_OFFSET);
         let address = |b: Buffer| match b {
             Buffer::Input => input,
             Buffer::Scratch(offset) => partials + (offset * size_of::<T>()) as u64,
@@ -456,7 +463,7 @@ impl Context {
                 }
             }
         }
-        Ok(())
+        Ok(out)
     }
 }
 

@@ -15,9 +15,8 @@
 //! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail);
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
 //! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
-//! * `constant` (`prim/constant.rs`): `__constant__` symbols. The host needs
-//!   their names and sizes, so the crate root includes that file on every
-//!   target as `crate::constant`.
+//! * and, outside `prim` because the host needs their names and sizes too,
+//!   [`crate::constant`]: `__constant__` symbols.
 //!
 //! Thread indices are `u32`, as in hardware; element indices are `usize`, so a
 //! grid that covers more than 2^32 elements never wraps.

@@ -26,9 +26,9 @@
 //! name is exactly the Rust identifier, so it must be unique in the module
 //! (ptxas rejects a duplicate) and must not be a PTX keyword.
 //!
-//! This file is not device-only, unlike the rest of `prim`: the host needs
-//! the descriptors too, so the crate root includes it on every target; its
-//! inline PTX is compiled for `nvptx64` alone.
+//! This module belongs to the device layer but is not in `prim`, which is
+//! device-only: the host needs the descriptors too. Its inline PTX is
+//! compiled for `nvptx64` alone.
 
 use core::ffi::CStr;
 use core::marker::PhantomData;
