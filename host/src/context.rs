@@ -1,6 +1,7 @@
 //! The runtime: the CUDA context and loaded kernels of one device (shared),
 //! and per [`Context`] one stream with the scratch memory its work reuses.
 
+use crate::device::DeviceInfo;
 use crate::driver::{self, attribute, code};
 use crate::error::{Error, Result, check};
 use crate::launch::LaunchConfig;
@@ -12,41 +13,6 @@ use std::ffi::{CString, c_int, c_void};
 use std::rc::Rc;
 use warpspeed_gpu::ConstantSymbol;
 use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
-
-/// What the library knows about its device.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeviceInfo {
-    /// The device's ordinal, as passed to [`Context::new`].
-    pub ordinal: u32,
-    /// The device's name, e.g. `NVIDIA H100 80GB HBM3`.
-    pub name: String,
-    /// `(major, minor)`, e.g. `(9, 0)` for Hopper.
-    pub compute_capability: (u32, u32),
-    /// Streaming multiprocessors.
-    pub multiprocessors: u32,
-    /// Global memory in bytes.
-    pub total_memory: usize,
-    /// L2 cache in bytes.
-    pub l2_bytes: u32,
-    /// Threads one block may have.
-    pub max_threads_per_block: u32,
-    /// Threads one multiprocessor holds at once.
-    pub max_threads_per_multiprocessor: u32,
-    /// Largest block, `(x, y)`.
-    pub max_block: (u32, u32),
-    /// Largest grid in blocks, `(x, y)`.
-    pub max_grid: (u32, u32),
-    /// Dynamic shared memory a block gets without opting in (48 KiB).
-    pub max_shared_per_block: u32,
-    /// Dynamic shared memory a block can opt in to (227 KiB on Hopper).
-    pub max_shared_per_block_optin: u32,
-    /// Theoretical DRAM bandwidth from the memory clock and bus width, in
-    /// bytes per second (reads or writes). Benchmarks compare against a
-    /// measured copy instead; this is for scale.
-    pub theoretical_bandwidth: f64,
-    /// The PTX target the library loaded for this device.
-    pub ptx_target: &'static str,
-}
 
 /// A resolved kernel: its driver handle and its table row.
 struct Loaded {
@@ -120,10 +86,6 @@ const NO_DEVICE_CODES: [u32; 4] = [
     code::SHARED_OBJECT_INIT_FAILED,
 ];
 
-/// The environment variable that forces a PTX target (`sm_70`, `sm_90`)
-/// instead of the newest one the device runs.
-pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
-
 impl Context {
     /// Initialises CUDA on device `ordinal`, loads the kernels, resolves
     /// every entry point (a missing one is an error now, not at first use)
@@ -180,7 +142,9 @@ impl Context {
             attr(attribute::COMPUTE_CAPABILITY_MAJOR)?,
             attr(attribute::COMPUTE_CAPABILITY_MINOR)?,
         );
-        let forced = std::env::var(PTX_OVERRIDE).ok().filter(|t| !t.is_empty());
+        let forced = std::env::var(crate::ptx::PTX_OVERRIDE)
+            .ok()
+            .filter(|t| !t.is_empty());
         let Some((ptx_target, ptx)) = crate::ptx::choose(compute_capability, forced.as_deref())?
         else {
             return Err(Error::UnsupportedDevice {

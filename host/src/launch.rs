@@ -2,7 +2,7 @@
 //! arguments are typed: each kernel's generated `Args`, see
 //! `warpspeed_gpu::kernel`.)
 
-use crate::context::DeviceInfo;
+use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
 use std::fmt;
 

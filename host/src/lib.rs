@@ -71,6 +71,7 @@
 #![warn(missing_docs)]
 
 mod context;
+mod device;
 mod driver;
 mod error;
 mod launch;
@@ -83,11 +84,13 @@ pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
 
-pub use context::{Context, DeviceInfo, PTX_OVERRIDE};
+pub use context::Context;
+pub use device::DeviceInfo;
 pub use driver::code;
 pub use error::{Error, Result};
 pub use matrix::{Matrix, MatrixMut};
 pub use pending::Pending;
+pub use ptx::PTX_OVERRIDE;
 pub use warpspeed_gpu::Ladder;
 
 /// The device side: launch constants, ladders and kernel tables shared with

@@ -4,6 +4,10 @@
 //! Built by `cargo xtask build-ptx` from `gpu/` and committed, so users of
 //! this crate need neither a nightly toolchain nor a PTX step.
 
+/// The environment variable that forces a PTX target (`sm_70`, `sm_90`)
+/// instead of the newest one the device runs.
+pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
+
 /// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
 /// first. The driver compiles PTX for newer GPUs than its target; PTX for
 /// `sm_90` does not load on older ones.
@@ -36,13 +40,13 @@ pub(crate) fn choose(
     match MODULES.iter().find(|(_, target, _)| *target == forced) {
         None => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: no such PTX target; the library ships {}",
-            crate::context::PTX_OVERRIDE,
+            PTX_OVERRIDE,
             targets()
         ))),
         Some(&(min, target, ptx)) if major * 10 + minor >= min => Ok(Some((target, ptx))),
         Some(_) => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: a {major}.{minor} device cannot run PTX built for {forced}",
-            crate::context::PTX_OVERRIDE
+            PTX_OVERRIDE
         ))),
     }
 }
