@@ -14,7 +14,8 @@
 #             capped at WARPSPEED_TEST_MAX_N (default
 #             1100000: covers the 1 000 003-element cases, multi-pass paths
 #             included; the 2^24 and 2^28 cases run in `test`)
-#   bench     the ladder benchmarks
+#   bench     the ladder benchmarks beside NVIDIA's libraries (nvcc builds the
+#             peer programs); the report goes to $OUT/bench-report.tgz
 # Logs and JSON go to $OUT (or target/device/out).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,8 +80,10 @@ for phase in "${phases[@]}"; do
     fi
     ;;
   bench)
-    run_logged bench "$bin/ladder" --json "$out" "${bench_args[@]}"
+    run_logged bench "$bin/ladder" --out "$out/bench" "${bench_args[@]}"
     cat "$out/bench.log"
+    # One file for the report (JSON, report.md, charts): few files travel back.
+    tar czf "$out/bench-report.tgz" -C "$out" bench && rm -rf "$out/bench"
     ;;
   esac
 done

@@ -19,10 +19,12 @@ cargo xtask <task>
                         PTX target: the kernels and prim/ as the GPU build sees them
   test                  build-ptx --check, then every test (GPU tests run where
                         a CUDA device exists and are reported ignored elsewhere)
-  bench [FAMILY...]     run the ladder benchmarks on the GPU (default: all);
-                        prints tables, writes JSON under target/bench/
-  tables JSON           print the README's measured tables from a bench JSON file
-                        (target/bench/ladder.json, or one a GPU machine wrote)
+  bench [--families a,b] [--quick] [--reps N] [--no-peers] [--out DIR]
+                        run the ladder benchmarks on the GPU beside NVIDIA's
+                        libraries (default: every family); prints tables,
+                        writes JSON, report.md and SVG charts to target/bench/
+  report JSON           render report.md and the SVG charts again beside a bench
+                        JSON file (no GPU needed)
   device                build release test and bench executables into
                         target/device/ with a script that runs them on a GPU
                         machine without Rust (see README)
@@ -36,9 +38,9 @@ fn main() -> ExitCode {
         Some("test") => build_ptx(true).and_then(|()| test()),
         Some("bench") => bench(&args[1..]),
         Some("device") => device(),
-        Some("tables") => match args.get(1) {
-            Some(path) => tables(Path::new(path)),
-            None => Err("usage: cargo xtask tables <ladder.json>".into()),
+        Some("report") => match args.get(1) {
+            Some(path) => bench(&["--report".into(), path.clone()]),
+            None => Err("usage: cargo xtask report <ladder.json>".into()),
         },
         Some("help") | None => {
             print!("{HELP}");
@@ -207,8 +209,10 @@ fn test() -> Result<(), String> {
     }
 }
 
-fn bench(families: &[String]) -> Result<(), String> {
-    let json_dir = root().join("target/bench");
+/// Runs the benchmark with `args`; output goes to `target/bench/` unless
+/// `--out` says otherwise. Paths are made absolute (cargo runs the bench in
+/// the package's folder).
+fn bench(args: &[String]) -> Result<(), String> {
     let mut cmd = cargo();
     cmd.args([
         "bench",
@@ -218,10 +222,20 @@ fn bench(families: &[String]) -> Result<(), String> {
         "--bench",
         "ladder",
         "--",
-    ])
-    .args(families)
-    .arg("--json")
-    .arg(&json_dir);
+    ]);
+    let mut args = args.iter();
+    let mut out = false;
+    while let Some(arg) = args.next() {
+        cmd.arg(arg);
+        if matches!(arg.as_str(), "--out" | "--report") {
+            out = true;
+            let path = args.next().ok_or(format!("{arg} needs a path"))?;
+            cmd.arg(env::current_dir().map_err(|e| e.to_string())?.join(path));
+        }
+    }
+    if !out {
+        cmd.arg("--out").arg(root().join("target/bench"));
+    }
     run(cmd)
 }
 
@@ -277,114 +291,5 @@ fn device() -> Result<(), String> {
     }
     fs::copy(root().join("xtask/device.sh"), out.join("run.sh")).map_err(|e| e.to_string())?;
     println!("bundle ready: target/device (carry it; run `bash target/device/run.sh`)");
-    Ok(())
-}
-
-/// One result record of the bench JSON (one object per line, as the
-/// benchmark writes it).
-struct Record {
-    family: String,
-    case: String,
-    step: u32,
-    variant: String,
-    ms: f64,
-    gbs: f64,
-    ratio: f64,
-    speedup: f64,
-}
-
-/// The value of `"key":` in a one-line JSON object written by the bench.
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    let rest = line.split(&format!("\"{key}\":")).nth(1)?;
-    match rest.strip_prefix('"') {
-        Some(string) => string.split('"').next(),
-        None => rest.split([',', '}']).next(),
-    }
-}
-
-/// Prints the README's "Measured" tables from a bench JSON file.
-fn tables(path: &Path) -> Result<(), String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let header = |key| {
-        text.lines()
-            .find_map(|l| field(l, key))
-            .unwrap_or("?")
-            .to_string()
-    };
-    let records: Vec<Record> = text
-        .lines()
-        .filter(|l| l.starts_with("{\"family\""))
-        .map(|l| {
-            let num = |k| field(l, k).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
-            Record {
-                family: field(l, "family").unwrap_or_default().into(),
-                case: field(l, "case").unwrap_or_default().into(),
-                step: num("step") as u32,
-                variant: field(l, "variant").unwrap_or_default().into(),
-                ms: num("ms"),
-                gbs: num("gbs"),
-                ratio: num("ratio_memcpy"),
-                speedup: num("speedup_vs_first"),
-            }
-        })
-        .collect();
-    println!(
-        "{} ({} SMs, PTX {}), memcpy {} GB/s (read + written).\n",
-        header("device"),
-        header("multiprocessors"),
-        header("ptx"),
-        header("memcpy_gbs")
-    );
-    // Reductions: one column per size, f32.
-    let cases = ["f32 2^24", "f32 2^26", "f32 2^28"];
-    println!("Reduction, `f32` (time, GB/s read, × memcpy):\n");
-    println!("| step | variant | n = 2^24 | n = 2^26 | n = 2^28 |\n|---:|---|---:|---:|---:|");
-    let reduce: Vec<&Record> = records.iter().filter(|r| r.family == "reduce").collect();
-    let mut seen = Vec::new();
-    for r in reduce.iter().filter(|r| r.case == cases[0]) {
-        if seen.contains(&&r.variant) {
-            continue;
-        }
-        seen.push(&r.variant);
-        let cells: Vec<String> = cases
-            .iter()
-            .map(|case| {
-                reduce
-                    .iter()
-                    .find(|x| x.case == *case && x.variant == r.variant)
-                    .map_or("—".into(), |x| {
-                        format!("{:.1} µs, {:.0} GB/s, {:.2}", x.ms * 1e3, x.gbs, x.ratio)
-                    })
-            })
-            .collect();
-        println!("| {} | {} | {} |", r.step, r.variant, cells.join(" | "));
-    }
-    // The other families: one table per case.
-    let mut shown: Vec<(&str, &str)> = Vec::new();
-    for r in records.iter().filter(|r| r.family != "reduce") {
-        let key = (r.family.as_str(), r.case.as_str());
-        if shown.contains(&key) {
-            continue;
-        }
-        shown.push(key);
-        println!(
-            "\n{}, {}:\n\n| step | variant | time | GB/s | × memcpy | speedup |\n|---:|---|---:|---:|---:|---:|",
-            r.family, r.case
-        );
-        for x in records
-            .iter()
-            .filter(|x| (x.family.as_str(), x.case.as_str()) == key)
-        {
-            println!(
-                "| {} | {} | {:.1} µs | {:.0} | {:.2} | {:.1}× |",
-                x.step,
-                x.variant,
-                x.ms * 1e3,
-                x.gbs,
-                x.ratio,
-                x.speedup
-            );
-        }
-    }
     Ok(())
 }

@@ -1,7 +1,10 @@
-//! Timing, the bandwidth baseline, tables and JSON.
+//! Timing, the bandwidth baseline, progress lines, and the results a run
+//! collects for its report.
 
+use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
+use std::io::Write;
 use warpspeed::{Context, Ladder, Pending};
 
 /// One family of the benchmark: its name on the command line and what runs it.
@@ -20,39 +23,82 @@ pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
     Ok(())
 }
 
-/// The generic ladder driver: one row per step of `L` for which `applies`
-/// holds, `measure` returning its median milliseconds (after checking its
-/// result).
-pub fn ladder_rows<L: Ladder>(
-    case: &str,
-    bytes: f64,
-    applies: impl Fn(L) -> bool,
-    mut measure: impl FnMut(L) -> Result<f64, String>,
-) -> Result<Vec<Row>, String> {
-    let mut rows = Vec::new();
-    for &step in L::ALL.iter().filter(|&&s| applies(s)) {
-        rows.push(Row {
-            family: L::FAMILY,
-            case: case.to_string(),
-            step: step.step(),
-            variant: step.name(),
-            ms: measure(step)?,
-            bytes,
-        });
-    }
-    Ok(rows)
-}
-
 /// Launches before timing starts.
 const WARMUP: usize = 3;
+
+/// One measured step of a ladder.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub step: u32,
+    pub variant: &'static str,
+    pub ms: f64,
+    /// Which peers it is compared with (the operator of a reduction: `sum`;
+    /// empty for a family with one kind of peer).
+    pub versus: &'static str,
+}
+
+/// One table of the report: every step of a ladder on one input, and the
+/// libraries a user would otherwise call on the same input.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub family: &'static str,
+    /// The input, e.g. `f32 2^24`.
+    pub case: String,
+    /// Bytes a step must move at least (each input read once, each output
+    /// written once).
+    pub bytes: f64,
+    pub rows: Vec<Row>,
+    /// Peers by the `versus` group they compare with.
+    pub peers: Vec<(&'static str, PeerResult)>,
+}
+
+impl Case {
+    /// The fastest available peer of a group, `(name, ms)`.
+    pub fn best_peer(&self, versus: &str) -> Option<(&str, f64)> {
+        self.peers
+            .iter()
+            .filter(|(group, _)| *group == versus)
+            .filter_map(|(_, p)| p.outcome.as_ref().ok().map(|&ms| (p.name.as_str(), ms)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// One point of a scaling curve.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// The series, e.g. `warpspeed sum f32` or `CUB DeviceReduce::Sum`.
+    pub series: String,
+    /// Elements (or matrix side).
+    pub n: usize,
+    pub ms: f64,
+    pub bytes: f64,
+}
+
+/// One scaling curve: time and bandwidth over input sizes, warpspeed and
+/// its peer.
+#[derive(Clone, Debug)]
+pub struct Scaling {
+    pub family: &'static str,
+    pub title: String,
+    /// What `n` is: "n (elements)" or "side (n × n)".
+    pub axis: &'static str,
+    pub points: Vec<Point>,
+    /// Peers that could not run, with the reason.
+    pub unavailable: Vec<(String, String)>,
+}
 
 pub struct Bench<'a> {
     pub ctx: &'a Context,
     pub reps: usize,
+    /// Fewer sizes (`--quick`).
+    pub quick: bool,
     /// Device-to-device copy bandwidth of this run, bytes read + written per
     /// second, in GB/s.
     pub memcpy_gbs: f64,
-    records: Vec<String>,
+    pub peers: Peers,
+    pub cases: Vec<Case>,
+    pub scaling: Vec<Scaling>,
+    measurements: usize,
 }
 
 /// Copies of `host` on the device, enough that together they are at least
@@ -71,20 +117,32 @@ pub fn device_copies<T: cust::memory::DeviceCopy>(
         .collect()
 }
 
-/// One measured row.
-pub struct Row {
-    pub family: &'static str,
-    pub case: String,
-    pub step: u32,
-    pub variant: &'static str,
-    pub ms: f64,
-    /// Bytes the variant must move at least (each input read once, each
-    /// output written once).
-    pub bytes: f64,
+/// The generic ladder driver: one row per step of `L` for which `applies`
+/// holds, `measure` returning its median milliseconds (after checking its
+/// result), compared with the peers of group `versus`.
+pub fn ladder_rows<L: Ladder>(
+    bench: &mut Bench,
+    case: &str,
+    versus: &'static str,
+    applies: impl Fn(L) -> bool,
+    mut measure: impl FnMut(&Bench, L) -> Result<f64, String>,
+) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for &step in L::ALL.iter().filter(|&&s| applies(s)) {
+        let ms = measure(bench, step)?;
+        bench.progress(&format!("{} {case} {}", L::FAMILY, step.name()), ms);
+        rows.push(Row {
+            step: step.step(),
+            variant: step.name(),
+            ms,
+            versus,
+        });
+    }
+    Ok(rows)
 }
 
 impl<'a> Bench<'a> {
-    pub fn new(ctx: &'a Context, reps: usize) -> Result<Self, String> {
+    pub fn new(ctx: &'a Context, reps: usize, quick: bool, peers: Peers) -> Result<Self, String> {
         let info = ctx.info();
         println!(
             "device: {} (compute capability {}.{}, {} SMs, {:.1} GiB, L2 {} MiB), PTX {}",
@@ -99,8 +157,12 @@ impl<'a> Bench<'a> {
         let mut bench = Bench {
             ctx,
             reps,
+            quick,
             memcpy_gbs: 0.0,
-            records: Vec::new(),
+            peers,
+            cases: Vec::new(),
+            scaling: Vec::new(),
+            measurements: 0,
         };
         // 1 GiB device-to-device copy: the bandwidth ceiling of this run.
         let bytes = 1usize << 30;
@@ -119,13 +181,20 @@ impl<'a> Bench<'a> {
         Ok(bench)
     }
 
+    /// A progress line on stderr: a long run must not look hung.
+    pub fn progress(&mut self, what: &str, ms: f64) {
+        self.measurements += 1;
+        eprintln!("[{:>4}] {what}: {ms:.4} ms", self.measurements);
+        let _ = std::io::stderr().flush();
+    }
+
     /// Median milliseconds of `reps` runs of `launch` after warm-up.
     ///
     /// Each run sits between its own pair of events, and all runs are
     /// enqueued back to back before one final synchronisation: the GPU never
     /// idles waiting for the host to submit the next launch, so the host's
     /// launch latency is not counted as kernel time (it would be if the host
-    /// waited after every run).
+    /// waited after every run). The peer programs time the same way.
     pub fn time(&self, mut launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
         let stream = self.ctx.stream();
         let err = |e: cust::error::CudaError| e.to_string();
@@ -153,46 +222,17 @@ impl<'a> Bench<'a> {
         Ok(times[times.len() / 2])
     }
 
-    /// Prints a table of rows that share a case, with GB/s, the fraction of
-    /// this run's memcpy bandwidth and the speedup over the first row, and
-    /// records them for the JSON file.
-    pub fn table(&mut self, title: &str, rows: &[Row]) {
+    /// Prints a case's table and keeps it for the report.
+    pub fn record(&mut self, title: &str, case: Case) {
         println!("\n{title}");
-        println!(
-            "| step | variant                | ms       | GB/s    | × memcpy | speedup |\n|---:|---|---:|---:|---:|---:|"
-        );
-        let first = rows.first().map_or(1.0, |r| r.ms);
-        for r in rows {
-            let gbs = r.bytes / r.ms / 1e6;
-            let ratio = gbs / self.memcpy_gbs;
-            let speedup = first / r.ms;
-            println!(
-                "| {:>2} | {:<22} | {:>8.4} | {:>7.0} | {:>8.2} | {:>6.1}× |",
-                r.step, r.variant, r.ms, gbs, ratio, speedup
-            );
-            self.records.push(format!(
-                "{{\"family\":\"{}\",\"case\":\"{}\",\"step\":{},\"variant\":\"{}\",\"ms\":{:.6},\"bytes\":{},\"gbs\":{:.1},\"ratio_memcpy\":{:.4},\"speedup_vs_first\":{:.3}}}",
-                r.family, r.case, r.step, r.variant, r.ms, r.bytes, gbs, ratio, speedup
-            ));
-        }
+        print!("{}", crate::report::table(&case, self.memcpy_gbs));
+        self.cases.push(case);
     }
 
-    pub fn write_json(&self, dir: &str) -> Result<String, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
-        let info = self.ctx.info();
-        let path = format!("{dir}/ladder.json");
-        let json = format!(
-            "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"ptx\":\"{}\",\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"results\":[\n{}\n]\n}}\n",
-            info.name,
-            info.compute_capability.0,
-            info.compute_capability.1,
-            info.multiprocessors,
-            info.ptx_target,
-            self.reps,
-            self.memcpy_gbs,
-            self.records.join(",\n")
-        );
-        std::fs::write(&path, json).map_err(|e| format!("{path}: {e}"))?;
-        Ok(path)
+    /// Prints a scaling curve's table and keeps it for the report.
+    pub fn record_scaling(&mut self, scaling: Scaling) {
+        println!("\n{} (scaling)", scaling.title);
+        print!("{}", crate::report::scaling_table(&scaling));
+        self.scaling.push(scaling);
     }
 }

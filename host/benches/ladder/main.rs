@@ -1,17 +1,29 @@
 //! The ladder benchmarks: every variant of every family on the GPU, timed
 //! with CUDA events (warm-up, then the median of repeated launches), in
-//! GB/s and as a fraction of the device-to-device copy bandwidth measured in
-//! the same run.
+//! GB/s, as a fraction of the device-to-device copy bandwidth measured in the
+//! same run, and against NVIDIA's libraries measured in the same run with the
+//! same method ([`peers`]).
 //!
-//! `cargo xtask bench [FAMILY...] [--reps N] [--json DIR]`; families:
-//! `reduce`, `transpose`, `image-sums` (default: all).
+//! ```text
+//! ladder [--families reduce,transpose,image-sums] [--quick] [--reps N]
+//!        [--out DIR] [--no-peers]
+//! ladder --report DIR/ladder.json      (no GPU: render the report again)
+//! ```
+//!
+//! Writes `ladder.json` (fields documented in [`report`]), `report.md` and
+//! one SVG chart per case and per scaling curve into `DIR` (default
+//! `target/bench`). `cargo xtask bench` runs it with the same arguments.
 
 mod harness;
 mod image_sums;
+mod peers;
 mod reduce;
+mod report;
+mod svg;
 mod transpose;
 
 use harness::{Bench, Family};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warpspeed::{Context, Error};
 
@@ -22,29 +34,72 @@ fn names() -> Vec<&'static str> {
     FAMILIES.iter().map(|f| f.name).collect()
 }
 
-fn main() -> ExitCode {
+struct Options {
+    families: Vec<String>,
+    quick: bool,
+    reps: usize,
+    out: PathBuf,
+    peers: bool,
+    report: Option<PathBuf>,
+}
+
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        families: Vec::new(),
+        quick: false,
+        reps: 20,
+        out: PathBuf::from("target/bench"),
+        peers: true,
+        report: None,
+    };
     let mut args = std::env::args().skip(1);
-    let mut families = Vec::new();
-    let mut json_dir = None;
-    let mut reps = 20;
     while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
         match arg.as_str() {
-            "--json" => json_dir = args.next(),
-            "--reps" => reps = args.next().and_then(|r| r.parse().ok()).unwrap_or(reps),
+            "--families" => o.families.extend(value()?.split(',').map(str::to_string)),
+            "--quick" => o.quick = true,
+            "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
+            "--out" | "--json" => o.out = PathBuf::from(value()?),
+            "--no-peers" => o.peers = false,
+            "--report" => o.report = Some(PathBuf::from(value()?)),
             // Flags cargo bench passes to every bench target.
             "--bench" | "--nocapture" => {}
-            family if names().contains(&family) => families.push(family.to_string()),
-            other => {
-                eprintln!(
-                    "unknown argument `{other}`; families: {}",
-                    names().join(", ")
-                );
-                return ExitCode::FAILURE;
-            }
+            family if names().contains(&family) => o.families.push(family.to_string()),
+            other => return Err(format!("unknown argument `{other}`")),
         }
     }
-    if families.is_empty() {
-        families = names().iter().map(|f| f.to_string()).collect();
+    if let Some(unknown) = o.families.iter().find(|f| !names().contains(&f.as_str())) {
+        return Err(format!(
+            "unknown family `{unknown}`; families: {}",
+            names().join(", ")
+        ));
+    }
+    if o.families.is_empty() {
+        o.families = names().iter().map(|f| f.to_string()).collect();
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    let o = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(json) = &o.report {
+        let dir = json.parent().unwrap_or(Path::new("."));
+        return match std::fs::read_to_string(json)
+            .map_err(|e| format!("{}: {e}", json.display()))
+            .and_then(|text| write_report(&text, dir))
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let ctx = match Context::new(0) {
         Ok(ctx) => ctx,
@@ -57,7 +112,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match run(&ctx, &families, reps, json_dir.as_deref()) {
+    match run(&ctx, &o) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -66,22 +121,33 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(
-    ctx: &Context,
-    families: &[String],
-    reps: usize,
-    json_dir: Option<&str>,
-) -> Result<(), String> {
-    let mut bench = Bench::new(ctx, reps)?;
+fn run(ctx: &Context, o: &Options) -> Result<(), String> {
+    let peers = if o.peers {
+        peers::Peers::prepare(&o.out.join("peers"), o.reps, ctx.info().compute_capability)
+    } else {
+        peers::Peers::none("--no-peers")
+    };
+    let mut bench = Bench::new(ctx, o.reps, o.quick, peers)?;
     for family in FAMILIES
         .iter()
-        .filter(|f| families.iter().any(|n| n == f.name))
+        .filter(|f| o.families.iter().any(|n| n == f.name))
     {
         (family.run)(&mut bench)?;
     }
-    if let Some(dir) = json_dir {
-        let path = bench.write_json(dir)?;
-        println!("\nJSON: {path}");
+    std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
+    let json = report::json(&bench);
+    let path = o.out.join("ladder.json");
+    std::fs::write(&path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+    write_report(&json, &o.out)?;
+    println!("\nJSON, report and charts: {}", o.out.display());
+    Ok(())
+}
+
+/// Writes `report.md` and the charts rendered from a run's JSON.
+fn write_report(json: &str, dir: &Path) -> Result<(), String> {
+    for (name, contents) in report::render(json) {
+        let path = dir.join(name);
+        std::fs::write(&path, contents).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -1,0 +1,208 @@
+//! NVIDIA's libraries, measured in the same run with the same timing method:
+//! the functions a user would otherwise call.
+//!
+//! Two small programs beside this benchmark do the measuring
+//! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce`, cuBLAS `Sgeam`,
+//! built here with `nvcc` when one is found) and `torch_peers.py` (PyTorch,
+//! for what no C library offers, such as an 8-bit transpose). Both take
+//! `<reps> <case>...` and print one JSON object per case. Whatever cannot
+//! run is reported as "not available" with the reason, never estimated.
+//! They are measurement tooling and never part of the library.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PEERS_CU: &str = include_str!("../peers/peers.cu");
+const TORCH_PEERS: &str = include_str!("../peers/torch_peers.py");
+
+/// One peer measurement.
+#[derive(Clone, Debug)]
+pub struct PeerResult {
+    /// The library function, e.g. `CUB DeviceReduce::Sum`.
+    pub name: String,
+    /// Median milliseconds, or why the peer is not available.
+    pub outcome: Result<f64, String>,
+}
+
+/// The peer programs of this run.
+pub struct Peers {
+    reps: usize,
+    /// The built CUDA C++ program, or why there is none.
+    cuda: Result<PathBuf, String>,
+    /// The PyTorch script and its interpreter, or why there is none.
+    torch: Result<(PathBuf, PathBuf), String>,
+}
+
+/// The first executable `name` on the `PATH`.
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+impl Peers {
+    /// Peers that are never available (`--no-peers`).
+    pub fn none(reason: &str) -> Peers {
+        Peers {
+            reps: 0,
+            cuda: Err(reason.into()),
+            torch: Err(reason.into()),
+        }
+    }
+
+    /// Builds the peer programs in `dir` for a device of compute capability
+    /// `cc`. Takes a minute where nvcc compiles CUB.
+    pub fn prepare(dir: &Path, reps: usize, (major, minor): (u32, u32)) -> Peers {
+        let cuda = (|| {
+            let nvcc = std::env::var_os("NVCC")
+                .map(PathBuf::from)
+                .or_else(|| on_path("nvcc"))
+                .or_else(|| Some(PathBuf::from("/usr/local/cuda/bin/nvcc")).filter(|p| p.is_file()))
+                .ok_or("nvcc not found (set NVCC or put it on the PATH)")?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let source = dir.join("peers.cu");
+            let binary = dir.join("peers");
+            std::fs::write(&source, PEERS_CU).map_err(|e| e.to_string())?;
+            eprintln!("building the CUDA C++ peers with {}", nvcc.display());
+            let out = Command::new(&nvcc)
+                .args(["-O3", "-std=c++17"])
+                .arg(format!("-arch=sm_{major}{minor}"))
+                .arg("-o")
+                .arg(&binary)
+                .arg(&source)
+                .arg("-lcublas")
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
+            if !out.status.success() {
+                let log = String::from_utf8_lossy(&out.stderr);
+                let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                return Err(format!("nvcc failed: {}", tail.join(" / ")));
+            }
+            Ok(binary)
+        })();
+        let torch = (|| {
+            let python = on_path("python3").ok_or("python3 not found")?;
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+            let script = dir.join("torch_peers.py");
+            std::fs::write(&script, TORCH_PEERS).map_err(|e| e.to_string())?;
+            Ok((python, script))
+        })();
+        if let Err(why) = &cuda {
+            eprintln!("CUDA C++ peers not available: {why}");
+        }
+        Peers { reps, cuda, torch }
+    }
+
+    /// Measures `cases` (`reduce:sum:f32:16777216`, `geam:f32:8192:8192`,
+    /// `transpose:u8:8192:8192`, ...); one result per case, in order.
+    pub fn measure(&self, cases: &[String]) -> Vec<PeerResult> {
+        let (torch, cuda): (Vec<&String>, Vec<&String>) =
+            cases.iter().partition(|c| c.starts_with("transpose:"));
+        let mut results = Vec::new();
+        let cuda_results = match &self.cuda {
+            Ok(binary) => self.run(Command::new(binary), &cuda),
+            Err(why) => unavailable(&cuda, why),
+        };
+        let torch_results = match &self.torch {
+            Ok((python, script)) => {
+                let mut cmd = Command::new(python);
+                cmd.arg(script).env("PYTHONUNBUFFERED", "1");
+                self.run(cmd, &torch)
+            }
+            Err(why) => unavailable(&torch, why),
+        };
+        let (mut c, mut t) = (cuda_results.into_iter(), torch_results.into_iter());
+        for case in cases {
+            let next = if case.starts_with("transpose:") {
+                t.next()
+            } else {
+                c.next()
+            };
+            results.push(next.unwrap_or_else(|| PeerResult {
+                name: expected_name(case),
+                outcome: Err("no result".into()),
+            }));
+        }
+        results
+    }
+
+    fn run(&self, mut cmd: Command, cases: &[&String]) -> Vec<PeerResult> {
+        if cases.is_empty() {
+            return Vec::new();
+        }
+        let out = match cmd.arg(self.reps.to_string()).args(cases).output() {
+            Ok(out) => out,
+            Err(e) => return unavailable(cases, &format!("cannot run the peer program: {e}")),
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('{')).collect();
+        cases
+            .iter()
+            .map(|case| {
+                let line = lines
+                    .iter()
+                    .find(|l| field(l, "case").as_deref() == Some(case.as_str()));
+                let name = line
+                    .and_then(|l| field(l, "peer"))
+                    .unwrap_or_else(|| expected_name(case));
+                let outcome = match line {
+                    None => {
+                        let log = String::from_utf8_lossy(&out.stderr);
+                        Err(format!(
+                            "the peer program gave no result ({}): {}",
+                            out.status,
+                            log.lines().last().unwrap_or("")
+                        ))
+                    }
+                    Some(l) => match (field(l, "error"), field(l, "ok").as_deref()) {
+                        (Some(error), _) => Err(error),
+                        (None, Some("false")) => Err("its result was wrong".into()),
+                        (None, _) => field(l, "ms")
+                            .and_then(|ms| ms.parse().ok())
+                            .ok_or_else(|| "no time in its output".to_string()),
+                    },
+                };
+                PeerResult { name, outcome }
+            })
+            .collect()
+    }
+}
+
+fn unavailable(cases: &[&String], why: &str) -> Vec<PeerResult> {
+    cases
+        .iter()
+        .map(|case| PeerResult {
+            name: expected_name(case),
+            outcome: Err(why.to_string()),
+        })
+        .collect()
+}
+
+/// The peer a case names, for reports where the program gave no name.
+fn expected_name(case: &str) -> String {
+    let parts: Vec<&str> = case.split(':').collect();
+    match parts.as_slice() {
+        ["reduce", op, ..] => {
+            let op = match *op {
+                "min" => "Min",
+                "max" => "Max",
+                _ => "Sum",
+            };
+            format!("CUB DeviceReduce::{op}")
+        }
+        ["geam", ..] => "cuBLAS Sgeam".into(),
+        ["transpose", ..] => "torch .t().contiguous()".into(),
+        _ => case.to_string(),
+    }
+}
+
+/// The value of `"key":` in a one-line JSON object (strings unquoted).
+pub fn field(line: &str, key: &str) -> Option<String> {
+    let rest = line.split(&format!("\"{key}\":")).nth(1)?.trim_start();
+    Some(match rest.strip_prefix('"') {
+        Some(string) => string.split('"').next()?.to_string(),
+        None => rest.split([',', '}']).next()?.trim().to_string(),
+    })
+}

@@ -1,0 +1,631 @@
+// peers: NVIDIA's libraries timed exactly as warpspeed's ladder benchmark times
+// its own kernels (host/benches/ladder/harness.rs), so that the two can be
+// compared row for row on the same GPU in the same run.
+//
+// Build (CUDA 12 or 13; CUB is header-only):
+//     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -o peers
+//
+// Usage:
+//     peers <reps> <case>...
+//
+// Cases:
+//     reduce:<sum|min|max>:<f32|i32|u32>:<n>  CUB DeviceReduce::Sum / Min / Max of n values
+//     geam:f32:<w>:<h>                        cuBLAS Sgeam: transpose of a row-major h x w matrix
+//     memcpy:<bytes>                          cudaMemcpyAsync, device to device
+//
+// For every case, in order, one JSON object on its own line of stdout:
+//     {"case":"reduce:sum:f32:16777216","peer":"CUB DeviceReduce::Sum","ms":0.031300,"ok":true}
+//     {"case":"...","peer":"...","error":"<message>"}
+// "ms" is the median time of one launch; "ok" says whether the result of the
+// timed launches matched a host reference. Diagnostics go to stderr only.
+// Exit status: 0 when every case was measured (whatever its "ok"), 1 when some
+// case printed an error, 2 on a usage error.
+//
+// Timing, as in the Rust harness: the inputs are rotated among enough device
+// copies that together they are at least twice the L2 cache (1 to 4 copies),
+// so that no launch reads what the previous one left in L2; 3 warm-up
+// launches; then `reps` launches enqueued back to back on one non-default
+// stream, each between its own pair of events, with a single synchronisation
+// at the end; the result is the median of the `reps` elapsed times. All
+// memory a launch needs (library scratch, outputs, the cuBLAS handle) exists
+// before the timing starts, and everything of a case is freed when it ends.
+
+#include <cub/device/device_reduce.cuh>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// A case that could not be measured; its message becomes the "error" field.
+struct Failure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void check(cudaError_t status, const std::string& what) {
+    if (status != cudaSuccess) {
+        throw Failure(what + ": " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
+    }
+}
+
+void check(cublasStatus_t status, const std::string& what) {
+    if (status != CUBLAS_STATUS_SUCCESS) {
+        throw Failure(what + ": " + cublasGetStatusName(status) + " (" + cublasGetStatusString(status) + ")");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Owners of CUDA resources: each frees its resource when it goes out of scope,
+// also when a case fails half-way.
+// ---------------------------------------------------------------------------
+
+class DeviceMemory {
+public:
+    explicit DeviceMemory(uint64_t bytes) {
+        check(cudaMalloc(&ptr_, bytes), "cudaMalloc(" + std::to_string(bytes) + " bytes)");
+    }
+    DeviceMemory(DeviceMemory&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(DeviceMemory&&) = delete;
+    ~DeviceMemory() {
+        if (ptr_ != nullptr) {
+            cudaFree(ptr_);
+        }
+    }
+    template <class T>
+    T* as() const {
+        return static_cast<T*>(ptr_);
+    }
+    void* get() const { return ptr_; }
+
+private:
+    void* ptr_ = nullptr;
+};
+
+class Stream {
+public:
+    // Default flags, as the Rust context's stream (StreamFlags::DEFAULT).
+    Stream() { check(cudaStreamCreate(&stream_), "cudaStreamCreate"); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    ~Stream() { cudaStreamDestroy(stream_); }
+    cudaStream_t get() const { return stream_; }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+class Event {
+public:
+    Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+    Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    Event& operator=(Event&&) = delete;
+    ~Event() {
+        if (event_ != nullptr) {
+            cudaEventDestroy(event_);
+        }
+    }
+    cudaEvent_t get() const { return event_; }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+class Blas {
+public:
+    explicit Blas(cudaStream_t stream) {
+        check(cublasCreate(&handle_), "cublasCreate");
+        try {
+            check(cublasSetStream(handle_, stream), "cublasSetStream");
+        } catch (...) {
+            cublasDestroy(handle_);
+            throw;
+        }
+    }
+    Blas(const Blas&) = delete;
+    Blas& operator=(const Blas&) = delete;
+    ~Blas() { cublasDestroy(handle_); }
+    cublasHandle_t get() const { return handle_; }
+
+private:
+    cublasHandle_t handle_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// The device, its stream and the timing method
+// ---------------------------------------------------------------------------
+
+/// Launches before timing starts (the Rust harness's WARMUP).
+constexpr int kWarmup = 3;
+
+/// Makes device 0 current (the Rust benches use device 0) and reads its
+/// properties.
+cudaDeviceProp select_device() {
+    check(cudaSetDevice(0), "cudaSetDevice(0)");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    return prop;
+}
+
+struct Device {
+    cudaDeviceProp prop;  // first: the stream is created on the device it selects
+    Stream stream;
+
+    Device() : prop(select_device()) {
+        std::fprintf(stderr, "peers: %s (compute capability %d.%d, %d SMs, L2 %d MiB)\n", prop.name, prop.major,
+                     prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    }
+
+    /// Copies of an input of `bytes` bytes that together are at least twice
+    /// the L2 cache, clamped to 1..4 (the Rust harness's `device_copies`).
+    uint64_t copies_for(uint64_t bytes) const {
+        const uint64_t twice_l2 = 2 * static_cast<uint64_t>(prop.l2CacheSize);
+        const uint64_t per_copy = std::max<uint64_t>(bytes, 1);
+        return std::clamp<uint64_t>((twice_l2 + per_copy - 1) / per_copy, 1, 4);
+    }
+
+    /// Median milliseconds of `reps` launches after `kWarmup` warm-up ones.
+    /// `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across
+    /// warm-up and timed launches) on `stream` and must not synchronise.
+    ///
+    /// Every timed launch sits between its own pair of events, and all are
+    /// enqueued back to back before one final synchronisation: the GPU does not
+    /// idle waiting for the host, so host launch latency is not counted.
+    template <class Launch>
+    double median_ms(int reps, Launch&& launch) const {
+        std::vector<Event> starts(reps);
+        std::vector<Event> stops(reps);
+        int turn = 0;
+        for (int i = 0; i < kWarmup; ++i) {
+            launch(turn++);
+        }
+        check(cudaDeviceSynchronize(), "synchronise after warm-up");
+        for (int r = 0; r < reps; ++r) {
+            check(cudaEventRecord(starts[r].get(), stream.get()), "cudaEventRecord(start)");
+            launch(turn++);
+            check(cudaEventRecord(stops[r].get(), stream.get()), "cudaEventRecord(stop)");
+        }
+        check(cudaDeviceSynchronize(), "synchronise after timed launches");
+        std::vector<double> times(reps);
+        for (int r = 0; r < reps; ++r) {
+            float ms = 0.0f;
+            check(cudaEventElapsedTime(&ms, starts[r].get(), stops[r].get()), "cudaEventElapsedTime");
+            times[r] = ms;
+        }
+        std::sort(times.begin(), times.end());
+        return times[times.size() / 2];
+    }
+};
+
+/// What one measured case reports.
+struct Outcome {
+    double ms;
+    bool ok;
+};
+
+// ---------------------------------------------------------------------------
+// Input values: the same functions fill the device buffers and give the host
+// reference, so both see exactly the same numbers (and the Rust benches use
+// the same formulas).
+// ---------------------------------------------------------------------------
+
+constexpr uint64_t kHash = 2654435761ull;
+
+struct F32Values {
+    __host__ __device__ float operator()(uint64_t i) const {
+        return static_cast<float>((i * kHash) % 1000) / 1000.0f - 0.5f;
+    }
+};
+
+struct I32Values {
+    __host__ __device__ int32_t operator()(uint64_t i) const {
+        return static_cast<int32_t>((i * kHash) % 2001) - 1000;
+    }
+};
+
+struct U32Values {
+    __host__ __device__ uint32_t operator()(uint64_t i) const { return static_cast<uint32_t>(I32Values{}(i)); }
+};
+
+/// Matrix elements: their own index, exact in f32 below 2^24.
+struct IndexValues {
+    __host__ __device__ float operator()(uint64_t i) const { return static_cast<float>(i % 16777216); }
+};
+
+struct ByteValues {
+    __host__ __device__ uint8_t operator()(uint64_t i) const { return static_cast<uint8_t>((i * 31) % 251); }
+};
+
+template <class T, class Values>
+__global__ void fill_kernel(T* out, uint64_t n, Values values) {
+    const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+    for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        out[i] = values(i);
+    }
+}
+
+/// Fills `out[0..n)` with `values(i)` on the device (not timed).
+template <class T, class Values>
+void fill(const Device& device, T* out, uint64_t n, Values values) {
+    constexpr unsigned kThreads = 256;
+    const uint64_t blocks = std::min<uint64_t>((n + kThreads - 1) / kThreads, 1u << 16);
+    fill_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, device.stream.get()>>>(out, n, values);
+    check(cudaGetLastError(), "fill kernel launch");
+}
+
+/// `copies_for(n * sizeof(T))` device buffers of n values each, filled.
+template <class T, class Values>
+std::vector<DeviceMemory> device_copies(const Device& device, uint64_t n, Values values) {
+    const uint64_t bytes = n * sizeof(T);
+    const uint64_t copies = device.copies_for(bytes);
+    std::vector<DeviceMemory> inputs;
+    inputs.reserve(copies);
+    for (uint64_t c = 0; c < copies; ++c) {
+        inputs.emplace_back(bytes);
+        fill(device, inputs.back().as<T>(), n, values);
+    }
+    check(cudaStreamSynchronize(device.stream.get()), "synchronise after filling inputs");
+    return inputs;
+}
+
+/// A few positions in [0, n): both ends, the middle and some spread by a
+/// fixed-seed generator, for spot checks.
+std::vector<uint64_t> spot_positions(uint64_t n) {
+    std::vector<uint64_t> positions = {0, n / 2, n - 1};
+    uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < 29; ++k) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        positions.push_back((state >> 11) % n);
+    }
+    return positions;
+}
+
+template <class T>
+T read_back(const T* device_ptr) {
+    T value{};
+    check(cudaMemcpy(&value, device_ptr, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    return value;
+}
+
+// ---------------------------------------------------------------------------
+// reduce:<op>:<ty>:<n>
+// ---------------------------------------------------------------------------
+
+enum class Op { Sum, Min, Max };
+
+/// One CUB call; with `temp == nullptr` it only sets `temp_bytes`.
+template <class T>
+cudaError_t cub_reduce(Op op, void* temp, size_t& temp_bytes, const T* in, T* out, int n, cudaStream_t stream) {
+    switch (op) {
+    case Op::Sum:
+        return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream);
+    case Op::Min:
+        return cub::DeviceReduce::Min(temp, temp_bytes, in, out, n, stream);
+    case Op::Max:
+        return cub::DeviceReduce::Max(temp, temp_bytes, in, out, n, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/// Whether `got` is the reduction of `values(0..n)`: integers exactly (sums
+/// wrap modulo 2^32, as on the device), f32 sums within 1e-3 * sqrt(n) of a
+/// double-precision sum, f32 min and max exactly.
+template <class T, class Values>
+bool reduction_matches(Op op, uint64_t n, Values values, T got) {
+    if (op == Op::Sum) {
+        if constexpr (std::is_floating_point_v<T>) {
+            double want = 0.0;
+            for (uint64_t i = 0; i < n; ++i) {
+                want += static_cast<double>(values(i));
+            }
+            const bool ok = std::fabs(static_cast<double>(got) - want) <= 1e-3 * std::sqrt(static_cast<double>(n));
+            if (!ok) {
+                std::fprintf(stderr, "peers: sum: got %.9g, want %.9g\n", static_cast<double>(got), want);
+            }
+            return ok;
+        } else {
+            uint32_t want = 0;
+            for (uint64_t i = 0; i < n; ++i) {
+                want += static_cast<uint32_t>(values(i));
+            }
+            const bool ok = static_cast<uint32_t>(got) == want;
+            if (!ok) {
+                std::fprintf(stderr, "peers: sum: got %" PRIu32 ", want %" PRIu32 " (as u32)\n",
+                             static_cast<uint32_t>(got), want);
+            }
+            return ok;
+        }
+    }
+    T want = values(0);
+    for (uint64_t i = 1; i < n; ++i) {
+        want = op == Op::Min ? std::min(want, values(i)) : std::max(want, values(i));
+    }
+    const bool ok = got == want;
+    if (!ok) {
+        std::fprintf(stderr, "peers: %s: got %.9g, want %.9g\n", op == Op::Min ? "min" : "max",
+                     static_cast<double>(got), static_cast<double>(want));
+    }
+    return ok;
+}
+
+template <class T, class Values>
+Outcome reduce_case(const Device& device, int reps, Op op, uint64_t n, Values values) {
+    if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("n must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const std::vector<DeviceMemory> inputs = device_copies<T>(device, n, values);
+    const DeviceMemory out(sizeof(T));
+    const cudaStream_t stream = device.stream.get();
+
+    // CUB's scratch: sized once, allocated before timing.
+    size_t temp_bytes = 0;
+    check(cub_reduce<T>(op, nullptr, temp_bytes, inputs[0].as<T>(), out.as<T>(), static_cast<int>(n), stream),
+          "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu input cop%s, %zu bytes of CUB scratch\n", inputs.size(),
+                 inputs.size() == 1 ? "y" : "ies", temp_bytes);
+
+    const double ms = device.median_ms(reps, [&](int turn) {
+        size_t bytes = temp_bytes;
+        const T* in = inputs[turn % inputs.size()].as<T>();
+        check(cub_reduce<T>(op, temp.get(), bytes, in, out.as<T>(), static_cast<int>(n), stream),
+              "CUB DeviceReduce");
+    });
+    // The timed launches must also be right (every copy holds the same values).
+    const T got = read_back(out.as<T>());
+    return {ms, reduction_matches<T>(op, n, values, got)};
+}
+
+// ---------------------------------------------------------------------------
+// geam:f32:<w>:<h>
+// ---------------------------------------------------------------------------
+
+/// Transposes a row-major h x w matrix (h rows of w) into a row-major w x h
+/// one. cuBLAS is column-major: the row-major h x w input is a column-major
+/// w x h matrix A with lda = w, and the row-major w x h output is a
+/// column-major h x w matrix C with ldc = h, so C = A^T is exactly
+/// cublasSgeam(OP_T, m = h, n = w). With beta = 0, B is not read; it is given
+/// as C itself (ldb = ldc, OP_N), the in-place form cuBLAS documents.
+Outcome geam_case(const Device& device, int reps, uint64_t w, uint64_t h) {
+    if (w == 0 || h == 0 || w > static_cast<uint64_t>(INT_MAX) || h > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("w and h must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const uint64_t n = w * h;
+    const std::vector<DeviceMemory> inputs = device_copies<float>(device, n, IndexValues{});
+    const DeviceMemory out(n * sizeof(float));
+    const Blas blas(device.stream.get());
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    const int m = static_cast<int>(h);
+    const int cols = static_cast<int>(w);
+    std::fprintf(stderr, "peers: %zu input cop%s\n", inputs.size(), inputs.size() == 1 ? "y" : "ies");
+
+    const double ms = device.median_ms(reps, [&](int turn) {
+        const float* a = inputs[turn % inputs.size()].as<float>();
+        float* c = out.as<float>();
+        check(cublasSgeam(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, m, cols, &alpha, a, cols, &beta, c, m, c, m),
+              "cublasSgeam");
+    });
+
+    // Spot checks: element (x, y) of the input, at [y * w + x], must be at
+    // [x * h + y] of the output.
+    bool ok = true;
+    std::vector<std::pair<uint64_t, uint64_t>> spots = {
+        {0, 0}, {1 % w, 0}, {0, 1 % h}, {w - 1, 0}, {0, h - 1}, {w - 1, h - 1}, {w - 1, std::min<uint64_t>(3, h - 1)},
+        {std::min<uint64_t>(17, w - 1), h - 1 - std::min<uint64_t>(1, h - 1)},
+    };
+    for (uint64_t i : spot_positions(n)) {
+        spots.emplace_back(i % w, i / w);
+    }
+    for (const auto& [x, y] : spots) {
+        const float got = read_back(out.as<float>() + x * h + y);
+        const float want = IndexValues{}(y * w + x);
+        if (got != want) {
+            std::fprintf(stderr, "peers: geam: element (%" PRIu64 ", %" PRIu64 "): got %.9g, want %.9g\n", x, y,
+                         static_cast<double>(got), static_cast<double>(want));
+            ok = false;
+        }
+    }
+    return {ms, ok};
+}
+
+// ---------------------------------------------------------------------------
+// memcpy:<bytes>
+// ---------------------------------------------------------------------------
+
+/// Device-to-device copy: the bandwidth ceiling. One source, no rotation (as
+/// the Rust harness's memcpy baseline).
+Outcome memcpy_case(const Device& device, int reps, uint64_t bytes) {
+    if (bytes == 0) {
+        throw Failure("bytes must be positive");
+    }
+    const DeviceMemory src(bytes);
+    const DeviceMemory dst(bytes);
+    fill(device, src.as<uint8_t>(), bytes, ByteValues{});
+    check(cudaMemsetAsync(dst.get(), 0, bytes, device.stream.get()), "cudaMemsetAsync");
+    check(cudaStreamSynchronize(device.stream.get()), "synchronise after filling");
+
+    const double ms = device.median_ms(reps, [&](int) {
+        check(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, device.stream.get()),
+              "cudaMemcpyAsync");
+    });
+
+    bool ok = true;
+    for (uint64_t i : spot_positions(bytes)) {
+        if (read_back(dst.as<uint8_t>() + i) != ByteValues{}(i)) {
+            std::fprintf(stderr, "peers: memcpy: wrong byte at %" PRIu64 "\n", i);
+            ok = false;
+        }
+    }
+    return {ms, ok};
+}
+
+// ---------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------
+
+std::vector<std::string> split(const std::string& text, char separator) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    for (;;) {
+        const size_t end = text.find(separator, start);
+        fields.push_back(text.substr(start, end - start));
+        if (end == std::string::npos) {
+            return fields;
+        }
+        start = end + 1;
+    }
+}
+
+/// A decimal number with nothing else around it.
+uint64_t parse_u64(const std::string& text, const char* what) {
+    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) {
+        throw Failure(std::string("bad ") + what + " `" + text + "`");
+    }
+    return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+Op parse_op(const std::string& text) {
+    if (text == "sum") return Op::Sum;
+    if (text == "min") return Op::Min;
+    if (text == "max") return Op::Max;
+    throw Failure("unknown reduction `" + text + "` (sum, min, max)");
+}
+
+/// The peer a case names, as far as its first fields tell.
+std::string peer_of(const std::string& spec) {
+    const std::vector<std::string> f = split(spec, ':');
+    if (f[0] == "reduce" && f.size() > 1) {
+        if (f[1] == "sum") return "CUB DeviceReduce::Sum";
+        if (f[1] == "min") return "CUB DeviceReduce::Min";
+        if (f[1] == "max") return "CUB DeviceReduce::Max";
+    }
+    if (f[0] == "geam") return "cuBLAS Sgeam";
+    if (f[0] == "memcpy") return "cudaMemcpy D2D";
+    return "unknown";
+}
+
+Outcome run_case(const Device& device, int reps, const std::string& spec) {
+    const std::vector<std::string> f = split(spec, ':');
+    if (f[0] == "reduce" && f.size() == 4) {
+        const Op op = parse_op(f[1]);
+        const uint64_t n = parse_u64(f[3], "n");
+        if (f[2] == "f32") return reduce_case<float>(device, reps, op, n, F32Values{});
+        if (f[2] == "i32") return reduce_case<int32_t>(device, reps, op, n, I32Values{});
+        if (f[2] == "u32") return reduce_case<uint32_t>(device, reps, op, n, U32Values{});
+        throw Failure("unknown element type `" + f[2] + "` (f32, i32, u32)");
+    }
+    if (f[0] == "geam" && f.size() == 4) {
+        if (f[1] != "f32") {
+            throw Failure("geam supports f32 only");
+        }
+        return geam_case(device, reps, parse_u64(f[2], "w"), parse_u64(f[3], "h"));
+    }
+    if (f[0] == "memcpy" && f.size() == 2) {
+        return memcpy_case(device, reps, parse_u64(f[1], "bytes"));
+    }
+    throw Failure("unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, memcpy:<bytes>)");
+}
+
+/// `text` as a JSON string literal.
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20) {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+                out += escaped;
+            } else {
+                out += ch;
+            }
+        }
+    }
+    return out + "\"";
+}
+
+void print_line(const std::string& line) {
+    std::fputs(line.c_str(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* usage = "usage: peers <reps> <case>...\n"
+                        "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  memcpy:<bytes>\n";
+    if (argc < 3) {
+        std::fputs(usage, stderr);
+        return 2;
+    }
+    int reps = 0;
+    try {
+        const uint64_t r = parse_u64(argv[1], "reps");
+        if (r == 0 || r > 1000000) {
+            throw Failure("reps must be in 1..=1000000");
+        }
+        reps = static_cast<int>(r);
+    } catch (const Failure& e) {
+        std::fprintf(stderr, "peers: %s\n%s", e.what(), usage);
+        return 2;
+    }
+
+    // The device once for all cases; if it cannot be had, every case says why.
+    std::string device_error;
+    std::unique_ptr<Device> device;
+    try {
+        device = std::make_unique<Device>();
+    } catch (const std::exception& e) {
+        device_error = e.what();
+    }
+
+    bool all_measured = true;
+    for (int a = 2; a < argc; ++a) {
+        const std::string spec = argv[a];
+        const std::string head = "{\"case\":" + json_string(spec) + ",\"peer\":" + json_string(peer_of(spec));
+        try {
+            if (device == nullptr) {
+                throw Failure(device_error);
+            }
+            std::fprintf(stderr, "peers: %s\n", spec.c_str());
+            const Outcome outcome = run_case(*device, reps, spec);
+            char tail[96];
+            std::snprintf(tail, sizeof tail, ",\"ms\":%.6f,\"ok\":%s}", outcome.ms, outcome.ok ? "true" : "false");
+            print_line(head + tail);
+        } catch (const std::exception& e) {
+            all_measured = false;
+            // Clear a non-sticky error so that the next case starts clean.
+            cudaGetLastError();
+            print_line(head + ",\"error\":" + json_string(e.what()) + "}");
+        }
+    }
+    return all_measured ? 0 : 1;
+}
