@@ -20,6 +20,12 @@ pub const UNROLL_BLOCKS: [u32; 5] = [64, 128, 256, 512, 1024];
 /// `WarpShuffle`): 8 blocks of 256 threads fill an SM's 2048 thread slots.
 pub const GRID_BLOCKS_PER_SM: u32 = 8;
 
+/// Threads per block of [`ReduceVariant::Vectorized`]: with the grid sized to
+/// the blocks the SMs hold at once, 1024-thread blocks (two per SM) read
+/// 2-3% faster than 256-thread ones on an H100 and an H200 (fewer, larger
+/// blocks to start and to combine).
+pub const VECTOR_BLOCK: u32 = 1024;
+
 /// Elements per 16-byte load of [`ReduceVariant::Vectorized`].
 pub const VECTOR_WIDTH: usize = 4;
 
@@ -137,10 +143,12 @@ ladder! {
         /// read-only path, [`VECTOR_UNROLL`] loads in flight per thread, a
         /// grid sized to the occupancy the SMs allow, warp-shuffle block
         /// reductions, and the last block to finish (found with an atomic
-        /// ticket) reduces the per-block partials — no second launch. A slice
+        /// ticket) reduces the per-block partials — no second launch; a grid
+        /// of one block (small inputs) writes its total directly. A slice
         /// starting at any element is handled by a scalar head up to the
         /// first 16-byte boundary and a scalar tail. Sum, min and max.
         Vectorized = "vectorized" => ReduceShape {
+            blocks: &[VECTOR_BLOCK],
             ops: &Op::ALL,
             ..shape("reduce_vectorized", 0, SharedMemory::PerWarpAndFlag)
         },
@@ -462,6 +470,13 @@ mod device {
         );
 
         let block_total = block_reduce_op(op, acc, warp_sums);
+        if grid_dim_x() == 1 {
+            // One block: its total is the result; no partial, no ticket.
+            if thread_idx_x() == 0 {
+                *out = block_total;
+            }
+            return;
+        }
         if thread_idx_x() == 0 {
             *partials.add(block_idx_x() as usize) = block_total;
             // Publish the partial before taking a ticket.
