@@ -123,7 +123,9 @@ fn main() -> ExitCode {
 
 fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     let peers = if o.peers {
-        peers::Peers::prepare(&o.out.join("peers"), o.reps, ctx.info().compute_capability)
+        // Built outside the output folder: the report is what travels.
+        let dir = std::env::temp_dir().join("warpspeed-peers");
+        peers::Peers::prepare(&dir, o.reps, ctx.info().compute_capability)
     } else {
         peers::Peers::none("--no-peers")
     };
