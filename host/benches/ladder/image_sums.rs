@@ -35,45 +35,40 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         .map(|r| r.iter().map(|&b| b as u32).sum())
         .collect();
 
-    let mut rows = measure::<ColumnSumVariant, u32>(
+    ladder::<ColumnSumVariant>(
         bench,
         &inputs,
-        |_| true,
-        Context::column_sums_into_with,
+        (
+            Context::column_sums_into_with,
+            Context::column_sums_into_with,
+        ),
         &want_columns,
+        "strips, f32 out",
     )?;
-    let want_f32: Vec<f32> = want_columns.iter().map(|&v| v as f32).collect();
-    let fastest = |v| v == ColumnSumVariant::FASTEST;
-    let mut f32_rows = measure(
+    ladder::<RowSumVariant>(
         bench,
         &inputs,
-        fastest,
-        Context::column_sums_into_with,
-        &want_f32,
-    )?;
-    f32_rows[0].variant = "strips, f32 out";
-    rows.extend(f32_rows);
-    record(bench, "column_sums", rows);
-
-    let mut rows = measure::<RowSumVariant, u32>(
-        bench,
-        &inputs,
-        |_| true,
-        Context::row_sums_into_with,
+        (Context::row_sums_into_with, Context::row_sums_into_with),
         &want_rows,
-    )?;
-    let want_f32: Vec<f32> = want_rows.iter().map(|&v| v as f32).collect();
-    let fastest = |v| v == RowSumVariant::FASTEST;
-    let mut f32_rows = measure(
-        bench,
-        &inputs,
-        fastest,
-        Context::row_sums_into_with,
-        &want_f32,
-    )?;
-    f32_rows[0].variant = "vectorized, f32 out";
+        "vectorized, f32 out",
+    )
+}
+
+/// Every step of `L` into `u32`, then the fastest into `f32` (as row
+/// `f32_name`), in one table.
+fn ladder<L: Ladder>(
+    bench: &mut Bench,
+    inputs: &[DeviceBuffer<u8>],
+    (into_u32, into_f32): (Launch<L, u32>, Launch<L, f32>),
+    want: &[u32],
+    f32_name: &'static str,
+) -> Result<(), String> {
+    let mut rows = measure(bench, inputs, |_| true, into_u32, want)?;
+    let want_f32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+    let mut f32_rows = measure(bench, inputs, |v| v == L::FASTEST, into_f32, &want_f32)?;
+    f32_rows[0].variant = f32_name;
     rows.extend(f32_rows);
-    record(bench, "row_sums", rows);
+    record(bench, L::FAMILY, rows);
     Ok(())
 }
 
