@@ -34,8 +34,9 @@ pub unsafe fn load_nc_u32(ptr: *const u32) -> u32 {
 
 /// `ld.global.nc.v4.b32`: a read-only 16-byte load.
 ///
-/// Without cache hints: on an H200 the hinted form below streamed a 1 GiB
-/// reduction 6% slower (4180 against 4440 GB/s), on an H100 0.3% faster.
+/// Without cache hints: with `.L1::no_allocate.L2::256B` (sm_80+, PTX 7.4)
+/// a 1 GiB reduction streamed 6% slower on an H200 (4180 against 4440 GB/s)
+/// and 0.3% faster on an H100 (measured 2026-11-22).
 ///
 /// # Safety
 /// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory
@@ -52,34 +53,6 @@ pub unsafe fn load_nc_v4(ptr: *const Words4) -> Words4 {
         );
     }
     [a, b, c, d]
-}
-
-/// `ld.global.nc.L1::no_allocate.L2::256B.v4.b32` (sm_80 and newer; the
-/// plain read-only load elsewhere): a 16-byte load that skips L1 (streamed
-/// data is never re-read) and asks L2 to fetch 256 bytes at a time.
-///
-/// # Safety
-/// As [`load_nc_v4`].
-#[inline(always)]
-pub unsafe fn load_nc_v4_l2_256(ptr: *const Words4) -> Words4 {
-    #[cfg(target_feature = "sm_80")]
-    {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: the caller guarantees a valid, aligned, read-only location.
-        unsafe {
-            asm!(
-                "ld.global.nc.L1::no_allocate.L2::256B.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
-                a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
-                p = in(reg64) ptr, options(pure, readonly, nostack),
-            );
-        }
-        [a, b, c, d]
-    }
-    #[cfg(not(target_feature = "sm_80"))]
-    // SAFETY: as above.
-    unsafe {
-        load_nc_v4(ptr)
-    }
 }
 
 /// `ld.global.cg.b32`: a 4-byte load cached in L2 only, never a stale L1 line.
