@@ -96,10 +96,10 @@ impl Peers {
     }
 
     /// Measures `cases` (`reduce:sum:f32:16777216`, `geam:f32:8192:8192`,
-    /// `transpose:u8:8192:8192`, ...); one result per case, in order.
+    /// `histogram:uniform:268435456`, `transpose:u8:8192:8192`,
+    /// `conv1d:67108864:7`, ...); one result per case, in order.
     pub fn measure(&self, cases: &[String]) -> Vec<PeerResult> {
-        let (torch, cuda): (Vec<&String>, Vec<&String>) =
-            cases.iter().partition(|c| c.starts_with("transpose:"));
+        let (torch, cuda): (Vec<&String>, Vec<&String>) = cases.iter().partition(|c| by_torch(c));
         let mut results = Vec::new();
         let cuda_results = match &self.cuda {
             Ok(binary) => self.run(Command::new(binary), &cuda),
@@ -115,11 +115,7 @@ impl Peers {
         };
         let (mut c, mut t) = (cuda_results.into_iter(), torch_results.into_iter());
         for case in cases {
-            let next = if case.starts_with("transpose:") {
-                t.next()
-            } else {
-                c.next()
-            };
+            let next = if by_torch(case) { t.next() } else { c.next() };
             results.push(next.unwrap_or_else(|| PeerResult {
                 name: expected_name(case),
                 outcome: Err("no result".into()),
@@ -170,6 +166,12 @@ impl Peers {
     }
 }
 
+/// Whether the PyTorch script measures `case` (what no C library offers,
+/// and cuDNN, which torch calls for us).
+fn by_torch(case: &str) -> bool {
+    case.starts_with("transpose:") || case.starts_with("conv1d:")
+}
+
 fn unavailable(cases: &[&String], why: &str) -> Vec<PeerResult> {
     cases
         .iter()
@@ -194,6 +196,8 @@ fn expected_name(case: &str) -> String {
         }
         ["geam", ..] => "cuBLAS Sgeam".into(),
         ["transpose", ..] => "torch .t().contiguous()".into(),
+        ["histogram", ..] => "CUB DeviceHistogram::HistogramEven".into(),
+        ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
         _ => case.to_string(),
     }
 }
