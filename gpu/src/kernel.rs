@@ -138,7 +138,7 @@ macro_rules! plain_params {
         }
     )*};
 }
-plain_params!(u32, i32, u64, usize, f32);
+plain_params!(u32, i32, u64, usize, f32, f64);
 
 /// A kernel's argument list: the generated `Args` structs.
 ///

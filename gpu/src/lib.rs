@@ -56,6 +56,7 @@ pub mod constant;
 pub mod ptx;
 
 // The families, one module each.
+pub mod histogram;
 pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
@@ -75,6 +76,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("reduce", reduce::KERNELS),
     ("transpose", transpose::KERNELS),
     ("image_sums", image_sums::KERNELS),
+    ("histogram", histogram::KERNELS),
 ];
 
 #[cfg(target_arch = "nvptx64")]

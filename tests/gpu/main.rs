@@ -15,6 +15,7 @@
 
 mod common;
 mod context;
+mod histogram;
 mod image_sums;
 mod reduce;
 mod transpose;
@@ -27,6 +28,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     reduce::trials,
     transpose::trials,
     image_sums::trials,
+    histogram::trials,
 ];
 
 fn main() {

@@ -65,3 +65,20 @@ pub unsafe fn red_add_f32(ptr: *mut f32, value: f32) {
         asm!("red.global.add.f32 [{p}], {v};", p = in(reg64) ptr, v = in(reg32) value.to_bits(), options(nostack))
     }
 }
+
+/// `red.shared.add.u32`: an atomic add to shared memory whose old value is
+/// not needed, at `address` in the shared window
+/// ([`shared_address`](super::shared_address) of a pointer into the block's
+/// shared memory): one instruction, with no generic-to-shared conversion
+/// per add.
+///
+/// # Safety
+/// `address` is 4-byte aligned and inside the block's shared memory, which
+/// concurrent threads touch only atomically there.
+#[inline(always)]
+pub unsafe fn red_shared_add_u32(address: u32, value: u32) {
+    // SAFETY: the caller guarantees an aligned shared location.
+    unsafe {
+        asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) address, v = in(reg32) value, options(nostack))
+    }
+}

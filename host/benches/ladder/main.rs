@@ -5,7 +5,7 @@
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums] [--quick] [--reps N]
+//! ladder [--families reduce,transpose,image-sums,histogram] [--quick] [--reps N]
 //!        [--out DIR] [--no-peers]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
@@ -15,6 +15,7 @@
 //! `target/bench`). `cargo xtask bench` runs it with the same arguments.
 
 mod harness;
+mod histogram;
 mod image_sums;
 mod peers;
 mod reduce;
@@ -28,7 +29,12 @@ use std::process::ExitCode;
 use warpspeed::{Context, Error};
 
 /// Every family, in order: registering a family is one row here.
-const FAMILIES: &[Family] = &[reduce::FAMILY, transpose::FAMILY, image_sums::FAMILY];
+const FAMILIES: &[Family] = &[
+    reduce::FAMILY,
+    transpose::FAMILY,
+    image_sums::FAMILY,
+    histogram::FAMILY,
+];
 
 fn names() -> Vec<&'static str> {
     FAMILIES.iter().map(|f| f.name).collect()

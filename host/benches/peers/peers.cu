@@ -11,6 +11,8 @@
 // Cases:
 //     reduce:<sum|min|max>:<f32|i32|u32>:<n>  CUB DeviceReduce::Sum / Min / Max of n values
 //     geam:f32:<w>:<h>                        cuBLAS Sgeam: transpose of a row-major h x w matrix
+//     histogram:<data>:<n>                    CUB DeviceHistogram::HistogramEven, 256 bins of n bytes;
+//                                             data: uniform, one_bin, alternating, normal, sorted
 //     memcpy:<bytes>                          cudaMemcpyAsync, device to device
 //
 // For every case, in order, one JSON object on its own line of stdout:
@@ -30,6 +32,7 @@
 // memory a launch needs (library scratch, outputs, the cuBLAS handle) exists
 // before the timing starts, and everything of a case is freed when it ends.
 
+#include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -450,6 +453,92 @@ Outcome geam_case(const Device& device, int reps, uint64_t w, uint64_t h) {
 }
 
 // ---------------------------------------------------------------------------
+// histogram:<data>:<n>
+// ---------------------------------------------------------------------------
+
+/// The histogram data sets, byte for byte the formula of the Rust bench
+/// (host/benches/ladder/histogram.rs, `sample`).
+enum class Data { Uniform, OneBin, Alternating, Normal, Sorted };
+
+__host__ __device__ inline uint64_t splitmix64(uint64_t x) {
+    uint64_t z = x + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+struct HistogramValues {
+    Data data;
+    uint64_t n;
+    __host__ __device__ uint8_t operator()(uint64_t i) const {
+        switch (data) {
+        case Data::Uniform: return static_cast<uint8_t>(splitmix64(i) >> 56);
+        case Data::OneBin: return 42;
+        case Data::Alternating: return i % 2 == 0 ? 17 : 230;
+        case Data::Normal: {
+            const uint64_t h = splitmix64(i);
+            int64_t sum = 0;
+            for (int k = 0; k < 4; ++k) {
+                sum += static_cast<int64_t>((h >> (8 * k)) & 0xff);
+            }
+            return static_cast<uint8_t>(128 + (sum - 510) / 48);
+        }
+        default: return static_cast<uint8_t>(i * 256 / n);
+        }
+    }
+};
+
+Data parse_data(const std::string& text) {
+    if (text == "uniform") return Data::Uniform;
+    if (text == "one_bin") return Data::OneBin;
+    if (text == "alternating") return Data::Alternating;
+    if (text == "normal") return Data::Normal;
+    if (text == "sorted") return Data::Sorted;
+    throw Failure("unknown data set `" + text + "` (uniform, one_bin, alternating, normal, sorted)");
+}
+
+/// 256 bins of [0, 256) over n bytes: bin = byte. Checked exactly against
+/// a host count of the same bytes.
+Outcome histogram_case(const Device& device, int reps, Data data, uint64_t n) {
+    if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("n must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const HistogramValues values{data, n};
+    const std::vector<DeviceMemory> inputs = device_copies<uint8_t>(device, n, values);
+    const DeviceMemory counts(256 * sizeof(unsigned int));
+    const cudaStream_t stream = device.stream.get();
+    const int levels = 257;
+    const int lower = 0;
+    const int upper = 256;
+
+    size_t temp_bytes = 0;
+    check(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, inputs[0].as<uint8_t>(),
+                                              counts.as<unsigned int>(), levels, lower, upper,
+                                              static_cast<int>(n), stream),
+          "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu input cop%s, %zu bytes of CUB scratch\n", inputs.size(),
+                 inputs.size() == 1 ? "y" : "ies", temp_bytes);
+
+    const double ms = device.median_ms(reps, [&](int turn) {
+        size_t bytes = temp_bytes;
+        const uint8_t* in = inputs[turn % inputs.size()].as<uint8_t>();
+        check(cub::DeviceHistogram::HistogramEven(temp.get(), bytes, in, counts.as<unsigned int>(), levels, lower,
+                                                  upper, static_cast<int>(n), stream),
+              "CUB DeviceHistogram::HistogramEven");
+    });
+
+    std::vector<unsigned int> want(256, 0);
+    for (uint64_t i = 0; i < n; ++i) {
+        ++want[values(i)];
+    }
+    std::vector<unsigned int> got(256);
+    check(cudaMemcpy(got.data(), counts.get(), 256 * sizeof(unsigned int), cudaMemcpyDeviceToHost),
+          "copying the counts back");
+    return {ms, got == want};
+}
+
+// ---------------------------------------------------------------------------
 // memcpy:<bytes>
 // ---------------------------------------------------------------------------
 
@@ -521,6 +610,7 @@ std::string peer_of(const std::string& spec) {
         if (f[1] == "max") return "CUB DeviceReduce::Max";
     }
     if (f[0] == "geam") return "cuBLAS Sgeam";
+    if (f[0] == "histogram") return "CUB DeviceHistogram::HistogramEven";
     if (f[0] == "memcpy") return "cudaMemcpy D2D";
     return "unknown";
 }
@@ -541,10 +631,15 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
         }
         return geam_case(device, reps, parse_u64(f[2], "w"), parse_u64(f[3], "h"));
     }
+    if (f[0] == "histogram" && f.size() == 3) {
+        return histogram_case(device, reps, parse_data(f[1]), parse_u64(f[2], "n"));
+    }
     if (f[0] == "memcpy" && f.size() == 2) {
         return memcpy_case(device, reps, parse_u64(f[1], "bytes"));
     }
-    throw Failure("unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, memcpy:<bytes>)");
+    throw Failure(
+        "unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, histogram:<data>:<n>, "
+        "memcpy:<bytes>)");
 }
 
 /// `text` as a JSON string literal.
@@ -581,7 +676,8 @@ void print_line(const std::string& line) {
 
 int main(int argc, char** argv) {
     const char* usage = "usage: peers <reps> <case>...\n"
-                        "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  memcpy:<bytes>\n";
+                        "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  histogram:<data>:<n>  "
+                        "memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);
         return 2;

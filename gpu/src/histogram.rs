@@ -1,0 +1,543 @@
+//! Histograms (lesson 002): counts of samples in equal bins.
+//!
+//! Two forms share every kernel: the 256-bin histogram of bytes (bin = the
+//! byte), and `histogram_even`, like CUB's `HistogramEven`: `bins` equal bins
+//! of `[lower, upper)` for `u8`, `u16`, `i32` or `f32` samples. Which bin a
+//! sample falls in is decided by [`Even::bin`], the same code on the GPU and
+//! in the host's CPU step, so both agree to the last sample.
+//!
+//! Counters are `u32` and wrap past 2^32 − 1 samples in one bin (modulo 2^32,
+//! like CUB's counters).
+
+use crate::{KernelType, WARP_SIZE};
+
+/// Bins of the byte histogram.
+pub const BYTE_BINS: u32 = 256;
+/// The most bins `histogram_even` takes.
+pub const MAX_BINS: u32 = 65_536;
+/// Threads per block of [`HistogramVariant::GlobalAtomics`].
+pub const GLOBAL_BLOCK: u32 = 256;
+/// Threads per block of [`HistogramVariant::SharedPrivatized`].
+pub const SHARED_BLOCK: u32 = 256;
+/// Samples each thread of [`HistogramVariant::SharedPrivatized`] counts at
+/// least (the lesson's coarsening factor): the grid is no larger than that
+/// needs, so each block's merge of its private histogram into the output is
+/// paid for by many samples.
+pub const SHARED_COARSENING: u32 = 64;
+/// Warps per block of [`HistogramVariant::LanePrivate`].
+pub const LANE_WARPS: u32 = 4;
+/// Threads per block of [`HistogramVariant::LanePrivate`].
+pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
+/// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (two 16-bit
+/// counters per 32-bit word, one column of words per lane); beyond, the
+/// fastest step runs [`HistogramVariant::SharedPrivatized`]'s kernel.
+pub const LANE_MAX_BINS: u32 = 256;
+/// 16-byte loads in flight per lane of [`HistogramVariant::LanePrivate`]
+/// (written out as four loads in the kernel).
+pub const LANE_UNROLL: usize = 4;
+
+/// Bytes of shared memory a [`HistogramVariant::LanePrivate`] block needs for
+/// `bins` bins: per warp, one 32-bit word per lane and per pair of bins.
+pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
+    bins.div_ceil(2) * WARP_SIZE * 4 * LANE_WARPS
+}
+
+/// Bytes of shared memory a [`HistogramVariant::SharedPrivatized`] block
+/// needs for `bins` bins: one `u32` counter each.
+pub const fn shared_privatized_bytes(bins: u32) -> u32 {
+    bins * 4
+}
+
+/// How a histogram step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistogramShape {
+    /// On the CPU, over a copy of the samples on the host.
+    Cpu,
+    /// A kernel with blocks of `block` threads.
+    Kernel {
+        /// Threads per block.
+        block: u32,
+    },
+}
+
+ladder! {
+    /// The histogram ladder.
+    pub enum HistogramVariant("histogram"): HistogramShape {
+        /// Step 1 (lesson): the CPU, one sample after another. The reference,
+        /// and the baseline that shows what the GPU buys. Called on device
+        /// buffers it copies the samples to the host and the counts back,
+        /// and waits for both copies.
+        Cpu = "cpu" => HistogramShape::Cpu,
+        /// Step 2 (lesson): one thread per sample in a grid-stride loop, one
+        /// `atomicAdd` on the output per sample. Every sample of a popular
+        /// bin queues on one address in L2.
+        GlobalAtomics = "global_atomics" => HistogramShape::Kernel { block: GLOBAL_BLOCK },
+        /// Step 3 (lesson's last kernel): each block counts into a private
+        /// histogram in shared memory and merges it into the output once,
+        /// so global atomics drop from one per sample to one per bin and
+        /// block; each thread counts at least [`SHARED_COARSENING`] samples.
+        /// A warp whose lanes hit one bin still serialises on one
+        /// shared-memory address.
+        SharedPrivatized = "shared_privatized" => HistogramShape::Kernel { block: SHARED_BLOCK },
+        /// Step 4: every lane counts into its own column of shared memory
+        /// (16-bit counters, two bins per word, the word of bin pair `p`
+        /// of lane `l` at `p · 32 + l`): the lanes of a warp always touch 32
+        /// different banks and never the same address, whatever the data,
+        /// so one bin takes the same time as 256; adds need no return value
+        /// (`red.shared`). Samples arrive by 16-byte loads, [`LANE_UNROLL`]
+        /// in flight. The counters are merged, block by block, every 65 535
+        /// samples per lane at most and at the end. For up to
+        /// [`LANE_MAX_BINS`] bins; beyond, the step runs step 3's kernel while
+        /// the bins fit in shared memory, and step 2's beyond that.
+        LanePrivate = "lane_private" => HistogramShape::Kernel { block: LANE_BLOCK },
+    }
+    fastest = LanePrivate;
+}
+
+/// "Not counted": what [`Even::bin`] returns for a sample outside
+/// `[lower, upper)` or NaN.
+pub const NOT_COUNTED: u32 = u32::MAX;
+
+/// A sample type of `histogram_even`: `u8`, `u16`, `i32` or `f32`.
+pub trait Sample: KernelType + PartialOrd {
+    /// Samples per 32-bit word.
+    const PER_WORD: usize;
+    /// The precomputed arithmetic of equal bins for this type.
+    type Binning: Copy + core::fmt::Debug;
+    /// The binning of `bins` equal bins of `[lower, upper)`; `lower` and
+    /// `upper` are values of `Self` (exact in `f64` for every sample type),
+    /// `lower < upper`, `bins >= 1`.
+    fn binning(lower: f64, upper: f64, bins: u32) -> Self::Binning;
+    /// The bin of `self`, or [`NOT_COUNTED`].
+    fn bin(self, binning: &Self::Binning) -> u32;
+    /// Sample `k` (`< PER_WORD`) of a little-endian 32-bit word.
+    fn from_word(word: u32, k: usize) -> Self;
+}
+
+/// Equal bins over an integer range: the bin of `s` is
+/// `⌊(s − lower) · bins / (upper − lower)⌋`, exactly.
+#[derive(Clone, Copy, Debug)]
+pub struct IntegerBinning {
+    lower: i64,
+    range: u64,
+    bins: u64,
+    /// `1 / range`, for an estimate of the quotient that one correction
+    /// step makes exact (no 64-bit division per sample).
+    inverse: f64,
+}
+
+impl IntegerBinning {
+    fn new(lower: f64, upper: f64, bins: u32) -> Self {
+        let (lower, upper) = (lower as i64, upper as i64);
+        let range = (upper - lower) as u64;
+        IntegerBinning {
+            lower,
+            range,
+            bins: bins as u64,
+            inverse: 1.0 / range as f64,
+        }
+    }
+
+    #[inline(always)]
+    fn bin(&self, sample: i64) -> u32 {
+        let offset = sample.wrapping_sub(self.lower);
+        if offset < 0 || offset as u64 >= self.range {
+            return NOT_COUNTED;
+        }
+        if self.range == self.bins {
+            return offset as u32; // one value per bin: the common byte case
+        }
+        // `product < range · bins <= 2^32 · 2^16`: exact in `f64`, and the
+        // estimate is within one of the true quotient (its relative error
+        // is below 2^-51, the quotient below 2^16), so one step fixes it.
+        let product = offset as u64 * self.bins;
+        let mut q = (product as f64 * self.inverse) as u64;
+        if q * self.range > product {
+            q -= 1;
+        } else if (q + 1) * self.range <= product {
+            q += 1;
+        }
+        q as u32
+    }
+}
+
+/// Equal bins over an `f32` range: the bin of `s` is
+/// `min(⌊(s − lower) · scale⌋, bins − 1)` in `f32` arithmetic, with
+/// `scale = bins / (upper − lower)` computed in `f64` and rounded to `f32`;
+/// the `min` catches a product that rounds up to `bins` just below `upper`.
+#[derive(Clone, Copy, Debug)]
+pub struct FloatBinning {
+    lower: f32,
+    upper: f32,
+    scale: f32,
+    last: u32,
+}
+
+impl Sample for f32 {
+    const PER_WORD: usize = 1;
+    type Binning = FloatBinning;
+
+    fn binning(lower: f64, upper: f64, bins: u32) -> FloatBinning {
+        FloatBinning {
+            lower: lower as f32,
+            upper: upper as f32,
+            scale: (bins as f64 / (upper - lower)) as f32,
+            last: bins - 1,
+        }
+    }
+
+    #[inline(always)]
+    fn bin(self, b: &FloatBinning) -> u32 {
+        // Written so that NaN fails the test.
+        if !(self >= b.lower && self < b.upper) {
+            return NOT_COUNTED;
+        }
+        // Non-negative: `as` truncates, i.e. floors (and saturates).
+        (((self - b.lower) * b.scale) as u32).min(b.last)
+    }
+
+    #[inline(always)]
+    fn from_word(word: u32, _k: usize) -> Self {
+        f32::from_bits(word)
+    }
+}
+
+macro_rules! integer_sample {
+    ($($t:ty),*) => {$(
+        impl Sample for $t {
+            const PER_WORD: usize = 4 / size_of::<$t>();
+            type Binning = IntegerBinning;
+
+            fn binning(lower: f64, upper: f64, bins: u32) -> IntegerBinning {
+                IntegerBinning::new(lower, upper, bins)
+            }
+
+            #[inline(always)]
+            fn bin(self, b: &IntegerBinning) -> u32 {
+                b.bin(self as i64)
+            }
+
+            #[inline(always)]
+            fn from_word(word: u32, k: usize) -> Self {
+                (word >> (k * 8 * size_of::<$t>())) as $t
+            }
+        }
+    )*};
+}
+integer_sample!(u8, u16, i32);
+
+/// `bins` equal bins of `[lower, upper)` for samples of type `T`: the one
+/// definition of which bin a sample falls in, used by the kernels and by the
+/// CPU step.
+#[derive(Clone, Copy, Debug)]
+pub struct Even<T: Sample> {
+    binning: T::Binning,
+}
+
+impl<T: Sample> Even<T> {
+    /// The bins; the caller has checked `bins >= 1`, `lower < upper` and
+    /// both finite (the host's `EvenBins::new`).
+    #[inline(always)]
+    pub fn new(lower: f64, upper: f64, bins: u32) -> Self {
+        Even {
+            binning: T::binning(lower, upper, bins),
+        }
+    }
+
+    /// The bin of `sample`, or [`NOT_COUNTED`].
+    #[inline(always)]
+    pub fn bin(&self, sample: T) -> u32 {
+        sample.bin(&self.binning)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "index loops over constant ranges unroll fully and keep the arrays in registers"
+)]
+mod device {
+    //! Common contract: `samples` valid for `n` reads that nothing writes
+    //! during the kernel; `out` valid for `bins` writes, zeroed before the
+    //! launch (every step adds into it), not aliasing `samples`; the block
+    //! and dynamic shared memory as the host's table says.
+    use super::*;
+    use crate::prim::*;
+
+    /// Adds `value` to the 16-bit counter of `bin` in the lane column at
+    /// shared address `column`: the word of bin pair `bin / 2`, low half
+    /// for even bins.
+    #[inline(always)]
+    unsafe fn count_in_column(column: u32, bin: u32) {
+        red_shared_add_u32(column + (bin >> 1) * (4 * WARP_SIZE), 1 << ((bin & 1) << 4));
+    }
+
+    /// Where a sample goes: [`Even`], or the byte itself.
+    pub trait Binner<T: Sample>: Copy {
+        fn bin(&self, sample: T) -> u32;
+
+        /// Counts the samples of one 32-bit word into a lane column (see
+        /// [`lane_private`]).
+        #[inline(always)]
+        unsafe fn count_word(&self, word: u32, column: u32) {
+            for k in 0..T::PER_WORD {
+                let bin = self.bin(T::from_word(word, k));
+                if bin != NOT_COUNTED {
+                    count_in_column(column, bin);
+                }
+            }
+        }
+    }
+
+    impl<T: Sample> Binner<T> for Even<T> {
+        #[inline(always)]
+        fn bin(&self, sample: T) -> u32 {
+            Even::bin(self, sample)
+        }
+    }
+
+    /// The byte histogram's binning: bin = byte.
+    #[derive(Clone, Copy)]
+    pub struct Bytes;
+
+    impl Binner<u8> for Bytes {
+        #[inline(always)]
+        fn bin(&self, sample: u8) -> u32 {
+            sample as u32
+        }
+
+        /// Four bytes with two byte permutes and two multiply-adds each:
+        /// the pair offset `(b & 0xfe) · 64` and the increment
+        /// `1 + (b & 1) · 0xffff` (1 for the low half, 2^16 for the high).
+        #[inline(always)]
+        unsafe fn count_word(&self, word: u32, column: u32) {
+            let (pairs, odd) = (word & 0xfefe_fefe, word & 0x0101_0101);
+            for k in 0..4u32 {
+                // Selector 0x444k: byte k of the first operand, zeros above.
+                let pair = byte_perm(pairs, 0, 0x4440 | k);
+                let high = byte_perm(odd, 0, 0x4440 | k);
+                red_shared_add_u32(column + pair * 64, 1 + high * 0xffff);
+            }
+        }
+    }
+
+    /// Step 2.
+    pub unsafe fn global_atomics<T: Sample, B: Binner<T>>(
+        samples: *const T,
+        n: usize,
+        binner: B,
+        out: *mut u32,
+    ) {
+        for i in grid_stride(n) {
+            let bin = binner.bin(*samples.add(i));
+            if bin != NOT_COUNTED {
+                red_add_u32(out.add(bin as usize), 1);
+            }
+        }
+    }
+
+    /// Step 3. `bins` counters of dynamic shared memory.
+    pub unsafe fn shared_privatized<T: Sample, B: Binner<T>>(
+        samples: *const T,
+        n: usize,
+        binner: B,
+        bins: u32,
+        out: *mut u32,
+    ) {
+        let counts = dynamic_shared::<u32>();
+        let (tid, threads) = (thread_idx_x(), block_dim_x());
+        let mut b = tid;
+        while b < bins {
+            *counts.add(b as usize) = 0;
+            b += threads;
+        }
+        sync_threads();
+        for i in grid_stride(n) {
+            let bin = binner.bin(*samples.add(i));
+            if bin != NOT_COUNTED {
+                atomic_add_u32(counts.add(bin as usize), 1);
+            }
+        }
+        sync_threads();
+        let mut b = tid;
+        while b < bins {
+            let count = *counts.add(b as usize);
+            if count > 0 {
+                red_add_u32(out.add(b as usize), count);
+            }
+            b += threads;
+        }
+    }
+
+    /// Counts the samples of one 16-byte vector into a lane column.
+    #[inline(always)]
+    unsafe fn count_vector<T: Sample, B: Binner<T>>(binner: B, w: Words4, column: u32) {
+        binner.count_word(w[0], column);
+        binner.count_word(w[1], column);
+        binner.count_word(w[2], column);
+        binner.count_word(w[3], column);
+    }
+
+    /// Adds the lane-private counters of the whole block into `out` and
+    /// zeroes them. Every thread of the block calls it at the same point.
+    #[inline(always)]
+    unsafe fn merge_lanes(counters: *mut u32, pairs: usize, bins: u32, out: *mut u32) {
+        const LANES: usize = WARP_SIZE as usize;
+        sync_threads();
+        let tid = thread_idx_x() as usize;
+        let mut p = tid;
+        while p < pairs {
+            let (mut even, mut odd) = (0u32, 0u32);
+            for w in 0..LANE_WARPS as usize {
+                let column = counters.add((w * pairs + p) * LANES);
+                for j in 0..LANES {
+                    // Rotated by thread: the lanes of a warp read 32
+                    // different banks at each step.
+                    let word = column.add((tid + j) % LANES);
+                    even += *word & 0xffff;
+                    odd += *word >> 16;
+                    *word = 0;
+                }
+            }
+            if even > 0 {
+                red_add_u32(out.add(2 * p), even);
+            }
+            if odd > 0 && ((2 * p + 1) as u32) < bins {
+                red_add_u32(out.add(2 * p + 1), odd);
+            }
+            p += LANE_BLOCK as usize;
+        }
+        sync_threads();
+    }
+
+    /// Step 4. `bins <= LANE_MAX_BINS`; dynamic shared memory of
+    /// [`lane_private_shared_bytes`]`(bins)`; blocks of [`LANE_BLOCK`].
+    pub unsafe fn lane_private<T: Sample, B: Binner<T>>(
+        samples: *const T,
+        n: usize,
+        binner: B,
+        bins: u32,
+        out: *mut u32,
+    ) {
+        const LANES: usize = WARP_SIZE as usize;
+        const UNROLL: usize = LANE_UNROLL;
+        let counters = dynamic_shared::<u32>();
+        let pairs = bins.div_ceil(2) as usize;
+        let tid = thread_idx_x() as usize;
+        let (warp, lane) = (tid / LANES, tid % LANES);
+        let words = LANE_WARPS as usize * pairs * LANES;
+        let mut i = tid;
+        while i < words {
+            *counters.add(i) = 0;
+            i += LANE_BLOCK as usize;
+        }
+        sync_threads();
+        // This lane's column: word `p · 32` holds bins `2p` (low half) and
+        // `2p + 1` (high half).
+        let column = shared_address(counters.add(warp * pairs * LANES + lane));
+
+        // Head (up to the first 16-byte boundary) and tail (the last
+        // partial 16 bytes): one sample per thread at most, straight to
+        // the output with global atomics.
+        let per_vector = 4 * T::PER_WORD;
+        let rank = block_idx_x() as usize * LANE_BLOCK as usize + tid;
+        let threads = grid_threads_x();
+        let misaligned = (samples as usize % 16) / size_of::<T>();
+        let head = ((per_vector - misaligned) % per_vector).min(n);
+        let body = samples.add(head).cast::<Words4>();
+        let vectors = (n - head) / per_vector;
+        let tail = head + vectors * per_vector + rank;
+        for edge in [rank, tail] {
+            if edge < n && (edge < head || edge >= tail) {
+                let bin = binner.bin(*samples.add(edge));
+                if bin != NOT_COUNTED {
+                    red_add_u32(out.add(bin as usize), 1);
+                }
+            }
+        }
+
+        // The body in rounds of UNROLL vectors per thread. Every thread runs
+        // the same number of rounds (the last one masked), so the merges
+        // every `flush_rounds` rounds are block-wide barriers all reach.
+        let per_round = UNROLL * per_vector;
+        let flush_rounds = 65_535 / per_round;
+        let round_vectors = UNROLL * threads;
+        let rounds = vectors.div_ceil(round_vectors);
+        let mut since_merge = 0;
+        for r in 0..rounds {
+            let first = r * round_vectors + rank;
+            if first + 3 * threads < vectors {
+                // Four loads in flight, then their samples; constant
+                // indices keep `w` in registers.
+                let w = [
+                    load_nc_v4(body.add(first)),
+                    load_nc_v4(body.add(first + threads)),
+                    load_nc_v4(body.add(first + 2 * threads)),
+                    load_nc_v4(body.add(first + 3 * threads)),
+                ];
+                count_vector(binner, w[0], column);
+                count_vector(binner, w[1], column);
+                count_vector(binner, w[2], column);
+                count_vector(binner, w[3], column);
+            } else {
+                for u in 0..UNROLL {
+                    let v = first + u * threads;
+                    if v < vectors {
+                        count_vector(binner, load_nc_v4(body.add(v)), column);
+                    }
+                }
+            }
+            since_merge += 1;
+            if since_merge == flush_rounds {
+                merge_lanes(counters, pairs, bins, out);
+                since_merge = 0;
+            }
+        }
+        merge_lanes(counters, pairs, bins, out);
+    }
+}
+
+kernels! {
+    /// Every histogram entry point: `histogram_even` for each sample type,
+    /// and the byte histogram (`histogram_bytes_*`, `u8` only, which ignores
+    /// `lower`, `upper` and `bins`: 256 bins, bin = byte). `lower` and
+    /// `upper` are sample values carried in `f64` (exact for every sample
+    /// type).
+    pub const KERNELS = {
+        fn histogram_global_atomics<T in u8, u16, i32, f32>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            => device::global_atomics(samples, n, Even::<T>::new(lower, upper, bins), out);
+        fn histogram_shared_privatized<T in u8, u16, i32, f32>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            shares histogram_global_atomics
+            => device::shared_privatized(samples, n, Even::<T>::new(lower, upper, bins), bins, out);
+        fn histogram_lane_private<T in u8, u16, i32, f32>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            shares histogram_global_atomics
+            => device::lane_private(samples, n, Even::<T>::new(lower, upper, bins), bins, out);
+        fn histogram_bytes_global_atomics<T in u8>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            shares histogram_global_atomics
+            => {
+                let _ = (lower, upper, bins);
+                device::global_atomics(samples, n, device::Bytes, out)
+            };
+        fn histogram_bytes_shared_privatized<T in u8>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            shares histogram_global_atomics
+            => {
+                let _ = (lower, upper, bins);
+                device::shared_privatized(samples, n, device::Bytes, BYTE_BINS, out)
+            };
+        fn histogram_bytes_lane_private<T in u8>(
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, out: *mut u32)
+            shares histogram_global_atomics
+            => {
+                let _ = (lower, upper, bins);
+                device::lane_private(samples, n, device::Bytes, BYTE_BINS, out)
+            };
+    }
+}
+
+/// The arguments of every histogram kernel.
+pub type HistogramArgs<T> = histogram_global_atomics::Args<T>;

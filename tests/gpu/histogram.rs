@@ -1,0 +1,442 @@
+//! Histograms: every step of the ladder on the data sets (uniform,
+//! one bin, two alternating bins, a narrow normal, sorted) and sizes (0, 1,
+//! 255, 257, 1 000 003, 2^28 + 7, an odd start address), for the byte
+//! histogram and `histogram_even` of `u8`, `u16`, `i32` and `f32` with 1 to
+//! 65 536 bins; compared exactly with an independent CPU count.
+
+use crate::common::*;
+use cust::memory::{DeviceBuffer, DeviceCopy, DeviceSlice};
+use libtest_mimic::{Failed, Trial};
+use rand::Rng;
+use rand::rngs::StdRng;
+use std::cell::RefCell;
+use std::rc::Rc;
+use warpspeed::histogram::{EvenBins, HistogramSample, HistogramVariant};
+use warpspeed::{Context, Error};
+
+/// How the samples are drawn.
+#[derive(Clone, Copy, Debug)]
+enum Data {
+    Uniform,
+    OneBin,
+    Alternating,
+    Normal,
+    Sorted,
+}
+
+const DATA: [Data; 5] = [
+    Data::Uniform,
+    Data::OneBin,
+    Data::Alternating,
+    Data::Normal,
+    Data::Sorted,
+];
+
+const SIZES: [usize; 6] = [0, 1, 255, 257, 1_000_003, (1 << 28) + 7];
+
+/// A sample type with a way to draw it over `[lo, hi)` as fractions
+/// of the bins' range (a little beyond it, so that some samples are not
+/// counted).
+trait TestSample: HistogramSample + Copy + PartialEq + std::fmt::Debug + 'static {
+    fn draw(r: &mut StdRng, data: Data, at: f64) -> Self;
+}
+
+/// A value at fraction `t` of `[lower, upper)` of the case's bins, for
+/// integer types.
+fn integer_at(lower: i64, upper: i64, t: f64) -> i64 {
+    lower + ((upper - lower) as f64 * t).floor() as i64
+}
+
+/// The fraction of the range where sample `i` of `n` falls for `data`.
+fn fraction(r: &mut StdRng, data: Data, i: usize, n: usize) -> f64 {
+    match data {
+        // A little outside the range on both sides: those are not counted.
+        Data::Uniform => r.random_range(-0.05..1.05),
+        Data::OneBin => 0.4,
+        Data::Alternating => {
+            if i.is_multiple_of(2) {
+                0.1
+            } else {
+                0.9
+            }
+        }
+        // Irwin–Hall: the mean of 4 uniforms, narrowed to about 2% of the
+        // range around the middle.
+        Data::Normal => 0.5 + 0.04 * ((0..4).map(|_| r.random::<f64>()).sum::<f64>() / 4.0 - 0.5),
+        Data::Sorted => i as f64 / n.max(1) as f64 * 1.1 - 0.05,
+    }
+}
+
+/// One test configuration: the bins as `(count, lower, upper)` in `f64`.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    ty: &'static str,
+    bins: u32,
+    lower: f64,
+    upper: f64,
+    /// Through `histogram_into` (the byte histogram) rather than
+    /// `histogram_even_into`.
+    bytes: bool,
+}
+
+const CONFIGS: &[Config] = &[
+    Config {
+        ty: "u8",
+        bins: 256,
+        lower: 0.0,
+        upper: 256.0,
+        bytes: true,
+    },
+    Config {
+        ty: "u8",
+        bins: 10,
+        lower: 20.0,
+        upper: 220.0,
+        bytes: false,
+    },
+    Config {
+        ty: "u16",
+        bins: 1000,
+        lower: 100.0,
+        upper: 60_100.0,
+        bytes: false,
+    },
+    Config {
+        ty: "i32",
+        bins: 65_536,
+        lower: -1_048_576.0,
+        upper: 1_048_576.0,
+        bytes: false,
+    },
+    Config {
+        ty: "i32",
+        bins: 7,
+        lower: -2_147_483_648.0,
+        upper: 2_147_483_648.0,
+        bytes: false,
+    },
+    Config {
+        ty: "f32",
+        bins: 100,
+        lower: -1.0,
+        upper: 1.0,
+        bytes: false,
+    },
+    Config {
+        ty: "f32",
+        bins: 1,
+        lower: 0.0,
+        upper: 1.0,
+        bytes: false,
+    },
+    Config {
+        ty: "f32",
+        bins: 257,
+        lower: -3.0,
+        upper: 1000.5,
+        bytes: false,
+    },
+];
+
+impl TestSample for u8 {
+    fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
+        at.clamp(0.0, 255.0) as u8
+    }
+}
+impl TestSample for u16 {
+    fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
+        at.clamp(0.0, 65_535.0) as u16
+    }
+}
+impl TestSample for i32 {
+    fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
+        at.clamp(i32::MIN as f64, i32::MAX as f64) as i32
+    }
+}
+impl TestSample for f32 {
+    fn draw(r: &mut StdRng, data: Data, at: f64) -> Self {
+        // A sprinkle of NaN and infinities in the uniform data: never counted.
+        if matches!(data, Data::Uniform) && r.random_ratio(1, 1000) {
+            [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][r.random_range(0..3)]
+        } else {
+            at as f32
+        }
+    }
+}
+
+/// The samples of a case, with `offset` leading elements before them.
+fn samples<T: TestSample>(config: &Config, data: Data, n: usize, offset: usize) -> Vec<T> {
+    let mut r = rng(seed_of(&format!("{config:?}/{data:?}/{n}/{offset}")));
+    (0..offset + n)
+        .map(|i| {
+            let t = fraction(&mut r, data, i.saturating_sub(offset), n);
+            let at = if config.ty == "f32" {
+                config.lower + (config.upper - config.lower) * t
+            } else {
+                integer_at(config.lower as i64, config.upper as i64, t) as f64
+            };
+            T::draw(&mut r, data, at)
+        })
+        .collect()
+}
+
+/// An independent count: integer bins by exact `i128` division, `f32` bins
+/// by the documented formula evaluated directly.
+fn reference<T: TestSample>(config: &Config, samples: &[T]) -> Vec<u32> {
+    let mut counts = vec![0u32; config.bins as usize];
+    for &s in samples {
+        let bin = if config.ty == "f32" {
+            let x: f32 = bytemuck_f32(s);
+            let (lower, upper) = (config.lower as f32, config.upper as f32);
+            if !(x >= lower && x < upper) {
+                continue;
+            }
+            let scale = (config.bins as f64 / (config.upper - config.lower)) as f32;
+            (((x - lower) * scale) as u32).min(config.bins - 1)
+        } else {
+            let x = integer_of(s);
+            let (lower, upper) = (config.lower as i128, config.upper as i128);
+            if x < lower || x >= upper {
+                continue;
+            }
+            ((x - lower) * config.bins as i128 / (upper - lower)) as u32
+        };
+        counts[bin as usize] += 1;
+    }
+    counts
+}
+
+fn bytemuck_f32<T: 'static + Copy>(s: T) -> f32 {
+    *(&s as &dyn std::any::Any)
+        .downcast_ref::<f32>()
+        .expect("an f32 sample")
+}
+
+fn integer_of<T: 'static + Copy>(s: T) -> i128 {
+    let any = &s as &dyn std::any::Any;
+    if let Some(&v) = any.downcast_ref::<u8>() {
+        v as i128
+    } else if let Some(&v) = any.downcast_ref::<u16>() {
+        v as i128
+    } else {
+        *any.downcast_ref::<i32>().expect("an integer sample") as i128
+    }
+}
+
+/// The bins of a configuration for `T`.
+fn bins_of<T: TestSample>(config: &Config) -> Result<EvenBins<T>, Failed> {
+    let any: Box<dyn std::any::Any> = if config.ty == "f32" {
+        Box::new(ok(EvenBins::<f32>::new(
+            config.bins,
+            config.lower as f32,
+            config.upper as f32,
+        ))?)
+    } else {
+        let (lower, upper) = (config.lower as i64, config.upper as i64);
+        match config.ty {
+            "u8" => Box::new(ok(EvenBins::<u8>::new(config.bins, lower, upper))?),
+            "u16" => Box::new(ok(EvenBins::<u16>::new(config.bins, lower, upper))?),
+            _ => Box::new(ok(EvenBins::<i32>::new(config.bins, lower, upper))?),
+        }
+    };
+    any.downcast::<EvenBins<T>>()
+        .map(|b| *b)
+        .map_err(|_| "bins of the wrong type".into())
+}
+
+/// Runs `variant` on the case and compares with the independent count.
+fn check<T: TestSample>(
+    ctx: &Context,
+    variant: HistogramVariant,
+    (config, data, n, offset): (Config, Data, usize, usize),
+) -> Result<(), Failed> {
+    let key = format!("histogram/{config:?}/{data:?}/{n}/{offset}");
+    let input = cached_input(&key, || {
+        let mut host = samples::<T>(&config, data, n, offset);
+        if host.is_empty() {
+            host.push(T::default()); // cust cannot allocate nothing
+        }
+        host
+    })?;
+    let (host, device) = (&input.0, &input.1);
+    let view: DeviceSlice<T> = device.index(offset..offset + n);
+    let view = &view;
+    let bins = bins_of::<T>(&config)?;
+    let mut out = poisoned(config.bins as usize, 0xdead_beef_u32)?;
+    let run = if config.bytes && variant == HistogramVariant::FASTEST {
+        // The byte histogram's own entry point (the same steps below).
+        let bytes = byte_view(view)?;
+        ctx.histogram_into(bytes, &mut out)
+    } else {
+        ctx.histogram_even_into_with(variant, view, &bins, &mut out)
+    };
+    match run {
+        Err(Error::Unsupported { .. })
+            if variant == HistogramVariant::SharedPrivatized
+                && config.bins * 4 > ctx.info().max_shared_per_block_optin =>
+        {
+            return Ok(()); // refused: tested in `refuses_bad_arguments`
+        }
+        r => ok(r.and_then(|p| p.wait()))?,
+    }
+    let got = download(&out)?;
+    let want = cached_reference(&key, || {
+        let want = reference(&config, &host[offset..offset + n]);
+        // The library's own CPU count agrees with the independent one.
+        ensure(bins.histogram(&host[offset..offset + n]) == want, || {
+            format!("EvenBins::histogram disagrees with the reference for {config:?}")
+        })?;
+        Ok(want)
+    })?;
+    match got.iter().zip(want.iter()).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{} {config:?} {data:?} n={n}: bin {i} counts {}, want {} (total {} of {})",
+            variant.name(),
+            got[i],
+            want[i],
+            got.iter().map(|&c| c as u64).sum::<u64>(),
+            want.iter().map(|&c| c as u64).sum::<u64>(),
+        )
+        .into()),
+    }
+}
+
+thread_local! {
+    static WANT: RefCell<Option<(String, Rc<Vec<u32>>)>> = const { RefCell::new(None) };
+}
+
+/// The reference counts of the case `key`, computed once for all the steps
+/// that run on it (2^28 samples take a while on the CPU).
+fn cached_reference(
+    key: &str,
+    make: impl FnOnce() -> Result<Vec<u32>, Failed>,
+) -> Result<Rc<Vec<u32>>, Failed> {
+    if let Some(hit) = WANT.with(|w| {
+        w.borrow()
+            .as_ref()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }) {
+        return Ok(hit);
+    }
+    let want = Rc::new(make()?);
+    WANT.with(|w| *w.borrow_mut() = Some((key.to_string(), want.clone())));
+    Ok(want)
+}
+
+/// `view` as bytes, for the byte histogram's entry point (a `u8` view).
+fn byte_view<T: DeviceCopy + 'static>(view: &DeviceSlice<T>) -> Result<&DeviceSlice<u8>, Failed> {
+    (view as &dyn std::any::Any)
+        .downcast_ref::<DeviceSlice<u8>>()
+        .ok_or_else(|| "the byte histogram takes u8 samples".into())
+}
+
+fn push<T: TestSample>(trials: &mut Vec<Trial>, config: Config) {
+    let mut cases = Vec::new();
+    for data in DATA {
+        for n in SIZES {
+            // The 2^28 runs: the byte histogram on each data set, and
+            // uniform f32 samples in 100 bins, to keep the suite's time in
+            // check.
+            let big_f32 = config.ty == "f32" && config.bins == 100 && matches!(data, Data::Uniform);
+            if n > (1 << 24) && !(config.bytes || big_f32) {
+                continue;
+            }
+            let name = format!("{}::{}_bins::{data:?}::n_{n}", config.ty, config.bins);
+            cases.push((name, n, (config, data, n, 0)));
+        }
+    }
+    // An odd start address (odd element offset; for bytes, an odd byte).
+    let name = format!(
+        "{}::{}_bins::Uniform::n_1000003::offset_1",
+        config.ty, config.bins
+    );
+    cases.push((name, 1_000_003, (config, Data::Uniform, 1_000_003, 1)));
+    ladder_trials::<HistogramVariant, _>(
+        trials,
+        &cases,
+        // The CPU step on the largest inputs only for bytes.
+        |v, &(c, _, n, _)| v != HistogramVariant::Cpu || n < (1 << 24) || c.bytes,
+        |ctx, v, &case| check::<T>(ctx, v, case),
+    );
+}
+
+fn refusals(ctx: &Context) -> Result<(), Failed> {
+    expect_invalid(EvenBins::<u8>::new(0, 0, 256), "0 bins")?;
+    expect_invalid(EvenBins::<u8>::new(65_537, 0, 256), "65 537 bins")?;
+    expect_invalid(EvenBins::<u8>::new(16, 10, 10), "lower == upper")?;
+    expect_invalid(EvenBins::<i32>::new(16, 10, -10), "lower > upper")?;
+    expect_invalid(EvenBins::<u8>::new(16, -1, 256), "u8 bounds below 0")?;
+    expect_invalid(EvenBins::<u8>::new(16, 0, 257), "u8 bounds above 256")?;
+    expect_invalid(EvenBins::<f32>::new(16, f32::NAN, 1.0), "a NaN bound")?;
+    expect_invalid(
+        EvenBins::<f32>::new(16, 0.0, f32::INFINITY),
+        "an infinite bound",
+    )?;
+    let samples = upload(&[1.0f32; 64])?;
+    let bins = ok(EvenBins::<f32>::new(16, 0.0, 2.0))?;
+    let mut short = poisoned(15, 0u32)?;
+    expect_invalid(
+        ctx.histogram_even_into(&samples, &bins, &mut short),
+        "15 counters for 16 bins",
+    )?;
+    let bytes = upload(&[1u8; 64])?;
+    expect_invalid(
+        ctx.histogram_into(&bytes, &mut short),
+        "15 counters for 256 bins",
+    )?;
+    let wide = ok(EvenBins::<f32>::new(65_536, 0.0, 2.0))?;
+    let mut many = poisoned(65_536, 0u32)?;
+    expect_invalid(
+        ctx.histogram_even_into_with(
+            HistogramVariant::SharedPrivatized,
+            &samples,
+            &wide,
+            &mut many,
+        ),
+        "65 536 shared-memory counters",
+    )?;
+    // Nothing was written by the refusals.
+    ensure(download(&short)?.iter().all(|&c| c == 0), || {
+        "a refused call wrote its output".into()
+    })
+}
+
+fn big_counts(ctx: &Context) -> Result<(), Failed> {
+    // 2^24 + 5 samples in one bin through every step: counts beyond 16 bits
+    // per lane and per block, merged exactly.
+    let n = (1 << 24) + 5;
+    let host = vec![7u8; n];
+    let device: DeviceBuffer<u8> = upload(&host)?;
+    for &variant in HistogramVariant::ALL {
+        let mut out = poisoned(256, 0xdead_beef_u32)?;
+        let bins = ok(EvenBins::<u8>::new(256, 0, 256))?;
+        ok(ctx
+            .histogram_even_into_with(variant, &device, &bins, &mut out)
+            .and_then(|p| p.wait()))?;
+        let got = download(&out)?;
+        ensure(
+            got[7] == n as u32 && got.iter().sum::<u32>() == n as u32,
+            || format!("{}: bin 7 counts {} of {n}", variant.name(), got[7]),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn trials(trials: &mut Vec<Trial>) {
+    for &config in CONFIGS {
+        match config.ty {
+            "u8" => push::<u8>(trials, config),
+            "u16" => push::<u16>(trials, config),
+            "i32" => push::<i32>(trials, config),
+            _ => push::<f32>(trials, config),
+        }
+    }
+    trials.push(sized_trial(
+        "histogram::one_bin_counts_past_16_bits",
+        1 << 24,
+        big_counts,
+    ));
+    trials.push(gpu_trial("histogram::refuses_bad_arguments", refusals));
+}
