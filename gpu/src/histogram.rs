@@ -24,8 +24,12 @@ pub const SHARED_BLOCK: u32 = 256;
 /// needs, so each block's merge of its private histogram into the output is
 /// paid for by many samples.
 pub const SHARED_COARSENING: u32 = 64;
-/// Warps per block of [`HistogramVariant::LanePrivate`].
-pub const LANE_WARPS: u32 = 4;
+/// Warps per block of [`HistogramVariant::LanePrivate`]. They share one set
+/// of 32 lane columns (lane `l` of every warp counts into column `l`), so a
+/// block needs 16 KB for 256 bins whatever its size, and an SM holds enough
+/// warps to hide the loads' latency (one set per warp, 12 warps per SM,
+/// counted at 1320 GB/s on an H100).
+pub const LANE_WARPS: u32 = 8;
 /// Threads per block of [`HistogramVariant::LanePrivate`].
 pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
 /// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (two 16-bit
@@ -37,9 +41,9 @@ pub const LANE_MAX_BINS: u32 = 256;
 pub const LANE_UNROLL: usize = 4;
 
 /// Bytes of shared memory a [`HistogramVariant::LanePrivate`] block needs for
-/// `bins` bins: per warp, one 32-bit word per lane and per pair of bins.
+/// `bins` bins: one 32-bit word per lane column and per pair of bins.
 pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
-    bins.div_ceil(2) * WARP_SIZE * 4 * LANE_WARPS
+    bins.div_ceil(2) * WARP_SIZE * 4
 }
 
 /// Bytes of shared memory a [`HistogramVariant::SharedPrivatized`] block
@@ -81,12 +85,13 @@ ladder! {
         SharedPrivatized = "shared_privatized" => HistogramShape::Kernel { block: SHARED_BLOCK },
         /// Step 4: every lane counts into its own column of shared memory
         /// (16-bit counters, two bins per word, the word of bin pair `p`
-        /// of lane `l` at `p · 32 + l`): the lanes of a warp always touch 32
-        /// different banks and never the same address, whatever the data,
-        /// so one bin takes the same time as 256; adds need no return value
-        /// (`red.shared`). Samples arrive by 16-byte loads, [`LANE_UNROLL`]
-        /// in flight. The counters are merged, block by block, every 65 535
-        /// samples per lane at most and at the end. For up to
+        /// of lane `l` at `p · 32 + l`, shared by lane `l` of the block's
+        /// warps): the lanes of a warp always touch 32 different banks and
+        /// never the same address, whatever the data, so one bin takes the
+        /// same time as 256; adds need no return value (`red.shared`).
+        /// Samples arrive by 16-byte loads, [`LANE_UNROLL`] in flight. The
+        /// counters are merged into the output before any can reach 2^16,
+        /// and at the end. For up to
         /// [`LANE_MAX_BINS`] bins; beyond, the step runs step 3's kernel while
         /// the bins fit in shared memory, and step 2's beyond that.
         LanePrivate = "lane_private" => HistogramShape::Kernel { block: LANE_BLOCK },
@@ -378,8 +383,8 @@ mod device {
         binner.count_word(w[3], column);
     }
 
-    /// Adds the lane-private counters of the whole block into `out` and
-    /// zeroes them. Every thread of the block calls it at the same point.
+    /// Adds the block's lane columns into `out` and zeroes them. Every thread
+    /// of the block calls it at the same point.
     #[inline(always)]
     unsafe fn merge_lanes(counters: *mut u32, pairs: usize, bins: u32, out: *mut u32) {
         const LANES: usize = WARP_SIZE as usize;
@@ -388,16 +393,14 @@ mod device {
         let mut p = tid;
         while p < pairs {
             let (mut even, mut odd) = (0u32, 0u32);
-            for w in 0..LANE_WARPS as usize {
-                let column = counters.add((w * pairs + p) * LANES);
-                for j in 0..LANES {
-                    // Rotated by thread: the lanes of a warp read 32
-                    // different banks at each step.
-                    let word = column.add((tid + j) % LANES);
-                    even += *word & 0xffff;
-                    odd += *word >> 16;
-                    *word = 0;
-                }
+            let row = counters.add(p * LANES);
+            for j in 0..LANES {
+                // Rotated by thread: the lanes of a warp read 32 different
+                // banks at each step.
+                let word = row.add((tid + j) % LANES);
+                even += *word & 0xffff;
+                odd += *word >> 16;
+                *word = 0;
             }
             if even > 0 {
                 red_add_u32(out.add(2 * p), even);
@@ -424,8 +427,8 @@ mod device {
         let counters = dynamic_shared::<u32>();
         let pairs = bins.div_ceil(2) as usize;
         let tid = thread_idx_x() as usize;
-        let (warp, lane) = (tid / LANES, tid % LANES);
-        let words = LANE_WARPS as usize * pairs * LANES;
+        let lane = tid % LANES;
+        let words = pairs * LANES;
         let mut i = tid;
         while i < words {
             *counters.add(i) = 0;
@@ -434,7 +437,7 @@ mod device {
         sync_threads();
         // This lane's column: word `p · 32` holds bins `2p` (low half) and
         // `2p + 1` (high half).
-        let column = shared_address(counters.add(warp * pairs * LANES + lane));
+        let column = shared_address(counters.add(lane));
 
         // Head (up to the first 16-byte boundary) and tail (the last
         // partial 16 bytes): one sample per thread at most, straight to
@@ -447,19 +450,24 @@ mod device {
         let body = samples.add(head).cast::<Words4>();
         let vectors = (n - head) / per_vector;
         let tail = head + vectors * per_vector + rank;
-        for edge in [rank, tail] {
-            if edge < n && (edge < head || edge >= tail) {
-                let bin = binner.bin(*samples.add(edge));
-                if bin != NOT_COUNTED {
-                    red_add_u32(out.add(bin as usize), 1);
-                }
+        let edge = |i: usize| {
+            let bin = binner.bin(*samples.add(i));
+            if bin != NOT_COUNTED {
+                red_add_u32(out.add(bin as usize), 1);
             }
+        };
+        if rank < head {
+            edge(rank);
+        }
+        if tail < n {
+            edge(tail);
         }
 
         // The body in rounds of UNROLL vectors per thread. Every thread runs
         // the same number of rounds (the last one masked), so the merges
-        // every `flush_rounds` rounds are block-wide barriers all reach.
-        let per_round = UNROLL * per_vector;
+        // every `flush_rounds` rounds are block-wide barriers all reach. A
+        // column's counter grows by at most `per_round` per warp and round.
+        let per_round = UNROLL * per_vector * LANE_WARPS as usize;
         let flush_rounds = 65_535 / per_round;
         let round_vectors = UNROLL * threads;
         let rounds = vectors.div_ceil(round_vectors);

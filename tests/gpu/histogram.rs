@@ -424,6 +424,37 @@ fn big_counts(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+fn wraps_past_u32(ctx: &Context) -> Result<(), Failed> {
+    // 2^32 + 5 samples in one bin, beyond 2^31 elements: the counter wraps
+    // to 5 (counts are modulo 2^32, as documented), and on the way the lane
+    // columns are merged many times before their 16 bits overflow. The CPU
+    // and global-atomics steps would take seconds; the other two run.
+    let n = (1usize << 32) + 5;
+    let mut device = DeviceBuffer::<u8>::zeroed(n).map_err(|e| format!("{e}"))?;
+    device.set_8(7).map_err(|e| format!("{e}"))?;
+    let bins = ok(EvenBins::<u8>::new(256, 0, 256))?;
+    for variant in [
+        HistogramVariant::SharedPrivatized,
+        HistogramVariant::LanePrivate,
+    ] {
+        let mut out = poisoned(256, 0xdead_beef_u32)?;
+        ok(ctx
+            .histogram_even_into_with(variant, &device, &bins, &mut out)
+            .and_then(|p| p.wait()))?;
+        let got = download(&out)?;
+        let mut want = vec![0u32; 256];
+        want[7] = 5;
+        ensure(got == want, || {
+            format!(
+                "{}: bin 7 counts {} (want 5 = 2^32 + 5 mod 2^32)",
+                variant.name(),
+                got[7]
+            )
+        })?;
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     for &config in CONFIGS {
         match config.ty {
@@ -437,6 +468,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "histogram::one_bin_counts_past_16_bits",
         1 << 24,
         big_counts,
+    ));
+    trials.push(sized_trial(
+        "histogram::wraps_past_2_32_in_one_bin",
+        (1 << 32) + 5,
+        wraps_past_u32,
     ));
     trials.push(gpu_trial("histogram::refuses_bad_arguments", refusals));
 }
