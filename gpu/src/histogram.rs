@@ -27,9 +27,11 @@ pub const SHARED_COARSENING: u32 = 64;
 /// Warps per block of [`HistogramVariant::LanePrivate`]. They share one set
 /// of 32 lane columns (lane `l` of every warp counts into column `l`), so a
 /// block needs 16 KB for 256 bins whatever its size, and an SM holds enough
-/// warps to hide the loads' latency (one set per warp, 12 warps per SM,
-/// counted at 1320 GB/s on an H100).
-pub const LANE_WARPS: u32 = 8;
+/// warps to hide the loads' latency. Measured on an H100, 2^28 uniform bytes
+/// (GB/s): one set per warp (12 warps per SM) 1320; sets shared by 4 warps
+/// 2245, by 8 warps 2423, by 16 warps 2690 (the other data sets 2725 to
+/// 2780 for 4 to 16 warps).
+pub const LANE_WARPS: u32 = 16;
 /// Threads per block of [`HistogramVariant::LanePrivate`].
 pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
 /// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (two 16-bit
