@@ -56,6 +56,7 @@ pub mod constant;
 pub mod ptx;
 
 // The families, one module each.
+pub mod conv1d;
 pub mod image_sums;
 pub mod reduce;
 pub mod transpose;
@@ -75,6 +76,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("reduce", reduce::KERNELS),
     ("transpose", transpose::KERNELS),
     ("image_sums", image_sums::KERNELS),
+    ("conv1d", conv1d::KERNELS),
 ];
 
 #[cfg(target_arch = "nvptx64")]
