@@ -15,6 +15,7 @@
 
 mod common;
 mod context;
+mod conv1d;
 mod image_sums;
 mod reduce;
 mod transpose;
@@ -27,6 +28,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     reduce::trials,
     transpose::trials,
     image_sums::trials,
+    conv1d::trials,
 ];
 
 fn main() {

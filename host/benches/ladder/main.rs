@@ -5,7 +5,7 @@
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums] [--quick] [--reps N]
+//! ladder [--families reduce,transpose,image-sums,conv1d] [--quick] [--reps N]
 //!        [--out DIR] [--no-peers]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
@@ -14,6 +14,7 @@
 //! one SVG chart per case and per scaling curve into `DIR` (default
 //! `target/bench`). `cargo xtask bench` runs it with the same arguments.
 
+mod conv1d;
 mod harness;
 mod image_sums;
 mod peers;
@@ -28,7 +29,12 @@ use std::process::ExitCode;
 use warpspeed::{Context, Error};
 
 /// Every family, in order: registering a family is one row here.
-const FAMILIES: &[Family] = &[reduce::FAMILY, transpose::FAMILY, image_sums::FAMILY];
+const FAMILIES: &[Family] = &[
+    reduce::FAMILY,
+    transpose::FAMILY,
+    image_sums::FAMILY,
+    conv1d::FAMILY,
+];
 
 fn names() -> Vec<&'static str> {
     FAMILIES.iter().map(|f| f.name).collect()
