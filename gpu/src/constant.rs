@@ -166,8 +166,6 @@ impl<E: crate::Scalar, const N: usize> ConstantSymbol<[E; N]> {
 /// The type's size must be between 1 byte and 64 KiB (checked at compile
 /// time); all symbols of a module together must also fit in 64 KiB, which
 /// ptxas checks.
-// Unused until a family declares a symbol.
-#[allow(unused_macros)]
 macro_rules! constant_memory {
     (@one [$(#[$meta:meta])*] $vis:vis $name:ident $ty:ty) => {
         const _: () = assert!(
@@ -216,5 +214,4 @@ macro_rules! constant_memory {
 
 // A path for the macro (`crate::constant::constant_memory!`), besides the
 // textual scope that `#[macro_use]` on the module gives.
-#[allow(unused_imports)]
 pub(crate) use constant_memory;

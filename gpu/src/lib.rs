@@ -56,6 +56,7 @@ pub mod constant;
 pub mod ptx;
 
 // The families, one module each.
+pub mod conv1d;
 pub mod histogram;
 pub mod image_sums;
 pub mod reduce;
@@ -77,6 +78,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("transpose", transpose::KERNELS),
     ("image_sums", image_sums::KERNELS),
     ("histogram", histogram::KERNELS),
+    ("conv1d", conv1d::KERNELS),
 ];
 
 #[cfg(target_arch = "nvptx64")]

@@ -8,7 +8,7 @@
 
 #![allow(non_snake_case)]
 
-use cust::sys::{CUfunction, CUmodule, CUstream};
+use cust::sys::{CUevent, CUfunction, CUmodule, CUstream};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
 pub(crate) type CUresult = u32;
@@ -51,6 +51,10 @@ pub mod code {
 /// `CUjit_option` values used when loading PTX.
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_uint = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_uint = 6;
+
+/// `CUevent_flags`: an event that records no time (cheaper to record and to
+/// wait on; used for ordering only).
+pub(crate) const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 
 /// `CUfunction_attribute`: the per-kernel opt-in above 48 KiB of dynamic shared memory.
 pub(crate) const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
@@ -132,6 +136,16 @@ unsafe extern "C" {
         extra: *mut *mut c_void,
     ) -> CUresult;
     pub(crate) fn cuMemcpyDtoH_v2(dst: *mut c_void, src: u64, bytes: usize) -> CUresult;
+    pub(crate) fn cuMemcpyDtoDAsync_v2(
+        dst: u64,
+        src: u64,
+        bytes: usize,
+        stream: CUstream,
+    ) -> CUresult;
+    pub(crate) fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CUresult;
+    pub(crate) fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult;
+    pub(crate) fn cuEventDestroy_v2(event: CUevent) -> CUresult;
+    pub(crate) fn cuStreamWaitEvent(stream: CUstream, event: CUevent, flags: c_uint) -> CUresult;
 
     pub(crate) fn cuMemsetD32Async(
         dst: u64,

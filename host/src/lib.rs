@@ -80,6 +80,7 @@ mod pending;
 pub mod ptx;
 
 // The families, one module each.
+pub mod conv1d;
 pub mod histogram;
 pub mod image_sums;
 pub mod reduce;

@@ -15,6 +15,7 @@
 
 mod common;
 mod context;
+mod conv1d;
 mod histogram;
 mod image_sums;
 mod reduce;
@@ -29,6 +30,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     transpose::trials,
     image_sums::trials,
     histogram::trials,
+    conv1d::trials,
 ];
 
 fn main() {

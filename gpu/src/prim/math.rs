@@ -1,5 +1,6 @@
-//! Integer multiply-high and widening multiplies, and the fast transcendental
-//! approximations of the special function units (CUDA's `__sinf` family).
+//! Integer multiply-high and widening multiplies, the fused multiply-add, and
+//! the fast transcendental approximations of the special function units
+//! (CUDA's `__sinf` family).
 //!
 //! The integer instructions are what a counter-based generator such as
 //! cuRAND's Philox4x32-10 is made of: each round takes the high and low halves
@@ -49,6 +50,15 @@ pub fn mad_wide_u32(a: u32, b: u32, c: u64) -> u64 {
              c = in(reg64) c, options(pure, nomem, nostack));
     }
     d
+}
+
+/// `fma.rn.f32`: `a * b + c` rounded once (`fmaf`, what nvcc makes of
+/// `a * b + c` by default). rustc never fuses a multiplication and an
+/// addition by itself, so a kernel that wants one instruction instead of two
+/// roundings says so with this.
+#[inline(always)]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    core::intrinsics::fmaf32(a, b, c)
 }
 
 macro_rules! approx_f32 {

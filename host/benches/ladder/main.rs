@@ -5,7 +5,7 @@
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums,histogram] [--quick] [--reps N]
+//! ladder [--families reduce,transpose,image-sums,histogram,conv1d] [--quick] [--reps N]
 //!        [--out DIR] [--no-peers]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
@@ -14,6 +14,7 @@
 //! one SVG chart per case and per scaling curve into `DIR` (default
 //! `target/bench`). `cargo xtask bench` runs it with the same arguments.
 
+mod conv1d;
 mod harness;
 mod histogram;
 mod image_sums;
@@ -34,6 +35,7 @@ const FAMILIES: &[Family] = &[
     transpose::FAMILY,
     image_sums::FAMILY,
     histogram::FAMILY,
+    conv1d::FAMILY,
 ];
 
 fn names() -> Vec<&'static str> {

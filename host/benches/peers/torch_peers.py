@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """torch_peers: PyTorch operations timed exactly as warpspeed's ladder benchmark
 times its own kernels (host/benches/ladder/harness.rs), for what no C library
-offers (a byte transpose); the companion of peers.cu, with the same command line
-and output.
+offers (a byte transpose) and for cuDNN, which torch calls for us (a 1D
+convolution); the companion of peers.cu, with the same command line and output.
 
 Usage:
     torch_peers.py <reps> <case>...
@@ -10,6 +10,10 @@ Usage:
 Cases:
     transpose:u8:<w>:<h>   x.t().contiguous() of an (h, w) uint8 CUDA tensor
     transpose:f32:<w>:<h>  the same for float32 (for reference)
+    conv1d:<n>:<taps>      torch.nn.functional.conv1d (cuDNN) of a (1, 1, n)
+                           float32 signal with a (1, 1, taps) weight, odd taps,
+                           padding taps // 2: the "same" output; TF32 off, so
+                           FP32 accuracy as warpspeed's conv1d
 
 For every case, in order, one JSON object on its own line of stdout:
     {"case":"transpose:u8:8192:8192","peer":"torch .t().contiguous()","ms":0.387000,"ok":true}
@@ -30,11 +34,13 @@ import json
 import sys
 
 PEER = "torch .t().contiguous()"
+CONV1D_PEER = "cuDNN (torch conv1d)"
 
 # Launches before timing starts (the Rust harness's WARMUP).
 WARMUP = 3
 
-USAGE = "usage: torch_peers.py <reps> <case>...\ncases: transpose:<u8|f32>:<w>:<h>\n"
+USAGE = ("usage: torch_peers.py <reps> <case>...\n"
+         "cases: transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>\n")
 
 
 class Failure(Exception):
@@ -148,17 +154,93 @@ def transpose_case(torch, reps, dtype_name, w, h):
     return ms, ok
 
 
+def conv1d_case(torch, reps, n, taps):
+    """F.conv1d(x, w, padding=taps // 2) of a (1, 1, n) signal: output i is
+    sum_j x[i - r + j] * w[j], r = taps // 2, zero outside the signal (torch's
+    conv1d is a correlation: the weight is not reversed). Spot-checked against
+    a float64 CPU sum of the same products, within (taps + 2) * 2^-24 *
+    sum_j |x * w| (the bound of warpspeed's tests)."""
+    if n == 0:
+        raise Failure("n must be positive")
+    if taps % 2 == 0 or taps == 0:
+        raise Failure(f"conv1d with padding taps // 2 keeps the length only for odd taps, not {taps}")
+    if taps > n:
+        raise Failure("taps must not exceed n")
+    torch.backends.cudnn.allow_tf32 = False
+    r = taps // 2
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        # The values of warpspeed's bench: hash(i) / 1000 - 0.5 and
+        # ((7 j + 3) % 17) / 17 - 0.5.
+        index = torch.arange(n, device="cuda", dtype=torch.int64)
+        signal = ((index * 2654435761) % 1000).to(torch.float32) / 1000.0 - 0.5
+        del index
+        taps_index = torch.arange(taps, device="cuda", dtype=torch.int64)
+        weight = ((taps_index * 7 + 3) % 17).to(torch.float32) / 17.0 - 0.5
+        weight = weight.view(1, 1, taps)
+        signal = signal.view(1, 1, n)
+        copies = copies_for(torch, n * 4)
+        inputs = [signal] + [signal.clone() for _ in range(copies - 1)]
+        del signal
+    torch.cuda.synchronize()
+    log(f"{len(inputs)} input cop{'y' if len(inputs) == 1 else 'ies'}")
+
+    result = [None]
+    conv1d = torch.nn.functional.conv1d
+
+    def launch(turn):
+        result[0] = conv1d(inputs[turn % len(inputs)], weight, padding=r)
+
+    with torch.no_grad():
+        ms = median_ms(torch, stream, reps, launch)
+
+    out = result[0]
+    # The input of the last launch, as every copy holds the same values.
+    x = inputs[0].view(n)
+    w = weight.view(taps).double().cpu()
+    spots = [0, 1, r, 255, 256, 4095 % n, 4096 % n, n // 2, max(n - r - 1, 0), n - 1]
+    state = 0x9E3779B97F4A7C15
+    for _ in range(16):
+        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+        spots.append((state >> 11) % n)
+    ok = tuple(out.shape) == (1, 1, n)
+    if ok:
+        got_all = out.view(n)
+        for i in spots:
+            lo, hi = max(i - r, 0), min(i - r + taps, n)
+            window = x[lo:hi].double().cpu()
+            products = window * w[lo - (i - r):hi - (i - r)]
+            want = products.sum().item()
+            bound = (taps + 2) * 2.0**-24 * products.abs().sum().item()
+            got = got_all[i].item()
+            if abs(got - want) > bound:
+                log(f"output {i}: got {got}, want {want} (bound {bound})")
+                ok = False
+    else:
+        log(f"result shape {tuple(out.shape)}, want {(1, 1, n)}")
+    del inputs, out, result, x
+    torch.cuda.empty_cache()
+    return ms, ok
+
+
 def run_case(torch, reps, spec):
     fields = spec.split(":")
     if fields[0] == "transpose" and len(fields) == 4:
         if fields[1] not in ("u8", "f32"):
             raise Failure(f"unknown element type `{fields[1]}` (u8, f32)")
         return transpose_case(torch, reps, fields[1], parse_u64(fields[2], "w"), parse_u64(fields[3], "h"))
-    raise Failure("unknown case (transpose:<u8|f32>:<w>:<h>)")
+    if fields[0] == "conv1d" and len(fields) == 3:
+        return conv1d_case(torch, reps, parse_u64(fields[1], "n"), parse_u64(fields[2], "taps"))
+    raise Failure("unknown case (transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>)")
 
 
 def peer_of(spec):
-    return PEER if spec.split(":")[0] == "transpose" else "unknown"
+    kind = spec.split(":")[0]
+    if kind == "transpose":
+        return PEER
+    if kind == "conv1d":
+        return CONV1D_PEER
+    return "unknown"
 
 
 def emit(line):

@@ -1,0 +1,787 @@
+//! 1D convolution: the ladder of the lesson's convolution kernels (basic,
+//! mask in constant memory, input tile with its halo in shared memory) and a
+//! register-blocked kernel, for `f32`.
+//!
+//! `P[i] = Σ_j N[i − r + j] · M[j]` for `j` in `0..taps`, `r = taps / 2`,
+//! with `N` zero outside the signal: the "same" output, as long as the
+//! signal. For an odd mask the centre (the weight that multiplies `N[i]`) is
+//! `M[taps / 2]`, the middle one; for an even mask it is also `M[taps / 2]`,
+//! the right one of the middle two. Masks hold 1 to [`MAX_TAPS`] weights.
+//!
+//! A launch convolves `rows` rows of `n` elements each: row `y` of the
+//! signal starts `y · signal_pitch` elements after `signal`, row `y` of the
+//! output `y · out_pitch` after `out`, and every row is convolved on its own
+//! (zero outside the row). One signal is one row.
+//!
+//! Every step computes exactly the terms of the definition whose signal
+//! index lies inside the row, so NaN and ±∞ in the signal reach exactly the
+//! outputs whose window covers them. Steps 1 and 2 skip the terms outside
+//! the row; steps 3 and 4 multiply the zeros they stage there, which differs
+//! only for a non-finite mask weight (`0 · ∞` is NaN).
+
+/// The most weights a mask may have (4 100 bytes of constant memory for
+/// [`CONV1D_MASK`]). The one limit both sides check against.
+pub const MAX_TAPS: usize = 1025;
+
+/// Threads per block of steps 1-3; one output per thread.
+pub const LESSON_BLOCK: u32 = 256;
+/// Threads per block of [`Conv1dVariant::RegisterBlocked`].
+pub const BLOCKED_THREADS: u32 = 256;
+/// Consecutive outputs one thread of [`Conv1dVariant::RegisterBlocked`]
+/// keeps in registers.
+pub const OUTPUTS_PER_THREAD: usize = 16;
+/// Outputs one block of [`Conv1dVariant::RegisterBlocked`] computes.
+pub const BLOCKED_TILE: usize = BLOCKED_THREADS as usize * OUTPUTS_PER_THREAD;
+/// Taps [`Conv1dVariant::RegisterBlocked`] applies per round: its mask is
+/// zero-padded in shared memory to a multiple of this.
+pub const TAP_CHUNK: usize = 16;
+/// Words of one segment of the register-blocked tile: the 16 inputs that
+/// start one thread's window.
+pub const SEGMENT: usize = 16;
+/// Words of padding after each segment in shared memory: segment `s` starts
+/// at word `20 s`, so the 16-byte loads of 8 consecutive lanes (one
+/// shared-memory wavefront) cover 32 distinct banks.
+pub const SEGMENT_PAD: usize = 4;
+
+// A thread's outputs are one segment, and a round of taps spans one more.
+const _: () = assert!(OUTPUTS_PER_THREAD == SEGMENT && TAP_CHUNK == SEGMENT);
+// Segments start on 16-byte boundaries (16-byte shared loads).
+const _: () = assert!((SEGMENT + SEGMENT_PAD).is_multiple_of(4));
+
+constant_memory! {
+    /// The mask of [`Conv1dVariant::ConstantMask`] and
+    /// [`Conv1dVariant::SharedTile`]: its first `taps` weights are the mask
+    /// of the launch. One per loaded module, shared by every stream of the
+    /// device: the host copies each launch's mask into it in stream order,
+    /// after every earlier launch that reads it, on any stream, has run.
+    pub CONV1D_MASK: [f32; MAX_TAPS];
+}
+
+/// `taps` rounded up to a whole number of [`TAP_CHUNK`]s: the weights
+/// [`Conv1dVariant::RegisterBlocked`] stages (the padding is zero and never
+/// multiplied).
+pub const fn padded_taps(taps: usize) -> usize {
+    taps.div_ceil(TAP_CHUNK) * TAP_CHUNK
+}
+
+/// Inputs one block of [`Conv1dVariant::RegisterBlocked`] stages: its
+/// [`BLOCKED_TILE`] outputs and a halo of [`padded_taps`] (a multiple of
+/// [`SEGMENT`]).
+pub const fn blocked_tile_len(taps: usize) -> usize {
+    BLOCKED_TILE + padded_taps(taps)
+}
+
+/// The shared-memory word of tile element `e` in
+/// [`Conv1dVariant::RegisterBlocked`]: [`SEGMENT_PAD`] words after every
+/// [`SEGMENT`] elements.
+pub const fn padded_index(e: usize) -> usize {
+    e + (e / SEGMENT) * SEGMENT_PAD
+}
+
+/// Shared-memory words of a tile of `len` elements (a multiple of
+/// [`SEGMENT`]) laid out by [`padded_index`].
+pub const fn padded_words(len: usize) -> usize {
+    len / SEGMENT * (SEGMENT + SEGMENT_PAD)
+}
+
+/// What a step keeps in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staging {
+    /// Nothing.
+    None,
+    /// The block's inputs and their halo: `block + taps − 1` elements.
+    Halo,
+    /// The register-blocked tile ([`padded_words`] of
+    /// [`blocked_tile_len`]) and the zero-padded mask ([`padded_taps`]).
+    Blocked,
+}
+
+/// How a convolution step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv1dShape {
+    /// The kernel (base name; the suffix is `f32`).
+    pub kernel: &'static str,
+    /// Threads per block (1D; `blockIdx.y` walks the rows).
+    pub block: u32,
+    /// Consecutive outputs of one row that one block computes.
+    pub outputs_per_block: u32,
+    /// Its shared memory.
+    pub staging: Staging,
+    /// Whether it reads the mask from [`CONV1D_MASK`] (which the host fills
+    /// before the launch) instead of the `mask` argument.
+    pub constant_mask: bool,
+}
+
+ladder! {
+    /// The 1D convolution ladder.
+    pub enum Conv1dVariant("conv1d"): Conv1dShape {
+        /// Step 1 (lesson): one thread per output; each reads its `taps`
+        /// inputs and the `taps` weights from global memory, skipping the
+        /// inputs outside the signal (the lesson's boundary checks). Two
+        /// loads per multiply-add; neighbouring threads read overlapping
+        /// windows, which the L1 cache partly absorbs.
+        Basic = "basic" => Conv1dShape {
+            kernel: "conv1d_basic",
+            block: LESSON_BLOCK,
+            outputs_per_block: LESSON_BLOCK,
+            staging: Staging::None,
+            constant_mask: false,
+        },
+        /// Step 2 (lesson): the mask in constant memory (`__constant__`).
+        /// Every lane of a warp reads the same weight at the same time, which
+        /// the constant cache serves in one access (a broadcast): one global
+        /// load per multiply-add instead of two.
+        ConstantMask = "constant_mask" => Conv1dShape {
+            kernel: "conv1d_constant_mask",
+            block: LESSON_BLOCK,
+            outputs_per_block: LESSON_BLOCK,
+            staging: Staging::None,
+            constant_mask: true,
+        },
+        /// Step 3 (lesson): the block first copies its inputs and their halo
+        /// (`block + taps − 1` elements, zeros outside the signal) into shared
+        /// memory with coalesced loads; each input is then read from DRAM or
+        /// L2 about once instead of `taps` times, and the inner loop reads
+        /// shared memory (consecutive lanes, consecutive banks) and constant
+        /// memory only, with no boundary checks.
+        SharedTile = "shared_tile" => Conv1dShape {
+            kernel: "conv1d_shared_tile",
+            block: LESSON_BLOCK,
+            outputs_per_block: LESSON_BLOCK,
+            staging: Staging::Halo,
+            constant_mask: true,
+        },
+        /// Step 4: each thread computes [`OUTPUTS_PER_THREAD`] (16)
+        /// consecutive outputs in registers, a block 4 096. Per round of 16
+        /// taps a thread loads 16 new inputs (four 16-byte shared loads,
+        /// conflict-free thanks to the segment padding) and 16 weights (four
+        /// 16-byte broadcast loads of the mask, staged in shared memory from
+        /// global: no constant-memory staging, nothing to order between
+        /// streams) and does 256 FMAs: 8 FMAs per shared-memory word instead
+        /// of step 3's one, so long masks run at the FMA rate. The tile is
+        /// loaded with 16 independent loads per thread in flight, and the
+        /// outputs leave as four 16-byte stores.
+        RegisterBlocked = "register_blocked" => Conv1dShape {
+            kernel: "conv1d_register_blocked",
+            block: BLOCKED_THREADS,
+            outputs_per_block: BLOCKED_TILE as u32,
+            staging: Staging::Blocked,
+            constant_mask: false,
+        },
+    }
+    fastest = RegisterBlocked;
+}
+
+impl Conv1dVariant {
+    /// Threads per block.
+    pub const fn block(self) -> u32 {
+        self.shape().block
+    }
+
+    /// Consecutive outputs of one row that one block computes.
+    pub const fn outputs_per_block(self) -> u32 {
+        self.shape().outputs_per_block
+    }
+
+    /// Whether the step reads its mask from [`CONV1D_MASK`].
+    pub const fn reads_constant_mask(self) -> bool {
+        self.shape().constant_mask
+    }
+
+    /// Dynamic shared memory for a mask of `taps` weights (1 to
+    /// [`MAX_TAPS`]): at most 29 840 bytes, below the 48 KiB every device
+    /// grants without opting in.
+    pub const fn shared_bytes(self, taps: usize) -> u32 {
+        let words = match self.shape().staging {
+            Staging::None => 0,
+            Staging::Halo => self.shape().block as usize + taps - 1,
+            Staging::Blocked => padded_words(blocked_tile_len(taps)) + padded_taps(taps),
+        };
+        (words * 4) as u32
+    }
+}
+
+/// `a · b + c`: one fused multiply-add (one rounding) on the GPU; on the
+/// host, where this crate is `no_std` on stable Rust without `fmaf`, a
+/// product and a sum (two roundings). Host tests of the functions below
+/// check their indexing, within a tolerance that covers either.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        crate::prim::fma_f32(a, b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a * b + c
+    }
+}
+
+/// The signal index of element `e` of a tile whose outputs start at
+/// `start`, for a mask of radius `r` on a row of `n`: `start + e − r`, or
+/// `None` outside the row (the tile holds a zero there).
+#[inline(always)]
+pub fn tile_source(start: usize, e: usize, r: usize, n: usize) -> Option<usize> {
+    let g = start + e;
+    if g >= r && g - r < n {
+        Some(g - r)
+    } else {
+        None
+    }
+}
+
+/// `acc[a] += x[a + J] · m[J]` for every output `a`, with `x` the 32
+/// inputs `lo ++ hi`: 16 FMAs on registers (`J` is a constant, so every
+/// index is one).
+#[inline(always)]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "index loops over constant ranges unroll fully and keep the arrays in registers"
+)]
+fn tap<const J: usize>(
+    acc: &mut [f32; OUTPUTS_PER_THREAD],
+    lo: &[f32; SEGMENT],
+    hi: &[f32; SEGMENT],
+    m: &[f32; TAP_CHUNK],
+) {
+    for a in 0..OUTPUTS_PER_THREAD {
+        let x = if a + J < SEGMENT {
+            lo[a + J]
+        } else {
+            hi[a + J - SEGMENT]
+        };
+        acc[a] = fma(x, m[J], acc[a]);
+    }
+}
+
+/// [`tap`] for `J < taps` (at most 16: a constant 16 leaves no test).
+/// Spelled out tap by tap: LLVM does not unroll a 16 × 16 loop nest by
+/// itself, and a rolled one keeps `acc` in local memory.
+#[inline(always)]
+fn accumulate(
+    acc: &mut [f32; OUTPUTS_PER_THREAD],
+    lo: &[f32; SEGMENT],
+    hi: &[f32; SEGMENT],
+    m: &[f32; TAP_CHUNK],
+    taps: usize,
+) {
+    macro_rules! taps {
+        ($($j:literal)*) => {$(
+            if $j < taps {
+                tap::<$j>(acc, lo, hi, m);
+            }
+        )*};
+    }
+    const _: () = assert!(TAP_CHUNK == 16);
+    taps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+}
+
+/// The [`OUTPUTS_PER_THREAD`] outputs of thread `lane` of a
+/// [`Conv1dVariant::RegisterBlocked`] block: outputs `16 lane + a` of the
+/// block's tile, whose element `e` is input `start + e − r`.
+/// `segment(s)` gives tile elements `16 s .. 16 s + 16`, `weights(c)`
+/// weights `16 c .. 16 c + 16` (zero past `taps`, never multiplied). Taps
+/// `16 c ..` need segments `lane + c` and `lane + c + 1`; each round loads
+/// one new segment and keeps the other from the round before. The kernel
+/// passes 16-byte shared-memory loads; host tests pass slices.
+#[inline(always)]
+pub fn blocked_outputs(
+    lane: usize,
+    taps: usize,
+    segment: impl Fn(usize) -> [f32; SEGMENT],
+    weights: impl Fn(usize) -> [f32; TAP_CHUNK],
+) -> [f32; OUTPUTS_PER_THREAD] {
+    let mut acc = [0.0f32; OUTPUTS_PER_THREAD];
+    let mut lo = segment(lane);
+    let (full, rest) = (taps / TAP_CHUNK, taps % TAP_CHUNK);
+    for c in 0..full {
+        let hi = segment(lane + c + 1);
+        accumulate(&mut acc, &lo, &hi, &weights(c), TAP_CHUNK);
+        lo = hi;
+    }
+    if rest > 0 {
+        let hi = segment(lane + full + 1);
+        accumulate(&mut acc, &lo, &hi, &weights(full), rest);
+    }
+    acc
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
+              iterators over them spilled to local memory"
+)]
+mod device {
+    //! Common contract: `1 <= taps <= MAX_TAPS`; `signal` valid for reads
+    //! of `rows` rows of `n` elements `signal_pitch` apart, `out` for
+    //! writes of `rows` rows of `n` elements `out_pitch` apart, not
+    //! overlapping the signal, the mask or another row of `out`; `mask`
+    //! valid for reads of `taps` elements (steps 1 and 4), or
+    //! [`CONV1D_MASK`] holding the mask (steps 2 and 3, which ignore
+    //! `mask`); a 1D block of the step's shape, a grid of at least
+    //! `ceil(n / outputs_per_block)` blocks in x and any number in y (blocks
+    //! walk the rows `gridDim.y` apart), and the step's `shared_bytes(taps)`.
+    use super::*;
+    use crate::prim::*;
+
+    /// One 16-byte word of shared memory: four floats.
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct Quad([f32; 4]);
+
+    /// Steps 1 and 2: one output per thread, `weight(j)` the mask.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn direct(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+        weight: impl Fn(usize) -> f32,
+    ) {
+        let i = global_index_x();
+        if i >= n {
+            return;
+        }
+        let (taps, r) = (taps as usize, taps as usize / 2);
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize {
+            let x = signal.add(row * signal_pitch);
+            let mut sum = 0.0f32;
+            // Input index `i − r + j`, kept unsigned: `i + j − r` when
+            // `i + j >= r`.
+            for j in 0..taps {
+                let k = i + j;
+                if k >= r && k - r < n {
+                    sum = fma(*x.add(k - r), weight(j), sum);
+                }
+            }
+            *out.add(row * out_pitch + i) = sum;
+            row += grid_dim_y() as usize;
+        }
+    }
+
+    /// Step 1.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn basic(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        direct(signal, signal_pitch, n, rows, taps, out, out_pitch, |j| {
+            *mask.add(j)
+        })
+    }
+
+    /// Step 2.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn constant_mask(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        _mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        direct(signal, signal_pitch, n, rows, taps, out, out_pitch, |j| {
+            // SAFETY: `j < taps <= MAX_TAPS` (launch contract).
+            CONV1D_MASK.get_unchecked(j)
+        })
+    }
+
+    /// Step 3: block `b` computes outputs `b·block ..` of each of its rows
+    /// from a shared tile of inputs `b·block − r .. b·block + block − r +
+    /// taps − 1`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn shared_tile(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        _mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        let tile = dynamic_shared::<f32>();
+        let (taps, r) = (taps as usize, taps as usize / 2);
+        let block = block_dim_x() as usize;
+        let tid = thread_idx_x() as usize;
+        let start = block_idx_x() as usize * block;
+        let len = block + taps - 1;
+        let i = start + tid;
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize {
+            let x = signal.add(row * signal_pitch);
+            // Tile element `e` is input `start + e − r`, zero outside the row.
+            let mut e = tid;
+            while e < len {
+                *tile.add(e) = match tile_source(start, e, r, n) {
+                    Some(i) => *x.add(i),
+                    None => 0.0,
+                };
+                e += block;
+            }
+            sync_threads();
+            if i < n {
+                let mut sum = 0.0f32;
+                for j in 0..taps {
+                    // SAFETY: `j < taps <= MAX_TAPS` (launch contract).
+                    sum = fma(*tile.add(tid + j), CONV1D_MASK.get_unchecked(j), sum);
+                }
+                *out.add(row * out_pitch + i) = sum;
+            }
+            // Before the next row overwrites the tile.
+            sync_threads();
+            row += grid_dim_y() as usize;
+        }
+    }
+
+    /// The 16 tile elements of segment `s`: four 16-byte shared loads.
+    #[inline(always)]
+    unsafe fn segment(tile: *const f32, s: usize) -> [f32; SEGMENT] {
+        let p = tile.add(s * (SEGMENT + SEGMENT_PAD)).cast::<Quad>();
+        let mut x = [0.0f32; SEGMENT];
+        for q in 0..SEGMENT / 4 {
+            let Quad(v) = *p.add(q);
+            for k in 0..4 {
+                x[4 * q + k] = v[k];
+            }
+        }
+        x
+    }
+
+    /// Step 4: block `b` computes outputs `b·4096 ..` of each of its rows,
+    /// thread `l` the 16 from `b·4096 + 16 l`. The tile holds inputs
+    /// `b·4096 − r ..` (zeros outside the row), element `e` at word
+    /// `padded_index(e)`; output `16 l + a` needs elements `16 l + a + j`,
+    /// so taps `16 c .. 16 c + 16` need segments `l + c` and `l + c + 1`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn register_blocked(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        const THREADS: usize = BLOCKED_THREADS as usize;
+        const LOADS: usize = BLOCKED_TILE / THREADS;
+        let (taps, r) = (taps as usize, taps as usize / 2);
+        let padded = padded_taps(taps);
+        let len = blocked_tile_len(taps);
+        let mut carver = SharedCarver::new();
+        let tile = carver.take::<f32>(padded_words(len));
+        // 16-byte aligned: the tile is a whole number of 80-byte segments.
+        let weights = carver.take::<f32>(padded);
+        let tid = thread_idx_x() as usize;
+        let start = block_idx_x() as usize * BLOCKED_TILE;
+
+        // The mask, zero-padded; read after the first barrier below.
+        let mut j = tid;
+        while j < padded {
+            *weights.add(j) = if j < taps { *mask.add(j) } else { 0.0 };
+            j += THREADS;
+        }
+
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize {
+            let x = signal.add(row * signal_pitch);
+            // Tile element `e` is input `start + e − r`. The first 4096
+            // with all 16 loads of a thread in flight, unchecked when the
+            // whole tile lies inside the row; then the halo.
+            let mut v = [0.0f32; LOADS];
+            if start >= r && start - r + len <= n {
+                let base = x.add(start - r);
+                for k in 0..LOADS {
+                    v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * THREADS).cast()));
+                }
+            } else {
+                for k in 0..LOADS {
+                    if let Some(i) = tile_source(start, tid + k * THREADS, r, n) {
+                        v[k] = f32::from_bits(load_nc_u32(x.add(i).cast()));
+                    }
+                }
+            }
+            for k in 0..LOADS {
+                *tile.add(padded_index(tid + k * THREADS)) = v[k];
+            }
+            let mut e = BLOCKED_TILE + tid;
+            while e < len {
+                *tile.add(padded_index(e)) = match tile_source(start, e, r, n) {
+                    Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
+                    None => 0.0,
+                };
+                e += THREADS;
+            }
+            sync_threads();
+
+            let acc = blocked_outputs(
+                tid,
+                taps,
+                |s| segment(tile, s),
+                |c| segment_of_weights(weights, c),
+            );
+
+            let first = start + tid * OUTPUTS_PER_THREAD;
+            if first < n {
+                let y = out.add(row * out_pitch + first);
+                if first + OUTPUTS_PER_THREAD <= n && (y as usize).is_multiple_of(16) {
+                    for q in 0..OUTPUTS_PER_THREAD / 4 {
+                        let w = [
+                            acc[4 * q].to_bits(),
+                            acc[4 * q + 1].to_bits(),
+                            acc[4 * q + 2].to_bits(),
+                            acc[4 * q + 3].to_bits(),
+                        ];
+                        store_v4(y.add(4 * q).cast(), w);
+                    }
+                } else {
+                    for a in 0..OUTPUTS_PER_THREAD {
+                        if first + a < n {
+                            *y.add(a) = acc[a];
+                        }
+                    }
+                }
+            }
+            // Before the next row overwrites the tile.
+            sync_threads();
+            row += grid_dim_y() as usize;
+        }
+    }
+
+    /// Weights `16 c .. 16 c + 16` of the staged mask: four 16-byte loads of
+    /// one address for the whole warp (a broadcast).
+    #[inline(always)]
+    unsafe fn segment_of_weights(weights: *const f32, c: usize) -> [f32; TAP_CHUNK] {
+        let p = weights.add(c * TAP_CHUNK).cast::<Quad>();
+        let mut m = [0.0f32; TAP_CHUNK];
+        for q in 0..TAP_CHUNK / 4 {
+            let Quad(v) = *p.add(q);
+            for k in 0..4 {
+                m[4 * q + k] = v[k];
+            }
+        }
+        m
+    }
+}
+
+kernels! {
+    /// Every convolution entry point; one parameter list for all.
+    pub const KERNELS = {
+        fn conv1d_basic<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            => device::basic(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_constant_mask<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => device::constant_mask(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_shared_tile<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => device::shared_tile(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_register_blocked<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => device::register_blocked(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+    }
+}
+
+/// The arguments every convolution kernel takes.
+pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
+
+impl Conv1dVariant {
+    /// The typed entry of this step.
+    pub const fn entry(self) -> crate::Entry<Conv1dArgs<f32>> {
+        match self {
+            Conv1dVariant::Basic => conv1d_basic::entry::<f32>(),
+            Conv1dVariant::ConstantMask => conv1d_constant_mask::entry::<f32>(),
+            Conv1dVariant::SharedTile => conv1d_shared_tile::entry::<f32>(),
+            Conv1dVariant::RegisterBlocked => conv1d_register_blocked::entry::<f32>(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    #[test]
+    fn shapes_name_their_kernels() {
+        for &v in Conv1dVariant::ALL {
+            assert_eq!(v.entry().kernel().base, v.shape().kernel);
+        }
+    }
+
+    #[test]
+    fn a_lane_segment_starts_at_word_20_l() {
+        for l in 0..BLOCKED_THREADS as usize {
+            assert_eq!(padded_index(SEGMENT * l), 20 * l);
+            // The segment is contiguous.
+            assert_eq!(
+                padded_index(SEGMENT * l + SEGMENT - 1),
+                20 * l + SEGMENT - 1
+            );
+        }
+    }
+
+    #[test]
+    fn sixteen_byte_loads_of_eight_lanes_hit_distinct_banks() {
+        // A 16-byte shared load is served in wavefronts of 8 lanes; each
+        // lane's 4 words must fall in banks no other lane of its 8 uses.
+        for c in 0..4 {
+            for quad in 0..4 {
+                for group in 0..4 {
+                    let mut used = [false; 32];
+                    for lane in 8 * group..8 * group + 8 {
+                        let word = padded_index(SEGMENT * (lane + c)) + 4 * quad;
+                        for k in 0..4 {
+                            let bank = (word + k) % 32;
+                            assert!(!used[bank], "bank {bank} twice (chunk {c}, quad {quad})");
+                            used[bank] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_memory_fits_without_opting_in() {
+        for &v in Conv1dVariant::ALL {
+            for taps in 1..=MAX_TAPS {
+                assert!(v.shared_bytes(taps) <= 48 << 10, "{v:?} {taps}");
+            }
+        }
+        assert_eq!(
+            Conv1dVariant::RegisterBlocked.shared_bytes(MAX_TAPS),
+            29_840
+        );
+        assert_eq!(Conv1dVariant::SharedTile.shared_bytes(7), (256 + 6) * 4);
+        assert_eq!(Conv1dVariant::Basic.shared_bytes(MAX_TAPS), 0);
+    }
+
+    /// A value in [-1, 1) that depends on `i` and `seed` only.
+    fn value(i: usize, seed: u64) -> f32 {
+        let h = (i as u64 ^ seed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29)
+            .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        (h >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    }
+
+    /// Runs every block of a register-blocked launch over one row of `n`
+    /// on the host, with the kernel's own pieces (`tile_source`,
+    /// `padded_index`, `blocked_outputs`), and compares each output with an
+    /// `f64` sum of the definition's products. The tile's pad words hold NaN
+    /// and a read outside the tile panics, so a wrong segment address shows.
+    /// `infinity_at` puts +∞ into the signal there: it must reach exactly
+    /// the outputs whose window covers it.
+    fn simulate(n: usize, taps: usize, infinity_at: Option<usize>) {
+        let mut signal: Vec<f32> = (0..n).map(|i| value(i, 1)).collect();
+        if let Some(p) = infinity_at {
+            signal[p] = f32::INFINITY;
+        }
+        // Weights away from zero, so that ∞ · weight is never NaN.
+        let mask: Vec<f32> = (0..taps).map(|j| 0.5 + value(j, 2).abs()).collect();
+        let r = taps / 2;
+        let mut weights = vec![0.0f32; padded_taps(taps)];
+        weights[..taps].copy_from_slice(&mask);
+        let len = blocked_tile_len(taps);
+        for block in 0..n.div_ceil(BLOCKED_TILE) {
+            let start = block * BLOCKED_TILE;
+            let mut tile = vec![f32::NAN; padded_words(len)];
+            for e in 0..len {
+                tile[padded_index(e)] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
+            }
+            let step = SEGMENT + SEGMENT_PAD;
+            for lane in 0..BLOCKED_THREADS as usize {
+                let got = blocked_outputs(
+                    lane,
+                    taps,
+                    |s| tile[step * s..step * s + SEGMENT].try_into().unwrap(),
+                    |c| {
+                        weights[TAP_CHUNK * c..TAP_CHUNK * (c + 1)]
+                            .try_into()
+                            .unwrap()
+                    },
+                );
+                for (a, &g) in got.iter().enumerate() {
+                    let i = start + lane * OUTPUTS_PER_THREAD + a;
+                    if i >= n {
+                        continue;
+                    }
+                    let (mut want, mut magnitude) = (0.0f64, 0.0f64);
+                    for (j, &m) in mask.iter().enumerate() {
+                        if i + j >= r && i + j - r < n {
+                            let p = signal[i + j - r] as f64 * m as f64;
+                            want += p;
+                            magnitude += p.abs();
+                        }
+                    }
+                    let tolerance = (taps + 2) as f64 * 2f64.powi(-24) * magnitude;
+                    let ok = if want.is_finite() {
+                        (g as f64 - want).abs() <= tolerance
+                    } else {
+                        g as f64 == want
+                    };
+                    assert!(ok, "n {n}, taps {taps}: output {i} is {g}, want {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn register_blocked_threads_compute_the_convolution() {
+        for taps in [1, 2, 7, 15, 16, 17, 31, 32, 33, 127, MAX_TAPS] {
+            for n in [1, 5, 100, 4095, 4096, 4097, 9000] {
+                simulate(n, taps, None);
+            }
+            simulate(9000, taps, Some(4100));
+            simulate(4096, taps, Some(0));
+            simulate(4096, taps, Some(4095));
+        }
+    }
+
+    #[test]
+    fn tile_sources_are_inside_the_row() {
+        // Radius 3: tile element e of the first block is input e − 3.
+        assert_eq!(tile_source(0, 2, 3, 10), None);
+        assert_eq!(tile_source(0, 3, 3, 10), Some(0));
+        assert_eq!(tile_source(0, 12, 3, 10), Some(9));
+        assert_eq!(tile_source(0, 13, 3, 10), None);
+        assert_eq!(tile_source(4096, 0, 3, 5000), Some(4093));
+    }
+
+    #[test]
+    fn the_tile_covers_every_segment_a_thread_reads() {
+        for taps in 1..=MAX_TAPS {
+            let segments = blocked_tile_len(taps) / SEGMENT;
+            // Thread 255 reads up to segment 255 + ceil(taps / 16).
+            assert!(BLOCKED_THREADS as usize - 1 + taps.div_ceil(TAP_CHUNK) < segments);
+            // The staged inputs cover the last output's window.
+            assert!(BLOCKED_TILE - 1 + taps <= blocked_tile_len(taps));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The 1D convolution ladder on one signal of 2^26 `f32` (2^24 with
+//! `--quick`) with masks of 7, 31 and 127 taps, against cuDNN through
+//! `torch.nn.functional.conv1d` (FP32, TF32 off). GB/s count the signal read
+//! once and the output written once (8 bytes per element); the
+//! constant-memory steps' times include copying their mask into constant
+//! memory, as every call does.
+
+use crate::harness::{Bench, Case, Family, device_copies, enqueued, ladder_rows};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use warpspeed::conv1d::Conv1dVariant;
+
+pub const FAMILY: Family = Family {
+    name: "conv1d",
+    run,
+};
+
+const MASKS: [usize; 3] = [7, 31, 127];
+
+/// The signal: `hash(i) / 1000 − 0.5`, the values of the reduction bench.
+fn signal(i: usize) -> f32 {
+    ((i as u64).wrapping_mul(2_654_435_761) % 1000) as f32 / 1000.0 - 0.5
+}
+
+/// The mask: weights in [−0.5, 0.5).
+fn weight(j: usize) -> f32 {
+    ((j * 7 + 3) % 17) as f32 / 17.0 - 0.5
+}
+
+fn run(bench: &mut Bench) -> Result<(), String> {
+    let log_n = if bench.quick { 24 } else { 26 };
+    let n = 1usize << log_n;
+    let host: Vec<f32> = (0..n).map(signal).collect();
+    let inputs = device_copies(bench, &host)?;
+    let mut out = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
+    for taps in MASKS {
+        let weights: Vec<f32> = (0..taps).map(weight).collect();
+        let mask = DeviceBuffer::from_slice(&weights).map_err(|e| e.to_string())?;
+        let peers = bench.peers.measure(&[format!("conv1d:{n}:{taps}")]);
+        let case = format!("f32 2^{log_n}, mask {taps}");
+        let rows = ladder_rows::<Conv1dVariant>(
+            bench,
+            &case,
+            "",
+            |_| true,
+            |bench, variant| {
+                let mut turn = 0;
+                let ms = bench.time(|| {
+                    turn += 1;
+                    enqueued(bench.ctx.conv1d_into_with(
+                        variant,
+                        &inputs[turn % inputs.len()],
+                        &mask,
+                        &mut out,
+                    ))
+                })?;
+                spot_check(&host, &weights, &out).map_err(|e| format!("{variant:?}: {e}"))?;
+                Ok(ms)
+            },
+        )?;
+        bench.record(
+            &format!("conv1d f32 2^{log_n}, mask of {taps} (GB/s: signal read + output written)"),
+            Case {
+                family: "conv1d",
+                case,
+                bytes: 8.0 * n as f64,
+                rows,
+                peers: peers.into_iter().map(|p| ("", p)).collect(),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Checks the timed result at the ends, around tile boundaries and at a
+/// few scattered outputs against an `f64` reference, within the bound of
+/// the test suite: `(taps + 2) · 2^-24 · Σ|signal · mask|`.
+fn spot_check(signal: &[f32], mask: &[f32], out: &DeviceSlice<f32>) -> Result<(), String> {
+    let (n, taps) = (signal.len(), mask.len());
+    let r = taps / 2;
+    let mut spots = vec![
+        0,
+        1,
+        r,
+        255,
+        256,
+        4095,
+        4096,
+        n / 2,
+        n - r - 1,
+        n - 2,
+        n - 1,
+    ];
+    spots.extend((1..16).map(|k| (k * 1_000_003 * 37) % n));
+    for i in spots {
+        let (mut want, mut magnitude) = (0.0f64, 0.0f64);
+        for (j, &m) in mask.iter().enumerate() {
+            if i + j >= r && i + j - r < n {
+                let p = signal[i + j - r] as f64 * m as f64;
+                want += p;
+                magnitude += p.abs();
+            }
+        }
+        let mut got = [0.0f32];
+        out.index(i..i + 1)
+            .copy_to(&mut got[..])
+            .map_err(|e| e.to_string())?;
+        let tolerance = (taps + 2) as f64 * 2f64.powi(-24) * magnitude;
+        if (got[0] as f64 - want).abs() > tolerance {
+            return Err(format!("output {i} is {}, want {want}", got[0]));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,346 @@
+//! 1D convolution of `f32` signals, one or a batch of rows, and the ladder
+//! of the lesson's variants ([`Conv1dVariant`]).
+//!
+//! `out[i] = Σ_j signal[i − r + j] · mask[j]` for `j` in `0..taps`,
+//! `r = taps / 2`, with the signal zero outside its ends: the output is as
+//! long as the signal (the "same" convolution, or rather correlation: the
+//! mask is not reversed, as in `torch.nn.functional.conv1d`). The centre
+//! weight, the one that multiplies `signal[i]`, is `mask[taps / 2]`: the
+//! middle one of an odd mask, the right one of the middle two of an even
+//! mask. Masks hold 1 to [`MAX_TAPS`] (1 025) weights.
+//!
+//! ```no_run
+//! # fn main() -> warpspeed::Result<()> {
+//! use cust::memory::DeviceBuffer;
+//! let ctx = warpspeed::Context::new(0)?;
+//! let signal = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+//! let mask = DeviceBuffer::from_slice(&[1.0f32, 10.0, 100.0]).unwrap(); // centre: 10
+//! let mut out = DeviceBuffer::from_slice(&[0.0f32; 4]).unwrap();
+//! ctx.conv1d_into(&signal, &mask, &mut out)?.wait()?;
+//! // out = [210, 321, 432, 43]: out[0] = 0·1 + 1·10 + 2·100
+//! # Ok(()) }
+//! ```
+//!
+//! A batch is a [`Matrix`] of rows, each convolved on its own (zero outside
+//! the row), into a [`MatrixMut`] of the same shape; both may have a pitch.
+//!
+//! Results: each output is a sum of `taps` products in `f32` with fused
+//! multiply-adds, in an order fixed by the step; against the exact sum the
+//! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. NaN and
+//! ±∞ in the signal reach exactly the outputs whose window covers them.
+//!
+//! The mask lives on the device. [`Conv1dVariant::ConstantMask`] and
+//! [`Conv1dVariant::SharedTile`] read it from constant memory, one symbol
+//! per device ([`CONV1D_MASK`]): each call enqueues, on its own stream, a
+//! device-to-device copy of the mask into the symbol (4 bytes per weight),
+//! made to wait on the device (never the host) for every earlier launch of
+//! those two steps on any stream of the device; the kernel follows the copy.
+//! Their launches on different streams therefore run one after another. The
+//! fastest step, [`Conv1dVariant::RegisterBlocked`], stages the mask in
+//! shared memory itself and needs none of this.
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::launch::{LaunchConfig, blocks_for};
+use crate::matrix::{Matrix, MatrixMut};
+use crate::pending::Pending;
+use cust::memory::DeviceSlice;
+use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
+pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS};
+use warpspeed_gpu::{DevPtr, DevPtrMut};
+
+/// The rows of one launch: device addresses, pitches in elements.
+struct Rows {
+    signal: u64,
+    signal_pitch: usize,
+    out: u64,
+    out_pitch: usize,
+    /// Elements per row.
+    n: usize,
+    rows: usize,
+}
+
+impl Rows {
+    /// The bytes the signal's and the output's rows span, `start..end`.
+    fn spans(&self) -> [(u64, u64); 2] {
+        let bytes = |pitch: usize| {
+            // No overflow: the rows lie inside one allocation (checked by
+            // the views, or one slice).
+            ((self.rows - 1) * pitch + self.n) as u64 * size_of::<f32>() as u64
+        };
+        [
+            (self.signal, self.signal + bytes(self.signal_pitch)),
+            (self.out, self.out + bytes(self.out_pitch)),
+        ]
+    }
+}
+
+/// Whether byte ranges `a` and `b` (neither empty) share a byte.
+fn overlap(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// Refuses an empty mask and one longer than [`MAX_TAPS`].
+fn check_mask(mask: &DeviceSlice<f32>) -> Result<()> {
+    match mask.len() {
+        0 => Err(Error::InvalidArgument(
+            "the convolution mask is empty (it needs 1 to 1025 weights)".into(),
+        )),
+        taps if taps > MAX_TAPS => Err(Error::InvalidArgument(format!(
+            "a convolution mask of {taps} weights is longer than the {MAX_TAPS} the kernels take"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Context {
+    /// Enqueues `out = signal ⊛ mask` (see the [module docs](crate::conv1d))
+    /// with the fastest variant. `out` must be as long as `signal` and
+    /// share no byte with `signal` or `mask` (checked: a `&mut` borrow does
+    /// not guarantee it, since cust's `DeviceSlice::index` gives out
+    /// aliasing slices of one buffer). Returns at once; see [`Pending`]. An
+    /// empty signal launches nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty mask or one longer than
+    /// [`MAX_TAPS`], an output overlapping the signal or the mask, or a
+    /// signal too long for the grid; [`Error::LengthMismatch`] for an
+    /// output of another length.
+    pub fn conv1d_into<'a>(
+        &'a self,
+        signal: &'a DeviceSlice<f32>,
+        mask: &'a DeviceSlice<f32>,
+        out: &'a mut DeviceSlice<f32>,
+    ) -> Result<Pending<'a>> {
+        self.conv1d_into_with(Conv1dVariant::FASTEST, signal, mask, out)
+    }
+
+    /// Enqueues the convolution with one step of the ladder. For
+    /// [`Conv1dVariant::ConstantMask`] and [`Conv1dVariant::SharedTile`]
+    /// the mask is first copied into constant memory in stream order (see
+    /// the [module docs](crate::conv1d)).
+    ///
+    /// # Errors
+    /// As [`Context::conv1d_into`].
+    pub fn conv1d_into_with<'a>(
+        &'a self,
+        variant: Conv1dVariant,
+        signal: &'a DeviceSlice<f32>,
+        mask: &'a DeviceSlice<f32>,
+        out: &'a mut DeviceSlice<f32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        check_mask(mask)?;
+        let n = signal.len();
+        if out.len() != n {
+            return Err(Error::LengthMismatch {
+                what: "the convolution's output",
+                expected: n,
+                given: out.len(),
+            });
+        }
+        let rows = Rows {
+            signal: signal.as_device_ptr().as_raw(),
+            signal_pitch: n,
+            out: out.as_device_ptr().as_raw(),
+            out_pitch: n,
+            n,
+            rows: 1,
+        };
+        // SAFETY: `signal` and `out` hold `n` elements each (their overlap,
+        // and the mask's, is refused by `conv1d_launch`); the mask is checked
+        // above; the `Pending` keeps all three borrowed until the stream has
+        // run the kernel.
+        unsafe { self.conv1d_launch(variant, mask, rows) }
+    }
+
+    /// Enqueues the convolution of every row of `signal` into the same row
+    /// of `out` (each row on its own, zero outside the row) with the
+    /// fastest variant. `out` must have `signal`'s shape (pitches may
+    /// differ), and the bytes from its first to its last element must not
+    /// overlap those of `signal` or `mask`. Returns at once; see
+    /// [`Pending`]. An empty matrix launches nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty mask or one longer than
+    /// [`MAX_TAPS`], an output overlapping the signal or the mask, or rows
+    /// too long for the grid; [`Error::ShapeMismatch`] for an output of
+    /// another shape.
+    pub fn conv1d_rows_into<'a>(
+        &'a self,
+        signal: &Matrix<'a, f32>,
+        mask: &'a DeviceSlice<f32>,
+        out: &mut MatrixMut<'a, f32>,
+    ) -> Result<Pending<'a>> {
+        self.conv1d_rows_into_with(Conv1dVariant::FASTEST, signal, mask, out)
+    }
+
+    /// Enqueues the convolution of every row with one step of the ladder.
+    ///
+    /// # Errors
+    /// As [`Context::conv1d_rows_into`].
+    pub fn conv1d_rows_into_with<'a>(
+        &'a self,
+        variant: Conv1dVariant,
+        signal: &Matrix<'a, f32>,
+        mask: &'a DeviceSlice<f32>,
+        out: &mut MatrixMut<'a, f32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        check_mask(mask)?;
+        let shape = (signal.width(), signal.height());
+        if (out.width(), out.height()) != shape {
+            return Err(Error::ShapeMismatch {
+                what: "the convolution's output",
+                expected: shape,
+                given: (out.width(), out.height()),
+            });
+        }
+        let rows = Rows {
+            signal: signal.address(),
+            signal_pitch: signal.pitch(),
+            out: out.address(),
+            out_pitch: out.pitch(),
+            n: shape.0,
+            rows: shape.1,
+        };
+        // SAFETY: both views were checked to lie inside their slices for
+        // their shapes and pitches (`Matrix::with_pitch`), and have the same
+        // shape (checked above); their overlap, and the mask's, is refused
+        // by `conv1d_launch`; the mask is checked above; the `Pending` keeps
+        // all three borrowed until the stream has run the kernel.
+        unsafe { self.conv1d_launch(variant, mask, rows) }
+    }
+
+    /// Plans and enqueues one launch.
+    ///
+    /// # Safety
+    /// `rows` describes `rows.rows` rows of `rows.n` elements of the signal
+    /// (readable) and of the output (writable), inside their allocations
+    /// and valid until the stream has run the kernel (the returned
+    /// `Pending` borrows them); `mask` has passed [`check_mask`]. Overlaps
+    /// are refused here.
+    unsafe fn conv1d_launch<'a>(
+        &'a self,
+        variant: Conv1dVariant,
+        mask: &'a DeviceSlice<f32>,
+        rows: Rows,
+    ) -> Result<Pending<'a>> {
+        if rows.n == 0 || rows.rows == 0 {
+            return Ok(Pending::new(self));
+        }
+        let taps = mask.len();
+        // `&mut` does not rule this out: cust's `DeviceSlice::index` hands
+        // out slices of one buffer that alias.
+        let [signal_span, out_span] = rows.spans();
+        let mask_address = mask.as_device_ptr().as_raw();
+        let mask_span = (
+            mask_address,
+            mask_address + (taps * size_of::<f32>()) as u64,
+        );
+        for (span, what) in [(signal_span, "signal"), (mask_span, "mask")] {
+            if overlap(out_span, span) {
+                return Err(Error::InvalidArgument(format!(
+                    "the convolution's output overlaps its {what} (bytes {:#x}..{:#x} and \
+                     {:#x}..{:#x})",
+                    out_span.0, out_span.1, span.0, span.1
+                )));
+            }
+        }
+        let Some(grid_x) = blocks_for(rows.n, variant.outputs_per_block() as usize) else {
+            return Err(Error::InvalidArgument(format!(
+                "rows of {} elements need too many blocks",
+                rows.n
+            )));
+        };
+        // Blocks walk the rows `gridDim.y` apart: any number of rows.
+        let grid_y = u32::try_from(rows.rows)
+            .unwrap_or(u32::MAX)
+            .min(self.info().max_grid.1);
+        let cfg = LaunchConfig {
+            grid: (grid_x, grid_y),
+            block: (variant.block(), 1),
+            shared_bytes: variant.shared_bytes(taps),
+        };
+        let args = Conv1dArgs {
+            signal: DevPtr::new(rows.signal),
+            signal_pitch: rows.signal_pitch,
+            n: rows.n,
+            // Below 2^32: one row, or a matrix view's height.
+            rows: rows.rows as u32,
+            mask: DevPtr::new(mask_address),
+            // At most MAX_TAPS: checked by `check_mask`.
+            taps: taps as u32,
+            out: DevPtrMut::new(rows.out),
+            out_pitch: rows.out_pitch,
+        };
+        let entry = variant.entry();
+        // SAFETY: the kernel's contract: `1 <= taps <= MAX_TAPS` and the
+        // mask holds `taps` elements (`check_mask`); signal and output rows
+        // as the caller guarantees, the output overlapping neither the
+        // signal nor the mask (refused above); a block of the step's size, a grid of
+        // `ceil(n / outputs_per_block)` blocks across and rows walked
+        // `gridDim.y` apart, and the step's shared memory for `taps`. For the
+        // constant-memory steps the mask (`taps · 4` bytes, at most the
+        // symbol's 4 100) is copied into `CONV1D_MASK` before the launch,
+        // ordered after every earlier reader of it; the mask slice stays
+        // borrowed until the stream has run the copy.
+        unsafe {
+            if variant.reads_constant_mask() {
+                self.launch_reading_constant(
+                    &CONV1D_MASK,
+                    mask_address,
+                    taps * size_of::<f32>(),
+                    entry,
+                    cfg,
+                    &args,
+                )?;
+            } else {
+                self.launch(entry, cfg, &args)?;
+            }
+        }
+        Ok(Pending::new(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_constant_mask_holds_the_longest_mask() {
+        assert_eq!(CONV1D_MASK.bytes(), MAX_TAPS * size_of::<f32>());
+        assert_eq!(CONV1D_MASK.name(), "CONV1D_MASK");
+    }
+
+    #[test]
+    fn overlapping_spans_are_found() {
+        let rows = Rows {
+            signal: 0x1000,
+            signal_pitch: 13,
+            out: 0x2000,
+            out_pitch: 16,
+            n: 10,
+            rows: 3,
+        };
+        // Signal: 2 rows of 13 and 10 more elements; output 2 of 16 and 10.
+        assert_eq!(
+            rows.spans(),
+            [(0x1000, 0x1000 + 36 * 4), (0x2000, 0x2000 + 42 * 4)]
+        );
+        assert!(overlap((0, 8), (4, 12)));
+        assert!(overlap((4, 12), (0, 8)));
+        assert!(overlap((0, 16), (4, 8)));
+        assert!(!overlap((0, 8), (8, 12)));
+        assert!(!overlap((8, 12), (0, 8)));
+    }
+
+    #[test]
+    fn every_step_has_its_kernel() {
+        for &v in Conv1dVariant::ALL {
+            assert_eq!(v.entry().kernel().name, format!("{}_f32", v.shape().kernel));
+        }
+        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::RegisterBlocked);
+        assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
+    }
+}

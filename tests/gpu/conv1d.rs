@@ -1,0 +1,490 @@
+//! 1D convolution: every step, masks of 1, 2 (even), 7, 31, 32, 127 and
+//! 1 025 taps on signals of 0 to 1 000 003 elements and 2^26, batches of
+//! rows with pitches (rows that do and do not start on 16 bytes, more rows
+//! than a grid has in y), a signal and an output at odd element offsets, NaN
+//! and ±∞ in the signal, two streams racing for the constant-memory mask,
+//! and every refusal. Compared with an `f64` CPU reference within the bound
+//! derived beside [`close`]; outputs poisoned, and the padding between
+//! output rows must keep its poison.
+
+use crate::common::*;
+use cust::memory::{DeviceBuffer, DeviceSlice};
+use libtest_mimic::{Failed, Trial};
+use std::cell::RefCell;
+use std::rc::Rc;
+use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
+use warpspeed::{Context, Matrix, MatrixMut};
+
+const TAPS: [usize; 7] = [1, 2, 7, 31, 32, 127, MAX_TAPS];
+const LENGTHS: [usize; 7] = [0, 1, 5, 4095, 4096, 4097, 1_000_003];
+
+/// Written to every output before a run: far outside what any test
+/// convolution gives (|inputs| < 1, at most 1 025 taps), so an output never
+/// written fails its check.
+const POISON: f32 = -3.0e38;
+
+/// One convolution: `rows` rows of `width` elements, `pitch` apart, at an
+/// element offset into the signal and the output buffers.
+#[derive(Clone, Debug)]
+struct Case {
+    taps: usize,
+    width: usize,
+    rows: usize,
+    signal_pitch: usize,
+    out_pitch: usize,
+    signal_offset: usize,
+    out_offset: usize,
+    /// Through `conv1d_rows_into` (a `Matrix`) rather than `conv1d_into`.
+    batch: bool,
+    /// NaN and ±∞ placed in the signal.
+    specials: bool,
+}
+
+impl Case {
+    fn signal(taps: usize, n: usize) -> Case {
+        Case {
+            taps,
+            width: n,
+            rows: 1,
+            signal_pitch: n,
+            out_pitch: n,
+            signal_offset: 0,
+            out_offset: 0,
+            batch: false,
+            specials: false,
+        }
+    }
+
+    fn rows(taps: usize, width: usize, rows: usize, pitches: (usize, usize)) -> Case {
+        Case {
+            rows,
+            signal_pitch: pitches.0,
+            out_pitch: pitches.1,
+            batch: true,
+            ..Case::signal(taps, width)
+        }
+    }
+
+    /// Elements a view of this shape spans.
+    fn extent(&self, pitch: usize) -> usize {
+        if self.width == 0 || self.rows == 0 {
+            0
+        } else {
+            (self.rows - 1) * pitch + self.width
+        }
+    }
+
+    fn signal_len(&self) -> usize {
+        self.signal_offset + self.extent(self.signal_pitch)
+    }
+
+    fn out_len(&self) -> usize {
+        self.out_offset + self.extent(self.out_pitch)
+    }
+
+    /// The input's cache key (the data depend on nothing else).
+    fn key(&self) -> String {
+        format!(
+            "conv1d/{}/{}x{}/{}+{}/{}",
+            self.taps, self.width, self.rows, self.signal_offset, self.signal_pitch, self.specials
+        )
+    }
+
+    fn name(&self) -> String {
+        let mut name = format!("taps_{}::", self.taps);
+        if self.batch {
+            name += &format!(
+                "rows_{}x{}::pitch_{}_{}",
+                self.width, self.rows, self.signal_pitch, self.out_pitch
+            );
+        } else {
+            name += &format!("n_{}", self.width);
+        }
+        if self.signal_offset + self.out_offset > 0 {
+            name += &format!("::offset_{}_{}", self.signal_offset, self.out_offset);
+        }
+        if self.specials {
+            name += "::nan_inf";
+        }
+        name
+    }
+
+    /// The signal buffer (offset, rows, padding), then the mask.
+    fn input(&self) -> Vec<f32> {
+        let key = self.key();
+        let mut host = random_vec(self.signal_len() + self.taps, seed_of(&key), draw_f32);
+        if self.specials {
+            let n = self.signal_len();
+            let spots = [0, 4095, n / 2, n - 1];
+            let values = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::INFINITY];
+            for (&i, &v) in spots.iter().zip(&values) {
+                host[i] = v;
+            }
+        }
+        host
+    }
+}
+
+/// `(value, Σ|products|)` of every output, row by row (`rows × width`), in
+/// `f64`; only the products of the definition, none outside the row.
+type Reference = Rc<(Vec<f64>, Vec<f64>)>;
+
+thread_local! {
+    static REFERENCE: RefCell<Option<(String, Reference)>> = const { RefCell::new(None) };
+}
+
+/// The reference of `case` over `host` (its [`Case::input`]), cached for
+/// the consecutive trials of one case.
+fn reference(case: &Case, host: &[f32]) -> Reference {
+    let key = format!("{}/{}", case.key(), case.batch);
+    if let Some(hit) = REFERENCE.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    }) {
+        return hit;
+    }
+    let (w, taps) = (case.width, case.taps);
+    let r = taps / 2;
+    let mask = &host[case.signal_len()..];
+    let mut value = vec![0.0f64; w * case.rows];
+    let mut magnitude = vec![0.0f64; w * case.rows];
+    for y in 0..case.rows {
+        let row = &host[case.signal_offset + y * case.signal_pitch..][..w];
+        for i in 0..w {
+            // Taps whose input `i − r + j` lies in `0..w`.
+            let (first, end) = (r.saturating_sub(i), taps.min(w + r - i));
+            let (mut s, mut m) = (0.0f64, 0.0f64);
+            for j in first..end {
+                let p = row[i + j - r] as f64 * mask[j] as f64;
+                s += p;
+                m += p.abs();
+            }
+            value[y * w + i] = s;
+            magnitude[y * w + i] = m;
+        }
+    }
+    let reference = Rc::new((value, magnitude));
+    REFERENCE.with(|c| *c.borrow_mut() = Some((key, reference.clone())));
+    reference
+}
+
+/// Whether `got` is an acceptable `f32` result for the exact sum `want` of
+/// `taps` products whose magnitudes add up to `magnitude`.
+///
+/// The bound: a step sums the `k = taps` products `x_j·m_j` in `f32` in an
+/// order of its own, with fused multiply-adds (one rounding each) or a
+/// product and a sum (two). With `u = 2^-24`, either way the computed sum
+/// differs from the exact one by at most `γ_k · Σ|x_j·m_j|`, `γ_k = k·u /
+/// (1 − k·u)` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+/// §3.1, the product's rounding included); for `k <= 1025`, `k·u < 2^-13`,
+/// so `γ_k <= (k + 1)·u`. The `f64` reference of the same products (exact:
+/// every `f32` is an `f64`, and their products fit its 53 bits) is summed
+/// with a relative error near `k·2^-53`, far below one more `u`: hence
+/// `(taps + 2)·u·Σ|x·m|`. Products and partial sums below 2^-126 are
+/// subnormal in `f32`, where a rounding errs by up to 2^-150 absolutely
+/// rather than relatively: `(taps + 2)·2^-149` more covers that.
+///
+/// A non-finite exact sum (∞ or NaN in the window) must come out as the same
+/// infinity, or as NaN.
+fn close(got: f32, want: f64, magnitude: f64, taps: usize) -> bool {
+    if want.is_nan() {
+        return got.is_nan();
+    }
+    if want.is_infinite() {
+        return got as f64 == want;
+    }
+    let k = (taps + 2) as f64;
+    let tolerance = k * 2f64.powi(-24) * magnitude + k * 2f64.powi(-149);
+    (got as f64 - want).abs() <= tolerance
+}
+
+fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> {
+    let input = cached_input(&case.key(), || case.input())?;
+    let (host, device) = (&input.0, &input.1);
+    let reference = reference(case, host);
+    let (w, h) = (case.width, case.rows);
+    let mask = device.index(case.signal_len()..);
+    let out = poisoned(case.out_len().max(1), POISON)?;
+    let mut out_view = out.index(case.out_offset..case.out_len().max(case.out_offset));
+    let run = if case.batch {
+        let signal = device.index(case.signal_offset..case.signal_len());
+        let signal = ok(Matrix::with_pitch(&signal, w, h, case.signal_pitch))?;
+        let mut dst = ok(MatrixMut::with_pitch(&mut out_view, w, h, case.out_pitch))?;
+        ctx.conv1d_rows_into_with(step, &signal, &mask, &mut dst)
+            .and_then(|p| p.wait())
+    } else {
+        let signal = device.index(case.signal_offset..case.signal_offset + w);
+        ctx.conv1d_into_with(step, &signal, &mask, &mut out_view)
+            .and_then(|p| p.wait())
+    };
+    ok(run)?;
+    let got = download(&out)?;
+    let (want, magnitude) = (&reference.0, &reference.1);
+    for (at, &g) in got.iter().enumerate() {
+        let (y, i) = (
+            at.wrapping_sub(case.out_offset) / case.out_pitch.max(1),
+            at.wrapping_sub(case.out_offset) % case.out_pitch.max(1),
+        );
+        let output = at >= case.out_offset && y < h && i < w;
+        if !output {
+            if g.to_bits() != POISON.to_bits() {
+                return Err(format!(
+                    "{step:?}: element {at} outside the output (padding or offset) was \
+                     overwritten with {g}"
+                )
+                .into());
+            }
+            continue;
+        }
+        let k = y * w + i;
+        if !close(g, want[k], magnitude[k], case.taps) {
+            return Err(format!(
+                "{step:?}: row {y}, output {i} is {g:e}, want {:e} (Σ|products| {:e}, \
+                 {} taps)",
+                want[k], magnitude[k], case.taps
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for taps in TAPS {
+        for n in LENGTHS {
+            cases.push(Case::signal(taps, n));
+        }
+    }
+    cases.extend([
+        // Rows not 16-byte aligned (pitch 1013): the scalar stores.
+        Case::rows(31, 1000, 37, (1013, 1013)),
+        // Output rows 16-byte aligned, a partial 16 at each row's end.
+        Case::rows(7, 1000, 37, (1013, 1024)),
+        Case {
+            signal_offset: 1,
+            out_offset: 4,
+            ..Case::rows(127, 5000, 37, (5003, 5008))
+        },
+        Case::rows(MAX_TAPS, 4097, 3, (4100, 4100)),
+        // More rows than a grid has blocks in y (65 535): blocks loop.
+        Case::rows(2, 5, 70_001, (5, 5)),
+        // An even mask on rows shorter than the mask.
+        Case::rows(32, 9, 100, (9, 16)),
+        // Sub-slices at odd element offsets.
+        Case {
+            signal_offset: 3,
+            out_offset: 1,
+            ..Case::signal(31, 100_003)
+        },
+        Case {
+            signal_offset: 5,
+            ..Case::signal(1025, 10_007)
+        },
+        // NaN and ±∞ reach exactly the outputs whose window covers them
+        // (padded taps are never multiplied).
+        Case {
+            specials: true,
+            ..Case::signal(7, 10_000)
+        },
+        Case {
+            specials: true,
+            ..Case::signal(31, 10_000)
+        },
+        Case {
+            specials: true,
+            ..Case::rows(17, 4500, 3, (4500, 4500))
+        },
+        // 2^26: skipped above WARPSPEED_TEST_MAX_N.
+        Case::signal(31, 1 << 26),
+    ]);
+    cases
+}
+
+/// Runs `variant` on `ctx` over `signal` and `mask` into `out`, waiting.
+fn run_once(
+    ctx: &Context,
+    variant: Conv1dVariant,
+    signal: &DeviceSlice<f32>,
+    mask: &DeviceSlice<f32>,
+    out: &mut DeviceBuffer<f32>,
+) -> Result<Vec<f32>, Failed> {
+    ok(ctx
+        .conv1d_into_with(variant, signal, mask, out)
+        .and_then(|p| p.wait()))?;
+    download(out)
+}
+
+/// Two streams run the constant-memory steps with different masks, many
+/// launches in flight on each; every result must equal, bit for bit, the
+/// same launch run alone (which is checked against the CPU). A copy of one
+/// stream's mask landing under the other's kernel would change its sums.
+fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
+    const N: usize = 1 << 20;
+    const TAPS: usize = 31;
+    const IN_FLIGHT: usize = 6;
+    let other = ok(ctx.new_stream())?;
+    let host = random_vec(N + 2 * TAPS, 91, draw_f32);
+    let signal = upload(&host[..N])?;
+    let mask_a = upload(&host[N..N + TAPS])?;
+    let mask_b = upload(&host[N + TAPS..])?;
+    let steps = [Conv1dVariant::ConstantMask, Conv1dVariant::SharedTile];
+
+    // Alone, first: the expected bits of each (stream, step), checked
+    // against the CPU.
+    let mut solo = Vec::new();
+    let mut out = poisoned(N, POISON)?;
+    for (stream, mask, mask_at) in [(ctx, &mask_a, N), (&other, &mask_b, N + TAPS)] {
+        let case = Case::signal(TAPS, N);
+        let mut input = host[..N].to_vec();
+        input.extend_from_slice(&host[mask_at..mask_at + TAPS]);
+        REFERENCE.with(|c| c.borrow_mut().take());
+        let reference = reference(&case, &input);
+        for step in steps {
+            let got = run_once(stream, step, &signal, mask, &mut out)?;
+            for (i, &g) in got.iter().enumerate() {
+                ensure(close(g, reference.0[i], reference.1[i], TAPS), || {
+                    format!("{step:?} alone: output {i} is {g}, want {}", reference.0[i])
+                })?;
+            }
+            solo.push(got);
+        }
+    }
+    REFERENCE.with(|c| c.borrow_mut().take());
+
+    let mut outs_a = (0..IN_FLIGHT)
+        .map(|_| poisoned(N, POISON))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut outs_b = (0..IN_FLIGHT)
+        .map(|_| poisoned(N, POISON))
+        .collect::<Result<Vec<_>, _>>()?;
+    for round in 0..10 {
+        for out in outs_a.iter_mut().chain(outs_b.iter_mut()) {
+            out.set_32(POISON.to_bits())
+                .map_err(|e| format!("poisoning: {e}"))?;
+        }
+        let mut pending = Vec::new();
+        for (k, (a, b)) in outs_a.iter_mut().zip(outs_b.iter_mut()).enumerate() {
+            let step = steps[k % 2];
+            pending.push(ok(ctx.conv1d_into_with(step, &signal, &mask_a, a))?);
+            pending.push(ok(other.conv1d_into_with(step, &signal, &mask_b, b))?);
+        }
+        for p in pending {
+            ok(p.wait())?;
+        }
+        for (k, (a, b)) in outs_a.iter().zip(&outs_b).enumerate() {
+            for (stream, out, want) in [("first", a, &solo[k % 2]), ("second", b, &solo[2 + k % 2])]
+            {
+                let got = download(out)?;
+                if let Some(i) = (0..N).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+                    return Err(format!(
+                        "round {round}, launch {k} ({:?}) on the {stream} stream: output {i} \
+                         is {}, alone it was {}",
+                        steps[k % 2],
+                        got[i],
+                        want[i]
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn refusals(ctx: &Context) -> Result<(), Failed> {
+    let buffer = upload(&random_vec(4096, 5, draw_f32))?;
+    let signal = buffer.index(..1000);
+    let mut out = poisoned(1000, POISON)?;
+    expect_invalid(
+        ctx.conv1d_into(&signal, &buffer.index(..0), &mut out),
+        "an empty mask",
+    )?;
+    expect_invalid(
+        ctx.conv1d_into(&buffer.index(..0), &buffer.index(..0), &mut out.index(..0)),
+        "an empty mask on an empty signal",
+    )?;
+    expect_invalid(
+        ctx.conv1d_into(&signal, &buffer.index(..MAX_TAPS + 1), &mut out),
+        "a mask of 1026 taps",
+    )?;
+    let mask = buffer.index(..7);
+    expect_invalid(
+        ctx.conv1d_into(&signal, &mask, &mut out.index(..999)),
+        "999 outputs for 1000 inputs",
+    )?;
+    match ctx.conv1d_into(&signal, &mask, &mut out.index(..999)) {
+        Err(warpspeed::Error::LengthMismatch {
+            expected: 1000,
+            given: 999,
+            ..
+        }) => {}
+        other => return Err(format!("999 outputs for 1000 inputs: {other:?}").into()),
+    }
+    // The output overlapping the signal or the mask: cust's `index`
+    // hands out aliasing slices, so borrows alone do not prevent it.
+    expect_invalid(
+        ctx.conv1d_into(&signal, &mask, &mut buffer.index(500..1500)),
+        "an output overlapping the signal",
+    )?;
+    expect_invalid(
+        ctx.conv1d_into(&buffer.index(1000..2000), &mask, &mut buffer.index(..1000)),
+        "an output overlapping the mask",
+    )?;
+    for step in Conv1dVariant::ALL {
+        expect_invalid(
+            ctx.conv1d_into_with(*step, &signal, &buffer.index(..MAX_TAPS + 1), &mut out),
+            "a mask of 1026 taps",
+        )?;
+    }
+    let image = ok(Matrix::with_pitch(&buffer, 100, 10, 101))?;
+    let mut out_rows = poisoned(2000, POISON)?;
+    let mut wrong = ok(MatrixMut::new(&mut out_rows, 100, 11))?;
+    match ctx.conv1d_rows_into(&image, &mask, &mut wrong) {
+        Err(warpspeed::Error::ShapeMismatch {
+            expected: (100, 10),
+            given: (100, 11),
+            ..
+        }) => {}
+        other => return Err(format!("11 output rows for 10: {other:?}").into()),
+    }
+    let mut narrow = ok(MatrixMut::new(&mut out_rows, 99, 10))?;
+    expect_invalid(
+        ctx.conv1d_rows_into(&image, &mask, &mut narrow),
+        "99-wide output rows for 100",
+    )?;
+    let mut right = ok(MatrixMut::new(&mut out_rows, 100, 10))?;
+    expect_invalid(
+        ctx.conv1d_rows_into(&image, &buffer.index(..0), &mut right),
+        "an empty mask on rows",
+    )?;
+    // Nothing was launched, and the output is untouched.
+    let got = download(&out)?;
+    ensure(got.iter().all(|v| v.to_bits() == POISON.to_bits()), || {
+        "a refused call wrote its output".into()
+    })?;
+    // An empty signal or matrix is no error and launches nothing.
+    ok(ctx
+        .conv1d_into(&buffer.index(..0), &mask, &mut out.index(..0))
+        .and_then(|p| p.wait()))?;
+    let empty = ok(Matrix::new(&buffer, 0, 10))?;
+    let mut empty_out = ok(MatrixMut::new(&mut out_rows, 0, 10))?;
+    ok(ctx
+        .conv1d_rows_into(&empty, &mask, &mut empty_out)
+        .and_then(|p| p.wait()))
+}
+
+pub fn trials(trials: &mut Vec<Trial>) {
+    let cases: Vec<_> = cases()
+        .into_iter()
+        .map(|case| (case.name(), case.width * case.rows, case))
+        .collect();
+    ladder_trials::<Conv1dVariant, _>(trials, &cases, |_, _| true, check);
+    trials.push(gpu_trial(
+        "conv1d::constant_mask_on_two_streams",
+        constant_mask_race,
+    ));
+    trials.push(gpu_trial("conv1d::refuses_bad_arguments", refusals));
+}
