@@ -25,13 +25,16 @@ pub const MAX_TAPS: usize = 1025;
 
 /// Threads per block of steps 1-3; one output per thread.
 pub const LESSON_BLOCK: u32 = 256;
-/// Threads per block of [`Conv1dVariant::RegisterBlocked`].
-pub const BLOCKED_THREADS: u32 = 256;
+/// Threads per block of [`Conv1dVariant::RegisterBlocked`]. At about 125
+/// registers a thread, 128-thread blocks let 3 blocks share an SM.
+pub const BLOCKED_THREADS: u32 = 128;
 /// Consecutive outputs one thread of [`Conv1dVariant::RegisterBlocked`]
 /// keeps in registers.
 pub const OUTPUTS_PER_THREAD: usize = 16;
-/// Outputs one block of [`Conv1dVariant::RegisterBlocked`] computes.
+/// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`].
 pub const BLOCKED_TILE: usize = BLOCKED_THREADS as usize * OUTPUTS_PER_THREAD;
+/// Inputs each thread of [`Conv1dVariant::RegisterBlocked`] loads per tile.
+pub const BLOCKED_LOADS: usize = BLOCKED_TILE / BLOCKED_THREADS as usize;
 /// Taps [`Conv1dVariant::RegisterBlocked`] applies per round: its mask is
 /// zero-padded in shared memory to a multiple of this.
 pub const TAP_CHUNK: usize = 16;
@@ -45,6 +48,8 @@ pub const SEGMENT_PAD: usize = 4;
 
 // A thread's outputs are one segment, and a round of taps spans one more.
 const _: () = assert!(OUTPUTS_PER_THREAD == SEGMENT && TAP_CHUNK == SEGMENT);
+// The halo moves from a tile's end to the next tile's start in one pass.
+const _: () = assert!(padded_taps(MAX_TAPS) <= BLOCKED_TILE);
 // Segments start on 16-byte boundaries (16-byte shared loads).
 const _: () = assert!((SEGMENT + SEGMENT_PAD).is_multiple_of(4));
 
@@ -152,15 +157,18 @@ ladder! {
             constant_mask: true,
         },
         /// Step 4: each thread computes [`OUTPUTS_PER_THREAD`] (16)
-        /// consecutive outputs in registers, a block 4 096. Per round of 16
-        /// taps a thread loads 16 new inputs (four 16-byte shared loads,
-        /// conflict-free thanks to the segment padding) and 16 weights (four
-        /// 16-byte broadcast loads of the mask, staged in shared memory from
-        /// global: no constant-memory staging, nothing to order between
-        /// streams) and does 256 FMAs: 8 FMAs per shared-memory word instead
-        /// of step 3's one, so long masks run at the FMA rate. The tile is
-        /// loaded with 16 independent loads per thread in flight, and the
-        /// outputs leave as four 16-byte stores.
+        /// consecutive outputs in registers, a block tiles of 2 048. Per
+        /// round of 16 taps a thread loads 16 new inputs (four 16-byte
+        /// shared loads, conflict-free thanks to the segment padding) and 16
+        /// weights (four 16-byte broadcast loads of the mask, staged in
+        /// shared memory from global: no constant-memory staging, nothing to
+        /// order between streams) and does 256 FMAs: 8 FMAs per
+        /// shared-memory word instead of step 3's one. Blocks fill the GPU
+        /// once and walk a run of consecutive tiles: the next tile's inputs
+        /// are loaded into registers before this tile's FMAs, so DRAM
+        /// latency hides behind arithmetic instead of stalling the block,
+        /// and the halo is moved within shared memory rather than read
+        /// again. The outputs leave as four 16-byte stores.
         RegisterBlocked = "register_blocked" => Conv1dShape {
             kernel: "conv1d_register_blocked",
             block: BLOCKED_THREADS,
@@ -189,7 +197,7 @@ impl Conv1dVariant {
     }
 
     /// Dynamic shared memory for a mask of `taps` weights (1 to
-    /// [`MAX_TAPS`]): at most 29 840 bytes, below the 48 KiB every device
+    /// [`MAX_TAPS`]): at most 19 600 bytes, below the 48 KiB every device
     /// grants without opting in.
     pub const fn shared_bytes(self, taps: usize) -> u32 {
         let words = match self.shape().staging {
@@ -462,11 +470,45 @@ mod device {
         x
     }
 
-    /// Step 4: block `b` computes outputs `b·4096 ..` of each of its rows,
-    /// thread `l` the 16 from `b·4096 + 16 l`. The tile holds inputs
-    /// `b·4096 − r ..` (zeros outside the row), element `e` at word
-    /// `padded_index(e)`; output `16 l + a` needs elements `16 l + a + j`,
-    /// so taps `16 c .. 16 c + 16` need segments `l + c` and `l + c + 1`.
+    /// Loads `LOADS` inputs of `x` for tile elements `first + tid + k ·
+    /// THREADS` of the tile whose outputs start at `start` (zero outside the
+    /// row), all in flight at once: unchecked where they all lie inside the
+    /// row.
+    #[inline(always)]
+    unsafe fn load_inputs(
+        x: *const f32,
+        start: usize,
+        first: usize,
+        tid: usize,
+        r: usize,
+        n: usize,
+    ) -> [f32; BLOCKED_LOADS] {
+        const THREADS: usize = BLOCKED_THREADS as usize;
+        let mut v = [0.0f32; BLOCKED_LOADS];
+        if start + first >= r && start + first - r + BLOCKED_TILE <= n {
+            let base = x.add(start + first - r);
+            for k in 0..BLOCKED_LOADS {
+                v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * THREADS).cast()));
+            }
+        } else {
+            for k in 0..BLOCKED_LOADS {
+                if let Some(i) = tile_source(start, first + tid + k * THREADS, r, n) {
+                    v[k] = f32::from_bits(load_nc_u32(x.add(i).cast()));
+                }
+            }
+        }
+        v
+    }
+
+    /// Step 4: block `b` computes a run of consecutive tiles of
+    /// [`BLOCKED_TILE`] outputs of each of its rows; in a tile, thread `l`
+    /// the 16 outputs from `16 l`. The tile holds inputs `start − r ..`
+    /// (zeros outside the row), element `e` at word `padded_index(e)`;
+    /// output `16 l + a` needs elements `16 l + a + j`, so taps `16 c .. 16 c
+    /// + 16` need segments `l + c` and `l + c + 1`. The next tile's first
+    /// `padded` elements are this tile's last ones (moved within shared
+    /// memory); its other [`BLOCKED_TILE`] are loaded into registers before
+    /// this tile's arithmetic, so their latency hides behind it.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn register_blocked(
         signal: *const f32,
@@ -479,7 +521,6 @@ mod device {
         out_pitch: usize,
     ) {
         const THREADS: usize = BLOCKED_THREADS as usize;
-        const LOADS: usize = BLOCKED_TILE / THREADS;
         let (taps, r) = (taps as usize, taps as usize / 2);
         let padded = padded_taps(taps);
         let len = blocked_tile_len(taps);
@@ -488,7 +529,11 @@ mod device {
         // 16-byte aligned: the tile is a whole number of 80-byte segments.
         let weights = carver.take::<f32>(padded);
         let tid = thread_idx_x() as usize;
-        let start = block_idx_x() as usize * BLOCKED_TILE;
+        // This block's run of tiles (the same in every row).
+        let tiles = n.div_ceil(BLOCKED_TILE);
+        let run = tiles.div_ceil(grid_dim_x() as usize);
+        let first_tile = block_idx_x() as usize * run;
+        let end_tile = (first_tile + run).min(tiles);
 
         // The mask, zero-padded; read after the first barrier below.
         let mut j = tid;
@@ -498,25 +543,13 @@ mod device {
         }
 
         let mut row = block_idx_y() as usize;
-        while row < rows as usize {
+        while row < rows as usize && first_tile < end_tile {
             let x = signal.add(row * signal_pitch);
-            // Tile element `e` is input `start + e − r`. The first 4096
-            // with all 16 loads of a thread in flight, unchecked when the
-            // whole tile lies inside the row; then the halo.
-            let mut v = [0.0f32; LOADS];
-            if start >= r && start - r + len <= n {
-                let base = x.add(start - r);
-                for k in 0..LOADS {
-                    v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * THREADS).cast()));
-                }
-            } else {
-                for k in 0..LOADS {
-                    if let Some(i) = tile_source(start, tid + k * THREADS, r, n) {
-                        v[k] = f32::from_bits(load_nc_u32(x.add(i).cast()));
-                    }
-                }
-            }
-            for k in 0..LOADS {
+            // The first tile of the run, whole: its first BLOCKED_TILE
+            // elements with all loads of a thread in flight, then the rest.
+            let start = first_tile * BLOCKED_TILE;
+            let v = load_inputs(x, start, 0, tid, r, n);
+            for k in 0..BLOCKED_LOADS {
                 *tile.add(padded_index(tid + k * THREADS)) = v[k];
             }
             let mut e = BLOCKED_TILE + tid;
@@ -529,36 +562,60 @@ mod device {
             }
             sync_threads();
 
-            let acc = blocked_outputs(
-                tid,
-                taps,
-                |s| segment(tile, s),
-                |c| segment_of_weights(weights, c),
-            );
-
-            let first = start + tid * OUTPUTS_PER_THREAD;
-            if first < n {
-                let y = out.add(row * out_pitch + first);
-                if first + OUTPUTS_PER_THREAD <= n && (y as usize).is_multiple_of(16) {
-                    for q in 0..OUTPUTS_PER_THREAD / 4 {
-                        let w = [
-                            acc[4 * q].to_bits(),
-                            acc[4 * q + 1].to_bits(),
-                            acc[4 * q + 2].to_bits(),
-                            acc[4 * q + 3].to_bits(),
-                        ];
-                        store_v4(y.add(4 * q).cast(), w);
-                    }
+            for t in first_tile..end_tile {
+                let start = t * BLOCKED_TILE;
+                let next = t + 1 < end_tile;
+                // The next tile's new inputs, in flight during the FMAs.
+                let v = if next {
+                    load_inputs(x, start + BLOCKED_TILE, padded, tid, r, n)
                 } else {
-                    for a in 0..OUTPUTS_PER_THREAD {
-                        if first + a < n {
-                            *y.add(a) = acc[a];
+                    [0.0; BLOCKED_LOADS]
+                };
+
+                let acc = blocked_outputs(
+                    tid,
+                    taps,
+                    |s| segment(tile, s),
+                    |c| segment_of_weights(weights, c),
+                );
+                let first = start + tid * OUTPUTS_PER_THREAD;
+                if first < n {
+                    let y = out.add(row * out_pitch + first);
+                    if first + OUTPUTS_PER_THREAD <= n && (y as usize).is_multiple_of(16) {
+                        for q in 0..OUTPUTS_PER_THREAD / 4 {
+                            let w = [
+                                acc[4 * q].to_bits(),
+                                acc[4 * q + 1].to_bits(),
+                                acc[4 * q + 2].to_bits(),
+                                acc[4 * q + 3].to_bits(),
+                            ];
+                            store_v4(y.add(4 * q).cast(), w);
+                        }
+                    } else {
+                        for a in 0..OUTPUTS_PER_THREAD {
+                            if first + a < n {
+                                *y.add(a) = acc[a];
+                            }
                         }
                     }
                 }
+                // Every thread is done reading the tile (also before the
+                // next row's first tile overwrites it).
+                sync_threads();
+                if next {
+                    // Elements BLOCKED_TILE .. len become 0 .. padded (no
+                    // overlap: padded <= BLOCKED_TILE), then the new ones.
+                    let mut e = tid;
+                    while e < padded {
+                        *tile.add(padded_index(e)) = *tile.add(padded_index(BLOCKED_TILE + e));
+                        e += THREADS;
+                    }
+                    for k in 0..BLOCKED_LOADS {
+                        *tile.add(padded_index(padded + tid + k * THREADS)) = v[k];
+                    }
+                    sync_threads();
+                }
             }
-            // Before the next row overwrites the tile.
-            sync_threads();
             row += grid_dim_y() as usize;
         }
     }
@@ -676,7 +733,7 @@ mod tests {
         }
         assert_eq!(
             Conv1dVariant::RegisterBlocked.shared_bytes(MAX_TAPS),
-            29_840
+            19_600
         );
         assert_eq!(Conv1dVariant::SharedTile.shared_bytes(7), (256 + 6) * 4);
         assert_eq!(Conv1dVariant::Basic.shared_bytes(MAX_TAPS), 0);

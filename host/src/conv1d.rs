@@ -247,7 +247,7 @@ impl Context {
                 )));
             }
         }
-        let Some(grid_x) = blocks_for(rows.n, variant.outputs_per_block() as usize) else {
+        let Some(tiles) = blocks_for(rows.n, variant.outputs_per_block() as usize) else {
             return Err(Error::InvalidArgument(format!(
                 "rows of {} elements need too many blocks",
                 rows.n
@@ -257,6 +257,16 @@ impl Context {
         let grid_y = u32::try_from(rows.rows)
             .unwrap_or(u32::MAX)
             .min(self.info().max_grid.1);
+        let grid_x = if variant == Conv1dVariant::RegisterBlocked {
+            // As many blocks as the GPU holds at once, each walking a run of
+            // tiles of its rows.
+            let resident =
+                self.blocks_per_sm(variant.entry(), variant.block(), variant.shared_bytes(taps))?
+                    * self.info().multiprocessors;
+            tiles.min(resident.div_ceil(grid_y).max(1))
+        } else {
+            tiles
+        };
         let cfg = LaunchConfig {
             grid: (grid_x, grid_y),
             block: (variant.block(), 1),
@@ -279,7 +289,8 @@ impl Context {
         // mask holds `taps` elements (`check_mask`); signal and output rows
         // as the caller guarantees, the output overlapping neither the
         // signal nor the mask (refused above); a block of the step's size, a grid of
-        // `ceil(n / outputs_per_block)` blocks across and rows walked
+        // `ceil(n / outputs_per_block)` blocks across (for RegisterBlocked at
+        // most that many, each walking a run of them) and rows walked
         // `gridDim.y` apart, and the step's shared memory for `taps`. For the
         // constant-memory steps the mask (`taps · 4` bytes, at most the
         // symbol's 4 100) is copied into `CONV1D_MASK` before the launch,
