@@ -604,12 +604,15 @@ mod device {
                 sync_threads();
                 if next {
                     // Elements BLOCKED_TILE .. len become 0 .. padded (no
-                    // overlap: padded <= BLOCKED_TILE), then the new ones.
+                    // overlap: padded <= BLOCKED_TILE); then, once every
+                    // thread has moved its part, the new elements from
+                    // `padded` on, which cover where the old ones were.
                     let mut e = tid;
                     while e < padded {
                         *tile.add(padded_index(e)) = *tile.add(padded_index(BLOCKED_TILE + e));
                         e += THREADS;
                     }
+                    sync_threads();
                     for k in 0..BLOCKED_LOADS {
                         *tile.add(padded_index(padded + tid + k * THREADS)) = v[k];
                     }

@@ -482,6 +482,23 @@ pub fn trials(trials: &mut Vec<Trial>) {
         .map(|case| (case.name(), case.width * case.rows, case))
         .collect();
     ladder_trials::<Conv1dVariant, _>(trials, &cases, |_, _| true, check);
+    // Runs of several tiles per block (the software-pipelined path of
+    // register_blocked) need more tiles than the GPU holds blocks: 4.2M
+    // outputs are 2 051 tiles, 4 or more per block on an H100 or H200. Sized
+    // as 1M so that the sanitizers run them too (about a second each).
+    let runs: Vec<_> = [7, 31, 1025]
+        .into_iter()
+        .map(|taps| {
+            let case = Case::signal(taps, 4_200_000);
+            (format!("{}::runs_of_tiles", case.name()), 1_000_000, case)
+        })
+        .collect();
+    ladder_trials::<Conv1dVariant, _>(
+        trials,
+        &runs,
+        |v, _| v == Conv1dVariant::RegisterBlocked,
+        check,
+    );
     trials.push(gpu_trial(
         "conv1d::constant_mask_on_two_streams",
         constant_mask_race,
