@@ -25,33 +25,54 @@ pub const MAX_TAPS: usize = 1025;
 
 /// Threads per block of steps 1-3; one output per thread.
 pub const LESSON_BLOCK: u32 = 256;
-/// Threads per block of [`Conv1dVariant::RegisterBlocked`]. At about 125
-/// registers a thread, 128-thread blocks let 3 blocks share an SM.
-pub const BLOCKED_THREADS: u32 = 128;
-/// Consecutive outputs one thread of [`Conv1dVariant::RegisterBlocked`]
-/// keeps in registers.
-pub const OUTPUTS_PER_THREAD: usize = 16;
-/// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`].
-pub const BLOCKED_TILE: usize = BLOCKED_THREADS as usize * OUTPUTS_PER_THREAD;
-/// Inputs each thread of [`Conv1dVariant::RegisterBlocked`] loads per tile.
-pub const BLOCKED_LOADS: usize = BLOCKED_TILE / BLOCKED_THREADS as usize;
-/// Taps [`Conv1dVariant::RegisterBlocked`] applies per round: its mask is
-/// zero-padded in shared memory to a multiple of this.
-pub const TAP_CHUNK: usize = 16;
-/// Words of one segment of the register-blocked tile: the 16 inputs that
-/// start one thread's window.
-pub const SEGMENT: usize = 16;
-/// Words of padding after each segment in shared memory: segment `s` starts
-/// at word `20 s`, so the 16-byte loads of 8 consecutive lanes (one
-/// shared-memory wavefront) cover 32 distinct banks.
+/// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`] (one row's
+/// consecutive outputs a block computes at a time).
+pub const BLOCKED_TILE: usize = 2048;
+/// The widths of [`Conv1dVariant::RegisterBlocked`]: consecutive outputs
+/// one thread keeps in registers. The width `w` is also the segment (the
+/// `w` inputs that start a thread's window) and the round of taps: the
+/// mask is zero-padded in shared memory to a multiple of `w`. A block has
+/// `BLOCKED_TILE / w` threads.
+pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
+/// Masks of up to this many taps run the narrow width (8 outputs a thread:
+/// about 60 registers, twice the warps per SM, so the loads of a
+/// memory-bound short mask have more company); longer ones the wide width
+/// (16 outputs a thread: 256 FMAs per 8 shared-memory loads, the rate a
+/// long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
+/// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
+pub const NARROW_MAX_TAPS: usize = 64;
+/// Words of padding after each segment in shared memory: segment `s`
+/// starts at word `(w + 4) s` (12 or 20), so the 16-byte loads of 8
+/// consecutive lanes (one shared-memory wavefront) cover 32 distinct banks.
 pub const SEGMENT_PAD: usize = 4;
 
-// A thread's outputs are one segment, and a round of taps spans one more.
-const _: () = assert!(OUTPUTS_PER_THREAD == SEGMENT && TAP_CHUNK == SEGMENT);
-// The halo moves from a tile's end to the next tile's start in one pass.
-const _: () = assert!(padded_taps(MAX_TAPS) <= BLOCKED_TILE);
-// Segments start on 16-byte boundaries (16-byte shared loads).
-const _: () = assert!((SEGMENT + SEGMENT_PAD).is_multiple_of(4));
+/// The width [`Conv1dVariant::RegisterBlocked`] runs for a mask of `taps`.
+pub const fn blocked_width(taps: usize) -> usize {
+    if taps <= NARROW_MAX_TAPS {
+        BLOCKED_WIDTHS[0]
+    } else {
+        BLOCKED_WIDTHS[1]
+    }
+}
+
+/// Threads of a [`Conv1dVariant::RegisterBlocked`] block of width `w`.
+pub const fn blocked_threads(w: usize) -> u32 {
+    (BLOCKED_TILE / w) as u32
+}
+
+const _: () = {
+    let mut i = 0;
+    while i < BLOCKED_WIDTHS.len() {
+        let w = BLOCKED_WIDTHS[i];
+        // The halo moves from a tile's end to the next tile's start in one
+        // pass; threads take whole segments; segments start on 16-byte
+        // boundaries (16-byte shared loads) and at most 16 taps a round.
+        assert!(padded_taps(MAX_TAPS, w) <= BLOCKED_TILE);
+        assert!(BLOCKED_TILE.is_multiple_of(w) && w.is_multiple_of(4) && w <= 16);
+        assert!((w + SEGMENT_PAD).is_multiple_of(4));
+        i += 1;
+    }
+};
 
 constant_memory! {
     /// The mask of [`Conv1dVariant::ConstantMask`] and
@@ -62,31 +83,31 @@ constant_memory! {
     pub CONV1D_MASK: [f32; MAX_TAPS];
 }
 
-/// `taps` rounded up to a whole number of [`TAP_CHUNK`]s: the weights
+/// `taps` rounded up to a whole number of rounds of width `w`: the weights
 /// [`Conv1dVariant::RegisterBlocked`] stages (the padding is zero and never
 /// multiplied).
-pub const fn padded_taps(taps: usize) -> usize {
-    taps.div_ceil(TAP_CHUNK) * TAP_CHUNK
+pub const fn padded_taps(taps: usize, w: usize) -> usize {
+    taps.div_ceil(w) * w
 }
 
-/// Inputs one block of [`Conv1dVariant::RegisterBlocked`] stages: its
-/// [`BLOCKED_TILE`] outputs and a halo of [`padded_taps`] (a multiple of
-/// [`SEGMENT`]).
-pub const fn blocked_tile_len(taps: usize) -> usize {
-    BLOCKED_TILE + padded_taps(taps)
+/// Inputs one block of [`Conv1dVariant::RegisterBlocked`] of width `w`
+/// stages: its [`BLOCKED_TILE`] outputs and a halo of [`padded_taps`] (a
+/// multiple of `w`).
+pub const fn blocked_tile_len(taps: usize, w: usize) -> usize {
+    BLOCKED_TILE + padded_taps(taps, w)
 }
 
 /// The shared-memory word of tile element `e` in
-/// [`Conv1dVariant::RegisterBlocked`]: [`SEGMENT_PAD`] words after every
-/// [`SEGMENT`] elements.
-pub const fn padded_index(e: usize) -> usize {
-    e + (e / SEGMENT) * SEGMENT_PAD
+/// [`Conv1dVariant::RegisterBlocked`] of width `w`: [`SEGMENT_PAD`] words
+/// after every `w` elements.
+pub const fn padded_index(e: usize, w: usize) -> usize {
+    e + (e / w) * SEGMENT_PAD
 }
 
-/// Shared-memory words of a tile of `len` elements (a multiple of
-/// [`SEGMENT`]) laid out by [`padded_index`].
-pub const fn padded_words(len: usize) -> usize {
-    len / SEGMENT * (SEGMENT + SEGMENT_PAD)
+/// Shared-memory words of a tile of `len` elements (a multiple of `w`)
+/// laid out by [`padded_index`].
+pub const fn padded_words(len: usize, w: usize) -> usize {
+    len / w * (w + SEGMENT_PAD)
 }
 
 /// What a step keeps in shared memory.
@@ -156,22 +177,25 @@ ladder! {
             staging: Staging::Halo,
             constant_mask: true,
         },
-        /// Step 4: each thread computes [`OUTPUTS_PER_THREAD`] (16)
-        /// consecutive outputs in registers, a block tiles of 2 048. Per
-        /// round of 16 taps a thread loads 16 new inputs (four 16-byte
-        /// shared loads, conflict-free thanks to the segment padding) and 16
-        /// weights (four 16-byte broadcast loads of the mask, staged in
-        /// shared memory from global: no constant-memory staging, nothing to
-        /// order between streams) and does 256 FMAs: 8 FMAs per
-        /// shared-memory word instead of step 3's one. Blocks fill the GPU
+        /// Step 4: each thread computes `w` consecutive outputs in
+        /// registers (`w` = 16, or 8 for masks of up to [`NARROW_MAX_TAPS`]
+        /// taps: see [`blocked_width`]), a block tiles of 2 048. Per round
+        /// of `w` taps a thread loads `w` new inputs (16-byte shared loads,
+        /// conflict-free thanks to the segment padding) and `w` weights
+        /// (16-byte broadcast loads of the mask, staged in shared memory
+        /// from global: no constant-memory staging, nothing to order between
+        /// streams) and does `w²` FMAs: `w / 2` FMAs per shared-memory word
+        /// instead of step 3's one. Blocks fill the GPU
         /// once and walk a run of consecutive tiles: the next tile's inputs
         /// are loaded into registers before this tile's FMAs, so DRAM
         /// latency hides behind arithmetic instead of stalling the block,
         /// and the halo is moved within shared memory rather than read
-        /// again. The outputs leave as four 16-byte stores.
+        /// again. The outputs leave as 16-byte stores.
         RegisterBlocked = "register_blocked" => Conv1dShape {
             kernel: "conv1d_register_blocked",
-            block: BLOCKED_THREADS,
+            // For the wide width; `Conv1dVariant::block` gives the block of
+            // each mask.
+            block: blocked_threads(BLOCKED_WIDTHS[1]),
             outputs_per_block: BLOCKED_TILE as u32,
             staging: Staging::Blocked,
             constant_mask: false,
@@ -181,9 +205,12 @@ ladder! {
 }
 
 impl Conv1dVariant {
-    /// Threads per block.
-    pub const fn block(self) -> u32 {
-        self.shape().block
+    /// Threads per block for a mask of `taps`.
+    pub const fn block(self, taps: usize) -> u32 {
+        match self {
+            Conv1dVariant::RegisterBlocked => blocked_threads(blocked_width(taps)),
+            _ => self.shape().block,
+        }
     }
 
     /// Consecutive outputs of one row that one block computes.
@@ -203,7 +230,10 @@ impl Conv1dVariant {
         let words = match self.shape().staging {
             Staging::None => 0,
             Staging::Halo => self.shape().block as usize + taps - 1,
-            Staging::Blocked => padded_words(blocked_tile_len(taps)) + padded_taps(taps),
+            Staging::Blocked => {
+                let w = blocked_width(taps);
+                padded_words(blocked_tile_len(taps, w), w) + padded_taps(taps, w)
+            }
         };
         (words * 4) as u32
     }
@@ -246,18 +276,14 @@ pub fn tile_source(start: usize, e: usize, r: usize, n: usize) -> Option<usize> 
     clippy::needless_range_loop,
     reason = "index loops over constant ranges unroll fully and keep the arrays in registers"
 )]
-fn tap<const J: usize>(
-    acc: &mut [f32; OUTPUTS_PER_THREAD],
-    lo: &[f32; SEGMENT],
-    hi: &[f32; SEGMENT],
-    m: &[f32; TAP_CHUNK],
+fn tap<const J: usize, const W: usize>(
+    acc: &mut [f32; W],
+    lo: &[f32; W],
+    hi: &[f32; W],
+    m: &[f32; W],
 ) {
-    for a in 0..OUTPUTS_PER_THREAD {
-        let x = if a + J < SEGMENT {
-            lo[a + J]
-        } else {
-            hi[a + J - SEGMENT]
-        };
+    for a in 0..W {
+        let x = if a + J < W { lo[a + J] } else { hi[a + J - W] };
         acc[a] = fma(x, m[J], acc[a]);
     }
 }
@@ -266,45 +292,45 @@ fn tap<const J: usize>(
 /// Spelled out tap by tap: LLVM does not unroll a 16 × 16 loop nest by
 /// itself, and a rolled one keeps `acc` in local memory.
 #[inline(always)]
-fn accumulate(
-    acc: &mut [f32; OUTPUTS_PER_THREAD],
-    lo: &[f32; SEGMENT],
-    hi: &[f32; SEGMENT],
-    m: &[f32; TAP_CHUNK],
+fn accumulate<const W: usize>(
+    acc: &mut [f32; W],
+    lo: &[f32; W],
+    hi: &[f32; W],
+    m: &[f32; W],
     taps: usize,
 ) {
+    // `J < W` is a constant: the taps beyond the width vanish (W <= 16).
     macro_rules! taps {
         ($($j:literal)*) => {$(
-            if $j < taps {
-                tap::<$j>(acc, lo, hi, m);
+            if $j < W && $j < taps {
+                tap::<$j, W>(acc, lo, hi, m);
             }
         )*};
     }
-    const _: () = assert!(TAP_CHUNK == 16);
     taps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
-/// The [`OUTPUTS_PER_THREAD`] outputs of thread `lane` of a
-/// [`Conv1dVariant::RegisterBlocked`] block: outputs `16 lane + a` of the
-/// block's tile, whose element `e` is input `start + e − r`.
-/// `segment(s)` gives tile elements `16 s .. 16 s + 16`, `weights(c)`
-/// weights `16 c .. 16 c + 16` (zero past `taps`, never multiplied). Taps
-/// `16 c ..` need segments `lane + c` and `lane + c + 1`; each round loads
+/// The `W` outputs of thread `lane` of a [`Conv1dVariant::RegisterBlocked`]
+/// block of width `W`: outputs `W lane + a` of the block's tile, whose
+/// element `e` is input `start + e − r`. `segment(s)` gives tile elements
+/// `W s .. W s + W`, `weights(c)` weights `W c .. W c + W` (zero past
+/// `taps`, never multiplied). Taps `W c ..` need segments `lane + c` and
+/// `lane + c + 1`; each round loads
 /// one new segment and keeps the other from the round before. The kernel
 /// passes 16-byte shared-memory loads; host tests pass slices.
 #[inline(always)]
-pub fn blocked_outputs(
+pub fn blocked_outputs<const W: usize>(
     lane: usize,
     taps: usize,
-    segment: impl Fn(usize) -> [f32; SEGMENT],
-    weights: impl Fn(usize) -> [f32; TAP_CHUNK],
-) -> [f32; OUTPUTS_PER_THREAD] {
-    let mut acc = [0.0f32; OUTPUTS_PER_THREAD];
+    segment: impl Fn(usize) -> [f32; W],
+    weights: impl Fn(usize) -> [f32; W],
+) -> [f32; W] {
+    let mut acc = [0.0f32; W];
     let mut lo = segment(lane);
-    let (full, rest) = (taps / TAP_CHUNK, taps % TAP_CHUNK);
+    let (full, rest) = (taps / W, taps % W);
     for c in 0..full {
         let hi = segment(lane + c + 1);
-        accumulate(&mut acc, &lo, &hi, &weights(c), TAP_CHUNK);
+        accumulate(&mut acc, &lo, &hi, &weights(c), W);
         lo = hi;
     }
     if rest > 0 {
@@ -458,10 +484,10 @@ mod device {
 
     /// The 16 tile elements of segment `s`: four 16-byte shared loads.
     #[inline(always)]
-    unsafe fn segment(tile: *const f32, s: usize) -> [f32; SEGMENT] {
-        let p = tile.add(s * (SEGMENT + SEGMENT_PAD)).cast::<Quad>();
-        let mut x = [0.0f32; SEGMENT];
-        for q in 0..SEGMENT / 4 {
+    unsafe fn segment<const W: usize>(tile: *const f32, s: usize) -> [f32; W] {
+        let p = tile.add(s * (W + SEGMENT_PAD)).cast::<Quad>();
+        let mut x = [0.0f32; W];
+        for q in 0..W / 4 {
             let Quad(v) = *p.add(q);
             for k in 0..4 {
                 x[4 * q + k] = v[k];
@@ -475,24 +501,24 @@ mod device {
     /// row), all in flight at once: unchecked where they all lie inside the
     /// row.
     #[inline(always)]
-    unsafe fn load_inputs(
+    unsafe fn load_inputs<const W: usize>(
         x: *const f32,
         start: usize,
         first: usize,
         tid: usize,
         r: usize,
         n: usize,
-    ) -> [f32; BLOCKED_LOADS] {
-        const THREADS: usize = BLOCKED_THREADS as usize;
-        let mut v = [0.0f32; BLOCKED_LOADS];
+    ) -> [f32; W] {
+        let threads = blocked_threads(W) as usize;
+        let mut v = [0.0f32; W];
         if start + first >= r && start + first - r + BLOCKED_TILE <= n {
             let base = x.add(start + first - r);
-            for k in 0..BLOCKED_LOADS {
-                v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * THREADS).cast()));
+            for k in 0..W {
+                v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * threads).cast()));
             }
         } else {
-            for k in 0..BLOCKED_LOADS {
-                if let Some(i) = tile_source(start, first + tid + k * THREADS, r, n) {
+            for k in 0..W {
+                if let Some(i) = tile_source(start, first + tid + k * threads, r, n) {
                     v[k] = f32::from_bits(load_nc_u32(x.add(i).cast()));
                 }
             }
@@ -500,17 +526,17 @@ mod device {
         v
     }
 
-    /// Step 4: block `b` computes a run of consecutive tiles of
+    /// Step 4, width `W`: block `b` computes a run of consecutive tiles of
     /// [`BLOCKED_TILE`] outputs of each of its rows; in a tile, thread `l`
-    /// the 16 outputs from `16 l`. The tile holds inputs `start − r ..`
-    /// (zeros outside the row), element `e` at word `padded_index(e)`;
-    /// output `16 l + a` needs elements `16 l + a + j`, so taps `16 c .. 16 c
-    /// + 16` need segments `l + c` and `l + c + 1`. The next tile's first
+    /// the `W` outputs from `W l`. The tile holds inputs `start − r ..`
+    /// (zeros outside the row), element `e` at word `padded_index(e, W)`;
+    /// output `W l + a` needs elements `W l + a + j`, so the taps from `W c`
+    /// need segments `l + c` and `l + c + 1`. The next tile's first
     /// `padded` elements are this tile's last ones (moved within shared
     /// memory); its other [`BLOCKED_TILE`] are loaded into registers before
     /// this tile's arithmetic, so their latency hides behind it.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn register_blocked(
+    pub unsafe fn register_blocked<const W: usize>(
         signal: *const f32,
         signal_pitch: usize,
         n: usize,
@@ -520,12 +546,12 @@ mod device {
         out: *mut f32,
         out_pitch: usize,
     ) {
-        const THREADS: usize = BLOCKED_THREADS as usize;
+        let threads = blocked_threads(W) as usize;
         let (taps, r) = (taps as usize, taps as usize / 2);
-        let padded = padded_taps(taps);
-        let len = blocked_tile_len(taps);
+        let padded = padded_taps(taps, W);
+        let len = blocked_tile_len(taps, W);
         let mut carver = SharedCarver::new();
-        let tile = carver.take::<f32>(padded_words(len));
+        let tile = carver.take::<f32>(padded_words(len, W));
         // 16-byte aligned: the tile is a whole number of 80-byte segments.
         let weights = carver.take::<f32>(padded);
         let tid = thread_idx_x() as usize;
@@ -539,7 +565,7 @@ mod device {
         let mut j = tid;
         while j < padded {
             *weights.add(j) = if j < taps { *mask.add(j) } else { 0.0 };
-            j += THREADS;
+            j += threads;
         }
 
         let mut row = block_idx_y() as usize;
@@ -548,17 +574,17 @@ mod device {
             // The first tile of the run, whole: its first BLOCKED_TILE
             // elements with all loads of a thread in flight, then the rest.
             let start = first_tile * BLOCKED_TILE;
-            let v = load_inputs(x, start, 0, tid, r, n);
-            for k in 0..BLOCKED_LOADS {
-                *tile.add(padded_index(tid + k * THREADS)) = v[k];
+            let v = load_inputs::<W>(x, start, 0, tid, r, n);
+            for k in 0..W {
+                *tile.add(padded_index(tid + k * threads, W)) = v[k];
             }
             let mut e = BLOCKED_TILE + tid;
             while e < len {
-                *tile.add(padded_index(e)) = match tile_source(start, e, r, n) {
+                *tile.add(padded_index(e, W)) = match tile_source(start, e, r, n) {
                     Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
                     None => 0.0,
                 };
-                e += THREADS;
+                e += threads;
             }
             sync_threads();
 
@@ -567,22 +593,22 @@ mod device {
                 let next = t + 1 < end_tile;
                 // The next tile's new inputs, in flight during the FMAs.
                 let v = if next {
-                    load_inputs(x, start + BLOCKED_TILE, padded, tid, r, n)
+                    load_inputs::<W>(x, start + BLOCKED_TILE, padded, tid, r, n)
                 } else {
-                    [0.0; BLOCKED_LOADS]
+                    [0.0; W]
                 };
 
                 let acc = blocked_outputs(
                     tid,
                     taps,
-                    |s| segment(tile, s),
-                    |c| segment_of_weights(weights, c),
+                    |s| segment::<W>(tile, s),
+                    |c| segment_of_weights::<W>(weights, c),
                 );
-                let first = start + tid * OUTPUTS_PER_THREAD;
+                let first = start + tid * W;
                 if first < n {
                     let y = out.add(row * out_pitch + first);
-                    if first + OUTPUTS_PER_THREAD <= n && (y as usize).is_multiple_of(16) {
-                        for q in 0..OUTPUTS_PER_THREAD / 4 {
+                    if first + W <= n && (y as usize).is_multiple_of(16) {
+                        for q in 0..W / 4 {
                             let w = [
                                 acc[4 * q].to_bits(),
                                 acc[4 * q + 1].to_bits(),
@@ -592,7 +618,7 @@ mod device {
                             store_v4(y.add(4 * q).cast(), w);
                         }
                     } else {
-                        for a in 0..OUTPUTS_PER_THREAD {
+                        for a in 0..W {
                             if first + a < n {
                                 *y.add(a) = acc[a];
                             }
@@ -609,12 +635,13 @@ mod device {
                     // `padded` on, which cover where the old ones were.
                     let mut e = tid;
                     while e < padded {
-                        *tile.add(padded_index(e)) = *tile.add(padded_index(BLOCKED_TILE + e));
-                        e += THREADS;
+                        *tile.add(padded_index(e, W)) =
+                            *tile.add(padded_index(BLOCKED_TILE + e, W));
+                        e += threads;
                     }
                     sync_threads();
-                    for k in 0..BLOCKED_LOADS {
-                        *tile.add(padded_index(padded + tid + k * THREADS)) = v[k];
+                    for k in 0..W {
+                        *tile.add(padded_index(padded + tid + k * threads, W)) = v[k];
                     }
                     sync_threads();
                 }
@@ -626,10 +653,10 @@ mod device {
     /// Weights `16 c .. 16 c + 16` of the staged mask: four 16-byte loads of
     /// one address for the whole warp (a broadcast).
     #[inline(always)]
-    unsafe fn segment_of_weights(weights: *const f32, c: usize) -> [f32; TAP_CHUNK] {
-        let p = weights.add(c * TAP_CHUNK).cast::<Quad>();
-        let mut m = [0.0f32; TAP_CHUNK];
-        for q in 0..TAP_CHUNK / 4 {
+    unsafe fn segment_of_weights<const W: usize>(weights: *const f32, c: usize) -> [f32; W] {
+        let p = weights.add(c * W).cast::<Quad>();
+        let mut m = [0.0f32; W];
+        for q in 0..W / 4 {
             let Quad(v) = *p.add(q);
             for k in 0..4 {
                 m[4 * q + k] = v[k];
@@ -656,25 +683,40 @@ kernels! {
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
             => device::shared_tile(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-        fn conv1d_register_blocked<T in f32>(
+        /// One entry per width: `conv1d_register_blocked_8_f32`, `..._16_f32`.
+        fn conv1d_register_blocked<T in f32; const WIDTH: u32 = { 8, 16 }>(
             signal: *const T, signal_pitch: usize, n: usize, rows: u32,
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
-            => device::register_blocked(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+            => device::register_blocked::<{ WIDTH as usize }>(
+                signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
     }
 }
 
 /// The arguments every convolution kernel takes.
 pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
 
+// The kernel table's widths are the ones the host chooses from.
+const _: () = assert!(
+    conv1d_register_blocked::VALUES.len() == 2
+        && conv1d_register_blocked::VALUES[0] as usize == BLOCKED_WIDTHS[0]
+        && conv1d_register_blocked::VALUES[1] as usize == BLOCKED_WIDTHS[1]
+);
+
 impl Conv1dVariant {
-    /// The typed entry of this step.
-    pub const fn entry(self) -> crate::Entry<Conv1dArgs<f32>> {
+    /// The typed entry of this step for a mask of `taps`.
+    pub fn entry(self, taps: usize) -> crate::Entry<Conv1dArgs<f32>> {
         match self {
             Conv1dVariant::Basic => conv1d_basic::entry::<f32>(),
             Conv1dVariant::ConstantMask => conv1d_constant_mask::entry::<f32>(),
             Conv1dVariant::SharedTile => conv1d_shared_tile::entry::<f32>(),
-            Conv1dVariant::RegisterBlocked => conv1d_register_blocked::entry::<f32>(),
+            Conv1dVariant::RegisterBlocked => {
+                match conv1d_register_blocked::entry::<f32>(blocked_width(taps) as u32) {
+                    Some(entry) => entry,
+                    // The widths are the table's (asserted above).
+                    None => unreachable!("a register-blocked width without an entry"),
+                }
+            }
         }
     }
 }
@@ -690,19 +732,30 @@ mod tests {
     #[test]
     fn shapes_name_their_kernels() {
         for &v in Conv1dVariant::ALL {
-            assert_eq!(v.entry().kernel().base, v.shape().kernel);
+            for taps in [1, NARROW_MAX_TAPS, NARROW_MAX_TAPS + 1, MAX_TAPS] {
+                let base = v.entry(taps).kernel().base;
+                assert!(base.starts_with(v.shape().kernel), "{base}");
+            }
         }
+        let narrow = Conv1dVariant::RegisterBlocked.entry(7).kernel().name;
+        let wide = Conv1dVariant::RegisterBlocked.entry(127).kernel().name;
+        assert_eq!(
+            (narrow, wide),
+            (
+                "conv1d_register_blocked_8_f32",
+                "conv1d_register_blocked_16_f32"
+            )
+        );
     }
 
     #[test]
-    fn a_lane_segment_starts_at_word_20_l() {
-        for l in 0..BLOCKED_THREADS as usize {
-            assert_eq!(padded_index(SEGMENT * l), 20 * l);
-            // The segment is contiguous.
-            assert_eq!(
-                padded_index(SEGMENT * l + SEGMENT - 1),
-                20 * l + SEGMENT - 1
-            );
+    fn a_lane_segment_starts_at_word_w_plus_4_times_l() {
+        for w in BLOCKED_WIDTHS {
+            for l in 0..blocked_threads(w) as usize {
+                assert_eq!(padded_index(w * l, w), (w + 4) * l);
+                // The segment is contiguous.
+                assert_eq!(padded_index(w * l + w - 1, w), (w + 4) * l + w - 1);
+            }
         }
     }
 
@@ -710,16 +763,21 @@ mod tests {
     fn sixteen_byte_loads_of_eight_lanes_hit_distinct_banks() {
         // A 16-byte shared load is served in wavefronts of 8 lanes; each
         // lane's 4 words must fall in banks no other lane of its 8 uses.
-        for c in 0..4 {
-            for quad in 0..4 {
-                for group in 0..4 {
-                    let mut used = [false; 32];
-                    for lane in 8 * group..8 * group + 8 {
-                        let word = padded_index(SEGMENT * (lane + c)) + 4 * quad;
-                        for k in 0..4 {
-                            let bank = (word + k) % 32;
-                            assert!(!used[bank], "bank {bank} twice (chunk {c}, quad {quad})");
-                            used[bank] = true;
+        for w in BLOCKED_WIDTHS {
+            for c in 0..4 {
+                for quad in 0..w / 4 {
+                    for group in 0..4 {
+                        let mut used = [false; 32];
+                        for lane in 8 * group..8 * group + 8 {
+                            let word = padded_index(w * (lane + c), w) + 4 * quad;
+                            for k in 0..4 {
+                                let bank = (word + k) % 32;
+                                assert!(
+                                    !used[bank],
+                                    "bank {bank} twice (w {w}, chunk {c}, quad {quad})"
+                                );
+                                used[bank] = true;
+                            }
                         }
                     }
                 }
@@ -734,6 +792,7 @@ mod tests {
                 assert!(v.shared_bytes(taps) <= 48 << 10, "{v:?} {taps}");
             }
         }
+        // (2048 + 1040) / 16 segments of 20 words, and 1040 weights.
         assert_eq!(
             Conv1dVariant::RegisterBlocked.shared_bytes(MAX_TAPS),
             19_600
@@ -759,6 +818,13 @@ mod tests {
     /// `infinity_at` puts +∞ into the signal there: it must reach exactly
     /// the outputs whose window covers it.
     fn simulate(n: usize, taps: usize, infinity_at: Option<usize>) {
+        match blocked_width(taps) {
+            8 => simulate_width::<8>(n, taps, infinity_at),
+            _ => simulate_width::<16>(n, taps, infinity_at),
+        }
+    }
+
+    fn simulate_width<const W: usize>(n: usize, taps: usize, infinity_at: Option<usize>) {
         let mut signal: Vec<f32> = (0..n).map(|i| value(i, 1)).collect();
         if let Some(p) = infinity_at {
             signal[p] = f32::INFINITY;
@@ -766,29 +832,25 @@ mod tests {
         // Weights away from zero, so that ∞ · weight is never NaN.
         let mask: Vec<f32> = (0..taps).map(|j| 0.5 + value(j, 2).abs()).collect();
         let r = taps / 2;
-        let mut weights = vec![0.0f32; padded_taps(taps)];
+        let mut weights = vec![0.0f32; padded_taps(taps, W)];
         weights[..taps].copy_from_slice(&mask);
-        let len = blocked_tile_len(taps);
+        let len = blocked_tile_len(taps, W);
         for block in 0..n.div_ceil(BLOCKED_TILE) {
             let start = block * BLOCKED_TILE;
-            let mut tile = vec![f32::NAN; padded_words(len)];
+            let mut tile = vec![f32::NAN; padded_words(len, W)];
             for e in 0..len {
-                tile[padded_index(e)] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
+                tile[padded_index(e, W)] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
             }
-            let step = SEGMENT + SEGMENT_PAD;
-            for lane in 0..BLOCKED_THREADS as usize {
-                let got = blocked_outputs(
+            let step = W + SEGMENT_PAD;
+            for lane in 0..blocked_threads(W) as usize {
+                let got = blocked_outputs::<W>(
                     lane,
                     taps,
-                    |s| tile[step * s..step * s + SEGMENT].try_into().unwrap(),
-                    |c| {
-                        weights[TAP_CHUNK * c..TAP_CHUNK * (c + 1)]
-                            .try_into()
-                            .unwrap()
-                    },
+                    |s| tile[step * s..step * s + W].try_into().unwrap(),
+                    |c| weights[W * c..W * (c + 1)].try_into().unwrap(),
                 );
                 for (a, &g) in got.iter().enumerate() {
-                    let i = start + lane * OUTPUTS_PER_THREAD + a;
+                    let i = start + lane * W + a;
                     if i >= n {
                         continue;
                     }
@@ -814,7 +876,7 @@ mod tests {
 
     #[test]
     fn register_blocked_threads_compute_the_convolution() {
-        for taps in [1, 2, 7, 15, 16, 17, 31, 32, 33, 127, MAX_TAPS] {
+        for taps in [1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65, 127, MAX_TAPS] {
             for n in [1, 5, 100, 4095, 4096, 4097, 9000] {
                 simulate(n, taps, None);
             }
@@ -837,11 +899,12 @@ mod tests {
     #[test]
     fn the_tile_covers_every_segment_a_thread_reads() {
         for taps in 1..=MAX_TAPS {
-            let segments = blocked_tile_len(taps) / SEGMENT;
-            // Thread 255 reads up to segment 255 + ceil(taps / 16).
-            assert!(BLOCKED_THREADS as usize - 1 + taps.div_ceil(TAP_CHUNK) < segments);
+            let w = blocked_width(taps);
+            let segments = blocked_tile_len(taps, w) / w;
+            // The last thread reads up to segment threads − 1 + ⌈taps / w⌉.
+            assert!(blocked_threads(w) as usize - 1 + taps.div_ceil(w) < segments);
             // The staged inputs cover the last output's window.
-            assert!(BLOCKED_TILE - 1 + taps <= blocked_tile_len(taps));
+            assert!(BLOCKED_TILE - 1 + taps <= blocked_tile_len(taps, w));
         }
     }
 }

@@ -260,16 +260,18 @@ impl Context {
         let grid_x = if variant == Conv1dVariant::RegisterBlocked {
             // As many blocks as the GPU holds at once, each walking a run of
             // tiles of its rows.
-            let resident =
-                self.blocks_per_sm(variant.entry(), variant.block(), variant.shared_bytes(taps))?
-                    * self.info().multiprocessors;
+            let resident = self.blocks_per_sm(
+                variant.entry(taps),
+                variant.block(taps),
+                variant.shared_bytes(taps),
+            )? * self.info().multiprocessors;
             tiles.min(resident.div_ceil(grid_y).max(1))
         } else {
             tiles
         };
         let cfg = LaunchConfig {
             grid: (grid_x, grid_y),
-            block: (variant.block(), 1),
+            block: (variant.block(taps), 1),
             shared_bytes: variant.shared_bytes(taps),
         };
         let args = Conv1dArgs {
@@ -284,7 +286,7 @@ impl Context {
             out: DevPtrMut::new(rows.out),
             out_pitch: rows.out_pitch,
         };
-        let entry = variant.entry();
+        let entry = variant.entry(taps);
         // SAFETY: the kernel's contract: `1 <= taps <= MAX_TAPS` and the
         // mask holds `taps` elements (`check_mask`); signal and output rows
         // as the caller guarantees, the output overlapping neither the
@@ -349,7 +351,10 @@ mod tests {
     #[test]
     fn every_step_has_its_kernel() {
         for &v in Conv1dVariant::ALL {
-            assert_eq!(v.entry().kernel().name, format!("{}_f32", v.shape().kernel));
+            for taps in [1, MAX_TAPS] {
+                let name = v.entry(taps).kernel().name;
+                assert!(name.starts_with(v.shape().kernel) && name.ends_with("_f32"));
+            }
         }
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::RegisterBlocked);
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());

@@ -484,7 +484,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ladder_trials::<Conv1dVariant, _>(trials, &cases, |_, _| true, check);
     // Runs of several tiles per block (the software-pipelined path of
     // register_blocked) need more tiles than the GPU holds blocks: 4.2M
-    // outputs are 2 051 tiles, 4 or more per block on an H100 or H200. Sized
+    // outputs are 2 051 tiles, 2 or more per block on an H100 or H200. Sized
     // as 1M so that the sanitizers run them too (about a second each).
     let runs: Vec<_> = [7, 31, 1025]
         .into_iter()
