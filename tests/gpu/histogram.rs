@@ -102,6 +102,13 @@ const CONFIGS: &[Config] = &[
         bytes: false,
     },
     Config {
+        ty: "u16",
+        bins: 200,
+        lower: 1000.0,
+        upper: 50_000.0,
+        bytes: false,
+    },
+    Config {
         ty: "i32",
         bins: 65_536,
         lower: -1_048_576.0,
