@@ -35,10 +35,10 @@ pub const BLOCKED_TILE: usize = 2048;
 /// `BLOCKED_TILE / w` threads.
 pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// Masks of up to this many taps run the narrow width (8 outputs a thread:
-/// about 60 registers, twice the warps per SM, so the loads of a
-/// memory-bound short mask have more company); longer ones the wide width
-/// (16 outputs a thread: 256 FMAs per 8 shared-memory loads, the rate a
-/// long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
+/// 65 registers, 24 warps per SM against the wide width's 16, so more loads
+/// are in flight for a memory-bound short mask); longer ones the wide width
+/// (16 outputs a thread, 123 registers: 256 FMAs per 8 shared-memory loads,
+/// the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
 /// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
 pub const NARROW_MAX_TAPS: usize = 64;
 /// Words of padding after each segment in shared memory: segment `s`
