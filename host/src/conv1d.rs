@@ -43,6 +43,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
+use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
@@ -62,22 +63,17 @@ struct Rows {
 
 impl Rows {
     /// The bytes the signal's and the output's rows span, `start..end`.
-    fn spans(&self) -> [(u64, u64); 2] {
+    fn spans(&self) -> [Span; 2] {
         let bytes = |pitch: usize| {
             // No overflow: the rows lie inside one allocation (checked by
             // the views, or one slice).
-            ((self.rows - 1) * pitch + self.n) as u64 * size_of::<f32>() as u64
+            ((self.rows - 1) * pitch + self.n) * size_of::<f32>()
         };
         [
-            (self.signal, self.signal + bytes(self.signal_pitch)),
-            (self.out, self.out + bytes(self.out_pitch)),
+            Span::new(self.signal, bytes(self.signal_pitch)),
+            Span::new(self.out, bytes(self.out_pitch)),
         ]
     }
-}
-
-/// Whether byte ranges `a` and `b` (neither empty) share a byte.
-fn overlap(a: (u64, u64), b: (u64, u64)) -> bool {
-    a.0 < b.1 && b.0 < a.1
 }
 
 /// Refuses an empty mask and one longer than [`MAX_TAPS`].
@@ -230,22 +226,11 @@ impl Context {
             return Ok(Pending::new(self));
         }
         let taps = mask.len();
-        // `&mut` does not rule this out: cust's `DeviceSlice::index` hands
-        // out slices of one buffer that alias.
         let [signal_span, out_span] = rows.spans();
-        let mask_address = mask.as_device_ptr().as_raw();
-        let mask_span = (
-            mask_address,
-            mask_address + (taps * size_of::<f32>()) as u64,
-        );
+        let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
+        let mask_address = mask_span.start;
         for (span, what) in [(signal_span, "signal"), (mask_span, "mask")] {
-            if overlap(out_span, span) {
-                return Err(Error::InvalidArgument(format!(
-                    "the convolution's output overlaps its {what} (bytes {:#x}..{:#x} and \
-                     {:#x}..{:#x})",
-                    out_span.0, out_span.1, span.0, span.1
-                )));
-            }
+            refuse_overlap("convolution", ("output", out_span), (what, span))?;
         }
         let Some(tiles) = blocks_for(rows.n, variant.outputs_per_block() as usize) else {
             return Err(Error::InvalidArgument(format!(
@@ -327,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_spans_are_found() {
+    fn row_spans_cover_the_rows() {
         let rows = Rows {
             signal: 0x1000,
             signal_pitch: 13,
@@ -339,13 +324,8 @@ mod tests {
         // Signal: 2 rows of 13 and 10 more elements; output 2 of 16 and 10.
         assert_eq!(
             rows.spans(),
-            [(0x1000, 0x1000 + 36 * 4), (0x2000, 0x2000 + 42 * 4)]
+            [Span::new(0x1000, 36 * 4), Span::new(0x2000, 42 * 4)]
         );
-        assert!(overlap((0, 8), (4, 12)));
-        assert!(overlap((4, 12), (0, 8)));
-        assert!(overlap((0, 16), (4, 8)));
-        assert!(!overlap((0, 8), (8, 12)));
-        assert!(!overlap((8, 12), (0, 8)));
     }
 
     #[test]

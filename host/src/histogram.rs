@@ -33,6 +33,7 @@
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
+use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::{CopyDestination, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
@@ -231,7 +232,8 @@ impl Context {
     /// once; see [`Pending`].
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] unless `out` has `bins.bins()` elements.
+    /// [`Error::LengthMismatch`] unless `out` has `bins.bins()` elements;
+    /// [`Error::InvalidArgument`] if `out` overlaps `samples`.
     pub fn histogram_even_into<'a, T: HistogramSample>(
         &'a self,
         samples: &'a DeviceSlice<T>,
@@ -266,6 +268,20 @@ impl Context {
                 given: out.len(),
             });
         }
+        refuse_overlap(
+            "histogram",
+            (
+                "output",
+                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<u32>()),
+            ),
+            (
+                "samples",
+                Span::new(
+                    samples.as_device_ptr().as_raw(),
+                    samples.len() * size_of::<T>(),
+                ),
+            ),
+        )?;
         let info = self.info();
         let shared_fits = shared_privatized_bytes(count) <= info.max_shared_per_block_optin;
         let kernel = match variant {

@@ -24,6 +24,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::Matrix;
+use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
@@ -107,6 +108,14 @@ impl Context {
         self.ensure_alive()?;
         let (width, height) = (image.width(), image.height());
         check_output(out, width, "the column sums' output")?;
+        refuse_overlap(
+            "column sums",
+            (
+                "output",
+                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<O>()),
+            ),
+            ("image", image.span()),
+        )?;
         if variant == ColumnSumVariant::FourColumnsPerThread && !image.rows_aligned(4) {
             return Err(Error::Misaligned {
                 what: "the image of four_columns_per_thread (it loads 4-byte words)",
@@ -203,6 +212,14 @@ impl Context {
         self.ensure_alive()?;
         let (width, height) = (image.width(), image.height());
         check_output(out, height, "the row sums' output")?;
+        refuse_overlap(
+            "row sums",
+            (
+                "output",
+                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<O>()),
+            ),
+            ("image", image.span()),
+        )?;
         let shape = variant.shape();
         let output = out.as_device_ptr().as_raw();
         if height > 0 && (shape.accumulates || width == 0) {

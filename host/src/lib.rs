@@ -76,6 +76,7 @@ mod driver;
 mod error;
 mod launch;
 mod matrix;
+mod overlap;
 mod pending;
 pub mod ptx;
 

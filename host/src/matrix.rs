@@ -113,6 +113,19 @@ macro_rules! matrix_common {
                 self.data.as_device_ptr().as_raw()
             }
 
+            /// The bytes from the first element to the end of the last
+            /// row (empty for an empty matrix).
+            pub(crate) fn span(&self) -> crate::overlap::Span {
+                let elements = if self.is_empty() {
+                    0
+                } else {
+                    // No overflow: the view lies inside its slice (checked
+                    // when it was made).
+                    (self.height - 1) * self.pitch + self.width
+                };
+                crate::overlap::Span::new(self.address(), elements * size_of::<T>())
+            }
+
             /// Whether the first element and every row start are aligned to
             /// `bytes`.
             pub(crate) fn rows_aligned(&self, bytes: usize) -> bool {

@@ -17,6 +17,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
+use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use cust::memory::DeviceCopy;
 use warpspeed_gpu::transpose::TransposeArgs;
@@ -112,6 +113,11 @@ impl Context {
                 alignment: 4,
             });
         }
+        refuse_overlap(
+            "transpose",
+            ("destination", dst.span()),
+            ("source", src.span()),
+        )?;
         if src.is_empty() {
             return Ok(Pending::new(self));
         }

@@ -5,7 +5,7 @@
 //! 65 536 bins; compared exactly with an independent CPU count.
 
 use crate::common::*;
-use cust::memory::{DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -403,6 +403,22 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
             &mut many,
         ),
         "65 536 shared-memory counters",
+    )?;
+    // Counters on top of the samples: only unsafe code can make such
+    // views (the types differ), and the library still refuses them.
+    let buffer = upload(&[0u32; 512])?;
+    let address = buffer.as_device_ptr().as_raw();
+    // SAFETY: views of the live `buffer` (512 words), reinterpreted as f32
+    // samples and u32 counters; nothing is launched (the call is refused).
+    let (floats, mut counters) = unsafe {
+        (
+            DeviceSlice::<f32>::from_raw_parts(DevicePointer::from_raw(address), 512),
+            DeviceSlice::<u32>::from_raw_parts(DevicePointer::from_raw(address + 64), 16),
+        )
+    };
+    expect_invalid(
+        ctx.histogram_even_into(&floats, &bins, &mut counters),
+        "counters overlapping the samples",
     )?;
     // Nothing was written by the refusals.
     ensure(download(&short)?.iter().all(|&c| c == 0), || {

@@ -201,6 +201,16 @@ pub fn trials(trials: &mut Vec<Trial>) {
             ctx.transpose_into_with(TransposeVariant::Words4x4, &m, &mut dst32),
             "words for 4-byte elements",
         )?;
+        // Two views of one buffer (cust's `index` allows it in safe code):
+        // an in-place or overlapping transpose is refused.
+        let shared = upload(&[2.0f32; 64])?;
+        let (front, mut back) = (shared.index(..32), shared.index(16..48));
+        let m = ok(Matrix::new(&front, 8, 4))?;
+        let mut overlapping = ok(MatrixMut::new(&mut back, 4, 8))?;
+        expect_invalid(
+            ctx.transpose_into(&m, &mut overlapping),
+            "a destination overlapping the source",
+        )?;
         // An empty matrix is no error and launches nothing.
         let empty = ok(Matrix::new(&src, 0, 3))?;
         let mut dst0 = ok(MatrixMut::new(&mut out32, 3, 0))?;
