@@ -26,7 +26,10 @@ impl Span {
 
     /// Whether the two spans share a byte (an empty span shares none).
     pub fn overlaps(self, other: Span) -> bool {
-        self.start < other.end && other.start < self.end
+        self.start < self.end
+            && other.start < other.end
+            && self.start < other.end
+            && other.start < self.end
     }
 }
 
