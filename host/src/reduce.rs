@@ -20,6 +20,7 @@
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
+use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
@@ -304,7 +305,8 @@ impl Context {
     /// `out` borrowed until the GPU is done.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] for an empty `out`; as [`Context::reduce`].
+    /// [`Error::LengthMismatch`] for an empty `out`; [`Error::InvalidArgument`]
+    /// if `out[0]` lies inside `x`; as [`Context::reduce`].
     pub fn reduce_into<'a, T: Element>(
         &'a self,
         op: Op,
@@ -336,10 +338,20 @@ impl Context {
                 given: 0,
             });
         }
-        // SAFETY: `out` holds at least one element (checked above) and is
-        // borrowed mutably, so it does not alias `x`; the `Pending` keeps
+        let output = out.as_device_ptr().as_raw();
+        refuse_overlap(
+            "reduction",
+            ("output", Span::new(output, size_of::<T>())),
+            (
+                "input",
+                Span::new(x.as_device_ptr().as_raw(), x.len() * size_of::<T>()),
+            ),
+        )?;
+        // SAFETY: `out` holds at least one element (checked above) and does
+        // not overlap `x` (checked above: a `&mut` borrow alone does not
+        // rule it out, cust's `index` views can alias); the `Pending` keeps
         // both borrowed until the stream has run the reduction.
-        unsafe { self.enqueue_reduce(op, variant, block, x, Some(out.as_device_ptr().as_raw()))? };
+        unsafe { self.enqueue_reduce(op, variant, block, x, Some(output))? };
         Ok(Pending::new(self))
     }
 

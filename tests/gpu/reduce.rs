@@ -452,6 +452,13 @@ pub fn trials(trials: &mut Vec<Trial>) {
             ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &crooked, &mut out),
             "a misaligned input",
         )?;
+        // The output inside the input: two views of one buffer, which
+        // cust's `index` allows in safe code.
+        let mut inside = x.index(500..501);
+        expect_invalid(
+            ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &x, &mut inside),
+            "an output inside the input",
+        )?;
         // Refusals leave the context usable.
         ensure(ok(ctx.sum(&x))? == 1000.0, || {
             "context unusable after refusals".into()
