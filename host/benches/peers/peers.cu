@@ -371,6 +371,24 @@ bool reduction_matches(Op op, uint64_t n, Values values, T got) {
     return ok;
 }
 
+/// Times a CUB device algorithm the way CUB is meant to be called:
+/// `call(temp, bytes, input)` with a null `temp` asks how much scratch it
+/// needs; that scratch is allocated once, before timing, and each timed
+/// launch reads the next input copy.
+template <class T, class Call>
+double time_cub(const Device& device, int reps, const std::vector<DeviceMemory>& inputs, const char* what,
+                Call&& call) {
+    size_t temp_bytes = 0;
+    check(call(nullptr, temp_bytes, inputs[0].as<T>()), "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu input cop%s, %zu bytes of CUB scratch\n", inputs.size(),
+                 inputs.size() == 1 ? "y" : "ies", temp_bytes);
+    return device.median_ms(reps, [&](int turn) {
+        size_t bytes = temp_bytes;
+        check(call(temp.get(), bytes, inputs[turn % inputs.size()].as<T>()), what);
+    });
+}
+
 template <class T, class Values>
 Outcome reduce_case(const Device& device, int reps, Op op, uint64_t n, Values values) {
     if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
@@ -380,20 +398,10 @@ Outcome reduce_case(const Device& device, int reps, Op op, uint64_t n, Values va
     const DeviceMemory out(sizeof(T));
     const cudaStream_t stream = device.stream.get();
 
-    // CUB's scratch: sized once, allocated before timing.
-    size_t temp_bytes = 0;
-    check(cub_reduce<T>(op, nullptr, temp_bytes, inputs[0].as<T>(), out.as<T>(), static_cast<int>(n), stream),
-          "CUB temp-storage query");
-    const DeviceMemory temp(temp_bytes);
-    std::fprintf(stderr, "peers: %zu input cop%s, %zu bytes of CUB scratch\n", inputs.size(),
-                 inputs.size() == 1 ? "y" : "ies", temp_bytes);
-
-    const double ms = device.median_ms(reps, [&](int turn) {
-        size_t bytes = temp_bytes;
-        const T* in = inputs[turn % inputs.size()].as<T>();
-        check(cub_reduce<T>(op, temp.get(), bytes, in, out.as<T>(), static_cast<int>(n), stream),
-              "CUB DeviceReduce");
-    });
+    const double ms =
+        time_cub<T>(device, reps, inputs, "CUB DeviceReduce", [&](void* temp, size_t& bytes, const T* in) {
+            return cub_reduce<T>(op, temp, bytes, in, out.as<T>(), static_cast<int>(n), stream);
+        });
     // The timed launches must also be right (every copy holds the same values).
     const T got = read_back(out.as<T>());
     return {ms, reduction_matches<T>(op, n, values, got)};
@@ -511,22 +519,12 @@ Outcome histogram_case(const Device& device, int reps, Data data, uint64_t n) {
     const int lower = 0;
     const int upper = 256;
 
-    size_t temp_bytes = 0;
-    check(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, inputs[0].as<uint8_t>(),
-                                              counts.as<unsigned int>(), levels, lower, upper,
-                                              static_cast<int>(n), stream),
-          "CUB temp-storage query");
-    const DeviceMemory temp(temp_bytes);
-    std::fprintf(stderr, "peers: %zu input cop%s, %zu bytes of CUB scratch\n", inputs.size(),
-                 inputs.size() == 1 ? "y" : "ies", temp_bytes);
-
-    const double ms = device.median_ms(reps, [&](int turn) {
-        size_t bytes = temp_bytes;
-        const uint8_t* in = inputs[turn % inputs.size()].as<uint8_t>();
-        check(cub::DeviceHistogram::HistogramEven(temp.get(), bytes, in, counts.as<unsigned int>(), levels, lower,
-                                                  upper, static_cast<int>(n), stream),
-              "CUB DeviceHistogram::HistogramEven");
-    });
+    const double ms = time_cub<uint8_t>(device, reps, inputs, "CUB DeviceHistogram::HistogramEven",
+                                        [&](void* temp, size_t& bytes, const uint8_t* in) {
+                                            return cub::DeviceHistogram::HistogramEven(
+                                                temp, bytes, in, counts.as<unsigned int>(), levels, lower,
+                                                upper, static_cast<int>(n), stream);
+                                        });
 
     std::vector<unsigned int> want(256, 0);
     for (uint64_t i = 0; i < n; ++i) {
