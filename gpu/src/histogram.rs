@@ -41,6 +41,10 @@ pub const LANE_MAX_BINS: u32 = 256;
 /// 16-byte loads in flight per lane of [`HistogramVariant::LanePrivate`]
 /// (written out as four loads in the kernel).
 pub const LANE_UNROLL: usize = 4;
+const _: () = assert!(
+    LANE_UNROLL == 4,
+    "the lane-private kernel spells out four loads"
+);
 
 /// Bytes of shared memory a [`HistogramVariant::LanePrivate`] block needs for
 /// `bins` bins: one 32-bit word per lane column and per pair of bins.

@@ -5,7 +5,7 @@
 //! 65 536 bins; compared exactly with an independent CPU count.
 
 use crate::common::*;
-use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -34,11 +34,19 @@ const DATA: [Data; 5] = [
 
 const SIZES: [usize; 6] = [0, 1, 255, 257, 1_000_003, (1 << 28) + 7];
 
-/// A sample type with a way to draw it over `[lo, hi)` as fractions
-/// of the bins' range (a little beyond it, so that some samples are not
-/// counted).
+/// A sample type of the tests.
 trait TestSample: HistogramSample + Copy + PartialEq + std::fmt::Debug + 'static {
+    /// The sample at `at` (a value of the case's range, or a little beyond
+    /// it, so that some samples are not counted).
     fn draw(r: &mut StdRng, data: Data, at: f64) -> Self;
+    /// The sample's value, exact in `f64` for every sample type.
+    fn value(self) -> f64;
+    /// The configuration's bins for this type.
+    fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>>;
+    /// A view of bytes, for the byte histogram's own entry point (`u8` only).
+    fn bytes(_view: &DeviceSlice<Self>) -> Option<&DeviceSlice<u8>> {
+        None
+    }
 }
 
 /// A value at fraction `t` of `[lower, upper)` of the case's bins, for
@@ -145,22 +153,56 @@ const CONFIGS: &[Config] = &[
     },
 ];
 
+/// Integer bins of a configuration, whose bounds are integers.
+fn integer_bins<T: HistogramSample<Level = i64>>(
+    config: &Config,
+) -> warpspeed::Result<EvenBins<T>> {
+    EvenBins::new(config.bins, config.lower as i64, config.upper as i64)
+}
+
 impl TestSample for u8 {
     fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
         at.clamp(0.0, 255.0) as u8
+    }
+    fn value(self) -> f64 {
+        self as f64
+    }
+    fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>> {
+        integer_bins(config)
+    }
+    fn bytes(view: &DeviceSlice<u8>) -> Option<&DeviceSlice<u8>> {
+        Some(view)
     }
 }
 impl TestSample for u16 {
     fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
         at.clamp(0.0, 65_535.0) as u16
     }
+    fn value(self) -> f64 {
+        self as f64
+    }
+    fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>> {
+        integer_bins(config)
+    }
 }
 impl TestSample for i32 {
     fn draw(_: &mut StdRng, _: Data, at: f64) -> Self {
         at.clamp(i32::MIN as f64, i32::MAX as f64) as i32
     }
+    fn value(self) -> f64 {
+        self as f64
+    }
+    fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>> {
+        integer_bins(config)
+    }
 }
 impl TestSample for f32 {
+    fn value(self) -> f64 {
+        self as f64
+    }
+    fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>> {
+        EvenBins::new(config.bins, config.lower as f32, config.upper as f32)
+    }
     fn draw(r: &mut StdRng, data: Data, at: f64) -> Self {
         // A sprinkle of NaN and infinities in the uniform data: never counted.
         if matches!(data, Data::Uniform) && r.random_ratio(1, 1000) {
@@ -193,7 +235,7 @@ fn reference<T: TestSample>(config: &Config, samples: &[T]) -> Vec<u32> {
     let mut counts = vec![0u32; config.bins as usize];
     for &s in samples {
         let bin = if config.ty == "f32" {
-            let x: f32 = bytemuck_f32(s);
+            let x = s.value() as f32; // exact: the sample is an f32
             let (lower, upper) = (config.lower as f32, config.upper as f32);
             if !(x >= lower && x < upper) {
                 continue;
@@ -201,7 +243,7 @@ fn reference<T: TestSample>(config: &Config, samples: &[T]) -> Vec<u32> {
             let scale = (config.bins as f64 / (config.upper - config.lower)) as f32;
             (((x - lower) * scale) as u32).min(config.bins - 1)
         } else {
-            let x = integer_of(s);
+            let x = s.value() as i128; // exact: an integer below 2^32
             let (lower, upper) = (config.lower as i128, config.upper as i128);
             if x < lower || x >= upper {
                 continue;
@@ -211,44 +253,6 @@ fn reference<T: TestSample>(config: &Config, samples: &[T]) -> Vec<u32> {
         counts[bin as usize] += 1;
     }
     counts
-}
-
-fn bytemuck_f32<T: 'static + Copy>(s: T) -> f32 {
-    *(&s as &dyn std::any::Any)
-        .downcast_ref::<f32>()
-        .expect("an f32 sample")
-}
-
-fn integer_of<T: 'static + Copy>(s: T) -> i128 {
-    let any = &s as &dyn std::any::Any;
-    if let Some(&v) = any.downcast_ref::<u8>() {
-        v as i128
-    } else if let Some(&v) = any.downcast_ref::<u16>() {
-        v as i128
-    } else {
-        *any.downcast_ref::<i32>().expect("an integer sample") as i128
-    }
-}
-
-/// The bins of a configuration for `T`.
-fn bins_of<T: TestSample>(config: &Config) -> Result<EvenBins<T>, Failed> {
-    let any: Box<dyn std::any::Any> = if config.ty == "f32" {
-        Box::new(ok(EvenBins::<f32>::new(
-            config.bins,
-            config.lower as f32,
-            config.upper as f32,
-        ))?)
-    } else {
-        let (lower, upper) = (config.lower as i64, config.upper as i64);
-        match config.ty {
-            "u8" => Box::new(ok(EvenBins::<u8>::new(config.bins, lower, upper))?),
-            "u16" => Box::new(ok(EvenBins::<u16>::new(config.bins, lower, upper))?),
-            _ => Box::new(ok(EvenBins::<i32>::new(config.bins, lower, upper))?),
-        }
-    };
-    any.downcast::<EvenBins<T>>()
-        .map(|b| *b)
-        .map_err(|_| "bins of the wrong type".into())
 }
 
 /// Runs `variant` on the case and compares with the independent count.
@@ -268,11 +272,11 @@ fn check<T: TestSample>(
     let (host, device) = (&input.0, &input.1);
     let view: DeviceSlice<T> = device.index(offset..offset + n);
     let view = &view;
-    let bins = bins_of::<T>(&config)?;
+    let bins = ok(T::bins(&config))?;
     let mut out = poisoned(config.bins as usize, 0xdead_beef_u32)?;
     let run = if config.bytes && variant == HistogramVariant::FASTEST {
         // The byte histogram's own entry point (the same steps below).
-        let bytes = byte_view(view)?;
+        let bytes = T::bytes(view).ok_or("the byte histogram takes u8 samples")?;
         ctx.histogram_into(bytes, &mut out)
     } else {
         ctx.histogram_even_into_with(variant, view, &bins, &mut out)
@@ -330,13 +334,6 @@ fn cached_reference(
     let want = Rc::new(make()?);
     WANT.with(|w| *w.borrow_mut() = Some((key.to_string(), want.clone())));
     Ok(want)
-}
-
-/// `view` as bytes, for the byte histogram's entry point (a `u8` view).
-fn byte_view<T: DeviceCopy + 'static>(view: &DeviceSlice<T>) -> Result<&DeviceSlice<u8>, Failed> {
-    (view as &dyn std::any::Any)
-        .downcast_ref::<DeviceSlice<u8>>()
-        .ok_or_else(|| "the byte histogram takes u8 samples".into())
 }
 
 fn push<T: TestSample>(trials: &mut Vec<Trial>, config: Config) {
