@@ -38,7 +38,9 @@ impl Drop for Module {
     }
 }
 
-/// An event handle that is destroyed on drop.
+/// An event handle that is destroyed on drop. Not cust's `Event`: it hides
+/// its handle and `Stream::wait_event` consumes it, while the runtime must
+/// keep the last reader's event for every stream that stages after it.
 struct OwnedEvent(CUevent);
 
 impl Drop for OwnedEvent {
