@@ -57,6 +57,7 @@ pub mod ptx;
 
 // The families, one module each.
 pub mod conv1d;
+pub mod gemm;
 pub mod histogram;
 pub mod image_sums;
 pub mod reduce;
@@ -79,6 +80,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("image_sums", image_sums::KERNELS),
     ("histogram", histogram::KERNELS),
     ("conv1d", conv1d::KERNELS),
+    ("gemm", gemm::KERNELS),
 ];
 
 #[cfg(target_arch = "nvptx64")]

@@ -67,7 +67,8 @@
 //!
 //! The PTX comes from the `warpspeed-gpu` crate and is embedded, so this crate
 //! builds on stable Rust. The device must have compute capability 7.0 or
-//! newer; Hopper (9.0) and newer get PTX built for sm_90.
+//! newer; Ampere (8.x) gets PTX built for sm_80, Hopper (9.0) and newer for
+//! sm_90.
 #![warn(missing_docs)]
 
 mod context;

@@ -4,15 +4,16 @@
 //! Built by `cargo xtask build-ptx` from `gpu/` and committed, so users of
 //! this crate need neither a nightly toolchain nor a PTX step.
 
-/// The environment variable that forces a PTX target (`sm_70`, `sm_90`)
+/// The environment variable that forces a PTX target (`sm_70`, `sm_80`, `sm_90`)
 /// instead of the newest one the device runs.
 pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
 
 /// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
 /// first. The driver compiles PTX for newer GPUs than its target; PTX for
 /// `sm_90` does not load on older ones.
-pub const MODULES: [(u32, &str, &str); 2] = [
+pub const MODULES: [(u32, &str, &str); 3] = [
     (90, "sm_90", include_str!("../ptx/warpspeed_sm_90.ptx")),
+    (80, "sm_80", include_str!("../ptx/warpspeed_sm_80.ptx")),
     (70, "sm_70", include_str!("../ptx/warpspeed_sm_70.ptx")),
 ];
 
@@ -67,7 +68,9 @@ mod tests {
     fn newest_target_that_the_device_can_run() {
         assert_eq!(select(9, 0).unwrap().0, "sm_90");
         assert_eq!(select(10, 0).unwrap().0, "sm_90");
-        assert_eq!(select(8, 9).unwrap().0, "sm_70");
+        assert_eq!(select(8, 9).unwrap().0, "sm_80");
+        assert_eq!(select(8, 0).unwrap().0, "sm_80");
+        assert_eq!(select(7, 5).unwrap().0, "sm_70");
         assert_eq!(select(7, 0).unwrap().0, "sm_70");
         assert!(select(6, 1).is_none());
     }

@@ -15,6 +15,7 @@
 //! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail);
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
 //! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
+//! * [`mma`]: tensor-core products on TF32 (`mma.sync`, sm_80+);
 //! * and, outside `prim` because the host needs their names and sizes too,
 //!   [`crate::constant`]: `__constant__` symbols.
 //!
@@ -27,6 +28,7 @@ pub mod collective;
 pub mod index;
 pub mod math;
 pub mod memory;
+pub mod mma;
 pub mod pipeline;
 pub mod shared;
 pub mod stream;
@@ -39,6 +41,8 @@ pub use collective::*;
 pub use index::*;
 pub use math::*;
 pub use memory::*;
+#[cfg(target_feature = "sm_80")]
+pub use mma::*;
 pub use pipeline::*;
 pub use shared::*;
 pub use stream::*;

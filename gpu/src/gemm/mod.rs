@@ -1,0 +1,584 @@
+//! SGEMM: `C = α · op(A) · op(B) + β · C` for `f32`, the lesson's ladder
+//! from one thread per output to a multi-stage `cp.async` pipeline, and
+//! tensor-core steps (TF32 and 3xTF32) beyond it. One file per step.
+//!
+//! Every kernel takes the operands as strided views, so one entry serves
+//! every transpose combination: element `(i, p)` of `op(A)` (`m × k`) is
+//! `a[i · a_row + p · a_col]`, element `(p, j)` of `op(B)` (`k × n`) is
+//! `b[p · b_row + j · b_col]`, and `C` (`m × n`) is row-major with pitch
+//! `ldc`. For a row-major `A` with pitch `lda`, `op(A) = A` has
+//! `(a_row, a_col) = (lda, 1)` and `op(A) = Aᵀ` has `(1, lda)`.
+//!
+//! A block computes one `tile_m × tile_n` tile of `C`; the grid is 1D, one
+//! block per tile (so any `m` and `n` below 2^32 fit), and a block finds its
+//! tile from its index ([`tile_of`]). The blocks past the edges of `C`
+//! load zeros for the rows and columns outside and store only inside.
+//!
+//! BLAS rules, shared by every step: with `β = 0` the kernels never read
+//! `C` (NaN there does not leak); `k = 0` and `α = 0` are not launched as
+//! products at all: the host runs [`gemm_scale`] (`C = β · C`), which reads
+//! neither `A` nor `B`.
+
+/// `body` once for each value of `i`, spelled out: LLVM leaves loops whose
+/// bodies hold branches (bounds checks, the `β = 0` case) rolled, and a
+/// rolled loop over an array of accumulators keeps the array in local
+/// memory instead of registers.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! unroll {
+    ($i:ident in [$($v:literal)*] => $body:block) => {
+        $( { let $i: usize = $v; $body } )*
+    };
+}
+
+pub mod coalesced;
+pub mod naive;
+pub mod pipelined;
+pub mod register_1d;
+pub mod register_2d;
+pub mod shared_tiles;
+pub mod staging;
+pub mod tensor;
+pub mod vectorized;
+pub mod warp_tiled;
+
+/// The arithmetic a step does its multiply-adds in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `f32` fused multiply-adds on the CUDA cores, as cuBLAS's `Sgemm`
+    /// without TF32: each product exact, each sum rounded to `f32`.
+    Fp32,
+    /// Tensor cores on TF32 operands (`mma.sync ... .tf32`, sm_80 and newer):
+    /// each operand rounded to 10 mantissa bits before an exact product
+    /// with an `f32` sum, so errors about `2^-11` relative to
+    /// `Σ |a| · |b|` instead of `f32`'s `2^-24`.
+    Tf32,
+    /// Tensor cores with each operand split into a TF32 "big" part and a
+    /// TF32 "small" part (`x = big + small` to about 21 bits); the product
+    /// sums `small·big + big·small + big·big` (the `small·small` term is
+    /// below `f32`'s resolution): three tensor-core products per one, with
+    /// errors at the level of [`Precision::Fp32`].
+    Tf32x3,
+}
+
+/// How a step is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmShape {
+    /// The kernel's base name (suffix `_f32`; the tiled steps with several
+    /// tile configurations add the configuration, see [`GemmVariant::plan`]).
+    pub kernel: &'static str,
+    /// The tile configuration the shape describes ([`TileConfig`]).
+    pub tiles: TileConfig,
+    /// The arithmetic.
+    pub precision: Precision,
+    /// Whether the kernel needs sm_80 instructions (`mma.sync` on TF32):
+    /// its entry traps in PTX built for older targets, and the host refuses
+    /// it there.
+    pub needs_sm80: bool,
+}
+
+/// A block's tile of `C`, its threads and its shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileConfig {
+    /// Rows of `C` per block.
+    pub tile_m: u32,
+    /// Columns of `C` per block.
+    pub tile_n: u32,
+    /// Threads per block (1D).
+    pub threads: u32,
+    /// Dynamic shared memory in bytes.
+    pub shared_bytes: u32,
+}
+
+/// The tile configurations of [`GemmVariant::Pipelined`], by the value of
+/// the entry's constant: 128 is a 128 × 128 tile of 8 warps, 64 a 64 × 64
+/// tile of 2 warps for products with too few 128 × 128 tiles to fill the
+/// GPU.
+pub const PIPELINED_CONFIGS: [u32; 2] = [128, 64];
+
+/// `k` per stage of the warp-tiled and pipelined steps.
+pub const WARP_BK: usize = 16;
+/// Stages of [`GemmVariant::Pipelined`]'s shared-memory ring.
+pub const PIPELINE_STAGES: usize = 4;
+/// Words of padding after each `k`-row of a staged tile: rows of
+/// `tile + 8` words start 8 banks apart, so the transposing 4-byte copies
+/// (8 rows of 4 `k`s per warp) and the tensor cores' fragment loads
+/// (4 `k`s of 8 rows) touch 32 different banks.
+pub const STAGE_PAD: usize = 8;
+
+/// Shared bytes of a `k`-major ring of `stages` stages, `WARP_BK` rows of
+/// `bm + STAGE_PAD` and `bn + STAGE_PAD` words each.
+pub const fn ring_bytes(bm: usize, bn: usize, stages: usize) -> u32 {
+    (stages * WARP_BK * (bm + STAGE_PAD + bn + STAGE_PAD) * 4) as u32
+}
+
+/// The tile configuration of a pipelined (or tensor-core) kernel of a
+/// `bm × bn` tile: one warp per 32 × 64 of `C`.
+pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
+    TileConfig {
+        tile_m: bm as u32,
+        tile_n: bn as u32,
+        threads: (bm / 32 * (bn / 64) * 32) as u32,
+        shared_bytes: ring_bytes(bm, bn, stages),
+    }
+}
+
+/// The tile configuration of [`PIPELINED_CONFIGS`]` value`.
+pub const fn pipelined_tiles(value: u32) -> TileConfig {
+    let side = value as usize;
+    warp_tiles(side, side, PIPELINE_STAGES)
+}
+
+/// Tile of the tensor-core steps: 128 × 128, 8 warps of 64 × 32.
+pub const TENSOR_TILE: usize = 128;
+/// Stages of the tensor-core steps' ring.
+pub const TENSOR_STAGES: usize = 3;
+
+const fn lesson_tiles(side: u32, threads: u32, shared_bytes: u32) -> TileConfig {
+    TileConfig {
+        tile_m: side,
+        tile_n: side,
+        threads,
+        shared_bytes,
+    }
+}
+
+ladder! {
+    /// The SGEMM ladder.
+    pub enum GemmVariant("gemm"): GemmShape {
+        /// Step 1 (lesson): one thread per output, each a dot product of a
+        /// row of `op(A)` and a column of `op(B)` read from global memory.
+        /// Consecutive threads take consecutive *rows* (the lesson's
+        /// `row = threadIdx.x`), so a warp's reads of `B` are one address
+        /// and its reads of `A` 32 rows apart: uncoalesced. (The lesson's
+        /// slide writes `+` for the product; this kernel multiplies.)
+        Naive = "naive" => GemmShape {
+            kernel: "gemm_naive",
+            tiles: lesson_tiles(32, 1024, 0),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 2 (lesson): consecutive threads take consecutive columns, so
+        /// a warp reads 32 consecutive elements of a row of `B` (one
+        /// 128-byte line) and one element of `A` (a broadcast): coalesced.
+        Coalesced = "coalesced" => GemmShape {
+            kernel: "gemm_coalesced",
+            tiles: lesson_tiles(32, 1024, 0),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 3 (lesson's `tiled_gemm`): the block stages 32 × 32 tiles
+        /// of `op(A)` and `op(B)` in shared memory, so each element read
+        /// from global memory serves 32 multiply-adds instead of one.
+        SharedTiles = "shared_tiles" => GemmShape {
+            kernel: "gemm_shared_tiles",
+            tiles: lesson_tiles(32, 1024, 2 * 32 * 32 * 4),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 4: each thread computes 8 outputs of one column of a
+        /// 64 × 64 tile, reusing the `B` value it loads from shared memory
+        /// for 8 multiply-adds: shared-memory loads per FMA drop from 2 to
+        /// about 1.1.
+        Register1d = "register_1d" => GemmShape {
+            kernel: "gemm_register_1d",
+            tiles: lesson_tiles(64, 512, (64 * 8 + 8 * 64) * 4),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 5: each thread computes an 8 × 8 block of a 128 × 128
+        /// tile (an outer product of 8 values of `A` and 8 of `B` per `k`):
+        /// 16 shared-memory loads per 64 FMAs.
+        Register2d = "register_2d" => GemmShape {
+            kernel: "gemm_register_2d",
+            tiles: lesson_tiles(128, 256, (128 * 8 + 8 * 128) * 4),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 6: the `A` tile is stored transposed (`k`-major) in shared
+        /// memory, so a thread's 8 values of `A` for one `k` are
+        /// consecutive, and both operands are read from shared memory as
+        /// 16-byte vectors (4 loads per 64 FMAs); global loads are 16-byte
+        /// where the operand's rows are contiguous and aligned.
+        Vectorized = "vectorized" => GemmShape {
+            kernel: "gemm_vectorized",
+            tiles: lesson_tiles(128, 256, (8 * 128 + 8 * 128) * 4),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 7: a warp owns a 32 × 64 block of the tile and its lanes
+        /// a 4 × 8 grid of 4 × 4 sub-blocks, twice in each direction: a
+        /// warp's 16-byte shared loads of one `k` touch only 4 + 16
+        /// distinct addresses (broadcasts, no bank conflicts) and the
+        /// warp's working set of the tile stays in one region, which
+        /// keeps shared-memory traffic per FMA at its floor.
+        WarpTiled = "warp_tiled" => GemmShape {
+            kernel: "gemm_warp_tiled",
+            tiles: warp_tiles(128, 128, 1),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Step 8: step 7's warp tiling fed by a ring of
+        /// [`PIPELINE_STAGES`] shared-memory stages filled by `cp.async`
+        /// copies (sm_80+; older targets copy through registers): the
+        /// copies of the next stages run while the warps compute this one,
+        /// with one barrier per stage. Tiles are padded so the transposing
+        /// copies store conflict-free, consecutive blocks walk `C` in
+        /// bands of 8 tile rows (rasterized) so the tiles they share stay
+        /// in L2, and products with too few 128 × 128 tiles to fill the
+        /// GPU run 64 × 64 tiles.
+        Pipelined = "pipelined" => GemmShape {
+            kernel: "gemm_pipelined",
+            tiles: pipelined_tiles(PIPELINED_CONFIGS[0]),
+            precision: Precision::Fp32,
+            needs_sm80: false,
+        },
+        /// Tensor cores: step 8's ring feeding `mma.sync.m16n8k8` on TF32
+        /// operands (sm_80+), each warp a 64 × 32 block of a 128 × 128
+        /// tile. About 8 times the FP32 rate, at TF32 accuracy.
+        Tf32 = "tf32" => GemmShape {
+            kernel: "gemm_tf32",
+            tiles: warp_tiles(TENSOR_TILE, TENSOR_TILE, TENSOR_STAGES),
+            precision: Precision::Tf32,
+            needs_sm80: true,
+        },
+        /// Tensor cores with FP32 accuracy: each operand split into a big
+        /// and a small TF32 part, three `mma.sync` per product.
+        Tf32x3 = "tf32x3" => GemmShape {
+            kernel: "gemm_tf32x3",
+            tiles: warp_tiles(TENSOR_TILE, TENSOR_TILE, TENSOR_STAGES),
+            precision: Precision::Tf32x3,
+            needs_sm80: true,
+        },
+    }
+    fastest = Pipelined;
+}
+
+/// One launch of a step for one product: its entry and tiles.
+#[derive(Clone, Copy, Debug)]
+pub struct GemmPlan {
+    /// The entry point.
+    pub entry: crate::Entry<GemmArgs<f32>>,
+    /// Its tiles, threads and shared memory.
+    pub tiles: TileConfig,
+}
+
+impl GemmPlan {
+    /// Blocks of the launch: one per tile of an `m × n` product.
+    pub fn blocks(&self, m: usize, n: usize) -> usize {
+        m.div_ceil(self.tiles.tile_m as usize) * n.div_ceil(self.tiles.tile_n as usize)
+    }
+}
+
+impl GemmVariant {
+    /// The step that runs a product of this precision by default.
+    pub const fn for_precision(precision: Precision) -> GemmVariant {
+        match precision {
+            Precision::Fp32 => GemmVariant::FASTEST,
+            Precision::Tf32 => GemmVariant::Tf32,
+            Precision::Tf32x3 => GemmVariant::Tf32x3,
+        }
+    }
+
+    /// The step's arithmetic.
+    pub const fn precision(self) -> Precision {
+        self.shape().precision
+    }
+
+    /// Whether the step needs sm_80 instructions.
+    pub const fn needs_sm80(self) -> bool {
+        self.shape().needs_sm80
+    }
+
+    /// The launch of this step for an `m × n` product on a GPU of `sms`
+    /// multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 64 tiles
+    /// when 128 × 128 ones would not give every SM a tile.
+    pub fn plan(self, m: usize, n: usize, sms: u32) -> GemmPlan {
+        let fixed = |entry| GemmPlan {
+            entry,
+            tiles: self.shape().tiles,
+        };
+        match self {
+            GemmVariant::Naive => fixed(gemm_naive::entry::<f32>()),
+            GemmVariant::Coalesced => fixed(gemm_coalesced::entry::<f32>()),
+            GemmVariant::SharedTiles => fixed(gemm_shared_tiles::entry::<f32>()),
+            GemmVariant::Register1d => fixed(gemm_register_1d::entry::<f32>()),
+            GemmVariant::Register2d => fixed(gemm_register_2d::entry::<f32>()),
+            GemmVariant::Vectorized => fixed(gemm_vectorized::entry::<f32>()),
+            GemmVariant::WarpTiled => fixed(gemm_warp_tiled::entry::<f32>()),
+            GemmVariant::Tf32 => fixed(gemm_tf32::entry::<f32>()),
+            GemmVariant::Tf32x3 => fixed(gemm_tf32x3::entry::<f32>()),
+            GemmVariant::Pipelined => {
+                let big = PIPELINED_CONFIGS[0];
+                let tiles = m.div_ceil(big as usize) * n.div_ceil(big as usize);
+                let value = if tiles >= sms as usize {
+                    big
+                } else {
+                    PIPELINED_CONFIGS[1]
+                };
+                match gemm_pipelined::entry::<f32>(value) {
+                    Some(entry) => GemmPlan {
+                        entry,
+                        tiles: pipelined_tiles(value),
+                    },
+                    // The values are the table's (asserted below).
+                    None => unreachable!("a pipelined configuration without an entry"),
+                }
+            }
+        }
+    }
+}
+
+/// The tile `(row, column)` of block `block` in a grid over `tiles_m ×
+/// tiles_n` tiles, walked in bands of `band` tile rows: consecutive blocks
+/// go down a band's column before moving right, so the blocks running at
+/// once share the rows of `A` and columns of `B` they read (L2 reuse).
+/// `band = 1` is plain row-major order.
+#[inline(always)]
+pub fn tile_of(block: usize, tiles_m: usize, tiles_n: usize, band: usize) -> (usize, usize) {
+    let per_band = band * tiles_n;
+    let (band_index, within) = (block / per_band, block % per_band);
+    let first_row = band_index * band;
+    let rows = if tiles_m - first_row < band {
+        tiles_m - first_row
+    } else {
+        band
+    };
+    (first_row + within % rows, within / rows)
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    //! The parts every step shares.
+    use crate::prim::*;
+
+    /// The product's operands and output, as the kernels receive them.
+    /// Contract of every step: `op(A)` readable at `a[i·a_row + p·a_col]`
+    /// for `i < m`, `p < k`; `op(B)` at `b[p·b_row + j·b_col]` for
+    /// `p < k`, `j < n`; `C` writable (and readable unless `β = 0`) at
+    /// `c[i·ldc + j]`, overlapping neither; `k ≥ 1`; a 1D grid of at least
+    /// one block per tile and the step's block and shared memory.
+    #[derive(Clone, Copy)]
+    pub struct Operands {
+        pub m: usize,
+        pub n: usize,
+        pub k: usize,
+        pub alpha: f32,
+        pub a: *const f32,
+        pub a_row: usize,
+        pub a_col: usize,
+        pub b: *const f32,
+        pub b_row: usize,
+        pub b_col: usize,
+        pub beta: f32,
+        pub c: *mut f32,
+        pub ldc: usize,
+    }
+
+    impl Operands {
+        /// Element `(i, p)` of `op(A)` (in range by the caller).
+        #[inline(always)]
+        pub unsafe fn a(&self, i: usize, p: usize) -> f32 {
+            *self.a.add(i * self.a_row + p * self.a_col)
+        }
+
+        /// Element `(p, j)` of `op(B)` (in range by the caller).
+        #[inline(always)]
+        pub unsafe fn b(&self, p: usize, j: usize) -> f32 {
+            *self.b.add(p * self.b_row + j * self.b_col)
+        }
+
+        /// `C[i][j] = α · acc + β · C[i][j]`, not reading `C` when `β = 0`;
+        /// nothing outside `C`.
+        #[inline(always)]
+        pub unsafe fn store(&self, i: usize, j: usize, acc: f32) {
+            if i < self.m && j < self.n {
+                let c = self.c.add(i * self.ldc + j);
+                *c = if self.beta == 0.0 {
+                    self.alpha * acc
+                } else {
+                    fma_f32(self.alpha, acc, self.beta * *c)
+                };
+            }
+        }
+
+        /// The block's tile `(row, column)` of `tile_m × tile_n` tiles, in
+        /// bands of `band` tile rows (see [`super::tile_of`]).
+        #[inline(always)]
+        pub fn tile(&self, tile_m: usize, tile_n: usize, band: usize) -> (usize, usize) {
+            super::tile_of(
+                block_idx_x() as usize,
+                self.m.div_ceil(tile_m),
+                self.n.div_ceil(tile_n),
+                band,
+            )
+        }
+    }
+
+    /// `C = β · C` over `m × n` (zeros for `β = 0`, without reading `C`).
+    pub unsafe fn scale(m: u32, n: u32, beta: f32, c: *mut f32, ldc: usize) {
+        let (m, n) = (m as usize, n as usize);
+        for e in grid_stride(m * n) {
+            let (i, j) = (e / n, e % n);
+            let c = c.add(i * ldc + j);
+            *c = if beta == 0.0 { 0.0 } else { beta * *c };
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use device::Operands;
+
+/// Builds [`Operands`] from a kernel's parameters.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! operands {
+    ($m:ident, $n:ident, $k:ident, $alpha:ident, $a:ident, $a_row:ident, $a_col:ident,
+     $b:ident, $b_row:ident, $b_col:ident, $beta:ident, $c:ident, $ldc:ident) => {
+        $crate::gemm::Operands {
+            m: $m as usize,
+            n: $n as usize,
+            k: $k as usize,
+            alpha: $alpha,
+            a: $a,
+            a_row: $a_row,
+            a_col: $a_col,
+            b: $b,
+            b_row: $b_row,
+            b_col: $b_col,
+            beta: $beta,
+            c: $c,
+            ldc: $ldc,
+        }
+    };
+}
+
+kernels! {
+    /// Every GEMM entry point. All products share one parameter list
+    /// (see the module docs for the strides).
+    pub const KERNELS = {
+        fn gemm_naive<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            => naive::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_coalesced<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => coalesced::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_shared_tiles<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => shared_tiles::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_register_1d<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => register_1d::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_register_2d<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => register_2d::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_vectorized<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => vectorized::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_warp_tiled<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => warp_tiled::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        /// One entry per tile configuration: `gemm_pipelined_128_f32`, `..._64_f32`.
+        fn gemm_pipelined<T in f32; const CONFIG: u32 = { 128, 64 }>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => pipelined::kernel::<
+                { CONFIG as usize },
+                { CONFIG as usize },
+                { pipelined::threads(CONFIG) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+            >(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_tf32<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => tensor::kernel::<false>(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        fn gemm_tf32x3<T in f32>(
+            m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize)
+            shares gemm_naive
+            => tensor::kernel::<true>(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
+        /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
+        fn gemm_scale<T in f32>(m: u32, n: u32, beta: f32, c: *mut T, ldc: usize)
+            => device::scale(m, n, beta, c, ldc);
+    }
+}
+
+/// The arguments of every product kernel.
+pub type GemmArgs<T> = gemm_naive::Args<T>;
+/// The arguments of [`gemm_scale`].
+pub type ScaleArgs<T> = gemm_scale::Args<T>;
+/// Threads per block of [`gemm_scale`] (a grid-stride loop).
+pub const SCALE_BLOCK: u32 = 256;
+
+// The kernel table's configurations are the ones `plan` chooses from.
+const _: () = assert!(
+    gemm_pipelined::VALUES.len() == 2
+        && gemm_pipelined::VALUES[0] == PIPELINED_CONFIGS[0]
+        && gemm_pipelined::VALUES[1] == PIPELINED_CONFIGS[1]
+);
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn tile_order_visits_every_tile_once() {
+        for (tiles_m, tiles_n, band) in [(1, 1, 8), (5, 3, 8), (17, 9, 8), (16, 16, 8), (3, 7, 1)] {
+            let mut seen: Vec<(usize, usize)> = (0..tiles_m * tiles_n)
+                .map(|b| tile_of(b, tiles_m, tiles_n, band))
+                .collect();
+            seen.sort();
+            let all: Vec<(usize, usize)> = (0..tiles_m)
+                .flat_map(|r| (0..tiles_n).map(move |c| (r, c)))
+                .collect();
+            assert_eq!(seen, all, "{tiles_m}×{tiles_n} band {band}");
+        }
+    }
+
+    #[test]
+    fn shared_memory_fits_every_device_with_opt_in() {
+        for v in GemmVariant::ALL {
+            for m in [1, 100_000] {
+                let plan = v.plan(m, m, 132);
+                assert!(plan.tiles.shared_bytes <= 99 * 1024, "{v:?}");
+                assert!(plan.tiles.threads <= 1024 && plan.tiles.threads % 32 == 0);
+            }
+        }
+    }
+}
