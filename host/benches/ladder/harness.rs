@@ -1,5 +1,6 @@
-//! Timing, the bandwidth baseline, progress lines, and the results a run
-//! collects for its report.
+//! Timing, the two ceilings (the bandwidth of a device-to-device copy and
+//! the FP32 peak), progress lines, and the results a run collects for its
+//! report.
 
 use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
@@ -32,9 +33,25 @@ pub struct Row {
     pub step: u32,
     pub variant: &'static str,
     pub ms: f64,
-    /// Which peers it is compared with (the operator of a reduction: `sum`;
-    /// empty for a family with one kind of peer).
+    /// Its group: the report's summary takes the fastest step of each
+    /// group, and the step is compared with the peers of its group and with
+    /// those of group `""` (the operator of a reduction: `sum`; the
+    /// precision of a product: `fp32`; empty for a family with one kind of
+    /// step).
     pub versus: &'static str,
+}
+
+/// What the rate of a case or a scaling point counts: the one place that
+/// fixes its unit, its keys in the JSON and the ceiling it is compared with
+/// ([`crate::report::Unit`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Work {
+    /// The bytes of the case or point ([`Case::bytes`], [`Point::bytes`]):
+    /// GB/s, and × this run's device-to-device copy.
+    Bytes,
+    /// This many floating-point operations per launch: TFLOP/s, and × the
+    /// device's FP32 peak.
+    Flops(f64),
 }
 
 /// One table of the report: every step of a ladder on one input, and the
@@ -45,19 +62,22 @@ pub struct Case {
     /// The input, e.g. `f32 2^24`.
     pub case: String,
     /// Bytes a step must move at least (each input read once, each output
-    /// written once).
+    /// written once): what its GB/s count, unless it is recorded with
+    /// [`Work::Flops`].
     pub bytes: f64,
     pub rows: Vec<Row>,
-    /// Peers by the `versus` group they compare with.
+    /// Peers by the `versus` group they compare with: `""` every step, a
+    /// group no step has (`"reference"`) none (a line in the chart only).
     pub peers: Vec<(&'static str, PeerResult)>,
 }
 
 impl Case {
-    /// The fastest available peer of a group, `(name, ms)`.
+    /// The fastest available peer a step of group `versus` is compared
+    /// with (one of that group or of group `""`), `(name, ms)`.
     pub fn best_peer(&self, versus: &str) -> Option<(&str, f64)> {
         self.peers
             .iter()
-            .filter(|(group, _)| *group == versus)
+            .filter(|(group, _)| group.is_empty() || *group == versus)
             .filter_map(|(_, p)| p.outcome.as_ref().ok().map(|&ms| (p.name.as_str(), ms)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
@@ -71,11 +91,12 @@ pub struct Point {
     /// Elements (or matrix side).
     pub n: usize,
     pub ms: f64,
+    /// Bytes a launch must move at least.
     pub bytes: f64,
 }
 
-/// One scaling curve: time and bandwidth over input sizes, warpspeed and
-/// its peer.
+/// One scaling curve: time and rate (bandwidth, or FLOP/s for a
+/// compute-bound family) over input sizes, warpspeed and its peers.
 #[derive(Clone, Debug)]
 pub struct Scaling {
     pub family: &'static str,
@@ -95,10 +116,49 @@ pub struct Bench<'a> {
     /// Device-to-device copy bandwidth of this run, bytes read + written per
     /// second, in GB/s.
     pub memcpy_gbs: f64,
+    /// The device's FP32 peak, from its facts ([`Peak`]).
+    pub peak: Peak,
     pub peers: Peers,
-    pub cases: Vec<Case>,
-    pub scaling: Vec<Scaling>,
+    /// Every case recorded, with what its rate counts.
+    pub cases: Vec<(Case, Work)>,
+    /// Every scaling curve recorded, with what each point's rate counts.
+    pub scaling: Vec<(Scaling, Vec<Work>)>,
     measurements: usize,
+}
+
+/// The FP32 peak of the device: SMs × FP32 lanes per SM × 2 flops (a fused
+/// multiply-add) × the SM clock. The clock is the one the driver reports
+/// (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`), the boost clock: a ceiling the
+/// device reaches while its power and temperature allow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Peak {
+    pub multiprocessors: u32,
+    /// FP32 lanes (fused multiply-adds per clock) of one SM.
+    pub lanes: u32,
+    /// The SM clock in kHz; 0 where the driver did not say.
+    pub clock_khz: u32,
+}
+
+impl Peak {
+    /// FP32 lanes per SM by compute capability (the CUDA Programming
+    /// Guide's arithmetic throughput table: 32-bit floating-point
+    /// multiply-adds per clock per SM): 64 on Volta, Turing and the A100
+    /// (7.x, 8.0), 128 on the other Ampere chips, Ada, Hopper and
+    /// Blackwell.
+    pub fn lanes_per_sm((major, minor): (u32, u32)) -> u32 {
+        match (major, minor) {
+            (..=7, _) | (8, 0) => 64,
+            _ => 128,
+        }
+    }
+
+    /// The peak in TFLOP/s, if the clock is known.
+    pub fn tflops(&self) -> Option<f64> {
+        (self.clock_khz > 0).then(|| {
+            self.multiprocessors as f64 * self.lanes as f64 * 2.0 * self.clock_khz as f64 * 1e3
+                / 1e12
+        })
+    }
 }
 
 /// Copies of `host` on the device, enough that together they are at least
@@ -154,11 +214,19 @@ impl<'a> Bench<'a> {
             info.l2_bytes >> 20,
             info.ptx_target
         );
+        let clock_khz = cust::device::Device::get_device(info.ordinal)
+            .and_then(|d| d.get_attribute(cust::device::DeviceAttribute::ClockRate))
+            .map_or(0, |khz| u32::try_from(khz).unwrap_or(0));
         let mut bench = Bench {
             ctx,
             reps,
             quick,
             memcpy_gbs: 0.0,
+            peak: Peak {
+                multiprocessors: info.multiprocessors,
+                lanes: Peak::lanes_per_sm(info.compute_capability),
+                clock_khz,
+            },
             peers,
             cases: Vec::new(),
             scaling: Vec::new(),
@@ -188,22 +256,34 @@ impl<'a> Bench<'a> {
         let _ = std::io::stderr().flush();
     }
 
-    /// Median milliseconds of `reps` runs of `launch` after warm-up.
+    /// Median milliseconds of [`Bench::reps`] runs of `launch` after
+    /// warm-up ([`Bench::time_reps`]).
+    pub fn time(&self, launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+        self.time_reps(self.reps, launch)
+    }
+
+    /// Median milliseconds of `reps` runs of `launch` after warm-up (fewer
+    /// than [`Bench::reps`] for launches of a large fraction of a second).
     ///
     /// Each run sits between its own pair of events, and all runs are
     /// enqueued back to back before one final synchronisation: the GPU never
     /// idles waiting for the host to submit the next launch, so the host's
     /// launch latency is not counted as kernel time (it would be if the host
     /// waited after every run). The peer programs time the same way.
-    pub fn time(&self, mut launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    pub fn time_reps(
+        &self,
+        reps: usize,
+        mut launch: impl FnMut() -> Result<(), String>,
+    ) -> Result<f64, String> {
+        let reps = reps.max(1);
         let stream = self.ctx.stream();
         let err = |e: cust::error::CudaError| e.to_string();
         for _ in 0..WARMUP {
             launch()?;
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
-        let mut events = Vec::with_capacity(self.reps);
-        for _ in 0..self.reps {
+        let mut events = Vec::with_capacity(reps);
+        for _ in 0..reps {
             let (start, stop) = (
                 Event::new(EventFlags::DEFAULT).map_err(err)?,
                 Event::new(EventFlags::DEFAULT).map_err(err)?,
@@ -222,17 +302,37 @@ impl<'a> Bench<'a> {
         Ok(times[times.len() / 2])
     }
 
-    /// Prints a case's table and keeps it for the report.
+    /// Prints a case's table and keeps it for the report: rates in GB/s of
+    /// its `bytes`.
     pub fn record(&mut self, title: &str, case: Case) {
-        println!("\n{title}");
-        print!("{}", crate::report::table(&case, self.memcpy_gbs));
-        self.cases.push(case);
+        self.record_work(title, case, Work::Bytes);
     }
 
-    /// Prints a scaling curve's table and keeps it for the report.
+    /// Prints a case's table and keeps it for the report, its rates those
+    /// of `work`.
+    pub fn record_work(&mut self, title: &str, case: Case, work: Work) {
+        println!("\n{title}");
+        print!("{}", crate::report::table(&case, work, self));
+        self.cases.push((case, work));
+    }
+
+    /// Prints a scaling curve's table and keeps it for the report: rates
+    /// in GB/s of each point's `bytes`.
     pub fn record_scaling(&mut self, scaling: Scaling) {
+        let works = vec![Work::Bytes; scaling.points.len()];
+        self.record_scaling_work(scaling, works);
+    }
+
+    /// Prints a scaling curve's table and keeps it for the report, the rate
+    /// of each point that of `work(point)`.
+    pub fn record_scaling_with(&mut self, scaling: Scaling, work: impl Fn(&Point) -> Work) {
+        let works = scaling.points.iter().map(work).collect();
+        self.record_scaling_work(scaling, works);
+    }
+
+    fn record_scaling_work(&mut self, scaling: Scaling, works: Vec<Work>) {
         println!("\n{} (scaling)", scaling.title);
-        print!("{}", crate::report::scaling_table(&scaling));
-        self.scaling.push(scaling);
+        print!("{}", crate::report::scaling_table(&scaling, &works));
+        self.scaling.push((scaling, works));
     }
 }

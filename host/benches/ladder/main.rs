@@ -1,11 +1,12 @@
 //! The ladder benchmarks: every variant of every family on the GPU, timed
 //! with CUDA events (warm-up, then the median of repeated launches), in
 //! GB/s, as a fraction of the device-to-device copy bandwidth measured in the
-//! same run, and against NVIDIA's libraries measured in the same run with the
+//! same run (compute-bound families: TFLOP/s, as a fraction of the FP32
+//! peak), and against NVIDIA's libraries measured in the same run with the
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums,histogram,conv1d] [--quick] [--reps N]
+//! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm] [--quick] [--reps N]
 //!        [--out DIR] [--no-peers]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
@@ -15,6 +16,7 @@
 //! `target/bench`). `cargo xtask bench` runs it with the same arguments.
 
 mod conv1d;
+mod gemm;
 mod harness;
 mod histogram;
 mod image_sums;
@@ -36,6 +38,7 @@ const FAMILIES: &[Family] = &[
     image_sums::FAMILY,
     histogram::FAMILY,
     conv1d::FAMILY,
+    gemm::FAMILY,
 ];
 
 fn names() -> Vec<&'static str> {

@@ -2,8 +2,9 @@
 //! the functions a user would otherwise call.
 //!
 //! Two small programs beside this benchmark do the measuring
-//! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce`, cuBLAS `Sgeam`,
-//! built here with `nvcc` when one is found) and `torch_peers.py` (PyTorch,
+//! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce` and
+//! `DeviceHistogram`, cuBLAS `Sgeam` and `Sgemm`, built here with `nvcc`
+//! and linked with cuBLAS when nvcc is found) and `torch_peers.py` (PyTorch,
 //! for what no C library offers, such as an 8-bit transpose). Both take
 //! `<reps> <case>...` and print one JSON object per case. Whatever cannot
 //! run is reported as "not available" with the reason, never estimated.
@@ -96,7 +97,8 @@ impl Peers {
     }
 
     /// Measures `cases` (`reduce:sum:f32:16777216`, `geam:f32:8192:8192`,
-    /// `histogram:uniform:268435456`, `transpose:u8:8192:8192`,
+    /// `histogram:uniform:268435456`, `sgemm:4096:4096:4096`,
+    /// `sgemm_tf32:4096:4096:4096`, `transpose:u8:8192:8192`,
     /// `conv1d:67108864:7`, ...); one result per case, in order.
     pub fn measure(&self, cases: &[String]) -> Vec<PeerResult> {
         let (torch, cuda): (Vec<&String>, Vec<&String>) = cases.iter().partition(|c| by_torch(c));
@@ -197,6 +199,8 @@ fn expected_name(case: &str) -> String {
         ["geam", ..] => "cuBLAS Sgeam".into(),
         ["transpose", ..] => "torch .t().contiguous()".into(),
         ["histogram", ..] => "CUB DeviceHistogram::HistogramEven".into(),
+        ["sgemm", ..] => "cuBLAS Sgemm".into(),
+        ["sgemm_tf32", ..] => "cuBLAS Sgemm (TF32)".into(),
         ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
         _ => case.to_string(),
     }

@@ -6,34 +6,170 @@
 //! A header of device facts and run settings, one key per line:
 //! `device` (name), `compute_capability`, `multiprocessors`, `l2_bytes`,
 //! `memory_bytes`, `ptx` (the target loaded), `reps` (timed launches per
-//! median), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes read
-//! + written per second). Then `results`, one object per line, by `kind`:
+//! median), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes
+//! read and written per second), `fp32_lanes_per_sm`, `sm_clock_khz` (the
+//! SM clock the driver reports: the boost clock; 0 if it did not say) and
+//! `fp32_peak_tflops` (`multiprocessors × fp32_lanes_per_sm × 2 ×
+//! sm_clock_khz`, absent without a clock). Then `results`, one object per
+//! line, by `kind`:
 //!
 //! * `step`: one ladder step on one input — `family`, `case`, `step`,
-//!   `variant`, `ms` (median), `bytes` (the least a step must move: each
-//!   input read once, each output written once), `gbs` (`bytes / ms`),
-//!   `ratio_memcpy` (`gbs / memcpy_gbs`), `peer` and `ratio_peer` (the
-//!   fastest available peer of its group and `peer ms / ms`: above 1 is
-//!   faster than the library; absent without a peer), `speedup_vs_first`
-//!   (step 1's time over this one's);
+//!   `variant`, `versus` (the step's group, absent when empty: the summary
+//!   takes the fastest step of each group), `ms` (median), `bytes` (the
+//!   least a step must move: each input read once, each output written
+//!   once), `gbs` (`bytes / ms`), `ratio_memcpy` (`gbs / memcpy_gbs`),
+//!   `peer` and `ratio_peer` (the fastest available peer the step is
+//!   compared with and `peer ms / ms`: above 1 is faster than the library;
+//!   absent without a peer), `speedup_vs_first` (step 1's time over this
+//!   one's; absent where step 1 was not measured);
 //! * `peer`: a library on the same input — `family`, `case`, `versus` (the
-//!   group of steps it compares with, e.g. `sum`), `peer`, and either `ms`,
-//!   `bytes`, `gbs`, `ratio_memcpy`, or `unavailable` (the reason);
+//!   group of steps it compares with, e.g. `sum`; empty: every step of the
+//!   case; a group without steps, such as `reference`: none, a reference
+//!   line only), `peer`, and either `ms`, `bytes`, `gbs`, `ratio_memcpy`,
+//!   or `unavailable` (the reason);
 //! * `scaling`: one point of a scaling curve — `family`, `title`, `axis`,
 //!   `series`, `n`, `ms`, `bytes`, `gbs`; a series that could not run has
 //!   `unavailable` instead of the numbers.
+//!
+//! The unit of a record is in its keys ([`Unit`]): a compute-bound family
+//! (SGEMM) writes `flops` (the floating-point operations of one launch,
+//! `2·m·n·k` for a product), `tflops` (`flops / ms`, in 10^12 a second) and
+//! `ratio_peak` (`tflops / fp32_peak_tflops`) where the others write
+//! `bytes`, `gbs` and `ratio_memcpy`.
 
-use crate::harness::{Bench, Case, Scaling};
+use crate::harness::{Bench, Case, Scaling, Work};
 use crate::peers::field;
 use crate::svg;
 use std::fmt::Write;
+
+/// What a record's rate counts, and the ceiling it is compared with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unit {
+    /// GB/s of `bytes` moved, × this run's device-to-device copy.
+    #[default]
+    Bandwidth,
+    /// TFLOP/s of `flops` done, × the device's FP32 peak.
+    Compute,
+}
+
+impl Unit {
+    pub fn of(work: Work) -> Unit {
+        match work {
+            Work::Bytes => Unit::Bandwidth,
+            Work::Flops(_) => Unit::Compute,
+        }
+    }
+
+    /// Its JSON keys: the amount of one launch, the rate, the rate over
+    /// the ceiling.
+    fn keys(self) -> [&'static str; 3] {
+        match self {
+            Unit::Bandwidth => ["bytes", "gbs", "ratio_memcpy"],
+            Unit::Compute => ["flops", "tflops", "ratio_peak"],
+        }
+    }
+
+    /// The unit of the rate.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "GB/s",
+            Unit::Compute => "TFLOP/s",
+        }
+    }
+
+    /// The ceiling, as a column heading says it (`× memcpy`).
+    fn ceiling(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "memcpy",
+            Unit::Compute => "FP32 peak",
+        }
+    }
+
+    /// The ceiling's line in a chart.
+    pub fn ceiling_line(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "device memcpy",
+            Unit::Compute => "FP32 peak (boost clock)",
+        }
+    }
+
+    /// The rate of `amount` done in `ms` milliseconds.
+    fn rate(self, amount: f64, ms: f64) -> f64 {
+        match self {
+            Unit::Bandwidth => amount / ms / 1e6,
+            Unit::Compute => amount / ms / 1e9,
+        }
+    }
+
+    /// Decimals of a rate in the JSON.
+    fn json_digits(self) -> usize {
+        match self {
+            Unit::Bandwidth => 1,
+            Unit::Compute => 3,
+        }
+    }
+
+    /// Decimals of a rate in tables and charts.
+    pub fn digits(self) -> usize {
+        match self {
+            Unit::Bandwidth => 0,
+            Unit::Compute => 1,
+        }
+    }
+}
+
+/// The two ceilings of a run: the copy bandwidth in GB/s and the FP32
+/// peak in TFLOP/s (unknown without the SM clock).
+#[derive(Clone, Copy, Debug)]
+pub struct Ceilings {
+    pub memcpy_gbs: f64,
+    pub peak_tflops: Option<f64>,
+}
+
+impl Ceilings {
+    pub fn of_bench(bench: &Bench) -> Ceilings {
+        Ceilings {
+            memcpy_gbs: bench.memcpy_gbs,
+            peak_tflops: bench.peak.tflops(),
+        }
+    }
+
+    /// The ceiling of `unit`, if known.
+    pub fn of(&self, unit: Unit) -> Option<f64> {
+        match unit {
+            Unit::Bandwidth => Some(self.memcpy_gbs),
+            Unit::Compute => self.peak_tflops,
+        }
+    }
+}
+
+/// The amount of work of one launch (a case's or a point's bytes, or the
+/// flops of `work`), its unit, and the JSON of `amount, rate[, ratio]` for
+/// a launch of `ms`.
+fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool) -> String {
+    let unit = Unit::of(work);
+    let amount = match work {
+        Work::Bytes => bytes,
+        Work::Flops(flops) => flops,
+    };
+    let [amount_key, rate_key, ratio_key] = unit.keys();
+    let rate = unit.rate(amount, ms);
+    let mut out = format!(
+        ",\"{amount_key}\":{amount},\"{rate_key}\":{rate:.digits$}",
+        digits = unit.json_digits()
+    );
+    if let Some(ceiling) = ceilings.of(unit).filter(|_| with_ratio) {
+        let _ = write!(out, ",\"{ratio_key}\":{:.4}", rate / ceiling);
+    }
+    out
+}
 
 fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "'")
 }
 
-/// The JSON lines of one case.
-pub fn case_records(case: &Case, memcpy_gbs: f64) -> Vec<String> {
+/// The JSON lines of one case, its rates those of `work`.
+pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> {
     let head = |kind: &str| {
         format!(
             "{{\"kind\":\"{kind}\",\"family\":\"{}\",\"case\":\"{}\"",
@@ -41,19 +177,23 @@ pub fn case_records(case: &Case, memcpy_gbs: f64) -> Vec<String> {
             escape(&case.case)
         )
     };
-    let first = case.rows.first().map_or(1.0, |r| r.ms);
+    let first = case.rows.iter().find(|r| r.step == 1).map(|r| r.ms);
     let mut lines = Vec::new();
     for r in &case.rows {
-        let gbs = case.bytes / r.ms / 1e6;
         let mut line = format!(
-            "{},\"step\":{},\"variant\":\"{}\",\"ms\":{:.6},\"bytes\":{},\"gbs\":{:.1},\"ratio_memcpy\":{:.4}",
+            "{},\"step\":{},\"variant\":\"{}\"",
             head("step"),
             r.step,
-            r.variant,
+            r.variant
+        );
+        if !r.versus.is_empty() {
+            let _ = write!(line, ",\"versus\":\"{}\"", escape(r.versus));
+        }
+        let _ = write!(
+            line,
+            ",\"ms\":{:.6}{}",
             r.ms,
-            case.bytes,
-            gbs,
-            gbs / memcpy_gbs
+            measure(case.bytes, work, r.ms, ceilings, true)
         );
         if let Some((peer, ms)) = case.best_peer(r.versus) {
             let _ = write!(
@@ -63,7 +203,10 @@ pub fn case_records(case: &Case, memcpy_gbs: f64) -> Vec<String> {
                 ms / r.ms
             );
         }
-        let _ = write!(line, ",\"speedup_vs_first\":{:.3}}}", first / r.ms);
+        if let Some(first) = first {
+            let _ = write!(line, ",\"speedup_vs_first\":{:.3}", first / r.ms);
+        }
+        line.push('}');
         lines.push(line);
     }
     for (versus, p) in &case.peers {
@@ -74,12 +217,10 @@ pub fn case_records(case: &Case, memcpy_gbs: f64) -> Vec<String> {
         );
         match &p.outcome {
             Ok(ms) => {
-                let gbs = case.bytes / ms / 1e6;
                 let _ = write!(
                     line,
-                    ",\"ms\":{ms:.6},\"bytes\":{},\"gbs\":{gbs:.1},\"ratio_memcpy\":{:.4}}}",
-                    case.bytes,
-                    gbs / memcpy_gbs
+                    ",\"ms\":{ms:.6}{}}}",
+                    measure(case.bytes, work, *ms, ceilings, true)
                 );
             }
             Err(why) => {
@@ -91,8 +232,9 @@ pub fn case_records(case: &Case, memcpy_gbs: f64) -> Vec<String> {
     lines
 }
 
-/// The JSON lines of one scaling curve.
-pub fn scaling_records(s: &Scaling) -> Vec<String> {
+/// The JSON lines of one scaling curve, the rate of each point that of
+/// its `works` entry.
+pub fn scaling_records(s: &Scaling, works: &[Work]) -> Vec<String> {
     let head = |series: &str| {
         format!(
             "{{\"kind\":\"scaling\",\"family\":\"{}\",\"title\":\"{}\",\"axis\":\"{}\",\"series\":\"{}\"",
@@ -102,17 +244,22 @@ pub fn scaling_records(s: &Scaling) -> Vec<String> {
             escape(series)
         )
     };
+    // Scaling points carry no ratio: the ceiling is not needed.
+    let no_ceiling = Ceilings {
+        memcpy_gbs: 0.0,
+        peak_tflops: None,
+    };
     let mut lines: Vec<String> = s
         .points
         .iter()
-        .map(|p| {
+        .zip(works)
+        .map(|(p, &work)| {
             format!(
-                "{},\"n\":{},\"ms\":{:.6},\"bytes\":{},\"gbs\":{:.1}}}",
+                "{},\"n\":{},\"ms\":{:.6}{}}}",
                 head(&p.series),
                 p.n,
                 p.ms,
-                p.bytes,
-                p.bytes / p.ms / 1e6
+                measure(p.bytes, work, p.ms, no_ceiling, false)
             )
         })
         .collect();
@@ -129,15 +276,20 @@ pub fn scaling_records(s: &Scaling) -> Vec<String> {
 /// The whole run as JSON (see the module docs).
 pub fn json(bench: &Bench) -> String {
     let info = bench.ctx.info();
+    let ceilings = Ceilings::of_bench(bench);
     let mut results: Vec<String> = Vec::new();
-    for case in &bench.cases {
-        results.extend(case_records(case, bench.memcpy_gbs));
+    for (case, work) in &bench.cases {
+        results.extend(case_records(case, *work, ceilings));
     }
-    for s in &bench.scaling {
-        results.extend(scaling_records(s));
+    for (s, works) in &bench.scaling {
+        results.extend(scaling_records(s, works));
     }
+    let peak = bench
+        .peak
+        .tflops()
+        .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
     format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"results\":[\n{}\n]\n}}\n",
+        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
         escape(&info.name),
         info.compute_capability.0,
         info.compute_capability.1,
@@ -147,6 +299,8 @@ pub fn json(bench: &Bench) -> String {
         info.ptx_target,
         bench.reps,
         bench.memcpy_gbs,
+        bench.peak.lanes,
+        bench.peak.clock_khz,
         results.join(",\n")
     )
 }
@@ -159,9 +313,15 @@ pub struct Record {
     pub case: String,
     pub step: String,
     pub variant: String,
+    /// The step's group (absent in JSON written before groups were).
+    pub versus: Option<String>,
     pub ms: Option<f64>,
-    pub gbs: Option<f64>,
-    pub ratio_memcpy: Option<f64>,
+    /// What `rate` counts, from the record's keys.
+    pub unit: Unit,
+    /// GB/s or TFLOP/s.
+    pub rate: Option<f64>,
+    /// The rate over the ceiling of its unit.
+    pub ratio_ceiling: Option<f64>,
     pub peer: Option<String>,
     pub ratio_peer: Option<f64>,
     pub speedup: Option<f64>,
@@ -179,15 +339,23 @@ pub fn parse(text: &str) -> Vec<Record> {
         .map(|l| {
             let s = |k| field(l, k).unwrap_or_default();
             let f = |k| field(l, k).and_then(|v| v.parse().ok());
+            let unit = if field(l, Unit::Compute.keys()[0]).is_some() {
+                Unit::Compute
+            } else {
+                Unit::Bandwidth
+            };
+            let [_, rate, ratio] = unit.keys();
             Record {
                 kind: s("kind"),
                 family: s("family"),
                 case: s("case"),
                 step: s("step"),
                 variant: s("variant"),
+                versus: field(l, "versus"),
                 ms: f("ms"),
-                gbs: f("gbs"),
-                ratio_memcpy: f("ratio_memcpy"),
+                unit,
+                rate: f(rate),
+                ratio_ceiling: f(ratio),
                 peer: field(l, "peer"),
                 ratio_peer: f("ratio_peer"),
                 speedup: f("speedup_vs_first"),
@@ -209,23 +377,40 @@ pub fn header(text: &str, key: &str) -> String {
         .unwrap_or_default()
 }
 
+/// `v` with `digits` decimals, `—` if absent.
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+/// The unit of a group of records: that of their first measured step (or
+/// point, or peer).
+fn unit_of(records: &[&Record]) -> Unit {
+    records
+        .iter()
+        .find(|r| r.rate.is_some())
+        .map_or(Unit::Bandwidth, |r| r.unit)
+}
+
 /// The Markdown table of one case's records.
 pub fn case_table(records: &[&Record]) -> String {
-    let mut out = String::from(
-        "| step | variant | time | GB/s | × memcpy | × best peer | speedup |\n|---:|---|---:|---:|---:|---:|---:|\n",
+    let unit = unit_of(records);
+    let digits = unit.digits();
+    let mut out = format!(
+        "| step | variant | time | {} | × {} | × best peer | speedup |\n|---:|---|---:|---:|---:|---:|---:|\n",
+        unit.label(),
+        unit.ceiling()
     );
-    let num = |v: Option<f64>, digits: usize| v.map_or("—".into(), |v| format!("{v:.digits$}"));
     for r in records.iter().filter(|r| r.kind == "step") {
         let _ = writeln!(
             out,
-            "| {} | {} | {} µs | {} | {} | {} | {}× |",
+            "| {} | {} | {} µs | {} | {} | {} | {} |",
             r.step,
             r.variant,
             num(r.ms.map(|ms| ms * 1e3), 1),
-            num(r.gbs, 0),
-            num(r.ratio_memcpy, 2),
+            num(r.rate, digits),
+            num(r.ratio_ceiling, 2),
             r.ratio_peer.map_or("—".into(), |v| format!("**{v:.2}**")),
-            num(r.speedup, 1)
+            r.speedup.map_or("—".into(), |v| format!("{v:.1}×"))
         );
     }
     for r in records.iter().filter(|r| r.kind == "peer") {
@@ -239,8 +424,8 @@ pub fn case_table(records: &[&Record]) -> String {
                     out,
                     "| peer | {name} | {} µs | {} | {} | | |",
                     num(r.ms.map(|ms| ms * 1e3), 1),
-                    num(r.gbs, 0),
-                    num(r.ratio_memcpy, 2)
+                    num(r.rate, digits),
+                    num(r.ratio_ceiling, 2)
                 );
             }
         }
@@ -249,8 +434,8 @@ pub fn case_table(records: &[&Record]) -> String {
 }
 
 /// A case's table, as printed during the run.
-pub fn table(case: &Case, memcpy_gbs: f64) -> String {
-    let text = case_records(case, memcpy_gbs).join("\n");
+pub fn table(case: &Case, work: Work, bench: &Bench) -> String {
+    let text = case_records(case, work, Ceilings::of_bench(bench)).join("\n");
     let records = parse(&text);
     case_table(&records.iter().collect::<Vec<_>>())
 }
@@ -280,9 +465,11 @@ fn scaling_markdown(records: &[&Record]) -> String {
                     .find(|r| r.series == *s && r.n == n && r.ms.is_some())
                     .map_or("—".into(), |r| {
                         format!(
-                            "{:.1} µs, {:.0} GB/s",
+                            "{:.1} µs, {:.digits$} {}",
                             r.ms.unwrap_or(0.0) * 1e3,
-                            r.gbs.unwrap_or(0.0)
+                            r.rate.unwrap_or(0.0),
+                            r.unit.label(),
+                            digits = r.unit.digits()
                         )
                     })
             })
@@ -301,8 +488,8 @@ fn scaling_markdown(records: &[&Record]) -> String {
 }
 
 /// A scaling curve's table, as printed during the run.
-pub fn scaling_table(s: &Scaling) -> String {
-    let records = parse(&scaling_records(s).join("\n"));
+pub fn scaling_table(s: &Scaling, works: &[Work]) -> String {
+    let records = parse(&scaling_records(s, works).join("\n"));
     scaling_markdown(&records.iter().collect::<Vec<_>>())
 }
 
@@ -329,53 +516,84 @@ fn slug(parts: &[&str]) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// The fastest step of each case (per group of peers), against the copy and
-/// the best peer: the table the README shows.
+/// The fastest step of each case and group (its `versus`, or, in JSON
+/// without groups, its peer), against its ceiling and its best peer: the
+/// tables the README shows, one per unit.
 pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
-    let mut out = String::from(
-        "\n## Summary: the fastest step of each case\n\n| family | case | step | time | GB/s | × memcpy | × best peer (peer) |\n|---|---|---|---:|---:|---:|---|\n",
-    );
-    for (family, case) in cases {
-        let steps: Vec<&Record> = records
+    let mut out = String::from("\n## Summary: the fastest step of each case\n");
+    for unit in [Unit::Bandwidth, Unit::Compute] {
+        let of_unit: Vec<&(&str, &str)> = cases
             .iter()
-            .filter(|r| r.kind == "step" && r.family == *family && r.case == *case)
+            .filter(|(family, case)| {
+                let steps: Vec<&Record> = records
+                    .iter()
+                    .filter(|r| r.kind == "step" && r.family == *family && r.case == *case)
+                    .collect();
+                unit_of(&steps) == unit
+            })
             .collect();
-        let mut groups: Vec<Option<&str>> = Vec::new();
-        for r in &steps {
-            if !groups.contains(&r.peer.as_deref()) {
-                groups.push(r.peer.as_deref());
-            }
+        // The bandwidth table is always there (as it always was).
+        if of_unit.is_empty() && unit != Unit::Bandwidth {
+            continue;
         }
-        for group in groups {
-            let best = steps
-                .iter()
-                .filter(|r| r.peer.as_deref() == group)
-                .max_by(|a, b| a.gbs.unwrap_or(0.0).total_cmp(&b.gbs.unwrap_or(0.0)));
-            if let Some(r) = best {
-                let versus = match (r.ratio_peer, &r.peer) {
-                    (Some(ratio), Some(peer)) => format!("**{ratio:.2}** ({peer})"),
-                    _ => "— (no peer)".into(),
-                };
-                let _ = writeln!(
-                    out,
-                    "| {family} | {case} | {} {} | {:.1} µs | {:.0} | {:.2} | {versus} |",
-                    r.step,
-                    r.variant,
-                    r.ms.unwrap_or(0.0) * 1e3,
-                    r.gbs.unwrap_or(0.0),
-                    r.ratio_memcpy.unwrap_or(0.0)
-                );
-            }
+        let _ = write!(
+            out,
+            "\n| family | case | step | time | {} | × {} | × best peer (peer) |\n|---|---|---|---:|---:|---:|---|\n",
+            unit.label(),
+            unit.ceiling()
+        );
+        for (family, case) in of_unit {
+            summary_rows(&mut out, records, family, case, unit);
         }
     }
     out
+}
+
+/// The summary's rows of one case.
+fn summary_rows(out: &mut String, records: &[Record], family: &str, case: &str, unit: Unit) {
+    let steps: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.kind == "step" && r.family == family && r.case == case)
+        .collect();
+    let group = |r: &Record| (r.versus.clone(), r.peer.clone());
+    let mut groups = Vec::new();
+    for r in &steps {
+        if !groups.contains(&group(r)) {
+            groups.push(group(r));
+        }
+    }
+    for g in groups {
+        let best = steps
+            .iter()
+            .filter(|r| group(r) == g)
+            .max_by(|a, b| a.rate.unwrap_or(0.0).total_cmp(&b.rate.unwrap_or(0.0)));
+        if let Some(r) = best {
+            let versus = match (r.ratio_peer, &r.peer) {
+                (Some(ratio), Some(peer)) => format!("**{ratio:.2}** ({peer})"),
+                _ => "— (no peer)".into(),
+            };
+            let _ = writeln!(
+                out,
+                "| {family} | {case} | {} {} | {:.1} µs | {} | {} | {versus} |",
+                r.step,
+                r.variant,
+                r.ms.unwrap_or(0.0) * 1e3,
+                num(r.rate, unit.digits()),
+                num(r.ratio_ceiling, 2)
+            );
+        }
+    }
 }
 
 /// Everything rendered from a JSON file: the Markdown report and the SVG
 /// charts, as `(file name, contents)`.
 pub fn render(text: &str) -> Vec<(String, String)> {
     let records = parse(text);
-    let memcpy: f64 = header(text, "memcpy_gbs").parse().unwrap_or(0.0);
+    let ceilings = Ceilings {
+        memcpy_gbs: header(text, "memcpy_gbs").parse().unwrap_or(0.0),
+        peak_tflops: header(text, "fp32_peak_tflops").parse().ok(),
+    };
+    let memcpy = ceilings.memcpy_gbs;
     let mut files = Vec::new();
     let mut md = format!(
         "# warpspeed benchmark: {}\n\nCompute capability {}, {} SMs, PTX `{}`; {} timed launches per \
@@ -389,6 +607,28 @@ pub fn render(text: &str) -> Vec<(String, String)> {
         header(text, "ptx"),
         header(text, "reps"),
     );
+    if records.iter().any(|r| r.unit == Unit::Compute) {
+        let peak = match ceilings.peak_tflops {
+            Some(peak) => format!(
+                "this device's FP32 peak, **{peak:.1} TFLOP/s**: {} SMs × {} FP32 lanes × 2 (a \
+                 fused multiply-add) × the {:.0} MHz SM clock the driver reports, which is the \
+                 boost clock (under a long load the clock, and so the reachable peak, can be \
+                 lower)",
+                header(text, "multiprocessors"),
+                header(text, "fp32_lanes_per_sm"),
+                header(text, "sm_clock_khz").parse::<f64>().unwrap_or(0.0) / 1e3
+            ),
+            None => {
+                "the device's FP32 peak, unknown in this run (the driver gave no SM clock)".into()
+            }
+        };
+        let _ = writeln!(
+            md,
+            "\nCompute-bound families report TFLOP/s instead: the floating-point operations a \
+             step must do (2·m·n·k for a matrix product) per second, 10^12 a second; \"× FP32 \
+             peak\" is over {peak}."
+        );
+    }
     let mut cases: Vec<(&str, &str)> = Vec::new();
     for r in records.iter().filter(|r| r.kind != "scaling") {
         if !cases.contains(&(r.family.as_str(), r.case.as_str())) {
@@ -412,9 +652,10 @@ pub fn render(text: &str) -> Vec<(String, String)> {
             "\n### {f}, {case}\n\n{}\n![{f} {case}]({chart})\n",
             case_table(&rows)
         );
+        let unit = unit_of(&rows);
         files.push((
             chart,
-            svg::ladder_chart(&format!("{f}, {case}"), &rows, memcpy),
+            svg::ladder_chart(&format!("{f}, {case}"), &rows, unit, ceilings.of(unit)),
         ));
     }
     let mut curves: Vec<&str> = Vec::new();
@@ -437,7 +678,11 @@ pub fn render(text: &str) -> Vec<(String, String)> {
             "\n### {title}\n\n{}\n![{title}]({chart})\n",
             scaling_markdown(&points)
         );
-        files.push((chart, svg::scaling_chart(title, &points, memcpy)));
+        let unit = unit_of(&points);
+        files.push((
+            chart,
+            svg::scaling_chart(title, &points, unit, ceilings.of(unit)),
+        ));
     }
     files.insert(0, ("report.md".into(), md));
     files

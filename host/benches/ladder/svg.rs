@@ -1,8 +1,9 @@
 //! Two small SVG charts, written by hand (no font or drawing library): a
-//! ladder's bars with the memcpy line and each peer's line, and scaling
-//! curves on a log-scaled size axis.
+//! ladder's bars with the ceiling's line (the memcpy, or the FP32 peak of a
+//! compute-bound family) and each peer's line, and scaling curves on a
+//! log-scaled size axis.
 
-use crate::report::Record;
+use crate::report::{Record, Unit};
 use std::fmt::Write;
 
 const WIDTH: f64 = 960.0;
@@ -32,12 +33,12 @@ fn tick_step(max: f64) -> f64 {
         .unwrap_or(raw)
 }
 
-/// The frame: title, y axis in GB/s with grid lines; returns the SVG so far
-/// and the function from GB/s to a y coordinate.
-fn frame(title: &str, max_gbs: f64) -> (String, impl Fn(f64) -> f64) {
+/// The frame: title, y axis in `unit` with grid lines; returns the SVG so
+/// far and the function from a rate to a y coordinate.
+fn frame(title: &str, max_rate: f64, unit: Unit) -> (String, impl Fn(f64) -> f64) {
     let plot_h = HEIGHT - TOP - BOTTOM;
-    let top = max_gbs.max(1.0) * 1.1;
-    let y = move |gbs: f64| TOP + plot_h * (1.0 - gbs / top);
+    let top = max_rate.max(1.0) * 1.1;
+    let y = move |rate: f64| TOP + plot_h * (1.0 - rate / top);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
          font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
@@ -45,12 +46,14 @@ fn frame(title: &str, max_gbs: f64) -> (String, impl Fn(f64) -> f64) {
         xml(title)
     );
     let step = tick_step(top);
+    // Whole numbers unless the ticks are closer than 1 apart.
+    let digits = usize::from(step < 1.0);
     let mut t = 0.0;
     while t <= top {
         let _ = writeln!(
             s,
             "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y0:.1}\" y2=\"{y0:.1}\" stroke=\"#e0e0e0\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{t:.0}</text>",
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{t:.digits$}</text>",
             WIDTH - RIGHT,
             LEFT - 6.0,
             y(t) + 4.0,
@@ -60,8 +63,9 @@ fn frame(title: &str, max_gbs: f64) -> (String, impl Fn(f64) -> f64) {
     }
     let _ = writeln!(
         s,
-        "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">GB/s</text>",
-        TOP + plot_h / 2.0
+        "<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+        TOP + plot_h / 2.0,
+        unit.label()
     );
     (s, y)
 }
@@ -95,46 +99,50 @@ fn legend(s: &mut String, color: &str, label: &str, slot: usize, dashed: bool) {
     );
 }
 
-/// Bars for the steps of one case (GB/s), with the memcpy and peer lines.
-pub fn ladder_chart(title: &str, records: &[&Record], memcpy_gbs: f64) -> String {
+/// Bars for the steps of one case (rates in `unit`), with the lines of the
+/// ceiling (if known) and of the peers.
+pub fn ladder_chart(title: &str, records: &[&Record], unit: Unit, ceiling: Option<f64>) -> String {
     let steps: Vec<&&Record> = records.iter().filter(|r| r.kind == "step").collect();
     let peers: Vec<&&Record> = records
         .iter()
-        .filter(|r| r.kind == "peer" && r.gbs.is_some())
+        .filter(|r| r.kind == "peer" && r.rate.is_some())
         .collect();
     let max = steps
         .iter()
         .chain(&peers)
-        .filter_map(|r| r.gbs)
-        .fold(memcpy_gbs, f64::max);
-    let (mut s, y) = frame(title, max);
+        .filter_map(|r| r.rate)
+        .fold(ceiling.unwrap_or(0.0), f64::max);
+    let (mut s, y) = frame(title, max, unit);
     let plot_w = WIDTH - LEFT - RIGHT;
     let slot = plot_w / steps.len().max(1) as f64;
     for (i, r) in steps.iter().enumerate() {
-        let gbs = r.gbs.unwrap_or(0.0);
+        let rate = r.rate.unwrap_or(0.0);
         let x = LEFT + slot * i as f64 + slot * 0.15;
         let _ = writeln!(
             s,
             "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#1f77b4\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{gbs:.0}</text>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{rate:.digits$}</text>\
              <text transform=\"translate({:.1} {:.1}) rotate(-35)\" text-anchor=\"end\">{} {}</text>",
-            y(gbs),
+            y(rate),
             slot * 0.7,
-            y(0.0) - y(gbs),
+            y(0.0) - y(rate),
             x + slot * 0.35,
-            y(gbs) - 4.0,
+            y(rate) - 4.0,
             x + slot * 0.35,
             y(0.0) + 14.0,
             xml(&r.step),
-            xml(&r.variant)
+            xml(&r.variant),
+            digits = unit.digits()
         );
     }
-    reference(&mut s, y(memcpy_gbs), "#7f7f7f", "device memcpy", 0);
+    if let Some(ceiling) = ceiling {
+        reference(&mut s, y(ceiling), "#7f7f7f", unit.ceiling_line(), 0);
+    }
     for (i, p) in peers.iter().enumerate() {
         let label = p.peer.clone().unwrap_or_default();
         reference(
             &mut s,
-            y(p.gbs.unwrap_or(0.0)),
+            y(p.rate.unwrap_or(0.0)),
             COLORS[i % COLORS.len()],
             &label,
             i + 1,
@@ -144,14 +152,15 @@ pub fn ladder_chart(title: &str, records: &[&Record], memcpy_gbs: f64) -> String
     s
 }
 
-/// GB/s over input size, one line per series, on a log2 size axis.
-pub fn scaling_chart(title: &str, points: &[&Record], memcpy_gbs: f64) -> String {
-    let measured: Vec<&&Record> = points.iter().filter(|r| r.gbs.is_some()).collect();
+/// Rates in `unit` over input size, one line per series, on a log2 size
+/// axis, with the ceiling's line (if known).
+pub fn scaling_chart(title: &str, points: &[&Record], unit: Unit, ceiling: Option<f64>) -> String {
+    let measured: Vec<&&Record> = points.iter().filter(|r| r.rate.is_some()).collect();
     let max = measured
         .iter()
-        .filter_map(|r| r.gbs)
-        .fold(memcpy_gbs, f64::max);
-    let (mut s, y) = frame(title, max);
+        .filter_map(|r| r.rate)
+        .fold(ceiling.unwrap_or(0.0), f64::max);
+    let (mut s, y) = frame(title, max, unit);
     let logs: Vec<f64> = measured
         .iter()
         .map(|r| (r.n.max(1) as f64).log2())
@@ -190,7 +199,9 @@ pub fn scaling_chart(title: &str, points: &[&Record], memcpy_gbs: f64) -> String
             series.push(&r.series);
         }
     }
-    reference(&mut s, y(memcpy_gbs), "#7f7f7f", "device memcpy", 0);
+    if let Some(ceiling) = ceiling {
+        reference(&mut s, y(ceiling), "#7f7f7f", unit.ceiling_line(), 0);
+    }
     for (i, name) in series.iter().enumerate() {
         let color = if i == 0 {
             "#1f77b4"
@@ -200,7 +211,7 @@ pub fn scaling_chart(title: &str, points: &[&Record], memcpy_gbs: f64) -> String
         let path: Vec<String> = measured
             .iter()
             .filter(|r| r.series == *name)
-            .map(|r| format!("{:.1},{:.1}", x(r.n), y(r.gbs.unwrap_or(0.0))))
+            .map(|r| format!("{:.1},{:.1}", x(r.n), y(r.rate.unwrap_or(0.0))))
             .collect();
         let _ = writeln!(
             s,

@@ -13,6 +13,8 @@
 //     geam:f32:<w>:<h>                        cuBLAS Sgeam: transpose of a row-major h x w matrix
 //     histogram:<data>:<n>                    CUB DeviceHistogram::HistogramEven, 256 bins of n bytes;
 //                                             data: uniform, one_bin, alternating, normal, sorted
+//     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
+//     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH)
 //     memcpy:<bytes>                          cudaMemcpyAsync, device to device
 //
 // For every case, in order, one JSON object on its own line of stdout:
@@ -136,10 +138,11 @@ private:
 
 class Blas {
 public:
-    explicit Blas(cudaStream_t stream) {
+    explicit Blas(cudaStream_t stream, cublasMath_t math = CUBLAS_DEFAULT_MATH) {
         check(cublasCreate(&handle_), "cublasCreate");
         try {
             check(cublasSetStream(handle_, stream), "cublasSetStream");
+            check(cublasSetMathMode(handle_, math), "cublasSetMathMode");
         } catch (...) {
             cublasDestroy(handle_);
             throw;
@@ -537,6 +540,113 @@ Outcome histogram_case(const Device& device, int reps, Data data, uint64_t n) {
 }
 
 // ---------------------------------------------------------------------------
+// sgemm:<m>:<n>:<k> and sgemm_tf32:<m>:<n>:<k>
+// ---------------------------------------------------------------------------
+
+/// GEMM operands: uniform in [-1, 1) with 24 random bits, so exact in f32;
+/// element i of a matrix is `offset + i` hashed (A: offset 0, B: 2^40). The
+/// formula of the Rust bench (host/benches/ladder/gemm.rs, `uniform`).
+struct UniformValues {
+    uint64_t offset;
+    __host__ __device__ float operator()(uint64_t i) const {
+        return static_cast<float>(splitmix64(offset + i) >> 40) * 0x1p-23f - 1.0f;
+    }
+};
+
+constexpr uint64_t kGemmOffsetA = 0;
+constexpr uint64_t kGemmOffsetB = 1ull << 40;
+
+/// The arithmetic a cuBLAS SGEMM peer may use.
+///
+/// FP32 runs in CUBLAS_DEFAULT_MATH, what an application gets from
+/// cublasSgemm unless it asks for more: since cuBLAS 11 the default mode
+/// only uses arithmetic with at least FP32's mantissa and exponent bits, so
+/// it never rounds operands to TF32 (that takes CUBLAS_TF32_TENSOR_OP_MATH or
+/// a _FAST_TF32 compute type) nor emulates FP32 with BF16 (that takes
+/// CUBLAS_FP32_EMULATED_BF16X9_MATH, and exists on Blackwell only).
+/// CUBLAS_PEDANTIC_MATH would give the same FP32 arithmetic but is documented
+/// for numerical studies and "might not be as performant": it could keep
+/// cuBLAS from its fastest FP32 kernels, a handicap for the library, not the
+/// comparison the benchmark makes. The result is checked against FP32's error
+/// bound either way.
+///
+/// TF32 runs in CUBLAS_TF32_TENSOR_OP_MATH: the tensor cores on operands
+/// rounded to TF32 (10 mantissa bits), a reference for the tensor-core steps.
+enum class GemmMath { Fp32, Tf32 };
+
+/// Row-major C (m x n) = A (m x k) . B (k x n), alpha = 1, beta = 0.
+///
+/// cuBLAS is column-major: a row-major r x c matrix with pitch c is the
+/// column-major c x r matrix of its transpose, leading dimension c. So the
+/// row-major product is C^T = B^T . A^T in column-major terms: cublasSgemm
+/// with (m, n, k) = (n, m, k), first operand B (ld n), second A (ld k),
+/// result C (ld n), neither transposed. Same bytes, same flops.
+///
+/// Checked at spot positions against a double-precision sum of the same
+/// f32 operands: within gamma_{k+2} * sum_p |a_ip * b_pj| (about
+/// (k + 2) * 2^-24 of it: FP32 in any summation order), plus 2^-9 of the
+/// sum for TF32 (each operand off by less than 2^-10 of itself when the
+/// tensor cores truncate it to TF32, 2^-11 when it is rounded). This bound
+/// does not tell FP32 from TF32 on random data; the math mode does. The
+/// largest error seen is printed to stderr, as a fraction of that sum.
+Outcome sgemm_case(const Device& device, int reps, GemmMath math, uint64_t m, uint64_t n, uint64_t k) {
+    const uint64_t limit = static_cast<uint64_t>(INT_MAX);
+    if (m == 0 || n == 0 || k == 0 || m > limit || n > limit || k > limit) {
+        throw Failure("m, n and k must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const std::vector<DeviceMemory> as = device_copies<float>(device, m * k, UniformValues{kGemmOffsetA});
+    const std::vector<DeviceMemory> bs = device_copies<float>(device, k * n, UniformValues{kGemmOffsetB});
+    const DeviceMemory out(m * n * sizeof(float));
+    const Blas blas(device.stream.get(), math == GemmMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    const int rows = static_cast<int>(m);
+    const int cols = static_cast<int>(n);
+    const int depth = static_cast<int>(k);
+    std::fprintf(stderr, "peers: %zu + %zu input copies\n", as.size(), bs.size());
+
+    const double ms = device.median_ms(reps, [&](int turn) {
+        const float* a = as[turn % as.size()].as<float>();
+        const float* b = bs[turn % bs.size()].as<float>();
+        check(cublasSgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, depth, &alpha, b, cols, a, depth, &beta,
+                          out.as<float>(), cols),
+              "cublasSgemm");
+    });
+
+    const UniformValues a_values{kGemmOffsetA};
+    const UniformValues b_values{kGemmOffsetB};
+    const double u = std::ldexp(1.0, -24);
+    const double gamma = (k + 2) * u / (1.0 - (k + 2) * u);
+    const double relative = gamma + (math == GemmMath::Tf32 ? std::ldexp(1.0, -9) : 0.0);
+    std::vector<std::pair<uint64_t, uint64_t>> spots = {{0, 0}, {0, n - 1}, {m - 1, 0}, {m - 1, n - 1}};
+    for (uint64_t i : spot_positions(m * n)) {
+        spots.emplace_back(i / n, i % n);
+    }
+    bool ok = true;
+    double worst = 0.0;
+    for (const auto& [i, j] : spots) {
+        double want = 0.0;
+        double magnitude = 0.0;
+        for (uint64_t p = 0; p < k; ++p) {
+            const double term = static_cast<double>(a_values(i * k + p)) * static_cast<double>(b_values(p * n + j));
+            want += term;
+            magnitude += std::fabs(term);
+        }
+        const double got = static_cast<double>(read_back(out.as<float>() + i * n + j));
+        const double error = std::fabs(got - want);
+        if (magnitude > 0.0) {
+            worst = std::max(worst, error / magnitude);
+        }
+        if (!(error <= relative * magnitude)) {
+            std::fprintf(stderr, "peers: sgemm: C(%" PRIu64 ", %" PRIu64 "): got %.9g, want %.9g\n", i, j, got, want);
+            ok = false;
+        }
+    }
+    std::fprintf(stderr, "peers: largest error %.3g of sum |a*b| (bound %.3g)\n", worst, relative);
+    return {ms, ok};
+}
+
+// ---------------------------------------------------------------------------
 // memcpy:<bytes>
 // ---------------------------------------------------------------------------
 
@@ -609,6 +719,8 @@ std::string peer_of(const std::string& spec) {
     }
     if (f[0] == "geam") return "cuBLAS Sgeam";
     if (f[0] == "histogram") return "CUB DeviceHistogram::HistogramEven";
+    if (f[0] == "sgemm") return "cuBLAS Sgemm";
+    if (f[0] == "sgemm_tf32") return "cuBLAS Sgemm (TF32)";
     if (f[0] == "memcpy") return "cudaMemcpy D2D";
     return "unknown";
 }
@@ -632,12 +744,16 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
     if (f[0] == "histogram" && f.size() == 3) {
         return histogram_case(device, reps, parse_data(f[1]), parse_u64(f[2], "n"));
     }
+    if ((f[0] == "sgemm" || f[0] == "sgemm_tf32") && f.size() == 4) {
+        const GemmMath math = f[0] == "sgemm" ? GemmMath::Fp32 : GemmMath::Tf32;
+        return sgemm_case(device, reps, math, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
+    }
     if (f[0] == "memcpy" && f.size() == 2) {
         return memcpy_case(device, reps, parse_u64(f[1], "bytes"));
     }
     throw Failure(
         "unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, histogram:<data>:<n>, "
-        "memcpy:<bytes>)");
+        "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, memcpy:<bytes>)");
 }
 
 /// `text` as a JSON string literal.
@@ -675,7 +791,7 @@ void print_line(const std::string& line) {
 int main(int argc, char** argv) {
     const char* usage = "usage: peers <reps> <case>...\n"
                         "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  histogram:<data>:<n>  "
-                        "memcpy:<bytes>\n";
+                        "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);
         return 2;

@@ -1,0 +1,368 @@
+//! The SGEMM ladder, row-major `C = A · B` (`α = 1`, `β = 0`) of `f32`
+//! uniform in [−1, 1), against cuBLAS `Sgemm` with TF32 off (and, as a
+//! reference for the tensor-core steps, with TF32 on): every step at
+//! 4096³; the steps from `register_2d` on (the lesson's first four need
+//! 70 ms and more a launch there) at 8192³; every step at 1024³ and at the
+//! odd 1000 × 999 × 1001; and the scaling curve of the FP32 step the
+//! library uses and of `tf32x3` over square sizes 256 to 8192. `--quick`:
+//! 4096³ from `register_2d` on, and the curve at 256, 1024 and 4096.
+//!
+//! Rates are TFLOP/s of `2·m·n·k` against the device's FP32 peak
+//! ([`crate::harness::Peak`]). Every step is compared with cuBLAS FP32,
+//! the tensor-core ones time for time; cuBLAS with TF32 is a reference
+//! line beside them (its own row and line, compared with no step).
+//! At 4096³ the lesson's two global-memory steps, a quarter of a second a
+//! launch, are timed over [`SLOW_REPS`] launches instead of `--reps`.
+//!
+//! The operands are the same numbers in `peers.cu` ([`uniform`]), so cuBLAS
+//! multiplies exactly the matrices we multiply.
+
+use crate::harness::{
+    Bench, Case, Family, Point, Scaling, Work, device_copies, enqueued, ladder_rows,
+};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use warpspeed::gemm::{Gemm, GemmVariant, Precision};
+use warpspeed::{Matrix, MatrixMut};
+
+pub const FAMILY: Family = Family { name: "gemm", run };
+
+/// A product's `(m, n, k)`: `A` is `m × k`, `B` `k × n`, `C` `m × n`.
+type Shape = (usize, usize, usize);
+
+/// Which steps a product is timed with.
+type Steps = fn(GemmVariant) -> bool;
+
+/// Timed launches of [`slow`] steps where one launch takes a large
+/// fraction of a second (products of [`SLOW_FLOPS`] and more).
+const SLOW_REPS: usize = 5;
+
+/// Products from this many flops on (4096³) time [`slow`] steps over
+/// [`SLOW_REPS`] launches.
+const SLOW_FLOPS: f64 = 1.0e11;
+
+/// Element `i` of `B` is hashed from `OFFSET_B + i` (of `A`, from `i`).
+const OFFSET_B: u64 = 1 << 40;
+
+/// The lesson's steps that read their operands from global memory, one
+/// multiply-add per load: at 4096³ a quarter of a second (naive) or 25 ms
+/// (coalesced) a launch.
+fn slow(v: GemmVariant) -> bool {
+    matches!(v, GemmVariant::Naive | GemmVariant::Coalesced)
+}
+
+/// The steps worth timing on the largest products: all but the lesson's
+/// first four (at 8192³ each of those takes 70 ms to 2 s a launch).
+fn fast(v: GemmVariant) -> bool {
+    !matches!(
+        v,
+        GemmVariant::Naive
+            | GemmVariant::Coalesced
+            | GemmVariant::SharedTiles
+            | GemmVariant::Register1d
+    )
+}
+
+/// SplitMix64's output function (as in `peers.cu`).
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Value number `i`: uniform in [−1, 1) with 24 random bits, exact in `f32`
+/// (the formula of `peers.cu`'s `UniformValues`).
+fn uniform(i: u64) -> f32 {
+    (splitmix64(i) >> 40) as f32 * (1.0 / (1u64 << 23) as f32) - 1.0
+}
+
+/// The group of a step: its precision. The summary shows the fastest step
+/// of each.
+fn group(v: GemmVariant) -> &'static str {
+    match v.precision() {
+        Precision::Fp32 => "fp32",
+        Precision::Tf32 => "tf32",
+        Precision::Tf32x3 => "tf32x3",
+    }
+}
+
+/// Whether this context runs the tensor-core steps (PTX for sm_80 or newer
+/// loaded; the library refuses them otherwise).
+fn tensor_cores(bench: &Bench) -> bool {
+    bench
+        .ctx
+        .info()
+        .ptx_target
+        .strip_prefix("sm_")
+        .and_then(|v| v.parse::<u32>().ok())
+        .is_some_and(|v| v >= 80)
+}
+
+fn label((m, n, k): Shape) -> String {
+    format!("f32 {m}x{n}x{k}")
+}
+
+/// Bytes a product must move at least: `A` and `B` read once, `C` written
+/// once (the point's `bytes`; the rate counts flops).
+fn traffic((m, n, k): Shape) -> f64 {
+    4.0 * (m * k + k * n + m * n) as f64
+}
+
+fn run(bench: &mut Bench) -> Result<(), String> {
+    let peak = bench.peak;
+    match peak.tflops() {
+        Some(tflops) => println!(
+            "\nFP32 peak: {} SMs × {} lanes × 2 × {:.0} MHz (the boost clock the driver reports) = {tflops:.1} TFLOP/s",
+            peak.multiprocessors,
+            peak.lanes,
+            peak.clock_khz as f64 / 1e3
+        ),
+        None => println!("\nFP32 peak unknown: the driver reports no SM clock"),
+    }
+    let tensor = tensor_cores(bench);
+    let every = |_: GemmVariant| true;
+    let cases: Vec<(Shape, Steps)> = if bench.quick {
+        vec![((4096, 4096, 4096), fast)]
+    } else {
+        vec![
+            ((4096, 4096, 4096), every),
+            ((8192, 8192, 8192), fast),
+            ((1024, 1024, 1024), every),
+            ((1000, 999, 1001), every),
+        ]
+    };
+    let peer_cases: Vec<String> = cases
+        .iter()
+        .flat_map(|&((m, n, k), _)| {
+            [
+                format!("sgemm:{m}:{n}:{k}"),
+                format!("sgemm_tf32:{m}:{n}:{k}"),
+            ]
+        })
+        .collect();
+    let mut peers = bench.peers.measure(&peer_cases).into_iter();
+    for (shape, steps) in cases {
+        let (fp32, tf32) = (peers.next(), peers.next());
+        // cuBLAS FP32 for every step; TF32 in a group of no step: a reference.
+        let peers = [("", fp32), ("reference", tf32)]
+            .into_iter()
+            .filter_map(|(group, p)| p.map(|p| (group, p)))
+            .collect();
+        ladder(
+            bench,
+            shape,
+            |v| steps(v) && (tensor || !v.needs_sm80()),
+            peers,
+        )?;
+    }
+    scaling(bench, tensor)
+}
+
+/// Device copies of `A` and `B` (enough of each to keep every launch out of
+/// L2, as the peers do) and `C`, with the host operands for the checks.
+struct Operands {
+    shape: Shape,
+    a_host: Vec<f32>,
+    b_host: Vec<f32>,
+    a: Vec<DeviceBuffer<f32>>,
+    b: Vec<DeviceBuffer<f32>>,
+    c: DeviceBuffer<f32>,
+}
+
+impl Operands {
+    fn new(bench: &Bench, shape: Shape) -> Result<Operands, String> {
+        let (m, n, k) = shape;
+        let a_host: Vec<f32> = (0..(m * k) as u64).map(uniform).collect();
+        let b_host: Vec<f32> = (0..(k * n) as u64).map(|i| uniform(OFFSET_B + i)).collect();
+        Ok(Operands {
+            shape,
+            a: device_copies(bench, &a_host)?,
+            b: device_copies(bench, &b_host)?,
+            c: DeviceBuffer::zeroed(m * n).map_err(|e| e.to_string())?,
+            a_host,
+            b_host,
+        })
+    }
+
+    /// Median milliseconds of `reps` launches of `variant`, its result
+    /// checked. `C` is NaN before the launches: an output no launch wrote
+    /// fails the check.
+    fn time(&mut self, bench: &Bench, variant: GemmVariant, reps: usize) -> Result<f64, String> {
+        let (m, n, k) = self.shape;
+        let gemm = Gemm::new(m, n, k).variant(variant);
+        self.c
+            .set_32(f32::NAN.to_bits())
+            .map_err(|e| e.to_string())?;
+        let (a, b, c) = (&self.a, &self.b, &mut self.c);
+        let mut turn = 0;
+        let ms = bench.time_reps(reps, || {
+            turn += 1;
+            let a = Matrix::new(&a[turn % a.len()], k, m).map_err(|e| e.to_string())?;
+            let b = Matrix::new(&b[turn % b.len()], n, k).map_err(|e| e.to_string())?;
+            let mut c = MatrixMut::new(&mut *c, n, m).map_err(|e| e.to_string())?;
+            enqueued(bench.ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
+        })?;
+        self.check(variant)
+            .map_err(|e| format!("gemm {} {}: {e}", label(self.shape), variant.name()))?;
+        Ok(ms)
+    }
+
+    /// Checks outputs at the corners, around tile edges and in the middle
+    /// against an `f64` sum of the same `f32` products, within twice the
+    /// bound `host/src/gemm.rs` documents for the step's precision (the
+    /// check is for wrong results, the tests bound the error):
+    /// `γ_(k+2) · Σ|a·b|` for FP32 and 3xTF32 (plus `3·2^-22 · Σ|a·b|`
+    /// for the split), plus `2^-10 · Σ|a·b|` for TF32.
+    fn check(&self, variant: GemmVariant) -> Result<(), String> {
+        let (m, n, k) = self.shape;
+        let u = 2f64.powi(-24);
+        let gamma = (k + 2) as f64 * u / (1.0 - (k + 2) as f64 * u);
+        let relative = 2.0
+            * (gamma
+                + match variant.precision() {
+                    Precision::Fp32 => 0.0,
+                    Precision::Tf32 => 2f64.powi(-10),
+                    Precision::Tf32x3 => 3.0 * 2f64.powi(-22),
+                });
+        let rows = [0, 1, 63, 64, 127, 128, m / 2, m - 2, m - 1];
+        let columns = [0, 1, 63, 64, 127, 128, n / 2, n - 2, n - 1];
+        for &i in rows.iter().filter(|&&i| i < m) {
+            for &j in columns.iter().filter(|&&j| j < n) {
+                let (mut want, mut magnitude) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let term = self.a_host[i * k + p] as f64 * self.b_host[p * n + j] as f64;
+                    want += term;
+                    magnitude += term.abs();
+                }
+                let got = element(&self.c, i * n + j)?;
+                let error = (got as f64 - want).abs();
+                if error.is_nan() || error > relative * magnitude {
+                    return Err(format!("C({i}, {j}) is {got}, want {want}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One element of a device buffer.
+fn element(buffer: &DeviceSlice<f32>, i: usize) -> Result<f32, String> {
+    let mut value = [0.0f32];
+    buffer
+        .index(i..i + 1)
+        .copy_to(&mut value[..])
+        .map_err(|e| e.to_string())?;
+    Ok(value[0])
+}
+
+/// The steps for which `applies` holds, on one product, against `peers`.
+fn ladder(
+    bench: &mut Bench,
+    shape: Shape,
+    applies: impl Fn(GemmVariant) -> bool,
+    peers: Vec<(&'static str, crate::peers::PeerResult)>,
+) -> Result<(), String> {
+    let (m, n, k) = shape;
+    let flops = Gemm::new(m, n, k).flops();
+    let mut operands = Operands::new(bench, shape)?;
+    let case = label(shape);
+    let mut rows = ladder_rows(bench, &case, "", applies, |bench, variant| {
+        let reps = if slow(variant) && flops >= SLOW_FLOPS {
+            bench.reps.min(SLOW_REPS)
+        } else {
+            bench.reps
+        };
+        operands.time(bench, variant, reps)
+    })?;
+    for row in &mut rows {
+        if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
+            row.versus = group(v);
+        }
+    }
+    let slow_note = if flops >= SLOW_FLOPS {
+        format!("; naive and coalesced over {SLOW_REPS} launches")
+    } else {
+        String::new()
+    };
+    bench.record_work(
+        &format!("gemm {m} × {n} × {k}, f32 (TFLOP/s: 2·m·n·k per product{slow_note})"),
+        Case {
+            family: "gemm",
+            case,
+            bytes: traffic(shape),
+            rows,
+            peers,
+        },
+        Work::Flops(flops),
+    );
+    Ok(())
+}
+
+/// The FP32 step `gemm_into` uses and `tf32x3` over square products from
+/// 256 to 8192 (256, 1024, 4096 with `--quick`), against cuBLAS FP32 and,
+/// for reference, cuBLAS TF32.
+fn scaling(bench: &mut Bench, tensor: bool) -> Result<(), String> {
+    let sides: Vec<usize> = if bench.quick {
+        vec![256, 1024, 4096]
+    } else {
+        (8..=13).map(|l| 1usize << l).collect()
+    };
+    let peer_cases: Vec<String> = sides
+        .iter()
+        .flat_map(|s| {
+            [
+                format!("sgemm:{s}:{s}:{s}"),
+                format!("sgemm_tf32:{s}:{s}:{s}"),
+            ]
+        })
+        .collect();
+    let mut peer_results = bench.peers.measure(&peer_cases).into_iter();
+    let fp32 = GemmVariant::for_precision(Precision::Fp32);
+    let mut ours = vec![(fp32, format!("warpspeed fp32 ({})", fp32.name()))];
+    if tensor {
+        ours.push((GemmVariant::Tf32x3, "warpspeed tf32x3".into()));
+    }
+    let mut points = Vec::new();
+    let mut unavailable: Vec<(String, String)> = Vec::new();
+    for &side in &sides {
+        let shape = (side, side, side);
+        let mut operands = Operands::new(bench, shape)?;
+        for (variant, series) in &ours {
+            let ms = operands.time(bench, *variant, bench.reps)?;
+            bench.progress(&format!("gemm scaling {series} {side}³"), ms);
+            points.push(Point {
+                series: series.clone(),
+                n: side,
+                ms,
+                bytes: traffic(shape),
+            });
+        }
+        drop(operands);
+        for peer in peer_results.by_ref().take(2) {
+            match peer.outcome {
+                Ok(ms) => points.push(Point {
+                    series: peer.name,
+                    n: side,
+                    ms,
+                    bytes: traffic(shape),
+                }),
+                Err(why) => {
+                    if !unavailable.iter().any(|(s, _)| *s == peer.name) {
+                        unavailable.push((peer.name, why));
+                    }
+                }
+            }
+        }
+    }
+    bench.record_scaling_with(
+        Scaling {
+            family: "gemm",
+            title: "sgemm f32".into(),
+            axis: "side (n × n × n)",
+            points,
+            unavailable,
+        },
+        |p| Work::Flops(Gemm::new(p.n, p.n, p.n).flops()),
+    );
+    Ok(())
+}
