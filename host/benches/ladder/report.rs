@@ -532,8 +532,8 @@ pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
                 unit_of(&steps) == unit
             })
             .collect();
-        // The bandwidth table is always there (as it always was).
-        if of_unit.is_empty() && unit != Unit::Bandwidth {
+        // A table per unit that has cases (the bandwidth one also when none has).
+        if of_unit.is_empty() && !(unit == Unit::Bandwidth && cases.is_empty()) {
             continue;
         }
         let _ = write!(
