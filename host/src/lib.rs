@@ -83,6 +83,7 @@ pub mod ptx;
 
 // The families, one module each.
 pub mod conv1d;
+pub mod gemm;
 pub mod histogram;
 pub mod image_sums;
 pub mod reduce;

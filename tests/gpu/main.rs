@@ -16,6 +16,7 @@
 mod common;
 mod context;
 mod conv1d;
+mod gemm;
 mod histogram;
 mod image_sums;
 mod reduce;
@@ -31,6 +32,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     image_sums::trials,
     histogram::trials,
     conv1d::trials,
+    gemm::trials,
 ];
 
 fn main() {

@@ -1,0 +1,522 @@
+//! SGEMM: `C = α · op(A) · op(B) + β · C` for `f32`, where `op(X)` is `X`
+//! or `Xᵀ`, and the ladder of the lesson's variants ([`GemmVariant`]) with
+//! tensor-core steps beyond it.
+//!
+//! ```no_run
+//! # fn main() -> warpspeed::Result<()> {
+//! use cust::memory::DeviceBuffer;
+//! use warpspeed::gemm::{Gemm, Precision};
+//! use warpspeed::{Matrix, MatrixMut};
+//! let ctx = warpspeed::Context::new(0)?;
+//! // A is 2 × 3, B is 3 × 2 (row-major), C is 2 × 2.
+//! let a = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+//! let b = DeviceBuffer::from_slice(&[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]).unwrap();
+//! let mut c = DeviceBuffer::from_slice(&[0.0f32; 4]).unwrap();
+//! let gemm = Gemm::new(2, 2, 3); // m, n, k; FP32, no transposes
+//! ctx.gemm_into(
+//!     &gemm,
+//!     1.0, // α
+//!     &Matrix::new(&a, 3, 2)?, // width k, height m
+//!     &Matrix::new(&b, 2, 3)?, // width n, height k
+//!     0.0, // β: C is not read
+//!     &mut MatrixMut::new(&mut c, 2, 2)?, // width n, height m
+//! )?
+//! .wait()?; // c = [4, 5, 10, 11]
+//! // The same product on the tensor cores, with FP32 accuracy:
+//! let fast = gemm.precision(Precision::Tf32x3);
+//! # let _ = fast;
+//! # Ok(()) }
+//! ```
+//!
+//! # Shapes and strides
+//!
+//! Every matrix is a row-major [`Matrix`] view: its width is its number of
+//! columns, its height its number of rows, and its pitch the elements from
+//! one row's start to the next (BLAS's leading dimension, at least the
+//! width). A [`Gemm`] holds `m`, `n`, `k` and whether `A` and `B` are
+//! transposed:
+//!
+//! | operand | stored as (rows × columns) | `op` |
+//! |---|---|---|
+//! | `A` | `m × k`, or `k × m` with [`Gemm::transpose_a`] | `op(A)` is `m × k` |
+//! | `B` | `k × n`, or `n × k` with [`Gemm::transpose_b`] | `op(B)` is `k × n` |
+//! | `C` | `m × n` | |
+//!
+//! Views may start anywhere in their buffers (an odd element offset, a
+//! pitch that is no multiple of 4): the kernels load 16-byte vectors where
+//! the start and pitch allow and single elements elsewhere. For a
+//! column-major product (cuBLAS's convention), compute `Cᵀ = op(B)ᵀ ·
+//! op(A)ᵀ`: the same bytes, seen row-major, with `A` and `B` swapped.
+//!
+//! # BLAS rules
+//!
+//! * `m = 0` or `n = 0`: nothing to compute; nothing is launched.
+//! * `k = 0` or `α = 0`: `C = β · C`, by a small kernel that reads neither
+//!   `A` nor `B` (they may hold NaN, and may be empty views when `k = 0`);
+//!   with `β = 1` as well nothing is launched (the reference BLAS's quick
+//!   return).
+//! * `β = 0`: `C` is never read, so NaN or garbage in it does not reach the
+//!   result (`C = α · op(A) · op(B)`; with `α = 0` or `k = 0`, zeros).
+//! * Otherwise NaN and ±∞ in `A`, `B` or `C` propagate as IEEE 754
+//!   arithmetic makes them.
+//! * Shapes that do not match the [`Gemm`], and a `C` that shares a byte
+//!   with `A` or `B` (cust's `DeviceSlice::index` makes such views in safe
+//!   code) are errors before any launch. `A` and `B` may overlap, or be the
+//!   same view (`C = A · Aᵀ`).
+//!
+//! # Accuracy
+//!
+//! Each output is `α · s + β · c` where `s` is a sum of `k` products. With
+//! `u = 2^-24` (`f32`'s unit roundoff) and `Σ = |α| · Σ_p |a_ip| · |b_pj| +
+//! |β| · |c_ij|`:
+//!
+//! * [`Precision::Fp32`] (steps 1 to 8): fused multiply-adds in `f32`, one
+//!   rounding per product and two for `α` and `β`; the computed output
+//!   differs from the exact one by at most `γ_{k+2} · Σ`, `γ_n = n·u / (1 −
+//!   n·u)`: about `(k + 2) · 2^-24 · Σ` (Higham, *Accuracy and Stability of
+//!   Numerical Algorithms*, §3.1). On random data the error is much
+//!   smaller, of the order of `√k · u` relative.
+//! * [`Precision::Tf32`]: the tensor cores multiply operands rounded to
+//!   TF32 (10 mantissa bits, round to nearest), so each product is off by up
+//!   to about `2^-10` of itself: errors up to about `(2^-10 + 8·(k + 2)·u)
+//!   · Σ` (the sums as for `Tf32x3` below), about 3 · 10^-4 relative on
+//!   random data (measured, 1024³), like cuBLAS with TF32 enabled.
+//! * [`Precision::Tf32x3`]: each operand split into two TF32 parts (about
+//!   22 of `f32`'s 24 bits), three tensor-core products per product, for
+//!   FP32 accuracy: the split itself costs about `3 · 2^-22 · Σ`, below
+//!   `k · u · Σ` once `k` ≥ 12. But the tensor cores truncate their `f32`
+//!   sums (round toward zero, as measured) instead of rounding them, once
+//!   per `mma` instruction, `3k/8` of them: the bound becomes about
+//!   `(13 + 8·(k + 2)) · u · Σ`, and on random data the error measured on
+//!   an H100 (1024³) is about 12 times the `Fp32` steps', where
+//!   round-to-nearest sums would give less than theirs.
+//!
+//! `Tf32` and `Tf32x3` need tensor cores on TF32 (compute capability 8.0,
+//! Ampere, or newer) and the PTX built for them: a context that loaded the
+//! `sm_70` baseline (a Volta or Turing GPU, or `WARPSPEED_PTX=sm_70`)
+//! refuses them with [`Error::Unsupported`].
+//!
+//! No step uses atomics or splits `k` across blocks: each output is summed
+//! in an order fixed by the step and its tile configuration, which
+//! [`GemmVariant::Pipelined`] chooses from `m`, `n` and the device's SM
+//! count, so one input gives the same bits on one device every run.
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::launch::{LaunchConfig, blocks_for};
+use crate::matrix::{Matrix, MatrixMut};
+use crate::overlap::refuse_overlap;
+use crate::pending::Pending;
+use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale};
+pub use warpspeed_gpu::gemm::{GemmVariant, Precision};
+use warpspeed_gpu::{DevPtr, DevPtrMut};
+
+/// One product's configuration: the shape `m × n × k`, whether `A` and
+/// `B` are transposed, and the ladder step (which fixes the
+/// [`Precision`]), like cuBLAS's handle settings and cudarc's `GemmConfig`.
+/// Build it once, use it for every call of that shape.
+///
+/// ```
+/// use warpspeed::gemm::{Gemm, GemmVariant, Precision};
+/// let gemm = Gemm::new(1000, 999, 1001).transpose_b(true).precision(Precision::Tf32x3);
+/// assert_eq!(gemm.get_variant(), GemmVariant::Tf32x3);
+/// assert_eq!(gemm.b_shape(), (1001, 999)); // B is stored n × k: width k, height n
+/// ```
+///
+/// Builder methods take the plain names (`transpose_a`, `precision`, ...);
+/// the getters of the same settings are `get_*`, as in
+/// `std::process::Command`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Gemm {
+    m: usize,
+    n: usize,
+    k: usize,
+    transpose_a: bool,
+    transpose_b: bool,
+    variant: GemmVariant,
+}
+
+impl Gemm {
+    /// `C` (`m × n`) `= α · A · B + β · C` with `A` `m × k` and `B` `k × n`,
+    /// in [`Precision::Fp32`] with the fastest step
+    /// ([`GemmVariant::FASTEST`]). Any of `m`, `n`, `k` may be 0 (see the
+    /// [module docs](crate::gemm) for what that computes).
+    pub const fn new(m: usize, n: usize, k: usize) -> Gemm {
+        Gemm {
+            m,
+            n,
+            k,
+            transpose_a: false,
+            transpose_b: false,
+            variant: GemmVariant::FASTEST,
+        }
+    }
+
+    /// Whether `op(A) = Aᵀ`: `A` is then stored `k × m` (width `m`,
+    /// height `k`).
+    pub const fn transpose_a(self, transpose: bool) -> Gemm {
+        Gemm {
+            transpose_a: transpose,
+            ..self
+        }
+    }
+
+    /// Whether `op(B) = Bᵀ`: `B` is then stored `n × k` (width `k`,
+    /// height `n`).
+    pub const fn transpose_b(self, transpose: bool) -> Gemm {
+        Gemm {
+            transpose_b: transpose,
+            ..self
+        }
+    }
+
+    /// Computes in `precision`, with the fastest step of it
+    /// ([`GemmVariant::for_precision`]).
+    pub const fn precision(self, precision: Precision) -> Gemm {
+        self.variant(GemmVariant::for_precision(precision))
+    }
+
+    /// Computes with one step of the ladder (which has its own
+    /// [`Precision`]).
+    pub const fn variant(self, variant: GemmVariant) -> Gemm {
+        Gemm { variant, ..self }
+    }
+
+    /// Rows of `op(A)` and of `C`.
+    pub const fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Columns of `op(B)` and of `C`.
+    pub const fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Columns of `op(A)`, rows of `op(B)`: the length of each output's sum.
+    pub const fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Whether `op(A) = Aᵀ`.
+    pub const fn get_transpose_a(&self) -> bool {
+        self.transpose_a
+    }
+
+    /// Whether `op(B) = Bᵀ`.
+    pub const fn get_transpose_b(&self) -> bool {
+        self.transpose_b
+    }
+
+    /// The arithmetic: the step's.
+    pub const fn get_precision(&self) -> Precision {
+        self.variant.precision()
+    }
+
+    /// The ladder step that runs the product.
+    pub const fn get_variant(&self) -> GemmVariant {
+        self.variant
+    }
+
+    /// The `(width, height)` the view of `A` must have: `(k, m)`, or
+    /// `(m, k)` when transposed.
+    pub const fn a_shape(&self) -> (usize, usize) {
+        if self.transpose_a {
+            (self.m, self.k)
+        } else {
+            (self.k, self.m)
+        }
+    }
+
+    /// The `(width, height)` the view of `B` must have: `(n, k)`, or
+    /// `(k, n)` when transposed.
+    pub const fn b_shape(&self) -> (usize, usize) {
+        if self.transpose_b {
+            (self.k, self.n)
+        } else {
+            (self.n, self.k)
+        }
+    }
+
+    /// The `(width, height)` the view of `C` must have: `(n, m)`.
+    pub const fn c_shape(&self) -> (usize, usize) {
+        (self.n, self.m)
+    }
+
+    /// Floating-point operations of the product, `2 · m · n · k` (a
+    /// multiply and an add per term), for rates in FLOP/s.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}
+
+/// The strides `(row, column)` of `op(X)` for a row-major `X` with `pitch`
+/// elements per row: `(pitch, 1)`, or `(1, pitch)` for `op(X) = Xᵀ`.
+fn strides(transposed: bool, pitch: usize) -> (usize, usize) {
+    if transposed { (1, pitch) } else { (pitch, 1) }
+}
+
+/// Whether PTX built for `target` (`sm_70`, `sm_80`, `sm_90`) has the
+/// TF32 tensor-core instructions (`mma.sync ... .tf32`: sm_80 and newer).
+fn has_tf32_tensor_cores(target: &str) -> bool {
+    target
+        .strip_prefix("sm_")
+        .and_then(|v| v.parse::<u32>().ok())
+        .is_some_and(|v| v >= 80)
+}
+
+/// The product kernels' 1D grid: one block per tile, refused if the count
+/// does not fit a grid dimension's `u32` (the device's own, lower limit is
+/// checked at launch).
+fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
+    u32::try_from(blocks).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "a {m}×{n} product needs {blocks} blocks, more than a grid holds"
+        ))
+    })
+}
+
+/// `gemm_scale`'s grid for `elements` outputs on a device of `sms`
+/// multiprocessors holding `threads_per_sm` threads each: a block per
+/// [`SCALE_BLOCK`] outputs, at most as many as the device holds at once
+/// (the blocks then walk the rest, grid-stride). At least 1.
+fn scale_grid(elements: usize, sms: u32, threads_per_sm: u32) -> u32 {
+    let resident = sms
+        .saturating_mul((threads_per_sm / SCALE_BLOCK).max(1))
+        .max(1);
+    blocks_for(elements, SCALE_BLOCK as usize).map_or(resident, |b| b.clamp(1, resident))
+}
+
+impl Context {
+    /// Enqueues `C = α · op(A) · op(B) + β · C` as `gemm` says (shape,
+    /// transposes, step); see the [module docs](crate::gemm) for the
+    /// shapes, the BLAS rules and the accuracy. `a` must be
+    /// [`Gemm::a_shape`], `b` [`Gemm::b_shape`] and `c` [`Gemm::c_shape`]
+    /// (`(width, height)`); pitches are free. `c` must share no byte with
+    /// `a` or `b` (checked: a `&mut` borrow does not guarantee it, since
+    /// cust's `DeviceSlice::index` gives out aliasing slices of one
+    /// buffer). Returns at once; see [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] for an `a`, `b` or `c` of the wrong shape;
+    /// [`Error::InvalidArgument`] for a `c` overlapping `a` or `b`, or a
+    /// product too large for the grid; [`Error::Unsupported`] for the
+    /// tensor-core steps ([`Precision::Tf32`], [`Precision::Tf32x3`]) on a
+    /// context that loaded PTX older than `sm_80`. All before any launch.
+    pub fn gemm_into<'a>(
+        &'a self,
+        gemm: &Gemm,
+        alpha: f32,
+        a: &Matrix<'a, f32>,
+        b: &Matrix<'a, f32>,
+        beta: f32,
+        c: &mut MatrixMut<'a, f32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        for (what, expected, given) in [
+            ("the GEMM's A", gemm.a_shape(), (a.width(), a.height())),
+            ("the GEMM's B", gemm.b_shape(), (b.width(), b.height())),
+            ("the GEMM's C", gemm.c_shape(), (c.width(), c.height())),
+        ] {
+            if given != expected {
+                return Err(Error::ShapeMismatch {
+                    what,
+                    expected,
+                    given,
+                });
+            }
+        }
+        let variant = gemm.variant;
+        let target = self.info().ptx_target;
+        if variant.needs_sm80() && !has_tf32_tensor_cores(target) {
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason: format!(
+                    "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
+                     or newer), but this context loaded the {target} PTX (a GPU older than \
+                     Ampere, or WARPSPEED_PTX={target}); Precision::Fp32 runs everywhere"
+                ),
+            });
+        }
+        refuse_overlap("GEMM", ("C", c.span()), ("A", a.span()))?;
+        refuse_overlap("GEMM", ("C", c.span()), ("B", b.span()))?;
+        if m == 0 || n == 0 {
+            return Ok(Pending::new(self));
+        }
+        // Below 2^32: each equals a side of a view (shapes checked above),
+        // and views are checked to have sides below 2^32.
+        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        if k == 0 || alpha == 0.0 {
+            if beta == 1.0 {
+                // C = 1 · C: nothing changes.
+                return Ok(Pending::new(self));
+            }
+            let info = self.info();
+            let grid = scale_grid(
+                m * n, // no overflow: both are below 2^32
+                info.multiprocessors,
+                info.max_threads_per_multiprocessor,
+            );
+            let args = ScaleArgs {
+                m: m32,
+                n: n32,
+                beta,
+                c: DevPtrMut::new(c.address()),
+                ldc: c.pitch(),
+            };
+            // SAFETY: the kernel's contract: `C`, `m × n` with pitch `ldc`,
+            // writable (and readable) — the view was checked to lie inside
+            // its slice for its shape and pitch (`MatrixMut::with_pitch`),
+            // and its shape is `n × m` (checked above); any 1D grid (a
+            // grid-stride loop over `m · n`, which fits `usize`). It reads
+            // neither `A` nor `B`. The `Pending` keeps `c` borrowed until
+            // the stream has run the kernel.
+            unsafe {
+                self.launch(
+                    gemm_scale::entry::<f32>(),
+                    LaunchConfig::linear(grid, SCALE_BLOCK, 0),
+                    &args,
+                )?
+            };
+            return Ok(Pending::new(self));
+        }
+        let plan = variant.plan(m, n, self.info().multiprocessors);
+        let grid = product_grid(m, n, plan.blocks(m, n))?;
+        let (a_row, a_col) = strides(gemm.transpose_a, a.pitch());
+        let (b_row, b_col) = strides(gemm.transpose_b, b.pitch());
+        let args = GemmArgs {
+            m: m32,
+            n: n32,
+            k: k32,
+            alpha,
+            a: DevPtr::new(a.address()),
+            a_row,
+            a_col,
+            b: DevPtr::new(b.address()),
+            b_row,
+            b_col,
+            beta,
+            c: DevPtrMut::new(c.address()),
+            ldc: c.pitch(),
+        };
+        let cfg = LaunchConfig::linear(grid, plan.tiles.threads, plan.tiles.shared_bytes);
+        // SAFETY: the kernels' contract (`gemm::device::Operands`): every
+        // view lies inside its slice for its shape and pitch
+        // (`Matrix::with_pitch`), and the shapes are the Gemm's (checked
+        // above), so `op(A)`'s `(i, p)`, `i < m`, `p < k`, at `a[i · a_row
+        // + p · a_col]` is `A[i][p]` (or `A[p][i]` transposed) inside `a`,
+        // likewise `op(B)`'s `(p, j)` inside `b`, and `C[i][j]` at `c[i ·
+        // ldc + j]` inside `c`; `c` overlaps neither `a` nor `b` (refused
+        // above); `k ≥ 1` (`k = 0` took the branch above); a 1D grid of
+        // exactly `plan.blocks(m, n)` blocks of `plan.tiles.threads`
+        // threads with `plan.tiles.shared_bytes` of dynamic shared memory
+        // (the launch opts in beyond 48 KiB and checks the device's
+        // limits); the tensor-core steps only on PTX for sm_80 or newer
+        // (checked above). The `Pending` keeps all three borrowed until the
+        // stream has run the kernel.
+        unsafe { self.launch(plan.entry, cfg, &args)? };
+        Ok(Pending::new(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_gemm_is_fp32_with_the_fastest_step() {
+        let g = Gemm::new(3, 4, 5);
+        assert_eq!((g.m(), g.n(), g.k()), (3, 4, 5));
+        assert_eq!(g.get_variant(), GemmVariant::FASTEST);
+        assert_eq!(g.get_precision(), Precision::Fp32);
+        assert!(!g.get_transpose_a() && !g.get_transpose_b());
+        assert_eq!(g.flops(), 120.0);
+    }
+
+    #[test]
+    fn builders_set_what_they_name() {
+        let g = Gemm::new(3, 4, 5).transpose_a(true);
+        assert!(g.get_transpose_a() && !g.get_transpose_b());
+        let g = g.transpose_b(true).transpose_a(false);
+        assert!(!g.get_transpose_a() && g.get_transpose_b());
+        for (p, v) in [
+            (Precision::Fp32, GemmVariant::FASTEST),
+            (Precision::Tf32, GemmVariant::Tf32),
+            (Precision::Tf32x3, GemmVariant::Tf32x3),
+        ] {
+            let g = Gemm::new(1, 1, 1).precision(p);
+            assert_eq!((g.get_variant(), g.get_precision()), (v, p));
+        }
+        for &v in GemmVariant::ALL {
+            let g = Gemm::new(1, 1, 1).precision(Precision::Tf32).variant(v);
+            assert_eq!((g.get_variant(), g.get_precision()), (v, v.precision()));
+        }
+    }
+
+    #[test]
+    fn operand_shapes_follow_the_transposes() {
+        // (width, height): A is m × k (k wide), B k × n, C m × n.
+        let g = Gemm::new(2, 3, 5);
+        assert_eq!(
+            (g.a_shape(), g.b_shape(), g.c_shape()),
+            ((5, 2), (3, 5), (3, 2))
+        );
+        let t = g.transpose_a(true).transpose_b(true);
+        assert_eq!(
+            (t.a_shape(), t.b_shape(), t.c_shape()),
+            ((2, 5), (5, 3), (3, 2))
+        );
+    }
+
+    #[test]
+    fn strides_address_op_x() {
+        // X is 2 × 3 with pitch 4: X[r][c] at r·4 + c.
+        let at = |(row, col): (usize, usize), i: usize, j: usize| i * row + j * col;
+        assert_eq!(at(strides(false, 4), 1, 2), 6); // op(X)[1][2] = X[1][2]
+        assert_eq!(at(strides(true, 4), 2, 1), 6); // op(X)[2][1] = Xᵀ[2][1] = X[1][2]
+    }
+
+    #[test]
+    fn tensor_cores_need_sm80_ptx() {
+        assert!(!has_tf32_tensor_cores("sm_70"));
+        assert!(!has_tf32_tensor_cores("sm_75"));
+        assert!(has_tf32_tensor_cores("sm_80"));
+        assert!(has_tf32_tensor_cores("sm_90"));
+        assert!(has_tf32_tensor_cores("sm_100"));
+        assert!(!has_tf32_tensor_cores("compute_90"));
+        for &v in GemmVariant::ALL {
+            assert_eq!(v.needs_sm80(), v.precision() != Precision::Fp32, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn grids_are_planned_within_limits() {
+        assert_eq!(product_grid(1, 1, 1).unwrap(), 1);
+        assert_eq!(product_grid(7, 7, u32::MAX as usize).unwrap(), u32::MAX);
+        assert!(matches!(
+            product_grid(1 << 32, 1 << 32, 1 << 32),
+            Err(Error::InvalidArgument(_))
+        ));
+        // The scale kernel: one block per 256 outputs, at most what 132 SMs
+        // of 2048 threads hold (8 blocks each), never 0.
+        assert_eq!(scale_grid(1, 132, 2048), 1);
+        assert_eq!(scale_grid(257, 132, 2048), 2);
+        assert_eq!(scale_grid(1 << 30, 132, 2048), 132 * 8);
+        assert_eq!(scale_grid(usize::MAX, 132, 2048), 132 * 8);
+        assert_eq!(scale_grid(1000, 1, 128), 1);
+    }
+
+    #[test]
+    fn every_step_plans_a_launch_with_an_entry() {
+        for &v in GemmVariant::ALL {
+            for (m, n) in [(1, 1), (17, 33), (4096, 4096)] {
+                let plan = v.plan(m, n, 132);
+                assert!(plan.entry.kernel().name.starts_with(v.shape().kernel));
+                assert!(plan.blocks(m, n) >= 1);
+                let (tm, tn) = (plan.tiles.tile_m as usize, plan.tiles.tile_n as usize);
+                assert!(plan.blocks(m, n) * tm * tn >= m * n);
+            }
+        }
+        assert_eq!(gemm_scale::entry::<f32>().kernel().name, "gemm_scale_f32");
+    }
+}
