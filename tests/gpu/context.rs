@@ -17,7 +17,13 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "empty device facts".into()
         })?;
         let cc = info.compute_capability;
-        let newest = if cc.0 >= 9 { "sm_90" } else if cc.0 >= 8 { "sm_80" } else { "sm_70" };
+        let newest = if cc.0 >= 9 {
+            "sm_90"
+        } else if cc.0 >= 8 {
+            "sm_80"
+        } else {
+            "sm_70"
+        };
         let forced = std::env::var(warpspeed::PTX_OVERRIDE)
             .ok()
             .filter(|t| !t.is_empty());

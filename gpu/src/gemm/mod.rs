@@ -90,9 +90,9 @@ pub struct TileConfig {
 }
 
 /// The tile configurations of [`GemmVariant::Pipelined`], by the value of
-/// the entry's constant: 128 is a 128 × 128 tile of 8 warps, 64 a 64 × 64
-/// tile of 2 warps for products with too few 128 × 128 tiles to fill the
-/// GPU.
+/// the entry's constant, the tile's rows: 128 is a 128 × 128 tile of 8
+/// warps, 64 a 64 × 128 tile of 4 warps, for products with too few
+/// 128 × 128 tiles to give every SM one.
 pub const PIPELINED_CONFIGS: [u32; 2] = [128, 64];
 
 /// `k` per stage of the warp-tiled and pipelined steps.
@@ -105,10 +105,11 @@ pub const PIPELINE_STAGES: usize = 4;
 /// (4 `k`s of 8 rows) touch 32 different banks.
 pub const STAGE_PAD: usize = 8;
 
-/// Shared bytes of a `k`-major ring of `stages` stages, `WARP_BK` rows of
-/// `bm + STAGE_PAD` and `bn + STAGE_PAD` words each.
+/// Shared bytes of a ring of `stages` stages of a `bm`-row tile of `A`
+/// and a `bn`-column tile of `B`, each `WARP_BK` deep, in whichever layout
+/// ([`staging::staged_words`]).
 pub const fn ring_bytes(bm: usize, bn: usize, stages: usize) -> u32 {
-    (stages * WARP_BK * (bm + STAGE_PAD + bn + STAGE_PAD) * 4) as u32
+    (stages * (staging::staged_words(bm) + staging::staged_words(bn)) * 4) as u32
 }
 
 /// The tile configuration of a pipelined (or tensor-core) kernel of a
@@ -122,10 +123,12 @@ pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
     }
 }
 
+/// Columns of every [`GemmVariant::Pipelined`] tile.
+pub const PIPELINED_TILE_N: usize = 128;
+
 /// The tile configuration of [`PIPELINED_CONFIGS`]` value`.
 pub const fn pipelined_tiles(value: u32) -> TileConfig {
-    let side = value as usize;
-    warp_tiles(side, side, PIPELINE_STAGES)
+    warp_tiles(value as usize, PIPELINED_TILE_N, PIPELINE_STAGES)
 }
 
 /// Tile of the tensor-core steps: 128 × 128, 8 warps of 64 × 32.
@@ -225,7 +228,7 @@ ladder! {
         /// copies store conflict-free, consecutive blocks walk `C` in
         /// bands of 8 tile rows (rasterized) so the tiles they share stay
         /// in L2, and products with too few 128 × 128 tiles to fill the
-        /// GPU run 64 × 64 tiles.
+        /// GPU run 64 × 128 tiles.
         Pipelined = "pipelined" => GemmShape {
             kernel: "gemm_pipelined",
             tiles: pipelined_tiles(PIPELINED_CONFIGS[0]),
@@ -290,7 +293,7 @@ impl GemmVariant {
     }
 
     /// The launch of this step for an `m × n` product on a GPU of `sms`
-    /// multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 64 tiles
+    /// multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 128 tiles
     /// when 128 × 128 ones would not give every SM a tile.
     pub fn plan(self, m: usize, n: usize, sms: u32) -> GemmPlan {
         let fixed = |entry| GemmPlan {
@@ -309,7 +312,7 @@ impl GemmVariant {
             GemmVariant::Tf32x3 => fixed(gemm_tf32x3::entry::<f32>()),
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
-                let tiles = m.div_ceil(big as usize) * n.div_ceil(big as usize);
+                let tiles = m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N);
                 let value = if tiles >= sms as usize {
                     big
                 } else {
@@ -503,7 +506,7 @@ kernels! {
             beta: f32, c: *mut T, ldc: usize)
             shares gemm_naive
             => warp_tiled::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        /// One entry per tile configuration: `gemm_pipelined_128_f32`, `..._64_f32`.
+        /// One entry per tile configuration: `gemm_pipelined_128_f32`, `..._64_f32` (the tile's rows).
         fn gemm_pipelined<T in f32; const CONFIG: u32 = { 128, 64 }>(
             m: u32, n: u32, k: u32, alpha: f32,
             a: *const T, a_row: usize, a_col: usize,
@@ -512,10 +515,10 @@ kernels! {
             shares gemm_naive
             => pipelined::kernel::<
                 { CONFIG as usize },
-                { CONFIG as usize },
+                { PIPELINED_TILE_N },
                 { pipelined::threads(CONFIG) },
                 { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
             >(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
         fn gemm_tf32<T in f32>(
             m: u32, n: u32, k: u32, alpha: f32,

@@ -10,6 +10,7 @@ pub const SIDE: usize = 32;
 /// Contract: the family's (`super::device::Operands`); blocks of
 /// `SIDE²` threads.
 #[cfg(target_arch = "nvptx64")]
+#[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     let (tile_m, tile_n) = o.tile(SIDE, SIDE, 1);
     let t = thread_idx_x() as usize;

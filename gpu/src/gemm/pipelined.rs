@@ -17,11 +17,10 @@
 use super::{WARP_BK, pipelined_tiles};
 #[cfg(target_arch = "nvptx64")]
 use {
-    super::PIPELINE_STAGES,
     super::Operands,
-    super::STAGE_PAD,
-    super::staging::{Mode, Panel},
-    super::warp_tiled::{THREAD_TILE, WarpTile, multiply, store},
+    super::PIPELINE_STAGES,
+    super::staging::{Layout, Panel, load4, staged_words},
+    super::warp_tiled::{THREAD_TILE, WarpTile, store},
     crate::prim::*,
 };
 
@@ -55,12 +54,15 @@ fn commit_stage() {
     commit_group();
 }
 
-/// Runs the ring over `k` for the block's tile at `(row0, col0)`, calling
-/// `consume(a, lda, b, ldb)` on each staged stage in order. `WAIT` is
-/// `STAGES − 2`. Contract: the family's; `THREADS` threads; shared memory
-/// of [`super::ring_bytes`]`(BM, BN, STAGES)`.
+/// Runs the ring over `k` for the block's tile: `a` and `b` are the
+/// block's panels, staged `k`-major where `A_K` (`B_K`) is set and
+/// `x`-major otherwise ([`Layout`]); `consume(a, b)` is called on each
+/// staged stage in order. `WAIT` is `STAGES − 2`. Contract: the family's;
+/// `THREADS` threads; shared memory of [`super::ring_bytes`]`(BM, BN,
+/// STAGES)`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn ring<
     const BM: usize,
     const BN: usize,
@@ -69,93 +71,175 @@ pub(crate) unsafe fn ring<
     const QB: usize,
     const STAGES: usize,
     const WAIT: u32,
+    const A_K: bool,
+    const B_K: bool,
 >(
-    o: &Operands,
-    row0: usize,
-    col0: usize,
-    mut consume: impl FnMut(*const f32, usize, *const f32, usize),
+    a: &Panel,
+    b: &Panel,
+    k: usize,
+    mut consume: impl FnMut(*const f32, *const f32),
 ) {
     const {
-        assert!(WAIT as usize + 2 == STAGES || (STAGES == 1 && WAIT == 0));
+        assert!(WAIT as usize + 2 == STAGES);
         assert!(QA * THREADS * 4 == BM * WARP_BK && QB * THREADS * 4 == BN * WARP_BK);
     }
     let t = thread_idx_x() as usize;
-    let a = Panel::new(o.a.add(row0 * o.a_row), o.a_row, o.a_col, o.m - row0, o.k);
-    let b = Panel::new(o.b.add(col0 * o.b_col), o.b_col, o.b_row, o.n - col0, o.k);
-    let (lda, ldb) = (BM + STAGE_PAD, BN + STAGE_PAD);
-    let stage_words = WARP_BK * (lda + ldb);
+    let (a_words, b_words) = (staged_words(BM), staged_words(BN));
     let ring = dynamic_shared::<f32>();
-    let a_stage = |s: usize| ring.add(s * stage_words);
-    let b_stage = |s: usize| ring.add(s * stage_words + WARP_BK * lda);
-    let tiles = o.k.div_ceil(WARP_BK);
-    let asynchronous = |mode: Mode| cfg!(target_feature = "sm_80") && mode == Mode::AlongX;
-    let (a_async, b_async) = (asynchronous(a.mode), asynchronous(b.mode));
-    // Starts the `cp.async` copies of stage `tile` (the operands that take
-    // them).
-    let issue = |tile: usize| {
-        #[cfg(target_feature = "sm_80")]
-        {
-            let slot = tile % STAGES;
-            if a_async {
-                a.copy_tile_async::<BM, THREADS, QA>(a_stage(slot), lda, t, tile * WARP_BK);
-            }
-            if b_async {
-                b.copy_tile_async::<BN, THREADS, QB>(b_stage(slot), ldb, t, tile * WARP_BK);
-            }
-        }
-        #[cfg(not(target_feature = "sm_80"))]
-        let _ = tile;
+    let a_stage = |s: usize| ring.add(s * (a_words + b_words));
+    let b_stage = |s: usize| ring.add(s * (a_words + b_words) + a_words);
+    let tiles = k.div_ceil(WARP_BK);
+    // sm_80 and newer: every stage arrives by `cp.async`. Older targets
+    // load through registers one stage ahead and store after the stage's
+    // multiply-adds.
+    #[cfg(target_feature = "sm_80")]
+    let start = |tile: usize| {
+        let slot = tile % STAGES;
+        a.copy_async::<A_K, BM, THREADS, QA>(a_stage(slot), t, tile * WARP_BK);
+        b.copy_async::<B_K, BN, THREADS, QB>(b_stage(slot), t, tile * WARP_BK);
     };
-    let zero = [[0.0f32; 4]; QA];
-    let zero_b = [[0.0f32; 4]; QB];
+    #[cfg(not(target_feature = "sm_80"))]
+    let start = |tile: usize| {
+        let slot = tile % STAGES;
+        let q = a.load_quads::<A_K, BM, THREADS, QA>(t, tile * WARP_BK);
+        a.store_quads::<A_K, BM, THREADS, QA>(a_stage(slot), t, q);
+        let q = b.load_quads::<B_K, BN, THREADS, QB>(t, tile * WARP_BK);
+        b.store_quads::<B_K, BN, THREADS, QB>(b_stage(slot), t, q);
+    };
     for s in 0..STAGES - 1 {
         if s < tiles {
-            issue(s);
-            if !a_async {
-                let q = a.fetch_tile::<BM, THREADS, QA>(t, s * WARP_BK);
-                a.put_tile::<BM, THREADS, QA>(a_stage(s), lda, t, q);
-            }
-            if !b_async {
-                let q = b.fetch_tile::<BN, THREADS, QB>(t, s * WARP_BK);
-                b.put_tile::<BN, THREADS, QB>(b_stage(s), ldb, t, q);
-            }
+            start(s);
         }
         commit_stage();
     }
     for tile in 0..tiles {
         wait_stage::<WAIT>();
         sync_threads();
-        // The slot of stage `tile − 1`, which every warp has finished.
+        // Stage `tile + STAGES − 1` goes to the slot of stage `tile − 1`,
+        // which every warp has finished (they all passed the barrier).
         let next = tile + STAGES - 1;
-        let slot = next % STAGES;
-        let load = next < tiles;
-        let (mut qa, mut qb) = (zero, zero_b);
-        if load {
-            if !a_async {
-                qa = a.fetch_tile::<BM, THREADS, QA>(t, next * WARP_BK);
-            }
-            if !b_async {
-                qb = b.fetch_tile::<BN, THREADS, QB>(t, next * WARP_BK);
-            }
-            issue(next);
-        }
-        commit_stage();
         let now = tile % STAGES;
-        consume(a_stage(now), lda, b_stage(now), ldb);
-        if load {
-            if !a_async {
-                a.put_tile::<BM, THREADS, QA>(a_stage(slot), lda, t, qa);
+        #[cfg(target_feature = "sm_80")]
+        {
+            if next < tiles {
+                start(next);
             }
-            if !b_async {
-                b.put_tile::<BN, THREADS, QB>(b_stage(slot), ldb, t, qb);
+            commit_stage();
+            consume(a_stage(now), b_stage(now));
+        }
+        #[cfg(not(target_feature = "sm_80"))]
+        {
+            let load = next < tiles;
+            let (mut qa, mut qb) = ([[0.0f32; 4]; QA], [[0.0f32; 4]; QB]);
+            if load {
+                qa = a.load_quads::<A_K, BM, THREADS, QA>(t, next * WARP_BK);
+                qb = b.load_quads::<B_K, BN, THREADS, QB>(t, next * WARP_BK);
+            }
+            consume(a_stage(now), b_stage(now));
+            if load {
+                let slot = next % STAGES;
+                a.store_quads::<A_K, BM, THREADS, QA>(a_stage(slot), t, qa);
+                b.store_quads::<B_K, BN, THREADS, QB>(b_stage(slot), t, qb);
             }
         }
     }
+    let _ = start;
+}
+
+/// The block's panels of `A` and `B` for its tile at `(row0, col0)`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) unsafe fn panels(o: &Operands, row0: usize, col0: usize) -> (Panel, Panel) {
+    (
+        Panel::new(o.a.add(row0 * o.a_row), o.a_row, o.a_col, o.m - row0, o.k),
+        Panel::new(o.b.add(col0 * o.b_col), o.b_col, o.b_row, o.n - col0, o.k),
+    )
+}
+
+/// `acc += A·B` over one stage staged as `A_K`, `B_K` say, each thread
+/// its outputs placed by [`WarpTile::row`]`::<A_K>` and
+/// [`WarpTile::col`]`::<B_K>`. Per `k`, a `k`-major operand gives a
+/// thread's 4 consecutive rows (columns) as one 16-byte load, an `x`-major
+/// one each row as a 4-byte load (a broadcast to the lanes that share it).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "constant ranges unroll; arrays stay in registers"
+)]
+unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: usize>(
+    acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],
+    a: *const f32,
+    b: *const f32,
+    w: WarpTile,
+) {
+    // The 8 values of a thread's rows (columns) at `k = q`.
+    #[inline(always)]
+    unsafe fn values<const K: bool>(
+        tile: *const f32,
+        tx: usize,
+        q: usize,
+        at: impl Fn(usize) -> usize,
+    ) -> [f32; 8] {
+        let mut v = [0.0f32; 8];
+        if K {
+            unroll!(h in [0 1] => {
+                let quad = load4(tile.add(Layout::<true>::index(tx, at(4 * h), q)));
+                unroll!(e in [0 1 2 3] => { v[4 * h + e] = quad[e]; });
+            });
+        } else {
+            unroll!(e in [0 1 2 3 4 5 6 7] => {
+                v[e] = *tile.add(Layout::<false>::index(tx, at(e), q));
+            });
+        }
+        v
+    }
+    let step = |acc: &mut [[f32; THREAD_TILE]; THREAD_TILE], q: usize| {
+        let av = values::<A_K>(a, BM, q, |r| w.row::<A_K>(r));
+        let bv = values::<B_K>(b, BN, q, |c| w.col::<B_K>(c));
+        for r in 0..THREAD_TILE {
+            for c in 0..THREAD_TILE {
+                acc[r][c] = fma_f32(av[r], bv[c], acc[r][c]);
+            }
+        }
+    };
+    const { assert!(WARP_BK == 16) };
+    unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => { step(acc, q); });
+}
+
+/// The body of a pipelined block for staging layouts `A_K`, `B_K`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn body<
+    const BM: usize,
+    const BN: usize,
+    const THREADS: usize,
+    const QA: usize,
+    const QB: usize,
+    const A_K: bool,
+    const B_K: bool,
+>(
+    o: &Operands,
+    row0: usize,
+    col0: usize,
+    a: &Panel,
+    b: &Panel,
+) {
+    const WAIT: u32 = PIPELINE_STAGES as u32 - 2;
+    let w = WarpTile::of::<BN>(thread_idx_x() as usize);
+    let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
+    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
+        multiply::<A_K, B_K, BM, BN>(&mut acc, sa, sb, w)
+    });
+    store::<A_K, B_K>(o, &acc, row0, col0, w);
 }
 
 /// Contract: the family's; blocks of `THREADS` threads and
-/// [`super::ring_bytes`]`(BM, BN, PIPELINE_STAGES)` of shared memory.
+/// [`super::ring_bytes`]`(BM, BN, PIPELINE_STAGES)` of shared memory. One
+/// body per pair of staging layouts, chosen once per launch from the
+/// operands' strides.
 #[cfg(target_arch = "nvptx64")]
+#[inline(always)]
 pub(crate) unsafe fn kernel<
     const BM: usize,
     const BN: usize,
@@ -165,13 +249,13 @@ pub(crate) unsafe fn kernel<
 >(
     o: Operands,
 ) {
-    const WAIT: u32 = PIPELINE_STAGES as u32 - 2;
     let (tile_m, tile_n) = o.tile(BM, BN, BAND);
     let (row0, col0) = (tile_m * BM, tile_n * BN);
-    let w = WarpTile::of::<BN>(thread_idx_x() as usize);
-    let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
-    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT>(&o, row0, col0, |a, lda, b, ldb| {
-        multiply(&mut acc, a, lda, b, ldb, w)
-    });
-    store(&o, &acc, row0, col0, w);
+    let (a, b) = panels(&o, row0, col0);
+    match (a.k_major, b.k_major) {
+        (false, true) => body::<BM, BN, THREADS, QA, QB, false, true>(&o, row0, col0, &a, &b),
+        (true, true) => body::<BM, BN, THREADS, QA, QB, true, true>(&o, row0, col0, &a, &b),
+        (false, false) => body::<BM, BN, THREADS, QA, QB, false, false>(&o, row0, col0, &a, &b),
+        (true, false) => body::<BM, BN, THREADS, QA, QB, true, false>(&o, row0, col0, &a, &b),
+    }
 }

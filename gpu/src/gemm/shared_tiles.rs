@@ -7,6 +7,7 @@ use {super::Operands, super::naive::SIDE, crate::prim::*};
 /// Contract: the family's; blocks of `SIDE²` threads and `2 · SIDE²`
 /// words of shared memory.
 #[cfg(target_arch = "nvptx64")]
+#[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     let (tile_m, tile_n) = o.tile(SIDE, SIDE, 1);
     let t = thread_idx_x() as usize;

@@ -23,6 +23,12 @@
 //!
 //! Elements outside the panel (`x ≥ extent` or `p ≥ k`) are staged as
 //! zeros, which add nothing to the products.
+//!
+//! The pipelined steps never transpose on the way in: they stage each
+//! operand in the layout it has in memory ([`Layout`]), `k`-major when `x`
+//! is contiguous and `x`-major (`S[x · X_MAJOR_LD + p]`, `k` contiguous)
+//! otherwise, so every quad is one 16-byte `cp.async` (when aligned), and
+//! their compute reads whichever layout it is given.
 
 /// How a panel's quads are loaded; see the module docs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +64,55 @@ impl Mode {
     }
 }
 
+/// Words from one `x` to the next in an `x`-major staged tile: `WARP_BK`
+/// plus 4, so that rows start 20 words apart and the fragment loads of 8
+/// consecutive rows at one `k` (or 4 rows' 16-byte words) fall in distinct
+/// banks.
+pub const X_MAJOR_LD: usize = super::WARP_BK + 4;
+
+/// Words from one `p` to the next in a `k`-major staged tile of `tx`
+/// values of `x`.
+pub const fn k_major_ld(tx: usize) -> usize {
+    tx + super::STAGE_PAD
+}
+
+/// Words of one staged tile of `tx` values of `x` in either layout.
+pub const fn staged_words(tx: usize) -> usize {
+    let k_major = super::WARP_BK * k_major_ld(tx);
+    let x_major = tx * X_MAJOR_LD;
+    if k_major > x_major { k_major } else { x_major }
+}
+
+/// How the pipelined steps stage an operand: `K_MAJOR` (rows of `x` for
+/// each `p`) or `x`-major (rows of `p` for each `x`).
+pub struct Layout<const K_MAJOR: bool>;
+
+impl<const K_MAJOR: bool> Layout<K_MAJOR> {
+    /// The word of element `(x, p)` of a staged tile of `tx` values of `x`.
+    #[inline(always)]
+    pub const fn index(tx: usize, x: usize, p: usize) -> usize {
+        if K_MAJOR {
+            p * k_major_ld(tx) + x
+        } else {
+            x * X_MAJOR_LD + p
+        }
+    }
+
+    /// The origin `(x, p)` of quad `e` of a `tx × WARP_BK` tile: quads
+    /// run along `x` in a `k`-major tile (a warp covers a row of `x`), along
+    /// `p` in an `x`-major one (4 lanes cover one `x`'s 16 values of `p`,
+    /// 64 contiguous bytes of memory).
+    #[inline(always)]
+    pub const fn quad(tx: usize, e: usize) -> (usize, usize) {
+        const PER_X: usize = super::WARP_BK / 4;
+        if K_MAJOR {
+            ((e % (tx / 4)) * 4, e / (tx / 4))
+        } else {
+            (e / PER_X, (e % PER_X) * 4)
+        }
+    }
+}
+
 /// The origin `(x, p)` of quad `e` of a `TX × BK` tile whose quads run
 /// along `x` (`along_x`) or along `p`: consecutive quads cover a `p`-row
 /// left to right, or consecutive `x` of one group of 4 `p`s.
@@ -71,13 +126,34 @@ pub const fn quad_origin<const TX: usize>(e: usize, along_x: bool) -> (usize, us
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub(crate) use device::Panel;
+pub(crate) use device::{Panel, load4, store4};
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use super::{Mode, quad_origin};
+    use super::{Layout, Mode, quad_origin};
     #[cfg(target_feature = "sm_80")]
     use crate::prim::*;
+
+    /// Four floats as one 16-byte-aligned value: loads and stores of it are
+    /// single vector instructions (`ld.v4.f32`), where a `[f32; 4]`, aligned
+    /// to 4 bytes, becomes four scalar ones.
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct F4([f32; 4]);
+
+    /// The 4 floats at `p`, one 16-byte load. Contract: `p` 16-byte
+    /// aligned and readable for 16 bytes.
+    #[inline(always)]
+    pub unsafe fn load4(p: *const f32) -> [f32; 4] {
+        (*p.cast::<F4>()).0
+    }
+
+    /// Stores 4 floats at `p`, one 16-byte store. Contract: `p` 16-byte
+    /// aligned and writable for 16 bytes.
+    #[inline(always)]
+    pub unsafe fn store4(p: *mut f32, v: [f32; 4]) {
+        *p.cast::<F4>() = F4(v);
+    }
 
     /// One operand's panel, from the block's tile origin on: `extent`
     /// values of `x` (the rows or columns left from the tile's first one),
@@ -90,6 +166,9 @@ mod device {
         pub extent: usize,
         pub k: usize,
         pub mode: Mode,
+        /// The layout the pipelined steps stage it in: `k`-major when
+        /// `x` is the contiguous direction (`xs < ps`).
+        pub k_major: bool,
     }
 
     impl Panel {
@@ -104,6 +183,7 @@ mod device {
                 extent,
                 k,
                 mode: Mode::of(base.addr(), xs, ps),
+                k_major: xs < ps,
             }
         }
 
@@ -124,7 +204,7 @@ mod device {
                 // 16-byte aligned: the base is, and the quad starts a
                 // multiple of 4 elements from it along a stride of 1 with
                 // the other stride a multiple of 4.
-                return *at(x, p).cast::<[f32; 4]>();
+                return load4(at(x, p));
             }
             let mut v = [0.0f32; 4];
             unroll!(u in [0 1 2 3] => {
@@ -142,7 +222,7 @@ mod device {
         #[inline(always)]
         pub unsafe fn put(&self, stage: *mut f32, ld: usize, x: usize, p: usize, v: [f32; 4]) {
             if self.mode.along_x() {
-                *stage.add(p * ld + x).cast::<[f32; 4]>() = v;
+                store4(stage.add(p * ld + x), v);
             } else {
                 unroll!(u in [0 1 2 3] => {
                     *stage.add((p + u) * ld + x) = v[u];
@@ -186,40 +266,142 @@ mod device {
             });
         }
 
-        /// Starts `cp.async` copies of this thread's quads of the tile at
-        /// `p0` straight into `stage` (16 bytes each, zero-filled past the
-        /// panel). Only for [`Mode::AlongX`].
+        /// Whether the quads of layout `K_MAJOR` are 16-byte vectors in
+        /// memory (aligned, contiguous along the quad).
+        #[inline(always)]
+        fn vector<const K_MAJOR: bool>(&self) -> bool {
+            if K_MAJOR {
+                self.mode == Mode::AlongX
+            } else {
+                self.mode == Mode::AlongP
+            }
+        }
+
+        /// Element `(x, p)`'s address, or the base (a valid aligned
+        /// address) and `false` outside the panel.
+        #[inline(always)]
+        fn source(&self, x: usize, p: usize) -> (*const f32, bool) {
+            if self.inside(x, p) {
+                (unsafe { self.base.add(x * self.xs + p * self.ps) }, true)
+            } else {
+                (self.base, false)
+            }
+        }
+
+        /// How many of the 4 elements from `(x, p)` along the quad of
+        /// layout `K_MAJOR` are inside the panel.
+        #[inline(always)]
+        fn valid<const K_MAJOR: bool>(&self, x: usize, p: usize) -> usize {
+            if !self.inside(x, p) {
+                0
+            } else if K_MAJOR {
+                (self.extent - x).min(4)
+            } else {
+                (self.k - p).min(4)
+            }
+        }
+
+        /// Starts `cp.async` copies of this thread's `Q` quads of the
+        /// `TX × WARP_BK` tile whose `p` starts at `p0` into `stage`, laid
+        /// out as `K_MAJOR` says, zeros past the panel: one 16-byte copy per
+        /// quad where the quad is a 16-byte vector in memory and wholly
+        /// inside, 4-byte copies otherwise.
         #[cfg(target_feature = "sm_80")]
         #[inline(always)]
-        pub unsafe fn copy_tile_async<const TX: usize, const THREADS: usize, const Q: usize>(
+        pub unsafe fn copy_async<
+            const K_MAJOR: bool,
+            const TX: usize,
+            const THREADS: usize,
+            const Q: usize,
+        >(
             &self,
             stage: *mut f32,
-            ld: usize,
             thread: usize,
             p0: usize,
         ) {
             const { assert!(Q <= 4) };
+            let vector = self.vector::<K_MAJOR>();
             unroll!(s in [0 1 2 3] => {
-                if s >= Q {
-                    return;
+                if s < Q {
+                    let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
+                    let dst = stage.add(Layout::<K_MAJOR>::index(TX, x, p));
+                    if vector && self.valid::<K_MAJOR>(x, p0 + p) == 4 {
+                        cp_async_cg(dst.cast::<F4>(), self.source(x, p0 + p).0.cast::<F4>());
+                    } else {
+                        // The edges: 4-byte copies of the elements inside,
+                        // plain zero stores outside (other bytes than the
+                        // copies', so no ordering between them is needed).
+                        // No copy ever names an address outside the panel.
+                        unroll!(u in [0 1 2 3] => {
+                            let (xu, pu) = if K_MAJOR { (x + u, p) } else { (x, p + u) };
+                            let (src, inside) = self.source(xu, p0 + pu);
+                            let dst = stage.add(Layout::<K_MAJOR>::index(TX, xu, pu));
+                            if inside {
+                                cp_async(dst, src);
+                            } else {
+                                *dst = 0.0;
+                            }
+                        });
+                    }
                 }
-                let (x, p) = quad_origin::<TX>(thread + THREADS * s, true);
-                let valid = if p0 + p < self.k && x < self.extent {
-                    (self.extent - x).min(4)
-                } else {
-                    0
-                };
-                // A valid aligned source even when nothing is read.
-                let src = if valid > 0 {
-                    self.base.add(x + (p0 + p) * self.ps)
-                } else {
-                    self.base
-                };
-                cp_async_cg_zfill(
-                    stage.add(p * ld + x).cast::<[f32; 4]>(),
-                    src.cast::<[f32; 4]>(),
-                    (valid * 4) as u32,
-                );
+            });
+        }
+
+        /// This thread's `Q` quads of the tile at `p0` as [`Panel::copy_async`]
+        /// takes them, loaded into registers (targets without `cp.async`).
+        #[cfg(not(target_feature = "sm_80"))]
+        #[inline(always)]
+        pub unsafe fn load_quads<
+            const K_MAJOR: bool,
+            const TX: usize,
+            const THREADS: usize,
+            const Q: usize,
+        >(
+            &self,
+            thread: usize,
+            p0: usize,
+        ) -> [[f32; 4]; Q] {
+            const { assert!(Q <= 4) };
+            let vector = self.vector::<K_MAJOR>();
+            let mut quads = [[0.0f32; 4]; Q];
+            unroll!(s in [0 1 2 3] => {
+                if s < Q {
+                    let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
+                    if vector && self.valid::<K_MAJOR>(x, p0 + p) == 4 {
+                        quads[s] = load4(self.source(x, p0 + p).0);
+                    } else {
+                        unroll!(u in [0 1 2 3] => {
+                            let (xu, pu) = if K_MAJOR { (x + u, p) } else { (x, p + u) };
+                            let (src, inside) = self.source(xu, p0 + pu);
+                            if inside {
+                                quads[s][u] = *src;
+                            }
+                        });
+                    }
+                }
+            });
+            quads
+        }
+
+        /// Stores what [`Panel::load_quads`] loaded into `stage`.
+        #[cfg(not(target_feature = "sm_80"))]
+        #[inline(always)]
+        pub unsafe fn store_quads<
+            const K_MAJOR: bool,
+            const TX: usize,
+            const THREADS: usize,
+            const Q: usize,
+        >(
+            &self,
+            stage: *mut f32,
+            thread: usize,
+            quads: [[f32; 4]; Q],
+        ) {
+            unroll!(s in [0 1 2 3] => {
+                if s < Q {
+                    let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
+                    store4(stage.add(Layout::<K_MAJOR>::index(TX, x, p)), quads[s]);
+                }
             });
         }
     }

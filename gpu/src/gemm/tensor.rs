@@ -10,6 +10,8 @@
 //! 21 of `x`'s 24 bits, and sums `small·big + big·small + big·big` per
 //! tile: three `mma` for one, with the error of an FP32 product.
 
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+use super::staging::{Layout, Panel};
 use super::{TENSOR_STAGES, TENSOR_TILE, WARP_BK};
 #[cfg(target_arch = "nvptx64")]
 use {super::Operands, crate::prim::*};
@@ -24,7 +26,8 @@ pub const WARP_N: usize = 32;
 pub const QUADS: usize = TENSOR_TILE * WARP_BK / 4 / THREADS;
 
 const _: () = assert!(
-    (TENSOR_TILE / WARP_M) * (TENSOR_TILE / WARP_N) * 32 == THREADS
+    WARP_M / 16 == 4 && WARP_N / 8 == 4 // the unrolled loops below
+        && (TENSOR_TILE / WARP_M) * (TENSOR_TILE / WARP_N) * 32 == THREADS
         && super::warp_tiles(TENSOR_TILE, TENSOR_TILE, TENSOR_STAGES).threads as usize == THREADS
 );
 
@@ -33,6 +36,7 @@ const _: () = assert!(
 /// shared memory; PTX for sm_80 or newer (older targets trap: the host
 /// refuses them first).
 #[cfg(target_arch = "nvptx64")]
+#[inline(always)]
 pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
     #[cfg(not(target_feature = "sm_80"))]
     {
@@ -40,76 +44,116 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
         trap()
     }
     #[cfg(target_feature = "sm_80")]
-    tensor::<SPLIT>(o)
+    {
+        use super::pipelined::{BAND, panels};
+        let (tile_m, tile_n) = o.tile(TENSOR_TILE, TENSOR_TILE, BAND);
+        let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
+        let (a, b) = panels(&o, row0, col0);
+        // One body per pair of staging layouts, chosen once per launch.
+        match (a.k_major, b.k_major) {
+            (false, true) => tensor::<SPLIT, false, true>(&o, row0, col0, &a, &b),
+            (true, true) => tensor::<SPLIT, true, true>(&o, row0, col0, &a, &b),
+            (false, false) => tensor::<SPLIT, false, false>(&o, row0, col0, &a, &b),
+            (true, false) => tensor::<SPLIT, true, false>(&o, row0, col0, &a, &b),
+        }
+    }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-#[allow(clippy::needless_range_loop, reason = "constant ranges unroll; arrays stay in registers")]
-unsafe fn tensor<const SPLIT: bool>(o: Operands) {
-    use super::pipelined::{BAND, ring};
+#[allow(
+    clippy::needless_range_loop,
+    reason = "constant ranges unroll; arrays stay in registers"
+)]
+#[inline(always)]
+unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
+    o: &Operands,
+    row0: usize,
+    col0: usize,
+    a: &Panel,
+    b: &Panel,
+) {
+    use super::pipelined::ring;
     const T: usize = TENSOR_TILE;
     const WAIT: u32 = TENSOR_STAGES as u32 - 2;
     const MI: usize = WARP_M / 16;
     const NI: usize = WARP_N / 8;
-    let (tile_m, tile_n) = o.tile(T, T, BAND);
-    let (row0, col0) = (tile_m * T, tile_n * T);
     let t = thread_idx_x() as usize;
     let (warp, lane) = (t / 32, t % 32);
-    let (wm, wn) = ((warp / (T / WARP_N)) * WARP_M, (warp % (T / WARP_N)) * WARP_N);
+    let (wm, wn) = (
+        (warp / (T / WARP_N)) * WARP_M,
+        (warp % (T / WARP_N)) * WARP_N,
+    );
     let (g, q) = (lane / 4, lane % 4);
     let mut acc = [[[0.0f32; 4]; NI]; MI];
     let split = |x: f32| {
         let big = to_tf32(x);
         (big, to_tf32(x - f32::from_bits(big)))
     };
-    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT>(&o, row0, col0, |a, lda, b, ldb| {
-        let step = |acc: &mut [[[f32; 4]; NI]; MI], kk: usize| {
-            let at = |tile: *const f32, ld: usize, k: usize, x: usize| *tile.add((kk + k) * ld + x);
-            let mut a_raw = [[0.0f32; 4]; MI];
-            let mut b_raw = [[0.0f32; 2]; NI];
-            for i in 0..MI {
-                let x = wm + i * 16 + g;
-                a_raw[i] = [at(a, lda, q, x), at(a, lda, q, x + 8), at(a, lda, q + 4, x), at(a, lda, q + 4, x + 8)];
-            }
-            for j in 0..NI {
-                let x = wn + j * 8 + g;
-                b_raw[j] = [at(b, ldb, q, x), at(b, ldb, q + 4, x)];
-            }
-            if SPLIT {
-                let mut a_big = [[0u32; 4]; MI];
-                let mut a_small = [[0u32; 4]; MI];
+    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
+        // Element (x, k) of a staged tile; either layout keeps a
+        // fragment's 32 words in 32 banks.
+        let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
+        let at_b = |k: usize, x: usize| *sb.add(Layout::<B_K>::index(T, x, k));
+        // The fragments of 16-row tile `i` of A and 8-column tile `j` of B
+        // at `k = kk ..= kk + 7`.
+        let a_raw = |i: usize, kk: usize| {
+            let x = wm + i * 16 + g;
+            [
+                at_a(kk + q, x),
+                at_a(kk + q, x + 8),
+                at_a(kk + q + 4, x),
+                at_a(kk + q + 4, x + 8),
+            ]
+        };
+        let b_raw = |j: usize, kk: usize| {
+            let x = wn + j * 8 + g;
+            [at_b(kk + q, x), at_b(kk + q + 4, x)]
+        };
+        if SPLIT {
+            // The tensor cores add into their accumulator without rounding
+            // to nearest (measured: an error growing about linearly with
+            // `k`, 12 times the FP32 kernel's at 1024³). So the 3 products
+            // of each tile and 8 `k` go into a fresh accumulator, which
+            // joins the running sum with one rounded `f32` add.
+            for h in 0..2 {
                 let mut b_big = [[0u32; 2]; NI];
                 let mut b_small = [[0u32; 2]; NI];
-                for i in 0..MI {
-                    for e in 0..4 {
-                        (a_big[i][e], a_small[i][e]) = split(a_raw[i][e]);
-                    }
-                }
                 for j in 0..NI {
+                    let v = b_raw(j, 8 * h);
                     for e in 0..2 {
-                        (b_big[j][e], b_small[j][e]) = split(b_raw[j][e]);
+                        (b_big[j][e], b_small[j][e]) = split(v[e]);
                     }
                 }
-                // Small terms first: they are the least significant.
-                for i in 0..MI {
-                    for j in 0..NI {
-                        mma_tf32_16x8x8(&mut acc[i][j], a_small[i], b_big[j]);
-                        mma_tf32_16x8x8(&mut acc[i][j], a_big[i], b_small[j]);
-                        mma_tf32_16x8x8(&mut acc[i][j], a_big[i], b_big[j]);
+                unroll!(i in [0 1 2 3] => {
+                    let v = a_raw(i, 8 * h);
+                    let mut a_big = [0u32; 4];
+                    let mut a_small = [0u32; 4];
+                    for e in 0..4 {
+                        (a_big[e], a_small[e]) = split(v[e]);
                     }
-                }
-            } else {
-                let a_tf = a_raw.map(|v| v.map(to_tf32));
-                let b_tf = b_raw.map(|v| v.map(to_tf32));
-                for i in 0..MI {
-                    for j in 0..NI {
-                        mma_tf32_16x8x8(&mut acc[i][j], a_tf[i], b_tf[j]);
-                    }
-                }
+                    unroll!(j in [0 1 2 3] => {
+                        // Small terms first: they are the least significant.
+                        let mut part = [0.0f32; 4];
+                        mma_tf32_16x8x8(&mut part, a_small, b_big[j]);
+                        mma_tf32_16x8x8(&mut part, a_big, b_small[j]);
+                        mma_tf32_16x8x8(&mut part, a_big, b_big[j]);
+                        for e in 0..4 {
+                            acc[i][j][e] += part[e];
+                        }
+                    });
+                });
             }
-        };
-        step(&mut acc, 0);
-        step(&mut acc, 8);
+        } else {
+            for h in 0..2 {
+                let b_tf: [[u32; 2]; NI] = core::array::from_fn(|j| b_raw(j, 8 * h).map(to_tf32));
+                unroll!(i in [0 1 2 3] => {
+                    let a_tf = a_raw(i, 8 * h).map(to_tf32);
+                    unroll!(j in [0 1 2 3] => {
+                        mma_tf32_16x8x8(&mut acc[i][j], a_tf, b_tf[j]);
+                    });
+                });
+            }
+        }
     });
     unroll!(i in [0 1 2 3] => {
         unroll!(j in [0 1 2 3] => {

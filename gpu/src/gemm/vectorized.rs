@@ -6,7 +6,7 @@
 use {
     super::Operands,
     super::register_2d::{THREADS, TILE, TT},
-    super::staging::Panel,
+    super::staging::{Panel, load4},
     crate::prim::*,
 };
 
@@ -16,7 +16,11 @@ pub const BK: usize = 8;
 /// Contract: the family's; blocks of 256 threads and `2 · TILE · BK` words
 /// of shared memory.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::needless_range_loop, reason = "constant ranges unroll; arrays stay in registers")]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "constant ranges unroll; arrays stay in registers"
+)]
+#[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     const Q: usize = TILE * BK / 4 / THREADS;
     let (tile_m, tile_n) = o.tile(TILE, TILE, 1);
@@ -39,7 +43,7 @@ pub(crate) unsafe fn kernel(o: Operands) {
         sync_threads();
         for q in 0..BK {
             let row = |tile: *mut f32, at: usize, half: usize| {
-                *tile.add(q * TILE + at * TT + half * 4).cast::<[f32; 4]>()
+                load4(tile.add(q * TILE + at * TT + half * 4))
             };
             let (a_lo, a_hi) = (row(a_tile, trow, 0), row(a_tile, trow, 1));
             let (b_lo, b_hi) = (row(b_tile, tcol, 0), row(b_tile, tcol, 1));

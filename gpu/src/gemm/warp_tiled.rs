@@ -13,7 +13,7 @@ use super::WARP_BK;
 use {
     super::Operands,
     super::STAGE_PAD,
-    super::staging::Panel,
+    super::staging::{Panel, load4, store4},
     crate::prim::*,
 };
 
@@ -55,16 +55,29 @@ impl WarpTile {
         }
     }
 
-    /// Tile row of output row `r` (0..8) of this thread.
+    /// Tile row of output row `r` (0..8) of this thread: 4 consecutive
+    /// rows per half (`BLOCKED`, read as one 16-byte word from a `k`-major
+    /// tile), or 4 rows 4 apart (the lanes of one half take consecutive
+    /// rows, whose `x`-major rows lie in different banks).
     #[inline(always)]
-    pub const fn row(self, r: usize) -> usize {
-        self.wm + (r / 4) * 16 + self.lm * 4 + r % 4
+    pub const fn row<const BLOCKED: bool>(self, r: usize) -> usize {
+        if BLOCKED {
+            self.wm + (r / 4) * 16 + self.lm * 4 + r % 4
+        } else {
+            self.wm + (r / 4) * 16 + self.lm + 4 * (r % 4)
+        }
     }
 
-    /// Tile column of this thread's first output column in half `u`.
+    /// Tile column of output column `c` (0..8) of this thread: as
+    /// [`WarpTile::row`], 4 consecutive columns per half or 4 columns 8
+    /// apart.
     #[inline(always)]
-    pub const fn col(self, u: usize) -> usize {
-        self.wn + u * 32 + self.ln * 4
+    pub const fn col<const BLOCKED: bool>(self, c: usize) -> usize {
+        if BLOCKED {
+            self.wn + (c / 4) * 32 + self.ln * 4 + c % 4
+        } else {
+            self.wn + (c / 4) * 32 + self.ln + 8 * (c % 4)
+        }
     }
 }
 
@@ -72,7 +85,10 @@ impl WarpTile {
 /// of `lda` words (`A` tile, `k`-major), `b` likewise.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-#[allow(clippy::needless_range_loop, reason = "constant ranges unroll; arrays stay in registers")]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "constant ranges unroll; arrays stay in registers"
+)]
 pub(crate) unsafe fn multiply(
     acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],
     a: *const f32,
@@ -82,9 +98,15 @@ pub(crate) unsafe fn multiply(
     w: WarpTile,
 ) {
     let step = |acc: &mut [[f32; THREAD_TILE]; THREAD_TILE], q: usize| {
-        let quad = |tile: *const f32, ld: usize, at: usize| *tile.add(q * ld + at).cast::<[f32; 4]>();
-        let av = [quad(a, lda, w.row(0)), quad(a, lda, w.row(4))];
-        let bv = [quad(b, ldb, w.col(0)), quad(b, ldb, w.col(1))];
+        let quad = |tile: *const f32, ld: usize, at: usize| load4(tile.add(q * ld + at));
+        let av = [
+            quad(a, lda, w.row::<true>(0)),
+            quad(a, lda, w.row::<true>(4)),
+        ];
+        let bv = [
+            quad(b, ldb, w.col::<true>(0)),
+            quad(b, ldb, w.col::<true>(4)),
+        ];
         for r in 0..THREAD_TILE {
             for c in 0..THREAD_TILE {
                 acc[r][c] = fma_f32(av[r / 4][r % 4], bv[c / 4][c % 4], acc[r][c]);
@@ -98,29 +120,30 @@ pub(crate) unsafe fn multiply(
     unrolled!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
-/// Stores a thread's outputs of the tile at `(row0, col0)`: 16-byte
-/// vectors where `C` is aligned for them and the 4 columns are inside,
-/// element by element elsewhere.
+/// Stores a thread's outputs of the tile at `(row0, col0)`, its rows and
+/// columns placed as [`WarpTile::row`] and [`WarpTile::col`] say: 16-byte
+/// vectors where the columns are blocked, `C` is aligned for them and the
+/// 4 columns are inside, element by element elsewhere.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn store(
+pub(crate) unsafe fn store<const ROWS_BLOCKED: bool, const COLS_BLOCKED: bool>(
     o: &Operands,
     acc: &[[f32; THREAD_TILE]; THREAD_TILE],
     row0: usize,
     col0: usize,
     w: WarpTile,
 ) {
-    let vectors = o.c.addr().is_multiple_of(16) && o.ldc.is_multiple_of(4);
+    let vectors = COLS_BLOCKED && o.c.addr().is_multiple_of(16) && o.ldc.is_multiple_of(4);
     unroll!(r in [0 1 2 3 4 5 6 7] => {
-        let i = row0 + w.row(r);
+        let i = row0 + w.row::<ROWS_BLOCKED>(r);
         unroll!(u in [0 1] => {
-            let j = col0 + w.col(u);
+            let j = col0 + w.col::<COLS_BLOCKED>(4 * u);
             let row = &acc[r];
             let sum = [row[4 * u], row[4 * u + 1], row[4 * u + 2], row[4 * u + 3]];
             if i < o.m && vectors && j + 4 <= o.n {
-                let c = o.c.add(i * o.ldc + j).cast::<[f32; 4]>();
+                let c = o.c.add(i * o.ldc + j);
                 let mut v = [0.0f32; 4];
-                let old = if o.beta == 0.0 { [0.0; 4] } else { *c };
+                let old = if o.beta == 0.0 { [0.0; 4] } else { load4(c) };
                 for e in 0..4 {
                     v[e] = if o.beta == 0.0 {
                         o.alpha * sum[e]
@@ -128,10 +151,10 @@ pub(crate) unsafe fn store(
                         fma_f32(o.alpha, sum[e], o.beta * old[e])
                     };
                 }
-                *c = v;
+                store4(c, v);
             } else {
                 unroll!(e in [0 1 2 3] => {
-                    o.store(i, j + e, sum[e]);
+                    o.store(i, col0 + w.col::<COLS_BLOCKED>(4 * u + e), sum[e]);
                 });
             }
         });
@@ -141,6 +164,7 @@ pub(crate) unsafe fn store(
 /// Contract: the family's; blocks of 256 threads and one stage of
 /// `WARP_BK` rows of `TILE + STAGE_PAD` words for each operand.
 #[cfg(target_arch = "nvptx64")]
+#[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     const THREADS: usize = TILE / WARP_M * (TILE / WARP_N) * 32;
     const Q: usize = TILE * WARP_BK / 4 / THREADS;
@@ -166,5 +190,5 @@ pub(crate) unsafe fn kernel(o: Operands) {
         sync_threads();
         p0 += WARP_BK;
     }
-    store(&o, &acc, row0, col0, w);
+    store::<true, true>(&o, &acc, row0, col0, w);
 }
