@@ -84,12 +84,19 @@
 //! * [`Precision::Tf32x3`]: each operand split into two TF32 parts (about
 //!   22 of `f32`'s 24 bits), three tensor-core products per product, for
 //!   FP32 accuracy: the split itself costs about `3 · 2^-22 · Σ`, below
-//!   `k · u · Σ` once `k` ≥ 12. But the tensor cores truncate their `f32`
-//!   sums (round toward zero, as measured) instead of rounding them, once
-//!   per `mma` instruction, `3k/8` of them: the bound becomes about
-//!   `(13 + 8·(k + 2)) · u · Σ`, and on random data the error measured on
-//!   an H100 (1024³) is about 12 times the `Fp32` steps', where
-//!   round-to-nearest sums would give less than theirs.
+//!   `k · u · Σ` once `k` ≥ 12. The tensor cores truncate their `f32` sums
+//!   (round toward zero, as measured) instead of rounding them, so the
+//!   kernel gives each 8 of `k` a fresh accumulator (3 `mma`, truncated
+//!   sums of at most 24 products) and adds it to the running sum with one
+//!   rounded `f32` add: the bound is about `(13 + 8·(k + 2)) · u · Σ`, and
+//!   on random data the error stays within twice the `Fp32` steps' (tested
+//!   at 1024³; summing all of `k` in the tensor cores' accumulator measured
+//!   12 times theirs).
+//!
+//! * Both tensor-core precisions round operands to TF32 to nearest, so an
+//!   operand within about `2^-12` of `f32::MAX` in magnitude becomes ±∞
+//!   there (and its products ±∞ or NaN), where `Fp32` may still give a
+//!   finite result.
 //!
 //! `Tf32` and `Tf32x3` need tensor cores on TF32 (compute capability 8.0,
 //! Ampere, or newer) and the PTX built for them: a context that loaded the
