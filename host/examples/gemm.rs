@@ -22,7 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let a_host: Vec<f32> = (0..n * n).map(|_| next()).collect();
     let b_host: Vec<f32> = (0..n * n).map(|_| next()).collect();
-    let (a, b) = (DeviceBuffer::from_slice(&a_host)?, DeviceBuffer::from_slice(&b_host)?);
+    let (a, b) = (
+        DeviceBuffer::from_slice(&a_host)?,
+        DeviceBuffer::from_slice(&b_host)?,
+    );
     let mut c = DeviceBuffer::from_slice(&vec![0f32; n * n])?;
     let (a_view, b_view) = (Matrix::new(&a, n, n)?, Matrix::new(&b, n, n)?);
 
