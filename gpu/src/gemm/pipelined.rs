@@ -1,14 +1,19 @@
 //! Step 8: step 7's warp tiles fed by a ring of [`PIPELINE_STAGES`](super::PIPELINE_STAGES)
 //! shared-memory stages.
 //!
-//! On sm_80 and newer, an operand laid out along `x` ([`Mode::AlongX`](super::staging::Mode))
-//! is copied by `cp.async` straight into its stage; the other (the
-//! transposing one) is loaded into registers one stage ahead and stored
-//! after the stage's multiply-adds, so its global latency also hides
-//! behind arithmetic. One barrier per stage: at the top of iteration `t`
-//! every warp has finished stage `t − 1`, whose slot then takes stage
-//! `t + STAGES − 1`. PTX for older targets has no `cp.async`: there both
-//! operands take the register path.
+//! On sm_80 and newer every stage arrives by `cp.async`, which runs while
+//! the warps compute on the stages before it. Each operand is staged in the
+//! layout it has in memory ([`Layout`](super::staging::Layout): `k`-major
+//! where consecutive elements in memory are consecutive rows of `op(A)`
+//! or columns of `op(B)`, `x`-major where they run along `k`), so every
+//! quad is one 16-byte copy and none transposes; the
+//! compute reads whichever layout it is given (a body per pair of layouts,
+//! chosen once per launch). One barrier per stage: at the top of
+//! iteration `t` every warp has finished stage `t − 1`, whose slot then
+//! takes stage `t + STAGES − 1`. PTX for older targets has no `cp.async`:
+//! there each stage is loaded into registers one stage ahead and stored
+//! after the stage's multiply-adds, so its latency still hides behind
+//! arithmetic.
 //!
 //! Consecutive blocks walk the tiles in bands of [`BAND`] tile rows (see
 //! [`super::tile_of`]): the blocks in flight then read a few rows of `A`
