@@ -431,11 +431,45 @@ mod device {
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use device::Operands;
 
-/// Builds [`Operands`] from a kernel's parameters.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! operands {
-    ($m:ident, $n:ident, $k:ident, $alpha:ident, $a:ident, $a_row:ident, $a_col:ident,
-     $b:ident, $b_row:ident, $b_col:ident, $beta:ident, $c:ident, $ldc:ident) => {
+/// The kernel table: every product kernel takes the same 13 parameters
+/// (see the module docs), written once here; each row names the entry, its
+/// constants if any, and the step's body, a function of [`Operands`].
+/// The first row owns the shared `Args`; the others share it.
+macro_rules! gemm_kernels {
+    (
+        $first:ident => $first_body:expr;
+        $( $(#[$meta:meta])* $name:ident $([$c:ident = $($v:literal),+])? => $body:expr; )*
+    ) => {
+        kernels! {
+            /// Every GEMM entry point. All products share one parameter
+            /// list (see the module docs for the strides).
+            pub const KERNELS = {
+                fn $first<T in f32>(
+                    m: u32, n: u32, k: u32, alpha: f32,
+                    a: *const T, a_row: usize, a_col: usize,
+                    b: *const T, b_row: usize, b_col: usize,
+                    beta: f32, c: *mut T, ldc: usize)
+                    => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc));
+                $(
+                    $(#[$meta])*
+                    fn $name<T in f32 $(; const $c: u32 = { $($v),+ })?>(
+                        m: u32, n: u32, k: u32, alpha: f32,
+                        a: *const T, a_row: usize, a_col: usize,
+                        b: *const T, b_row: usize, b_col: usize,
+                        beta: f32, c: *mut T, ldc: usize)
+                        shares $first
+                        => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc));
+                )*
+                /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
+                fn gemm_scale<T in f32>(m: u32, n: u32, beta: f32, c: *mut T, ldc: usize)
+                    => device::scale(m, n, beta, c, ldc);
+            }
+        }
+    };
+    // The kernel's parameters as [`Operands`] (passed in: identifiers
+    // written here would not name the parameters of another expansion).
+    (@operands $m:ident $n:ident $k:ident $alpha:ident $a:ident $a_row:ident $a_col:ident
+        $b:ident $b_row:ident $b_col:ident $beta:ident $c:ident $ldc:ident) => {
         $crate::gemm::Operands {
             m: $m as usize,
             n: $n as usize,
@@ -454,90 +488,25 @@ macro_rules! operands {
     };
 }
 
-kernels! {
-    /// Every GEMM entry point. All products share one parameter list
-    /// (see the module docs for the strides).
-    pub const KERNELS = {
-        fn gemm_naive<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            => naive::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_coalesced<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => coalesced::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_shared_tiles<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => shared_tiles::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_register_1d<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => register_1d::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_register_2d<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => register_2d::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_vectorized<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => vectorized::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_warp_tiled<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => warp_tiled::kernel(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        /// One entry per tile configuration: `gemm_pipelined_128_f32`, `..._64_f32` (the tile's rows).
-        fn gemm_pipelined<T in f32; const CONFIG: u32 = { 128, 64 }>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => pipelined::kernel::<
-                { CONFIG as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(CONFIG) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-            >(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_tf32<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => tensor::kernel::<false>(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        fn gemm_tf32x3<T in f32>(
-            m: u32, n: u32, k: u32, alpha: f32,
-            a: *const T, a_row: usize, a_col: usize,
-            b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize)
-            shares gemm_naive
-            => tensor::kernel::<true>(operands!(m, n, k, alpha, a, a_row, a_col, b, b_row, b_col, beta, c, ldc));
-        /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
-        fn gemm_scale<T in f32>(m: u32, n: u32, beta: f32, c: *mut T, ldc: usize)
-            => device::scale(m, n, beta, c, ldc);
-    }
+gemm_kernels! {
+    gemm_naive => naive::kernel;
+    gemm_coalesced => coalesced::kernel;
+    gemm_shared_tiles => shared_tiles::kernel;
+    gemm_register_1d => register_1d::kernel;
+    gemm_register_2d => register_2d::kernel;
+    gemm_vectorized => vectorized::kernel;
+    gemm_warp_tiled => warp_tiled::kernel;
+    /// One entry per tile configuration: `gemm_pipelined_128_f32`,
+    /// `..._64_f32` (the tile's rows).
+    gemm_pipelined [CONFIG = 128, 64] => pipelined::kernel::<
+        { CONFIG as usize },
+        { PIPELINED_TILE_N },
+        { pipelined::threads(CONFIG) },
+        { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+        { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+    >;
+    gemm_tf32 => tensor::kernel::<false>;
+    gemm_tf32x3 => tensor::kernel::<true>;
 }
 
 /// The arguments of every product kernel.
