@@ -87,6 +87,7 @@ pub mod gemm;
 pub mod histogram;
 pub mod image_sums;
 pub mod reduce;
+pub mod rng;
 pub mod transpose;
 
 pub use context::Context;
