@@ -17,7 +17,9 @@
 //! log-normals come from the same Box–Muller pairs, but cuRAND takes their
 //! sine and cosine from the GPU's approximate instructions, so the CPU's
 //! values differ by up to [`NORMAL_CPU_TOLERANCE`] times the pair's radius
-//! (see [`warpspeed_gpu::rng`]). `Philox` implements `rand_core`'s
+//! (see [`warpspeed_gpu::rng`]). Poisson counts equal cuRAND's for
+//! `λ < 64` and `λ > 4000`, and in the fixtures between too (cuRAND uses
+//! approximate instructions there; see [`Philox::poisson`]). `Philox` implements `rand_core`'s
 //! `RngCore` (`next_u32` is `curand`) and `SeedableRng`.
 
 pub use warpspeed_gpu::rng::{
@@ -38,7 +40,26 @@ mod tests {
     struct Record {
         what: String,
         triple: (u64, u64, u64),
+        /// The parameters (`λ`, or mean and deviation), if any.
+        params: Vec<f64>,
         words: Vec<u32>,
+    }
+
+    /// A number in C's `%a` form (`0x1.cp+1`).
+    fn hex_float(text: &str) -> f64 {
+        let (negative, text) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let body = text.strip_prefix("0x").expect("%a starts with 0x");
+        let (mantissa, exponent) = body.split_once('p').expect("%a has an exponent");
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let mut value = u64::from_str_radix(int, 16).unwrap() as f64;
+        for (i, digit) in frac.chars().enumerate() {
+            value += digit.to_digit(16).unwrap() as f64 * 16f64.powi(-(i as i32 + 1));
+        }
+        let value = value * 2f64.powi(exponent.parse().unwrap());
+        if negative { -value } else { value }
     }
 
     fn records() -> Vec<Record> {
@@ -51,6 +72,7 @@ mod tests {
                 let what = parts.next().unwrap().to_string();
                 let mut number = || parts.next().unwrap().parse::<u64>().unwrap();
                 let triple = (number(), number(), number());
+                let params = parts.map(hex_float).collect();
                 let words = values
                     .split_whitespace()
                     .map(|w| u32::from_str_radix(w, 16).unwrap())
@@ -58,6 +80,7 @@ mod tests {
                 Record {
                     what,
                     triple,
+                    params,
                     words,
                 }
             })
@@ -209,6 +232,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Knuth's method (`λ < 64`) and the normal approximation (`λ > 4000`)
+    /// match cuRAND exactly; the rejection method between, built on the
+    /// GPU's approximate instructions, is counted (and must agree on most
+    /// draws).
+    #[test]
+    fn poisson_counts_match_curand_outside_the_approximate_method() {
+        let all = records();
+        let (mut between, mut differing) = (0, 0);
+        for r in of(&all, "poisson") {
+            let lambda = r.params[0];
+            let mut p = philox(r);
+            let ours: Vec<u32> = (0..16).map(|_| p.poisson(lambda)).collect();
+            if !(64.0..=4000.0).contains(&lambda) {
+                assert_eq!(ours, r.words, "poisson λ = {lambda} {:?}", r.triple);
+            } else {
+                between += ours.len();
+                differing += ours.iter().zip(&r.words).filter(|(a, b)| a != b).count();
+            }
+        }
+        eprintln!(
+            "Poisson, 64 <= λ <= 4000: {differing} of {between} CPU draws differ from cuRAND's"
+        );
+        assert!(
+            between > 0 && differing * 10 <= between,
+            "{differing} of {between}"
+        );
     }
 
     #[test]
