@@ -55,6 +55,17 @@ pub mod constant;
 
 pub mod ptx;
 
+/// `body` once for each value of `i`, spelled out: LLVM leaves loops whose
+/// bodies hold branches (bounds checks, the `β = 0` case) rolled, and a
+/// rolled loop over an array of accumulators keeps the array in local
+/// memory instead of registers.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! unroll {
+    ($i:ident in [$($v:literal)*] => $body:block) => {
+        $( { let $i: usize = $v; $body } )*
+    };
+}
+
 // The families, one module each.
 pub mod conv1d;
 pub mod gemm;
@@ -82,6 +93,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("histogram", histogram::KERNELS),
     ("conv1d", conv1d::KERNELS),
     ("gemm", gemm::KERNELS),
+    ("rng", rng::KERNELS),
 ];
 
 #[cfg(target_arch = "nvptx64")]

@@ -102,6 +102,105 @@ pub fn uniform_f64_of(x: u32) -> f64 {
     x as f64 * (TWO_POW_M32 as f64) + TWO_POW_M32 as f64
 }
 
+/// Threads of cuRAND's host-API Philox generator: in a fill
+/// (`curandGenerate`, `curandGenerateUniform`, ...), value `j` of the
+/// generator's stream is word `j % 4` of block `j / 4`, and block `b` is
+/// the bijection of counter [`host_counter`]`(b)`: thread `b % 65 536`'s
+/// subsequence, its block `b / 65 536`. Read from cuRAND's own fills (the
+/// golden vectors) on an H200.
+pub const HOST_THREADS: u64 = 65_536;
+
+/// Values of a host-API stream that [`host_counter`] reaches: the block
+/// within a thread's subsequence is the counter's low 32-bit word.
+pub const HOST_STREAM_LIMIT: u64 = (HOST_THREADS * 4) << 32;
+
+/// The counter of block `block` of a host-API stream (see
+/// [`HOST_THREADS`]); `block < HOST_STREAM_LIMIT / 4`.
+#[inline(always)]
+pub const fn host_counter(block: u64) -> [u32; 4] {
+    [
+        (block / HOST_THREADS) as u32,
+        0,
+        (block % HOST_THREADS) as u32,
+        0,
+    ]
+}
+
+/// The key of `seed`: its low and high halves.
+#[inline(always)]
+pub const fn key_of(seed: u64) -> [u32; 2] {
+    [seed as u32, (seed >> 32) as u32]
+}
+
+/// Value `position` of the host-API stream of `seed`: what
+/// `curandGenerate` writes at index `position − offset` after
+/// `curandSetGeneratorOffset(offset)`.
+pub const fn host_value(seed: u64, position: u64) -> u32 {
+    philox4x32_10(host_counter(position / 4), key_of(seed))[(position % 4) as usize]
+}
+
+/// What a fill writes for one 32-bit value of the stream: the value itself
+/// (`curandGenerate`) or its uniform (`curandGenerateUniform`).
+pub trait FillValue: Copy {
+    /// The element for stream value `bits`.
+    fn from_bits(bits: u32) -> Self;
+}
+
+impl FillValue for u32 {
+    #[inline(always)]
+    fn from_bits(bits: u32) -> u32 {
+        bits
+    }
+}
+
+impl FillValue for f32 {
+    #[inline(always)]
+    fn from_bits(bits: u32) -> f32 {
+        uniform_of(bits)
+    }
+}
+
+/// Threads per block of the fill kernels.
+pub const FILL_BLOCK: u32 = 256;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::*;
+    use crate::prim::*;
+
+    /// `out[i] = T::from_bits(host_value(seed, position + i))` for
+    /// `i < n`: each thread computes whole blocks of 4 stream values (one
+    /// Philox bijection) and writes the ones inside the fill.
+    ///
+    /// Contract: `out` valid for writes of `n` elements;
+    /// `position + n <= HOST_STREAM_LIMIT`; any 1D grid of 1D blocks.
+    pub unsafe fn fill<T: FillValue>(out: *mut T, n: usize, seed: u64, position: u64) {
+        let key = key_of(seed);
+        let head = (position % 4) as usize;
+        let first = position / 4;
+        let blocks = (head + n).div_ceil(4);
+        for k in grid_stride(blocks) {
+            let words = philox4x32_10(host_counter(first + k as u64), key);
+            unroll!(w in [0 1 2 3] => {
+                // Stream value `4 (first + k) + w` is output `4k + w − head`.
+                let at = 4 * k + w;
+                if at >= head && at - head < n {
+                    *out.add(at - head) = T::from_bits(words[w]);
+                }
+            });
+        }
+    }
+}
+
+kernels! {
+    /// The fill kernels: raw values (`u32`) or uniforms (`f32`).
+    pub const KERNELS = {
+        /// `u32`: `curandGenerate`; `f32`: `curandGenerateUniform`.
+        fn rng_fill<T in u32, f32>(out: *mut T, n: usize, seed: u64, position: u64)
+            => device::fill::<T>(out, n, seed, position);
+    }
+}
+
 /// What the Box–Muller slot holds between calls (`boxmuller_flag` and
 /// `boxmuller_extra` of cuRAND's state).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -21,11 +21,192 @@
 //! `λ < 64` and `λ > 4000`, and in the fixtures between too (cuRAND uses
 //! approximate instructions there; see [`Philox::poisson`]). `Philox` implements `rand_core`'s
 //! `RngCore` (`next_u32` is `curand`) and `SeedableRng`.
+//!
+//! Bulk fills on the GPU are cuRAND's host API: a [`Generator`] (seed and
+//! stream position, like a `curandGenerator_t` of
+//! `CURAND_RNG_PSEUDO_PHILOX4_32_10`) fills a device slice with the values
+//! `curandGenerate` (`u32`) or `curandGenerateUniform` (`f32`) would write,
+//! in the same order, and moves on, so the next fill continues the stream:
+//!
+//! ```no_run
+//! # fn main() -> warpspeed::Result<()> {
+//! use cust::memory::DeviceBuffer;
+//! use warpspeed::rng::Generator;
+//! let ctx = warpspeed::Context::new(0)?;
+//! let mut generator = Generator::new(1234); // curandSetPseudoRandomGeneratorSeed
+//! let mut x = DeviceBuffer::from_slice(&[0f32; 1000])?;
+//! ctx.fill_uniform_into(&mut generator, &mut x)?.wait()?; // curandGenerateUniform
+//! assert_eq!(generator.position(), 1000);
+//! # Ok(()) }
+//! ```
 
 pub use warpspeed_gpu::rng::{
-    NORMAL_CPU_TOLERANCE, PHILOX_M, PHILOX_W, Philox, box_muller, box_muller_f64, philox4x32_10,
-    uniform_f64_of, uniform_of,
+    HOST_STREAM_LIMIT, HOST_THREADS, NORMAL_CPU_TOLERANCE, PHILOX_M, PHILOX_W, Philox, box_muller,
+    box_muller_f64, host_value, philox4x32_10, uniform_f64_of, uniform_of,
 };
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::launch::{LaunchConfig, blocks_for};
+use crate::pending::Pending;
+use cust::memory::DeviceSlice;
+use warpspeed_gpu::DevPtrMut;
+use warpspeed_gpu::rng::{FILL_BLOCK, FillValue, rng_fill};
+
+/// cuRAND's host-API Philox4_32_10 generator: a seed and the position in
+/// its stream the next fill starts at (`curandSetGeneratorOffset`). Fills
+/// ([`Context::fill_u32_into`], [`Context::fill_uniform_into`]) write the
+/// values cuRAND's would, and move the position on by their length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Generator {
+    seed: u64,
+    position: u64,
+}
+
+impl Generator {
+    /// The generator of `seed` at the start of its stream.
+    pub const fn new(seed: u64) -> Generator {
+        Generator { seed, position: 0 }
+    }
+
+    /// The generator of `seed` at value `offset` of its stream
+    /// (`curandSetGeneratorOffset(offset)`).
+    pub const fn with_offset(seed: u64, offset: u64) -> Generator {
+        Generator {
+            seed,
+            position: offset,
+        }
+    }
+
+    /// The seed.
+    pub const fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The stream position the next fill starts at.
+    pub const fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Value `position` of the stream, on the CPU: what a fill writes for
+    /// it (`u32`; uniforms are [`uniform_of`] of it).
+    pub const fn value(&self, position: u64) -> u32 {
+        host_value(self.seed, position)
+    }
+
+    /// Value `position` of the stream of normals `curandGenerateNormal`
+    /// (mean 0, deviation 1) fills with, on the CPU: Box–Muller
+    /// ([`box_muller`]) on the pair of stream values at `position & !1`
+    /// and `position | 1`, the sine's result at even positions, the
+    /// cosine's at odd ones (read from cuRAND's fills, with even offsets).
+    /// Within [`NORMAL_CPU_TOLERANCE`] times the pair's radius of cuRAND's.
+    pub fn normal_value(&self, position: u64) -> f32 {
+        let first = position & !1;
+        box_muller(self.value(first), self.value(first | 1))[(position & 1) as usize]
+    }
+
+    /// Value `position` of `curandGenerateLogNormal(.., mean, stddev)`'s
+    /// stream on the CPU: `exp(mean + stddev · z)` of
+    /// [`Generator::normal_value`]`(position)`.
+    pub fn log_normal_value(&self, position: u64, mean: f32, stddev: f32) -> f32 {
+        (mean + stddev * self.normal_value(position)).exp()
+    }
+
+    /// Reserves the next `n` values: their first position, or an error if
+    /// they would pass [`HOST_STREAM_LIMIT`] (the layout of cuRAND's fills
+    /// is known below it).
+    fn take(&mut self, n: usize) -> Result<u64> {
+        let start = self.position;
+        match start.checked_add(n as u64) {
+            Some(end) if end <= HOST_STREAM_LIMIT => {
+                self.position = end;
+                Ok(start)
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "a fill of {n} values from stream position {start} would pass value 2^50 of the \
+                 Philox stream, beyond the layout of cuRAND's fills"
+            ))),
+        }
+    }
+}
+
+impl Context {
+    /// Enqueues a fill of `out` with the next `out.len()` values of
+    /// `generator`'s stream (`curandGenerate`), and moves it on. Returns at
+    /// once; see [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the fill would pass stream value
+    /// 2^50 ([`HOST_STREAM_LIMIT`]); the generator is then unchanged.
+    pub fn fill_u32_into<'a>(
+        &'a self,
+        generator: &mut Generator,
+        out: &'a mut DeviceSlice<u32>,
+    ) -> Result<Pending<'a>> {
+        self.fill_into(generator, out)
+    }
+
+    /// Enqueues a fill of `out` with uniforms in `(0, 1]` of the next
+    /// `out.len()` values of `generator`'s stream
+    /// (`curandGenerateUniform`), and moves it on. Returns at once; see
+    /// [`Pending`].
+    ///
+    /// # Errors
+    /// As [`Context::fill_u32_into`].
+    pub fn fill_uniform_into<'a>(
+        &'a self,
+        generator: &mut Generator,
+        out: &'a mut DeviceSlice<f32>,
+    ) -> Result<Pending<'a>> {
+        self.fill_into(generator, out)
+    }
+
+    fn fill_into<'a, T>(
+        &'a self,
+        generator: &mut Generator,
+        out: &'a mut DeviceSlice<T>,
+    ) -> Result<Pending<'a>>
+    where
+        T: FillValue + cust::memory::DeviceCopy + warpspeed_gpu::KernelType,
+    {
+        self.ensure_alive()?;
+        let n = out.len();
+        let mut next = *generator;
+        let position = next.take(n)?;
+        if n == 0 {
+            *generator = next;
+            return Ok(Pending::new(self));
+        }
+        // Blocks of 4 stream values the fill touches (a partial one at
+        // each end), one per thread; a grid-stride loop beyond what the
+        // device holds at once.
+        let values = (position % 4) as usize + n;
+        let info = self.info();
+        let resident =
+            info.multiprocessors * (info.max_threads_per_multiprocessor / FILL_BLOCK).max(1);
+        let grid = blocks_for(values.div_ceil(4), FILL_BLOCK as usize)
+            .map_or(resident, |g| g.clamp(1, resident));
+        let args = rng_fill::Args::<T> {
+            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
+            n,
+            seed: generator.seed,
+            position,
+        };
+        // SAFETY: the kernel's contract: `out` is a device slice of `n`
+        // elements, all written and nothing else; `position + n` is at most
+        // `HOST_STREAM_LIMIT` (`take` checked); any 1D grid. The `Pending`
+        // keeps `out` borrowed until the stream has run the kernel.
+        unsafe {
+            self.launch(
+                rng_fill::entry::<T>(),
+                LaunchConfig::linear(grid, FILL_BLOCK, 0),
+                &args,
+            )?
+        };
+        *generator = next;
+        Ok(Pending::new(self))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -260,6 +441,79 @@ mod tests {
             between > 0 && differing * 10 <= between,
             "{differing} of {between}"
         );
+    }
+
+    /// One host-API record: what, seed, offset, `(index, word)` pairs.
+    type HostRecord = (String, u64, u64, Vec<(u64, u32)>);
+
+    fn host_records() -> Vec<HostRecord> {
+        GOLDEN
+            .lines()
+            .filter(|l| l.starts_with("host_"))
+            .map(|line| {
+                let (head, values) = line.split_once(':').unwrap();
+                let parts: Vec<&str> = head.split_whitespace().collect();
+                let pairs = values
+                    .split_whitespace()
+                    .map(|p| {
+                        let (i, w) = p.split_once('=').unwrap();
+                        (i.parse().unwrap(), u32::from_str_radix(w, 16).unwrap())
+                    })
+                    .collect();
+                (
+                    parts[0].to_string(),
+                    parts[1].parse().unwrap(),
+                    parts[3].parse().unwrap(),
+                    pairs,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn host_api_fills_follow_curands_layout() {
+        let mut checked = 0;
+        for (what, seed, offset, pairs) in host_records() {
+            let generator = Generator::with_offset(seed, offset);
+            for (i, word) in pairs {
+                let value = generator.value(offset + i);
+                let position = offset + i;
+                let theirs = f32::from_bits(word);
+                match what.as_str() {
+                    "host_curand" => assert_eq!(value, word, "{what} {seed} {offset} {i}"),
+                    "host_uniform" => {
+                        assert_eq!(
+                            uniform_of(value).to_bits(),
+                            word,
+                            "{what} {seed} {offset} {i}"
+                        )
+                    }
+                    "host_normal" => {
+                        let first = position & !1;
+                        let rad = radius(generator.value(first));
+                        let ours = generator.normal_value(position);
+                        assert!(
+                            close_normal(ours, theirs, rad),
+                            "{what} {seed} {offset} {i}: {ours} against {theirs}"
+                        );
+                    }
+                    "host_log_normal" => {
+                        let first = position & !1;
+                        let rad = radius(generator.value(first));
+                        let ours = generator.log_normal_value(position, 0.5, 1.5);
+                        // As for the device API's log-normals.
+                        let rel = 1.5 * (NORMAL_CPU_TOLERANCE * rad + 1e-6) + 4.0 * f32::EPSILON;
+                        assert!(
+                            (ours - theirs).abs() <= rel * theirs,
+                            "{what} {seed} {offset} {i}: {ours} against {theirs}"
+                        );
+                    }
+                    _ => continue,
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod gemm;
 mod histogram;
 mod image_sums;
 mod reduce;
+mod rng;
 mod transpose;
 
 use libtest_mimic::{Arguments, Trial};
@@ -33,6 +34,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     histogram::trials,
     conv1d::trials,
     gemm::trials,
+    rng::trials,
 ];
 
 fn main() {

@@ -19,17 +19,6 @@
 //! products at all: the host runs [`gemm_scale`] (`C = β · C`), which reads
 //! neither `A` nor `B`.
 
-/// `body` once for each value of `i`, spelled out: LLVM leaves loops whose
-/// bodies hold branches (bounds checks, the `β = 0` case) rolled, and a
-/// rolled loop over an array of accumulators keeps the array in local
-/// memory instead of registers.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! unroll {
-    ($i:ident in [$($v:literal)*] => $body:block) => {
-        $( { let $i: usize = $v; $body } )*
-    };
-}
-
 pub mod coalesced;
 pub mod naive;
 pub mod pipelined;
