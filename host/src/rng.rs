@@ -34,7 +34,7 @@
 //! use warpspeed::rng::Generator;
 //! let ctx = warpspeed::Context::new(0)?;
 //! let mut generator = Generator::new(1234); // curandSetPseudoRandomGeneratorSeed
-//! let mut x = DeviceBuffer::from_slice(&[0f32; 1000])?;
+//! let mut x = DeviceBuffer::from_slice(&[0f32; 1000]).unwrap();
 //! ctx.fill_uniform_into(&mut generator, &mut x)?.wait()?; // curandGenerateUniform
 //! assert_eq!(generator.position(), 1000);
 //! # Ok(()) }
