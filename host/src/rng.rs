@@ -516,6 +516,141 @@ mod tests {
         assert!(checked > 10_000, "{checked}");
     }
 
+    /// Samples of 2^24 draws (2^20 in debug builds, where the tests run
+    /// unoptimised); every bound below is derived from the sample size, at
+    /// about five standard deviations (or a tail probability near 10^-6),
+    /// so a correct generator fails about once in a million seeds. The
+    /// seeds are fixed: the result is the same on every run.
+    fn sample_size() -> usize {
+        if cfg!(debug_assertions) {
+            1 << 20
+        } else {
+            1 << 24
+        }
+    }
+
+    /// Mean and (population) variance.
+    fn moments(x: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+        let n = x.clone().count() as f64;
+        let mean = x.clone().sum::<f64>() / n;
+        let var = x.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        (mean, var)
+    }
+
+    /// `|value − expected| <= 5 · sd`, with a message.
+    fn within_5_sd(what: &str, value: f64, expected: f64, sd: f64) {
+        assert!(
+            (value - expected).abs() <= 5.0 * sd,
+            "{what}: {value} against {expected} ± 5 · {sd:e}"
+        );
+    }
+
+    #[test]
+    fn uniforms_pass_moments_and_chi_squared_on_256_bins() {
+        let n = sample_size();
+        let mut p = Philox::new(0x1234_5678, 3, 17);
+        let x: Vec<f32> = (0..n).map(|_| p.uniform()).collect();
+        let nf = n as f64;
+        let (mean, var) = moments(x.iter().map(|&v| v as f64));
+        within_5_sd("uniform mean", mean, 0.5, (1.0 / 12.0 / nf).sqrt());
+        // Var(s²) = (μ4 − σ⁴) / n, μ4 = 1/80 and σ⁴ = 1/144 for U(0, 1).
+        within_5_sd(
+            "uniform variance",
+            var,
+            1.0 / 12.0,
+            ((1.0 / 80.0 - 1.0 / 144.0) / nf).sqrt(),
+        );
+        let mut bins = [0u64; 256];
+        for &v in &x {
+            // (0, 1]: 1.0 goes to the last bin.
+            bins[((v * 256.0) as usize).min(255)] += 1;
+        }
+        let expected = nf / 256.0;
+        let chi2: f64 = bins
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
+        // χ² with 255 degrees of freedom; Wilson–Hilferty quantiles at
+        // z = ±4.75 (two-sided tail about 2 · 10^-6).
+        let k = 255.0f64;
+        let quantile = |z: f64| k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3);
+        assert!(
+            (quantile(-4.75)..=quantile(4.75)).contains(&chi2),
+            "χ² = {chi2} outside [{}, {}]",
+            quantile(-4.75),
+            quantile(4.75)
+        );
+    }
+
+    #[test]
+    fn normals_pass_moments_and_kolmogorov_smirnov() {
+        let n = sample_size();
+        let mut p = Philox::new(42, 0, 0);
+        let mut z: Vec<f32> = (0..n).map(|_| p.normal()).collect();
+        let nf = n as f64;
+        let (mean, var) = moments(z.iter().map(|&v| v as f64));
+        within_5_sd("normal mean", mean, 0.0, (1.0 / nf).sqrt());
+        // Var(s²) = (μ4 − σ⁴) / n = 2 / n for N(0, 1).
+        within_5_sd("normal variance", var, 1.0, (2.0 / nf).sqrt());
+        z.sort_by(f32::total_cmp);
+        let phi = |x: f64| 0.5 * (1.0 + libm::erf(x / core::f64::consts::SQRT_2));
+        let d = z
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let f = phi(v as f64);
+                (f - i as f64 / nf)
+                    .abs()
+                    .max(((i + 1) as f64 / nf - f).abs())
+            })
+            .fold(0.0, f64::max);
+        // Kolmogorov's bound: P(D > t) <= 2 exp(−2 n t²); t for 10^-6.
+        let t = ((2.0f64 / 1e-6).ln() / (2.0 * nf)).sqrt();
+        assert!(d <= t, "Kolmogorov–Smirnov D = {d:e} above {t:e}");
+    }
+
+    #[test]
+    fn log_normals_and_poisson_counts_have_their_moments() {
+        let n = sample_size();
+        let nf = n as f64;
+        // Log-normal (0, 0.5): mean e^{σ²/2}, variance (e^{σ²} − 1) e^{σ²};
+        // the sample mean's deviation is the variance's root over √n.
+        let (mu, sigma) = (0.0f64, 0.5f64);
+        let mut p = Philox::new(7, 1, 0);
+        let x: Vec<f64> = (0..n)
+            .map(|_| p.log_normal(mu as f32, sigma as f32) as f64)
+            .collect();
+        let (mean, _) = moments(x.iter().copied());
+        let var = ((sigma * sigma).exp() - 1.0) * (2.0 * mu + sigma * sigma).exp();
+        within_5_sd(
+            "log-normal mean",
+            mean,
+            (mu + sigma * sigma / 2.0).exp(),
+            (var / nf).sqrt(),
+        );
+        // Poisson: mean λ, variance λ; Var(s²) = (μ4 − σ⁴)/n = (λ + 2λ²)/n.
+        // λ = 3.5 (Knuth), 1000 (the rejection method) and 5000 (normal
+        // approximation), the last two on fewer draws.
+        for (lambda, draws) in [(3.5, n), (1000.0, n / 16), (5000.0, n / 16)] {
+            let mut p = Philox::new(99, 0, lambda as u64);
+            let counts: Vec<f64> = (0..draws).map(|_| p.poisson(lambda) as f64).collect();
+            let (mean, var) = moments(counts.iter().copied());
+            let d = draws as f64;
+            within_5_sd(
+                &format!("Poisson({lambda}) mean"),
+                mean,
+                lambda,
+                (lambda / d).sqrt(),
+            );
+            within_5_sd(
+                &format!("Poisson({lambda}) variance"),
+                var,
+                lambda,
+                ((lambda + 2.0 * lambda * lambda) / d).sqrt(),
+            );
+        }
+    }
+
     #[test]
     fn rand_core_traits_draw_the_same_stream() {
         use rand_core::{RngCore, SeedableRng};
