@@ -18,7 +18,7 @@
 //! multiplies exactly the matrices we multiply.
 
 use crate::harness::{
-    Bench, Case, Family, Point, Scaling, Work, device_copies, enqueued, ladder_rows,
+    Bench, Case, Family, Point, Scaling, Work, device_copies, enqueued, ladder_rows, splitmix64,
 };
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use warpspeed::gemm::{Gemm, GemmVariant, Precision};
@@ -60,14 +60,6 @@ fn fast(v: GemmVariant) -> bool {
             | GemmVariant::SharedTiles
             | GemmVariant::Register1d
     )
-}
-
-/// SplitMix64's output function (as in `peers.cu`).
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Value number `i`: uniform in [−1, 1) with 24 random bits, exact in `f32`

@@ -14,6 +14,16 @@ pub struct Family {
     pub run: fn(&mut Bench) -> Result<(), String>,
 }
 
+/// SplitMix64's output function: a well-mixed 64-bit hash of `x`, the
+/// one formula the families' inputs and `peers.cu`'s are made from, so
+/// both sides measure the same data.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// A launch enqueued for timing: its guard is let go so that the next launch
 /// follows back to back.
 pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
