@@ -7,6 +7,14 @@
 
 use crate::{FAMILIES, Kernel};
 
+/// The PTX targets the crate is built for (`cargo xtask build-ptx`) and
+/// the host library ships, oldest first: a baseline every GPU from Volta
+/// on loads (the driver compiles it for newer chips), Ampere's (the first
+/// with `cp.async` and TF32 tensor cores, also run by sm_86 and sm_89), and
+/// Hopper's own. Code behind `cfg(target_feature = "sm_80")` differs
+/// between them.
+pub const TARGETS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+
 /// The most parameters an entry may have for [`PtxEntry`] to record them.
 pub const MAX_PARAMS: usize = 16;
 

@@ -75,6 +75,13 @@ mod tests {
         assert!(select(6, 1).is_none());
     }
 
+    #[test]
+    fn one_module_per_target_of_the_device_crate() {
+        let mut shipped: Vec<&str> = MODULES.iter().map(|m| m.1).collect();
+        shipped.reverse(); // MODULES is newest first
+        assert_eq!(shipped, warpspeed_gpu::ptx::TARGETS);
+    }
+
     /// The committed PTX defines exactly the declared kernels, with the
     /// declared parameters, and calls nothing external.
     #[test]

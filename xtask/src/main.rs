@@ -6,11 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-/// The PTX targets shipped in `host/ptx/`: a baseline every GPU from Volta on
-/// loads (the driver compiles it for newer chips), Ampere's (the first with
-/// `cp.async` and TF32 tensor cores, also run by sm_86 and sm_89), and
-/// Hopper's own.
-const PTX_TARGETS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+/// The PTX targets shipped in `host/ptx/` (one list, the device crate's).
+const PTX_TARGETS: [&str; 3] = warpspeed_gpu::ptx::TARGETS;
 
 const HELP: &str = "\
 cargo xtask <task>
