@@ -98,6 +98,13 @@ impl<const K_MAJOR: bool> Layout<K_MAJOR> {
         }
     }
 
+    /// Element `u` (0 to 3) of the quad at `(x, p)`: along `x` in a
+    /// `k`-major tile, along `p` in an `x`-major one.
+    #[inline(always)]
+    pub const fn element(x: usize, p: usize, u: usize) -> (usize, usize) {
+        if K_MAJOR { (x + u, p) } else { (x, p + u) }
+    }
+
     /// The origin `(x, p)` of quad `e` of a `tx × WARP_BK` tile: quads
     /// run along `x` in a `k`-major tile (a warp covers a row of `x`), along
     /// `p` in an `x`-major one (4 lanes cover one `x`'s 16 values of `p`,
@@ -266,6 +273,21 @@ mod device {
             });
         }
 
+        /// Stages this thread's quads of the `TX × BK` tile at `p0` into
+        /// `stage` (rows of `ld` words) through registers: the synchronous
+        /// staging of steps 6 and 7.
+        #[inline(always)]
+        pub unsafe fn stage_tile<const TX: usize, const THREADS: usize, const Q: usize>(
+            &self,
+            stage: *mut f32,
+            ld: usize,
+            thread: usize,
+            p0: usize,
+        ) {
+            let quads = self.fetch_tile::<TX, THREADS, Q>(thread, p0);
+            self.put_tile::<TX, THREADS, Q>(stage, ld, thread, quads);
+        }
+
         /// Whether the quads of layout `K_MAJOR` are 16-byte vectors in
         /// memory (aligned, contiguous along the quad).
         #[inline(always)]
@@ -333,7 +355,7 @@ mod device {
                         // copies', so no ordering between them is needed).
                         // No copy ever names an address outside the panel.
                         unroll!(u in [0 1 2 3] => {
-                            let (xu, pu) = if K_MAJOR { (x + u, p) } else { (x, p + u) };
+                            let (xu, pu) = Layout::<K_MAJOR>::element(x, p, u);
                             let (src, inside) = self.source(xu, p0 + pu);
                             let dst = stage.add(Layout::<K_MAJOR>::index(TX, xu, pu));
                             if inside {
@@ -371,7 +393,7 @@ mod device {
                         quads[s] = load4(self.source(x, p0 + p).0);
                     } else {
                         unroll!(u in [0 1 2 3] => {
-                            let (xu, pu) = if K_MAJOR { (x + u, p) } else { (x, p + u) };
+                            let (xu, pu) = Layout::<K_MAJOR>::element(x, p, u);
                             let (src, inside) = self.source(xu, p0 + pu);
                             if inside {
                                 quads[s][u] = *src;

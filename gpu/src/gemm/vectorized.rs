@@ -36,10 +36,8 @@ pub(crate) unsafe fn kernel(o: Operands) {
     let mut acc = [[0.0f32; TT]; TT];
     let mut p0 = 0;
     while p0 < o.k {
-        let quads = a.fetch_tile::<TILE, THREADS, Q>(t, p0);
-        a.put_tile::<TILE, THREADS, Q>(a_tile, TILE, t, quads);
-        let quads = b.fetch_tile::<TILE, THREADS, Q>(t, p0);
-        b.put_tile::<TILE, THREADS, Q>(b_tile, TILE, t, quads);
+        a.stage_tile::<TILE, THREADS, Q>(a_tile, TILE, t, p0);
+        b.stage_tile::<TILE, THREADS, Q>(b_tile, TILE, t, p0);
         sync_threads();
         for q in 0..BK {
             let row = |tile: *mut f32, at: usize, half: usize| {

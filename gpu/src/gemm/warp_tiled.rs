@@ -181,10 +181,8 @@ pub(crate) unsafe fn kernel(o: Operands) {
     let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
     let mut p0 = 0;
     while p0 < o.k {
-        let quads = a.fetch_tile::<TILE, THREADS, Q>(t, p0);
-        a.put_tile::<TILE, THREADS, Q>(a_tile, LD, t, quads);
-        let quads = b.fetch_tile::<TILE, THREADS, Q>(t, p0);
-        b.put_tile::<TILE, THREADS, Q>(b_tile, LD, t, quads);
+        a.stage_tile::<TILE, THREADS, Q>(a_tile, LD, t, p0);
+        b.stage_tile::<TILE, THREADS, Q>(b_tile, LD, t, p0);
         sync_threads();
         multiply(&mut acc, a_tile, LD, b_tile, LD, w);
         sync_threads();
