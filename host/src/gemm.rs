@@ -110,7 +110,7 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::launch::{LaunchConfig, blocks_for};
+use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
@@ -282,17 +282,6 @@ fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
     })
 }
 
-/// `gemm_scale`'s grid for `elements` outputs on a device of `sms`
-/// multiprocessors holding `threads_per_sm` threads each: a block per
-/// [`SCALE_BLOCK`] outputs, at most as many as the device holds at once
-/// (the blocks then walk the rest, grid-stride). At least 1.
-fn scale_grid(elements: usize, sms: u32, threads_per_sm: u32) -> u32 {
-    let resident = sms
-        .saturating_mul((threads_per_sm / SCALE_BLOCK).max(1))
-        .max(1);
-    blocks_for(elements, SCALE_BLOCK as usize).map_or(resident, |b| b.clamp(1, resident))
-}
-
 impl Context {
     /// Enqueues `C = α · op(A) · op(B) + β · C` as `gemm` says (shape,
     /// transposes, step); see the [module docs](crate::gemm) for the
@@ -359,8 +348,9 @@ impl Context {
                 return Ok(Pending::new(self));
             }
             let info = self.info();
-            let grid = scale_grid(
+            let grid = grid_stride_blocks(
                 m * n, // no overflow: both are below 2^32
+                SCALE_BLOCK,
                 info.multiprocessors,
                 info.max_threads_per_multiprocessor,
             );
@@ -504,13 +494,6 @@ mod tests {
             product_grid(1 << 32, 1 << 32, 1 << 32),
             Err(Error::InvalidArgument(_))
         ));
-        // The scale kernel: one block per 256 outputs, at most what 132 SMs
-        // of 2048 threads hold (8 blocks each), never 0.
-        assert_eq!(scale_grid(1, 132, 2048), 1);
-        assert_eq!(scale_grid(257, 132, 2048), 2);
-        assert_eq!(scale_grid(1 << 30, 132, 2048), 132 * 8);
-        assert_eq!(scale_grid(usize::MAX, 132, 2048), 132 * 8);
-        assert_eq!(scale_grid(1000, 1, 128), 1);
     }
 
     #[test]

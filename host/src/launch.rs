@@ -41,6 +41,15 @@ pub(crate) fn blocks_for(items: usize, per_block: usize) -> Option<u32> {
     u32::try_from(items.div_ceil(per_block)).ok()
 }
 
+/// The grid of a grid-stride kernel over `items`, one per thread in blocks
+/// of `block`: a block per `block` items, at most as many as a device of
+/// `sms` multiprocessors of `threads_per_sm` threads holds at once (the
+/// blocks then walk the rest). At least 1.
+pub(crate) fn grid_stride_blocks(items: usize, block: u32, sms: u32, threads_per_sm: u32) -> u32 {
+    let resident = sms.saturating_mul((threads_per_sm / block).max(1)).max(1);
+    blocks_for(items, block as usize).map_or(resident, |b| b.clamp(1, resident))
+}
+
 impl DeviceInfo {
     /// Refuses a configuration the device cannot run, with a sentence that
     /// names the kernel, the limit and the value.
@@ -142,6 +151,17 @@ mod tests {
                 "{cfg}"
             );
         }
+    }
+
+    #[test]
+    fn grid_stride_grids_stop_at_what_the_device_holds() {
+        // Blocks of 256 threads: one per 256 items, at most what 132 SMs of
+        // 2048 threads hold (8 blocks each), never 0.
+        assert_eq!(grid_stride_blocks(1, 256, 132, 2048), 1);
+        assert_eq!(grid_stride_blocks(257, 256, 132, 2048), 2);
+        assert_eq!(grid_stride_blocks(1 << 30, 256, 132, 2048), 132 * 8);
+        assert_eq!(grid_stride_blocks(usize::MAX, 256, 132, 2048), 132 * 8);
+        assert_eq!(grid_stride_blocks(1000, 256, 1, 128), 1);
     }
 
     #[test]

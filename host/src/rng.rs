@@ -47,7 +47,7 @@ pub use warpspeed_gpu::rng::{
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::launch::{LaunchConfig, blocks_for};
+use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
 use warpspeed_gpu::DevPtrMut;
@@ -182,10 +182,12 @@ impl Context {
         // device holds at once.
         let values = (position % 4) as usize + n;
         let info = self.info();
-        let resident =
-            info.multiprocessors * (info.max_threads_per_multiprocessor / FILL_BLOCK).max(1);
-        let grid = blocks_for(values.div_ceil(4), FILL_BLOCK as usize)
-            .map_or(resident, |g| g.clamp(1, resident));
+        let grid = grid_stride_blocks(
+            values.div_ceil(4),
+            FILL_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        );
         let args = rng_fill::Args::<T> {
             out: DevPtrMut::new(out.as_device_ptr().as_raw()),
             n,
