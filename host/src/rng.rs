@@ -42,16 +42,20 @@
 
 pub use warpspeed_gpu::rng::{
     HOST_STREAM_LIMIT, HOST_THREADS, NORMAL_CPU_TOLERANCE, PHILOX_M, PHILOX_W, Philox, box_muller,
-    box_muller_f64, host_value, philox4x32_10, uniform_f64_of, uniform_of,
+    box_muller_f64, host_value, in_quarter_disc, log_normal_of, normals_of, philox4x32_10,
+    poisson_of, scaled, uniform_f64_of, uniform_of,
 };
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::pending::Pending;
-use cust::memory::DeviceSlice;
-use warpspeed_gpu::DevPtrMut;
-use warpspeed_gpu::rng::{FILL_BLOCK, FillValue, rng_fill};
+use cust::memory::{DeviceBuffer, DeviceSlice};
+use warpspeed_gpu::rng::{
+    FILL_BLOCK, FILL_SHARED_BYTES, FillValue, rng_draws, rng_fill, rng_fill_log_normal,
+    rng_fill_normal, rng_fill_poisson, rng_pi_hits,
+};
+use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// cuRAND's host-API Philox4_32_10 generator: a seed and the position in
 /// its stream the next fill starts at (`curandSetGeneratorOffset`). Fills
@@ -109,7 +113,13 @@ impl Generator {
     /// stream on the CPU: `exp(mean + stddev · z)` of
     /// [`Generator::normal_value`]`(position)`.
     pub fn log_normal_value(&self, position: u64, mean: f32, stddev: f32) -> f32 {
-        (mean + stddev * self.normal_value(position)).exp()
+        log_normal_of(self.normal_value(position), mean, stddev)
+    }
+
+    /// Value `position` of [`Context::fill_poisson_into`]'s stream with
+    /// `table`, on the CPU: the table's count for stream value `position`.
+    pub fn poisson_value(&self, position: u64, table: &PoissonTable) -> u32 {
+        table.count(self.value(position))
     }
 
     /// Reserves the next `n` values: their first position, or an error if
@@ -130,6 +140,228 @@ impl Generator {
     }
 }
 
+/// The largest `λ` [`Context::poisson_table`] accepts: its table, which
+/// covers the counts within about 9.5 standard deviations of `λ`, stays
+/// below 3 MB.
+pub const POISSON_MAX_LAMBDA: f64 = (1u64 << 30) as f64;
+
+/// An inverse-CDF table of the Poisson distribution of one `λ`, on the
+/// device ([`Context::poisson_table`]): what [`Context::fill_poisson_into`]
+/// maps each 32-bit stream value through, like the distribution object
+/// `curandCreatePoissonDistribution` makes for cuRAND.
+///
+/// Entry `i` is `round(2^32 · P(X ≤ base + i))`, for every `i` where that
+/// is below 2^32; value `x` of the stream gives `base` plus the number of
+/// entries at most `x`. So count `k` comes from `2^32 · P(X = k)` of the
+/// 2^32 values, rounded: the distribution is exact to 2^-33 per count
+/// (the counts whose probability is below that are never drawn). One
+/// 32-bit value per count makes the fill a single pass at the speed of
+/// the uniform fill, where Knuth's method would draw `λ + 1` uniforms per
+/// count.
+pub struct PoissonTable {
+    lambda: f64,
+    base: u32,
+    /// The entries, then the guide (see [`poisson_of`]).
+    host: Vec<u32>,
+    /// How many of `host` are entries.
+    len: usize,
+    /// The guide's bucket width: values `b << shift` to `(b + 1) << shift`.
+    shift: u32,
+    device: DeviceBuffer<u32>,
+}
+
+impl std::fmt::Debug for PoissonTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoissonTable")
+            .field("lambda", &self.lambda)
+            .field("base", &self.base)
+            .field("entries", &self.len)
+            .finish()
+    }
+}
+
+impl PoissonTable {
+    /// The mean.
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// The smallest count the table gives.
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// The entries (see the type's docs).
+    pub fn entries(&self) -> &[u32] {
+        &self.host[..self.len]
+    }
+
+    /// The count for stream value `x`, on the CPU.
+    pub fn count(&self, x: u32) -> u32 {
+        poisson_of(x, self.base, self.len, self.shift, |i| self.host[i])
+    }
+
+    /// `entries` followed by their guide (see [`poisson_of`]): 2^g + 1
+    /// entries with g about two more than log2 of the entry count (2^8 to
+    /// 2^16 buckets), so most buckets hold at most one entry; and the
+    /// guide's shift, `32 − g`.
+    fn with_guide(mut entries: Vec<u32>) -> (Vec<u32>, u32) {
+        let len = entries.len();
+        let bits = (usize::BITS - len.leading_zeros() + 1).clamp(8, 16);
+        let shift = 32 - bits;
+        let mut below = 0;
+        for b in 0..=(1u64 << bits) {
+            let start = b << shift;
+            while below < len && (entries[below] as u64) < start {
+                below += 1;
+            }
+            entries.push(below as u32);
+        }
+        (entries, shift)
+    }
+
+    /// The entries and the base for `lambda` (checked by the caller).
+    fn build(lambda: f64) -> (u32, Vec<u32>) {
+        // P(X = k) from the mode outwards by the ratio of neighbours,
+        // P(k − 1) = P(k) · k / λ and P(k + 1) = P(k) · λ / (k + 1), until
+        // the terms fall below 2^-80; then normalised by their sum.
+        const NEGLIGIBLE: f64 = 8.271_806_125_530_277e-25; // 2^-80
+        let mode = lambda.floor();
+        let log_mode = mode * lambda.ln() - lambda - libm::lgamma(mode + 1.0);
+        let at_mode = log_mode.exp();
+        let mut below = Vec::new();
+        let (mut k, mut p) = (mode, at_mode);
+        while k > 0.0 {
+            p *= k / lambda;
+            k -= 1.0;
+            if p < NEGLIGIBLE {
+                break;
+            }
+            below.push(p);
+        }
+        let low = mode - below.len() as f64;
+        let mut pmf: Vec<f64> = below.into_iter().rev().collect();
+        pmf.push(at_mode);
+        let (mut k, mut p) = (mode, at_mode);
+        loop {
+            p *= lambda / (k + 1.0);
+            k += 1.0;
+            if p < NEGLIGIBLE {
+                break;
+            }
+            pmf.push(p);
+        }
+        let total: f64 = pmf.iter().sum();
+        let scale = 2f64.powi(32) / total;
+        let mut entries = Vec::with_capacity(pmf.len());
+        let mut cumulative = 0.0;
+        let mut base = None;
+        for (i, p) in pmf.iter().enumerate() {
+            cumulative += p;
+            let entry = (cumulative * scale).round();
+            if entry < 1.0 {
+                // Counts below `base` are never drawn: their mass rounds to 0.
+                continue;
+            }
+            base.get_or_insert(low as u32 + i as u32);
+            if entry >= 2f64.powi(32) {
+                break;
+            }
+            entries.push(entry as u32);
+        }
+        // The cumulative sum reaches the total, so some entry rounds to 1
+        // or more.
+        let base = base.unwrap_or(low as u32);
+        (base, entries)
+    }
+}
+
+/// Where [`Context::draws_into`]'s generators start: thread `t` is
+/// `curand_init(seed, subsequence + t, offset)` (the sum wrapping at 2^64),
+/// as in lesson 001.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PerThread {
+    /// The seed of every thread.
+    pub seed: u64,
+    /// Thread 0's subsequence.
+    pub subsequence: u64,
+    /// The offset of every thread within its subsequence.
+    pub offset: u64,
+    /// How many threads (generators).
+    pub threads: usize,
+}
+
+/// What [`Context::draws_into`] draws: one of the device API's functions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Draw {
+    /// `curand`: `u32` output.
+    Bits,
+    /// `curand_uniform`: `f32` output.
+    Uniform,
+    /// `curand_normal`: `f32` output.
+    Normal,
+    /// `curand_log_normal(mean, stddev)`: `f32` output.
+    LogNormal {
+        /// The mean of the normal.
+        mean: f32,
+        /// Its deviation, at least 0.
+        stddev: f32,
+    },
+    /// `curand_poisson(lambda)`: `u32` output; Knuth's method, `λ < 64`,
+    /// on the GPU so far.
+    Poisson {
+        /// The mean, finite and positive.
+        lambda: f64,
+    },
+}
+
+/// An element type of [`Context::draws_into`]'s output: `u32` for
+/// [`Draw::Bits`] and [`Draw::Poisson`], `f32` for the others.
+pub trait DrawOutput: cust::memory::DeviceCopy + private::Sealed {
+    /// Whether `draw` writes this type.
+    #[doc(hidden)]
+    fn holds(draw: &Draw) -> bool;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for f32 {}
+}
+
+impl DrawOutput for u32 {
+    fn holds(draw: &Draw) -> bool {
+        matches!(draw, Draw::Bits | Draw::Poisson { .. })
+    }
+}
+
+impl DrawOutput for f32 {
+    fn holds(draw: &Draw) -> bool {
+        !u32::holds(draw)
+    }
+}
+
+/// A normal's `mean` and `stddev`: finite, `stddev ≥ 0`.
+fn check_normal(mean: f32, stddev: f32) -> Result<()> {
+    if !mean.is_finite() || !stddev.is_finite() || stddev < 0.0 {
+        return Err(Error::InvalidArgument(format!(
+            "a normal needs a finite mean and a finite deviation of at least 0, not mean {mean} \
+             and deviation {stddev}"
+        )));
+    }
+    Ok(())
+}
+
+/// A Poisson mean: finite and positive.
+fn check_lambda(lambda: f64) -> Result<()> {
+    if !(lambda.is_finite() && lambda > 0.0) {
+        return Err(Error::InvalidArgument(format!(
+            "a Poisson mean must be finite and positive, not {lambda}"
+        )));
+    }
+    Ok(())
+}
+
 impl Context {
     /// Enqueues a fill of `out` with the next `out.len()` values of
     /// `generator`'s stream (`curandGenerate`), and moves it on. Returns at
@@ -143,7 +375,7 @@ impl Context {
         generator: &mut Generator,
         out: &'a mut DeviceSlice<u32>,
     ) -> Result<Pending<'a>> {
-        self.fill_into(generator, out)
+        self.fill_raw_into(generator, out)
     }
 
     /// Enqueues a fill of `out` with uniforms in `(0, 1]` of the next
@@ -158,10 +390,268 @@ impl Context {
         generator: &mut Generator,
         out: &'a mut DeviceSlice<f32>,
     ) -> Result<Pending<'a>> {
-        self.fill_into(generator, out)
+        self.fill_raw_into(generator, out)
     }
 
-    fn fill_into<'a, T>(
+    /// Enqueues a fill of `out` with normals of mean `mean` and deviation
+    /// `stddev` (`curandGenerateNormal`): Box–Muller on the pairs of
+    /// stream values at positions `(2i, 2i + 1)`, `z · stddev + mean` in one
+    /// rounding; bit for bit cuRAND's values (see
+    /// [`Generator::normal_value`] for the CPU's). Any length and any
+    /// position: unlike cuRAND, which wants an even count, an odd fill
+    /// ends mid-pair and the next one starts there, so fills in pieces
+    /// equal one fill. Moves the generator on; returns at once.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a mean or a deviation that is not
+    /// finite, a negative deviation, or a fill past [`HOST_STREAM_LIMIT`].
+    pub fn fill_normal_into<'a>(
+        &'a self,
+        generator: &mut Generator,
+        mean: f32,
+        stddev: f32,
+        out: &'a mut DeviceSlice<f32>,
+    ) -> Result<Pending<'a>> {
+        check_normal(mean, stddev)?;
+        self.fill_normal_kind(generator, mean, stddev, out, false)
+    }
+
+    /// Enqueues a fill of `out` with `exp(mean + stddev · z)` of the
+    /// normals [`Context::fill_normal_into`] draws
+    /// (`curandGenerateLogNormal`). Moves the generator on; returns at
+    /// once.
+    ///
+    /// # Errors
+    /// As [`Context::fill_normal_into`].
+    pub fn fill_log_normal_into<'a>(
+        &'a self,
+        generator: &mut Generator,
+        mean: f32,
+        stddev: f32,
+        out: &'a mut DeviceSlice<f32>,
+    ) -> Result<Pending<'a>> {
+        check_normal(mean, stddev)?;
+        self.fill_normal_kind(generator, mean, stddev, out, true)
+    }
+
+    /// Builds the inverse-CDF table of the Poisson distribution of mean
+    /// `lambda` and copies it to the device (a synchronous copy, once per
+    /// `λ`; a few hundred bytes for small `λ`, up to 3 MB at
+    /// [`POISSON_MAX_LAMBDA`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a `λ` that is not finite and
+    /// positive or above [`POISSON_MAX_LAMBDA`]; [`Error::Cuda`] if the
+    /// allocation fails.
+    pub fn poisson_table(&self, lambda: f64) -> Result<PoissonTable> {
+        self.ensure_alive()?;
+        check_lambda(lambda)?;
+        if lambda > POISSON_MAX_LAMBDA {
+            return Err(Error::InvalidArgument(format!(
+                "a Poisson table covers λ up to 2^30, not {lambda}"
+            )));
+        }
+        let (base, entries) = PoissonTable::build(lambda);
+        let len = entries.len();
+        let (host, shift) = PoissonTable::with_guide(entries);
+        let device = DeviceBuffer::from_slice(&host)
+            .map_err(|e| Error::cust(e, format!("copying the Poisson table of λ = {lambda}")))?;
+        Ok(PoissonTable {
+            lambda,
+            base,
+            host,
+            len,
+            shift,
+            device,
+        })
+    }
+
+    /// Enqueues a fill of `out` with Poisson counts of `table`'s `λ`, one
+    /// per stream value (see [`PoissonTable`]; [`Generator::poisson_value`]
+    /// is the CPU's). Not cuRAND's `curandGeneratePoisson` values: cuRAND
+    /// maps its values through tables of its own. Moves the generator on;
+    /// returns at once.
+    ///
+    /// # Errors
+    /// As [`Context::fill_u32_into`].
+    pub fn fill_poisson_into<'a>(
+        &'a self,
+        generator: &mut Generator,
+        table: &'a PoissonTable,
+        out: &'a mut DeviceSlice<u32>,
+    ) -> Result<Pending<'a>> {
+        let address = out.as_device_ptr().as_raw();
+        self.fill_launch(generator, out.len(), |n, grid, seed, position| {
+            let args = rng_fill_poisson::Args::<u32> {
+                out: DevPtrMut::new(address),
+                n,
+                seed,
+                position,
+                table: DevPtr::new(table.device.as_device_ptr().as_raw()),
+                len: table.len,
+                base: table.base,
+                shift: table.shift,
+            };
+            // SAFETY: `out` is a device slice of `n` elements, all written
+            // and nothing else; `position + n <= HOST_STREAM_LIMIT`
+            // (`fill_launch` checked); the table holds `len` ascending
+            // entries and their guide (`with_guide`) that nothing writes
+            // while the `Pending` borrows it; the fills' launch shape.
+            unsafe {
+                self.launch(
+                    rng_fill_poisson::entry::<u32>(),
+                    LaunchConfig::linear(grid, FILL_BLOCK, FILL_SHARED_BYTES),
+                    &args,
+                )
+            }
+        })
+    }
+
+    /// Enqueues lesson 001's kernel: `per_thread.threads` generators, thread
+    /// `t` starting as `curand_init(seed, subsequence + t, offset)`, each
+    /// making `out.len() / threads` draws of `draw` with the device API's
+    /// functions on the GPU (bit for bit cuRAND's); draw `i` of thread `t`
+    /// goes to `out[i · threads + t]`. Returns at once.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `out.len()` is not a multiple of the
+    /// thread count (a count of 0 needs an empty `out`);
+    /// [`Error::InvalidArgument`] if `T` is not the draw's output type, or
+    /// for a bad mean, deviation or `λ` (as the fills);
+    /// [`Error::Unsupported`] for `Draw::Poisson` with `λ ≥ 64` (only
+    /// Knuth's method runs on the GPU so far).
+    pub fn draws_into<'a, T: DrawOutput>(
+        &'a self,
+        per_thread: &PerThread,
+        draw: Draw,
+        out: &'a mut DeviceSlice<T>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let threads = per_thread.threads;
+        let len = out.len();
+        let count = len.checked_div(threads).unwrap_or(0);
+        if count * threads != len {
+            return Err(Error::LengthMismatch {
+                what: "the draws' output (a multiple of the thread count)",
+                expected: count * threads,
+                given: len,
+            });
+        }
+        if !T::holds(&draw) {
+            return Err(Error::InvalidArgument(format!(
+                "{draw:?} writes {}, not {}",
+                if u32::holds(&draw) { "u32" } else { "f32" },
+                std::any::type_name::<T>()
+            )));
+        }
+        let (mut mean, mut stddev, mut lambda) = (0.0, 1.0, 1.0);
+        let method = match draw {
+            Draw::Bits => warpspeed_gpu::rng::Draw::Bits,
+            Draw::Uniform => warpspeed_gpu::rng::Draw::Uniform,
+            Draw::Normal => warpspeed_gpu::rng::Draw::Normal,
+            Draw::LogNormal { mean: m, stddev: s } => {
+                check_normal(m, s)?;
+                (mean, stddev) = (m, s);
+                warpspeed_gpu::rng::Draw::LogNormal
+            }
+            Draw::Poisson { lambda: l } => {
+                check_lambda(l)?;
+                if l >= 64.0 {
+                    return Err(Error::Unsupported {
+                        variant: "draws",
+                        reason: format!(
+                            "curand_poisson with λ = {l}: only Knuth's method (λ < 64) runs on \
+                             the GPU so far; Philox::poisson draws any λ on the CPU, and \
+                             Context::fill_poisson_into fills with any λ"
+                        ),
+                    });
+                }
+                lambda = l;
+                warpspeed_gpu::rng::Draw::Poisson
+            }
+        };
+        if len == 0 {
+            return Ok(Pending::new(self));
+        }
+        let info = self.info();
+        let grid = grid_stride_blocks(
+            threads,
+            FILL_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        );
+        let args = rng_draws::Args::<u32> {
+            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
+            threads,
+            per_thread: count,
+            seed: per_thread.seed,
+            subsequence: per_thread.subsequence,
+            offset: per_thread.offset,
+            method: method as u32,
+            mean,
+            stddev,
+            lambda,
+        };
+        // SAFETY: `out` holds `threads · count` 4-byte elements (checked),
+        // all written as 32-bit words (`u32` and `f32` have one size and
+        // alignment); `method` is a valid code and a Poisson `λ` is below
+        // 64 (checked); any 1D grid. The `Pending` borrows `out`.
+        unsafe {
+            self.launch(
+                rng_draws::entry::<u32>(),
+                LaunchConfig::linear(grid, FILL_BLOCK, 0),
+                &args,
+            )?
+        };
+        Ok(Pending::new(self))
+    }
+
+    /// Enqueues the Monte-Carlo estimate of π that the device API is
+    /// usually shown with: `hits.len()` threads, thread `t` starting as
+    /// `curand_init(seed, t, 0)`, each drawing `draws` points `(x, y)` of
+    /// two uniforms and writing to `hits[t]` how many fell in the quarter
+    /// disc ([`in_quarter_disc`]). `π ≈ 4 · Σ hits / (threads · draws)`.
+    /// Returns at once.
+    ///
+    /// # Errors
+    /// Only the launch's.
+    pub fn pi_hits_into<'a>(
+        &'a self,
+        seed: u64,
+        draws: u32,
+        hits: &'a mut DeviceSlice<u32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let threads = hits.len();
+        if threads == 0 {
+            return Ok(Pending::new(self));
+        }
+        let info = self.info();
+        let grid = grid_stride_blocks(
+            threads,
+            FILL_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        );
+        let args = rng_pi_hits::Args::<u32> {
+            hits: DevPtrMut::new(hits.as_device_ptr().as_raw()),
+            threads,
+            draws,
+            seed,
+        };
+        // SAFETY: `hits` holds `threads` words, each written once by its
+        // thread; any 1D grid. The `Pending` borrows `hits`.
+        unsafe {
+            self.launch(
+                rng_pi_hits::entry::<u32>(),
+                LaunchConfig::linear(grid, FILL_BLOCK, 0),
+                &args,
+            )?
+        };
+        Ok(Pending::new(self))
+    }
+
+    fn fill_raw_into<'a, T>(
         &'a self,
         generator: &mut Generator,
         out: &'a mut DeviceSlice<T>,
@@ -169,42 +659,90 @@ impl Context {
     where
         T: FillValue + cust::memory::DeviceCopy + warpspeed_gpu::KernelType,
     {
+        let address = out.as_device_ptr().as_raw();
+        self.fill_launch(generator, out.len(), |n, grid, seed, position| {
+            let args = rng_fill::Args::<T> {
+                out: DevPtrMut::new(address),
+                n,
+                seed,
+                position,
+            };
+            // SAFETY: `out` is a device slice of `n` elements, all written
+            // and nothing else; `position + n <= HOST_STREAM_LIMIT`
+            // (`fill_launch` checked); any 1D grid. The `Pending` keeps
+            // `out` borrowed until the stream has run the kernel.
+            unsafe {
+                self.launch(
+                    rng_fill::entry::<T>(),
+                    LaunchConfig::linear(grid, FILL_BLOCK, FILL_SHARED_BYTES),
+                    &args,
+                )
+            }
+        })
+    }
+
+    fn fill_normal_kind<'a>(
+        &'a self,
+        generator: &mut Generator,
+        mean: f32,
+        stddev: f32,
+        out: &'a mut DeviceSlice<f32>,
+        log: bool,
+    ) -> Result<Pending<'a>> {
+        let address = out.as_device_ptr().as_raw();
+        self.fill_launch(generator, out.len(), |n, grid, seed, position| {
+            let args = rng_fill_normal::Args::<f32> {
+                out: DevPtrMut::new(address),
+                n,
+                seed,
+                position,
+                mean,
+                stddev,
+            };
+            let entry = if log {
+                rng_fill_log_normal::entry::<f32>()
+            } else {
+                rng_fill_normal::entry::<f32>()
+            };
+            // SAFETY: as `fill_raw_into`'s; the parameters are plain
+            // numbers (checked finite by the callers).
+            unsafe {
+                self.launch(
+                    entry,
+                    LaunchConfig::linear(grid, FILL_BLOCK, FILL_SHARED_BYTES),
+                    &args,
+                )
+            }
+        })
+    }
+
+    /// The frame of every fill: reserves `n` values of the generator's
+    /// stream (an error past [`HOST_STREAM_LIMIT`], the generator then
+    /// unchanged), and unless `n` is 0 launches `launch(n, grid, seed,
+    /// position)` on a grid of one thread per block of 4 stream values the
+    /// fill touches (a partial one at each end), capped at what the device
+    /// holds at once (the kernels loop grid-stride beyond). The generator
+    /// moves on only if the launch succeeds.
+    fn fill_launch<'a>(
+        &'a self,
+        generator: &mut Generator,
+        n: usize,
+        launch: impl FnOnce(usize, u32, u64, u64) -> Result<()>,
+    ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
-        let n = out.len();
         let mut next = *generator;
         let position = next.take(n)?;
-        if n == 0 {
-            *generator = next;
-            return Ok(Pending::new(self));
+        if n > 0 {
+            let values = (position % 4) as usize + n;
+            let info = self.info();
+            let grid = grid_stride_blocks(
+                values.div_ceil(4),
+                FILL_BLOCK,
+                info.multiprocessors,
+                info.max_threads_per_multiprocessor,
+            );
+            launch(n, grid, generator.seed, position)?;
         }
-        // Blocks of 4 stream values the fill touches (a partial one at
-        // each end), one per thread; a grid-stride loop beyond what the
-        // device holds at once.
-        let values = (position % 4) as usize + n;
-        let info = self.info();
-        let grid = grid_stride_blocks(
-            values.div_ceil(4),
-            FILL_BLOCK,
-            info.multiprocessors,
-            info.max_threads_per_multiprocessor,
-        );
-        let args = rng_fill::Args::<T> {
-            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
-            n,
-            seed: generator.seed,
-            position,
-        };
-        // SAFETY: the kernel's contract: `out` is a device slice of `n`
-        // elements, all written and nothing else; `position + n` is at most
-        // `HOST_STREAM_LIMIT` (`take` checked); any 1D grid. The `Pending`
-        // keeps `out` borrowed until the stream has run the kernel.
-        unsafe {
-            self.launch(
-                rng_fill::entry::<T>(),
-                LaunchConfig::linear(grid, FILL_BLOCK, 0),
-                &args,
-            )?
-        };
         *generator = next;
         Ok(Pending::new(self))
     }
@@ -216,59 +754,7 @@ mod tests {
     //! program that made it are in `tests/fixtures/curand/`).
     use super::*;
 
-    const GOLDEN: &str = include_str!("../../tests/fixtures/curand/philox.txt");
-
-    /// One device-API record: what, `(seed, subsequence, offset)`, the
-    /// parameters, the 16 words.
-    struct Record {
-        what: String,
-        triple: (u64, u64, u64),
-        /// The parameters (`λ`, or mean and deviation), if any.
-        params: Vec<f64>,
-        words: Vec<u32>,
-    }
-
-    /// A number in C's `%a` form (`0x1.cp+1`).
-    fn hex_float(text: &str) -> f64 {
-        let (negative, text) = match text.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, text),
-        };
-        let body = text.strip_prefix("0x").expect("%a starts with 0x");
-        let (mantissa, exponent) = body.split_once('p').expect("%a has an exponent");
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let mut value = u64::from_str_radix(int, 16).unwrap() as f64;
-        for (i, digit) in frac.chars().enumerate() {
-            value += digit.to_digit(16).unwrap() as f64 * 16f64.powi(-(i as i32 + 1));
-        }
-        let value = value * 2f64.powi(exponent.parse().unwrap());
-        if negative { -value } else { value }
-    }
-
-    fn records() -> Vec<Record> {
-        GOLDEN
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.starts_with("host_"))
-            .map(|line| {
-                let (head, values) = line.split_once(':').expect("a record has a colon");
-                let mut parts = head.split_whitespace();
-                let what = parts.next().unwrap().to_string();
-                let mut number = || parts.next().unwrap().parse::<u64>().unwrap();
-                let triple = (number(), number(), number());
-                let params = parts.map(hex_float).collect();
-                let words = values
-                    .split_whitespace()
-                    .map(|w| u32::from_str_radix(w, 16).unwrap())
-                    .collect();
-                Record {
-                    what,
-                    triple,
-                    params,
-                    words,
-                }
-            })
-            .collect()
-    }
+    include!("../../tests/fixtures/curand/records.rs");
 
     fn philox(r: &Record) -> Philox {
         Philox::new(r.triple.0, r.triple.1, r.triple.2)
@@ -443,33 +929,6 @@ mod tests {
             between > 0 && differing * 10 <= between,
             "{differing} of {between}"
         );
-    }
-
-    /// One host-API record: what, seed, offset, `(index, word)` pairs.
-    type HostRecord = (String, u64, u64, Vec<(u64, u32)>);
-
-    fn host_records() -> Vec<HostRecord> {
-        GOLDEN
-            .lines()
-            .filter(|l| l.starts_with("host_"))
-            .map(|line| {
-                let (head, values) = line.split_once(':').unwrap();
-                let parts: Vec<&str> = head.split_whitespace().collect();
-                let pairs = values
-                    .split_whitespace()
-                    .map(|p| {
-                        let (i, w) = p.split_once('=').unwrap();
-                        (i.parse().unwrap(), u32::from_str_radix(w, 16).unwrap())
-                    })
-                    .collect();
-                (
-                    parts[0].to_string(),
-                    parts[1].parse().unwrap(),
-                    parts[3].parse().unwrap(),
-                    pairs,
-                )
-            })
-            .collect()
     }
 
     #[test]
@@ -651,6 +1110,64 @@ mod tests {
                 ((lambda + 2.0 * lambda * lambda) / d).sqrt(),
             );
         }
+    }
+
+    /// The tables give each count `2^32 · P(X = k)` of the 2^32 values,
+    /// rounded: within one value of the exact probability (within the
+    /// mass below `base` for the first count), for small, medium and large
+    /// `λ`; a tiny `λ` gives only zeros.
+    #[test]
+    fn poisson_tables_match_the_distribution_to_one_value_in_2_to_the_32() {
+        for lambda in [0.01, 1.0, 3.5, 63.9, 1000.0, 123_456.7] {
+            let (base, entries) = PoissonTable::build(lambda);
+            assert!(entries.windows(2).all(|w| w[0] <= w[1]), "λ {lambda}");
+            // ln P(k) by lgamma, independent of the table's recurrence.
+            let pmf = |k: u32| {
+                let k = k as f64;
+                (k * lambda.ln() - lambda - libm::lgamma(k + 1.0)).exp()
+            };
+            let below: f64 = (0..base).map(pmf).sum();
+            let mut previous = 0.0;
+            for (i, &entry) in entries.iter().enumerate() {
+                let k = base + i as u32;
+                let drawn = (entry as f64 - previous) / 2f64.powi(32);
+                let exact = pmf(k) + if i == 0 { below } else { 0.0 };
+                // One value of rounding at each end, and f64's error in the
+                // sums and logarithms (relative 1e-9 is far above it).
+                assert!(
+                    (drawn - exact).abs() <= 2.0 / 2f64.powi(32) + 1e-9 * exact,
+                    "λ {lambda}, count {k}: {drawn:e} against {exact:e}"
+                );
+                previous = entry as f64;
+            }
+            let top = base + entries.len() as u32;
+            let above = 1.0 - previous / 2f64.powi(32);
+            assert!(
+                (above - (pmf(top) + (top + 1..top + 200).map(pmf).sum::<f64>())).abs() <= 2e-9,
+                "λ {lambda}: the last count's share {above:e}"
+            );
+        }
+        // The guided search counts what a plain count counts, at and
+        // around every entry and at scattered values.
+        for lambda in [1e-12, 0.5, 3.5, 1000.0, 1e6] {
+            let (base, entries) = PoissonTable::build(lambda);
+            let len = entries.len();
+            let (host, shift) = PoissonTable::with_guide(entries.clone());
+            let probes = entries
+                .iter()
+                .flat_map(|&e| [e.wrapping_sub(1), e, e.wrapping_add(1)])
+                .chain((0..4096u32).map(|i| i.wrapping_mul(0x9E37_79B9)))
+                .chain([0, u32::MAX]);
+            for x in probes {
+                let plain = base + entries.iter().filter(|&&e| e <= x).count() as u32;
+                let guided = poisson_of(x, base, len, shift, |i| host[i]);
+                assert_eq!(guided, plain, "λ {lambda}, x {x:#x}");
+            }
+        }
+        let (base, entries) = PoissonTable::build(1e-12);
+        assert_eq!((base, entries.len()), (0, 0));
+        let (_, entries) = PoissonTable::build(POISSON_MAX_LAMBDA);
+        assert!(entries.len() * 4 < 3 << 20, "{} entries", entries.len());
     }
 
     #[test]

@@ -61,6 +61,19 @@ pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     core::intrinsics::fmaf32(a, b, c)
 }
 
+/// `fma.rm.f32`: `a * b + c` rounded once, toward minus infinity. nvcc's
+/// `expf` takes the integer part of its exponent this way.
+#[inline(always)]
+pub fn fma_rm_f32(a: f32, b: f32, c: f32) -> f32 {
+    let d: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!("fma.rm.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    d
+}
+
 macro_rules! approx_f32 {
     ($(#[$m:meta])* $name:ident, $instruction:literal) => {
         $(#[$m])*
@@ -110,6 +123,19 @@ approx_f32!(
     /// correctly rounded result over the whole input range (PTX ISA).
     /// `-inf` gives `+0`, `+inf` `+inf`.
     exp2_approx, "ex2.approx.f32"
+);
+
+approx_f32!(
+    /// `ex2.approx.ftz.f32`: [`exp2_approx`] with subnormal inputs and
+    /// results flushed to zero, the form nvcc's `expf` ends with.
+    exp2_approx_ftz, "ex2.approx.ftz.f32"
+);
+
+approx_f32!(
+    /// `sqrt.rn.f32`: the correctly rounded square root (`sqrtf` under
+    /// nvcc's default `-prec-sqrt=true`). Not an approximation: named here
+    /// beside them because it is what their results are combined with.
+    sqrt_rn, "sqrt.rn.f32"
 );
 
 /// Natural logarithm from the base-2 one: `ln x = log2(x) · ln 2`, i.e.

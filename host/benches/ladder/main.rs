@@ -6,8 +6,8 @@
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm] [--quick] [--reps N]
-//!        [--out DIR] [--no-peers]
+//! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
+//!        [--reps N] [--out DIR] [--no-peers]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
 //!
@@ -23,6 +23,7 @@ mod image_sums;
 mod peers;
 mod reduce;
 mod report;
+mod rng;
 mod svg;
 mod transpose;
 
@@ -39,6 +40,7 @@ const FAMILIES: &[Family] = &[
     histogram::FAMILY,
     conv1d::FAMILY,
     gemm::FAMILY,
+    rng::FAMILY,
 ];
 
 fn names() -> Vec<&'static str> {

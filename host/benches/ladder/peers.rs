@@ -3,11 +3,13 @@
 //!
 //! Two small programs beside this benchmark do the measuring
 //! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce` and
-//! `DeviceHistogram`, cuBLAS `Sgeam` and `Sgemm`, built here with `nvcc`
-//! and linked with cuBLAS when nvcc is found) and `torch_peers.py` (PyTorch,
-//! for what no C library offers, such as an 8-bit transpose). Both take
-//! `<reps> <case>...` and print one JSON object per case. Whatever cannot
-//! run is reported as "not available" with the reason, never estimated.
+//! `DeviceHistogram`, cuBLAS `Sgeam` and `Sgemm`, cuRAND's host API, built
+//! here with `nvcc` and linked with cuBLAS and cuRAND when nvcc is found;
+//! without cuRAND it is built again without its cases) and
+//! `torch_peers.py` (PyTorch, for what no C library offers, such as an
+//! 8-bit transpose). Both take `<reps> <case>...` and print one JSON
+//! object per case. Whatever cannot run is reported as "not available"
+//! with the reason, never estimated.
 //! They are measurement tooling and never part of the library.
 
 use std::path::{Path, PathBuf};
@@ -30,6 +32,8 @@ pub struct Peers {
     reps: usize,
     /// The built CUDA C++ program, or why there is none.
     cuda: Result<PathBuf, String>,
+    /// Why that program was built without its cuRAND cases, if it was.
+    no_curand: Option<String>,
     /// The PyTorch script and its interpreter, or why there is none.
     torch: Result<(PathBuf, PathBuf), String>,
 }
@@ -49,13 +53,16 @@ impl Peers {
         Peers {
             reps: 0,
             cuda: Err(reason.into()),
+            no_curand: None,
             torch: Err(reason.into()),
         }
     }
 
     /// Builds the peer programs in `dir` for a device of compute capability
-    /// `cc`. Takes a minute where nvcc compiles CUB.
+    /// `cc`. Takes a minute where nvcc compiles CUB (two where cuRAND is
+    /// missing: the second build leaves its cases out).
     pub fn prepare(dir: &Path, reps: usize, (major, minor): (u32, u32)) -> Peers {
+        let mut no_curand = None;
         let cuda = (|| {
             let nvcc = std::env::var_os("NVCC")
                 .map(PathBuf::from)
@@ -67,19 +74,28 @@ impl Peers {
             let binary = dir.join("peers");
             std::fs::write(&source, PEERS_CU).map_err(|e| e.to_string())?;
             eprintln!("building the CUDA C++ peers with {}", nvcc.display());
-            let out = Command::new(&nvcc)
-                .args(["-O3", "-std=c++17"])
-                .arg(format!("-arch=sm_{major}{minor}"))
-                .arg("-o")
-                .arg(&binary)
-                .arg(&source)
-                .arg("-lcublas")
-                .output()
-                .map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
-            if !out.status.success() {
+            let build = |extra: &[&str]| {
+                let out = Command::new(&nvcc)
+                    .args(["-O3", "-std=c++17"])
+                    .arg(format!("-arch=sm_{major}{minor}"))
+                    .arg("-o")
+                    .arg(&binary)
+                    .arg(&source)
+                    .arg("-lcublas")
+                    .args(extra)
+                    .output()
+                    .map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
+                if out.status.success() {
+                    return Ok(());
+                }
                 let log = String::from_utf8_lossy(&out.stderr);
                 let tail: Vec<&str> = log.lines().rev().take(5).collect();
-                return Err(format!("nvcc failed: {}", tail.join(" / ")));
+                Err(format!("nvcc failed: {}", tail.join(" / ")))
+            };
+            if let Err(why) = build(&["-lcurand"]) {
+                eprintln!("CUDA C++ peers with cuRAND: {why}; building them without cuRAND");
+                build(&["-DPEERS_NO_CURAND"])?;
+                no_curand = Some(format!("cuRAND not available: {why}"));
             }
             Ok(binary)
         })();
@@ -93,18 +109,35 @@ impl Peers {
         if let Err(why) = &cuda {
             eprintln!("CUDA C++ peers not available: {why}");
         }
-        Peers { reps, cuda, torch }
+        Peers {
+            reps,
+            cuda,
+            no_curand,
+            torch,
+        }
     }
 
     /// Measures `cases` (`reduce:sum:f32:16777216`, `geam:f32:8192:8192`,
     /// `histogram:uniform:268435456`, `sgemm:4096:4096:4096`,
     /// `sgemm_tf32:4096:4096:4096`, `transpose:u8:8192:8192`,
-    /// `conv1d:67108864:7`, ...); one result per case, in order.
+    /// `conv1d:67108864:7`, `curand:philox:normal:268435456`, ...); one
+    /// result per case, in order.
     pub fn measure(&self, cases: &[String]) -> Vec<PeerResult> {
         let (torch, cuda): (Vec<&String>, Vec<&String>) = cases.iter().partition(|c| by_torch(c));
         let mut results = Vec::new();
         let cuda_results = match &self.cuda {
-            Ok(binary) => self.run(Command::new(binary), &cuda),
+            Ok(binary) => {
+                let mut results = self.run(Command::new(binary), &cuda);
+                // A program built without cuRAND says only that: give why.
+                if let Some(why) = &self.no_curand {
+                    for (case, result) in cuda.iter().zip(&mut results) {
+                        if case.starts_with("curand:") {
+                            result.outcome = Err(why.clone());
+                        }
+                    }
+                }
+                results
+            }
             Err(why) => unavailable(&cuda, why),
         };
         let torch_results = match &self.torch {
@@ -202,6 +235,20 @@ fn expected_name(case: &str) -> String {
         ["sgemm", ..] => "cuBLAS Sgemm".into(),
         ["sgemm_tf32", ..] => "cuBLAS Sgemm (TF32)".into(),
         ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
+        ["curand", generator, distribution, ..] => {
+            let generator = match *generator {
+                "philox" => "Philox4_32_10",
+                "xorwow" => "XORWOW",
+                "mrg32k3a" => "MRG32k3a",
+                other => other,
+            };
+            let distribution = match *distribution {
+                "log_normal" => "log-normal",
+                "poisson" => "Poisson",
+                other => other,
+            };
+            format!("cuRAND {generator} {distribution}")
+        }
         _ => case.to_string(),
     }
 }

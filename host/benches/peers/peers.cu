@@ -3,7 +3,9 @@
 // compared row for row on the same GPU in the same run.
 //
 // Build (CUDA 12 or 13; CUB is header-only):
-//     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -o peers
+//     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -lcurand -o peers
+// Without cuRAND (its header or library missing), add -DPEERS_NO_CURAND and
+// drop -lcurand: the curand cases then report that cuRAND is not available.
 //
 // Usage:
 //     peers <reps> <case>...
@@ -15,6 +17,10 @@
 //                                             data: uniform, one_bin, alternating, normal, sorted
 //     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
 //     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH)
+//     curand:<gen>:<dist>:<n>                 cuRAND host API, n values of one distribution;
+//                                             gen: philox (PHILOX4_32_10), xorwow, mrg32k3a;
+//                                             dist: u32 (curandGenerate), uniform, normal and
+//                                             log_normal (mean 0, stddev 1), poisson (lambda 3.5)
 //     memcpy:<bytes>                          cudaMemcpyAsync, device to device
 //
 // For every case, in order, one JSON object on its own line of stdout:
@@ -38,6 +44,9 @@
 #include <cub/device/device_reduce.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#ifndef PEERS_NO_CURAND
+#include <curand.h>
+#endif
 
 #include <algorithm>
 #include <cinttypes>
@@ -46,6 +55,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -647,6 +657,196 @@ Outcome sgemm_case(const Device& device, int reps, GemmMath math, uint64_t m, ui
 }
 
 // ---------------------------------------------------------------------------
+// curand:<gen>:<dist>:<n>
+// ---------------------------------------------------------------------------
+
+/// The cuRAND generators timed: Philox4_32_10 (the one warpspeed's fills
+/// reproduce), and XORWOW (cuRAND's default) and MRG32k3a for reference.
+enum class RandGen { Philox, Xorwow, Mrg32k3a };
+
+/// What a fill writes: curandGenerate's u32, curandGenerateUniform's f32 in
+/// (0, 1], curandGenerateNormal's and curandGenerateLogNormal's f32 (mean 0,
+/// stddev 1), curandGeneratePoisson's u32 (lambda kPoissonLambda).
+enum class Distribution { U32, Uniform, Normal, LogNormal, Poisson };
+
+RandGen parse_rand_gen(const std::string& text) {
+    if (text == "philox") return RandGen::Philox;
+    if (text == "xorwow") return RandGen::Xorwow;
+    if (text == "mrg32k3a") return RandGen::Mrg32k3a;
+    throw Failure("unknown generator `" + text + "` (philox, xorwow, mrg32k3a)");
+}
+
+Distribution parse_distribution(const std::string& text) {
+    if (text == "u32") return Distribution::U32;
+    if (text == "uniform") return Distribution::Uniform;
+    if (text == "normal") return Distribution::Normal;
+    if (text == "log_normal") return Distribution::LogNormal;
+    if (text == "poisson") return Distribution::Poisson;
+    throw Failure("unknown distribution `" + text + "` (u32, uniform, normal, log_normal, poisson)");
+}
+
+/// The peer's name: `cuRAND <generator> <distribution>` (as the Rust bench's
+/// `expected_name`).
+std::string rand_peer(const std::string& gen, const std::string& dist) {
+    std::string name = "cuRAND ";
+    if (gen == "philox") name += "Philox4_32_10";
+    else if (gen == "xorwow") name += "XORWOW";
+    else if (gen == "mrg32k3a") name += "MRG32k3a";
+    else name += gen;
+    if (dist == "log_normal") return name + " log-normal";
+    if (dist == "poisson") return name + " Poisson";
+    return name + " " + dist;
+}
+
+#ifndef PEERS_NO_CURAND
+
+/// The seed of every generator: the Rust bench's (host/benches/ladder/rng.rs,
+/// `SEED`).
+constexpr unsigned long long kRandSeed = 1234;
+constexpr double kPoissonLambda = 3.5;
+
+const char* curand_status_name(curandStatus_t status) {
+    switch (status) {
+    case CURAND_STATUS_SUCCESS: return "CURAND_STATUS_SUCCESS";
+    case CURAND_STATUS_VERSION_MISMATCH: return "CURAND_STATUS_VERSION_MISMATCH";
+    case CURAND_STATUS_NOT_INITIALIZED: return "CURAND_STATUS_NOT_INITIALIZED";
+    case CURAND_STATUS_ALLOCATION_FAILED: return "CURAND_STATUS_ALLOCATION_FAILED";
+    case CURAND_STATUS_TYPE_ERROR: return "CURAND_STATUS_TYPE_ERROR";
+    case CURAND_STATUS_OUT_OF_RANGE: return "CURAND_STATUS_OUT_OF_RANGE";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+    case CURAND_STATUS_LAUNCH_FAILURE: return "CURAND_STATUS_LAUNCH_FAILURE";
+    case CURAND_STATUS_PREEXISTING_FAILURE: return "CURAND_STATUS_PREEXISTING_FAILURE";
+    case CURAND_STATUS_INITIALIZATION_FAILED: return "CURAND_STATUS_INITIALIZATION_FAILED";
+    case CURAND_STATUS_ARCH_MISMATCH: return "CURAND_STATUS_ARCH_MISMATCH";
+    case CURAND_STATUS_INTERNAL_ERROR: return "CURAND_STATUS_INTERNAL_ERROR";
+    }
+    return "unknown cuRAND status";
+}
+
+void check(curandStatus_t status, const std::string& what) {
+    if (status != CURAND_STATUS_SUCCESS) {
+        throw Failure(what + ": " + curand_status_name(status) + " (" + std::to_string(static_cast<int>(status)) +
+                      ")");
+    }
+}
+
+/// A cuRAND host-API generator of `type` on `stream`, seeded once, in its
+/// default ordering (what a user who sets nothing else gets).
+class Rand {
+public:
+    Rand(curandRngType_t type, cudaStream_t stream, unsigned long long seed) {
+        check(curandCreateGenerator(&gen_, type), "curandCreateGenerator");
+        try {
+            check(curandSetStream(gen_, stream), "curandSetStream");
+            check(curandSetPseudoRandomGeneratorSeed(gen_, seed), "curandSetPseudoRandomGeneratorSeed");
+        } catch (...) {
+            curandDestroyGenerator(gen_);
+            throw;
+        }
+    }
+    Rand(const Rand&) = delete;
+    Rand& operator=(const Rand&) = delete;
+    ~Rand() { curandDestroyGenerator(gen_); }
+    curandGenerator_t get() const { return gen_; }
+
+private:
+    curandGenerator_t gen_ = nullptr;
+};
+
+curandRngType_t rng_type(RandGen gen) {
+    switch (gen) {
+    case RandGen::Philox: return CURAND_RNG_PSEUDO_PHILOX4_32_10;
+    case RandGen::Xorwow: return CURAND_RNG_PSEUDO_XORWOW;
+    case RandGen::Mrg32k3a: return CURAND_RNG_PSEUDO_MRG32K3A;
+    }
+    throw Failure("unknown generator");
+}
+
+/// Whether the first values of the last timed fill look like their
+/// distribution: every value in its range (uniforms in (0, 1], normals
+/// finite, log-normals positive and finite) and their mean within 6 standard
+/// errors of the distribution's (u32 as x / 2^32, mean 1/2). A check for a
+/// broken call, not a test of the generator.
+bool rand_plausible(Distribution dist, const DeviceMemory& out, uint64_t n) {
+    const uint64_t k = std::min<uint64_t>(n, 1 << 16);
+    std::vector<uint32_t> bits(k);
+    check(cudaMemcpy(bits.data(), out.get(), k * sizeof(uint32_t), cudaMemcpyDeviceToHost), "copying values back");
+    const double e = std::exp(1.0);
+    double mean = 0.0;
+    double stddev = 1.0;
+    switch (dist) {
+    case Distribution::U32:
+    case Distribution::Uniform: mean = 0.5; stddev = std::sqrt(1.0 / 12.0); break;
+    case Distribution::Normal: mean = 0.0; stddev = 1.0; break;
+    case Distribution::LogNormal: mean = std::sqrt(e); stddev = std::sqrt((e - 1.0) * e); break;
+    case Distribution::Poisson: mean = kPoissonLambda; stddev = std::sqrt(kPoissonLambda); break;
+    }
+    double sum = 0.0;
+    bool in_range = true;
+    for (const uint32_t b : bits) {
+        float f = 0.0f;
+        std::memcpy(&f, &b, sizeof f);
+        double x = 0.0;
+        switch (dist) {
+        case Distribution::U32: x = std::ldexp(static_cast<double>(b), -32); break;
+        case Distribution::Poisson: x = b; break;
+        case Distribution::Uniform: in_range = in_range && f > 0.0f && f <= 1.0f; x = f; break;
+        case Distribution::Normal: in_range = in_range && std::isfinite(f); x = f; break;
+        case Distribution::LogNormal: in_range = in_range && f > 0.0f && std::isfinite(f); x = f; break;
+        }
+        sum += x;
+    }
+    const double got = sum / static_cast<double>(k);
+    const double bound = 6.0 * stddev / std::sqrt(static_cast<double>(k));
+    const bool ok = in_range && std::fabs(got - mean) <= bound;
+    if (!ok) {
+        std::fprintf(stderr, "peers: curand: %s; mean of the first %" PRIu64 " values %.6g, want %.6g +- %.3g\n",
+                     in_range ? "values in range" : "values out of range", k, got, mean, bound);
+    }
+    return ok;
+}
+
+#endif  // PEERS_NO_CURAND
+
+/// n values of `dist` from a cuRAND generator of kind `gen`. The generator
+/// is created and seeded before timing, and each timed launch is one
+/// generate call into the same output: the generator's offset moves on by n
+/// each call, as in an application drawing batch after batch. XORWOW and
+/// MRG32k3a set up their per-thread states on the first generate call (and
+/// the Poisson fill builds its lambda's tables): the warm-up launches do that.
+Outcome curand_case(const Device& device, int reps, RandGen gen, Distribution dist, uint64_t n) {
+#ifdef PEERS_NO_CURAND
+    (void)device, (void)reps, (void)gen, (void)dist, (void)n;
+    throw Failure("cuRAND not available: the peer program was built without it (PEERS_NO_CURAND)");
+#else
+    if (n == 0) {
+        throw Failure("n must be positive");
+    }
+    const DeviceMemory out(n * sizeof(uint32_t));
+    const Rand rand(rng_type(gen), device.stream.get(), kRandSeed);
+    const curandGenerator_t g = rand.get();
+    unsigned int* u32 = out.as<unsigned int>();
+    float* f32 = out.as<float>();
+
+    const double ms = device.median_ms(reps, [&](int) {
+        switch (dist) {
+        case Distribution::U32: check(curandGenerate(g, u32, n), "curandGenerate"); break;
+        case Distribution::Uniform: check(curandGenerateUniform(g, f32, n), "curandGenerateUniform"); break;
+        case Distribution::Normal: check(curandGenerateNormal(g, f32, n, 0.0f, 1.0f), "curandGenerateNormal"); break;
+        case Distribution::LogNormal:
+            check(curandGenerateLogNormal(g, f32, n, 0.0f, 1.0f), "curandGenerateLogNormal");
+            break;
+        case Distribution::Poisson:
+            check(curandGeneratePoisson(g, u32, n, kPoissonLambda), "curandGeneratePoisson");
+            break;
+        }
+    });
+    return {ms, rand_plausible(dist, out, n)};
+#endif
+}
+
+// ---------------------------------------------------------------------------
 // memcpy:<bytes>
 // ---------------------------------------------------------------------------
 
@@ -722,6 +922,7 @@ std::string peer_of(const std::string& spec) {
     if (f[0] == "sgemm") return "cuBLAS Sgemm";
     if (f[0] == "sgemm_tf32") return "cuBLAS Sgemm (TF32)";
     if (f[0] == "memcpy") return "cudaMemcpy D2D";
+    if (f[0] == "curand" && f.size() > 2) return rand_peer(f[1], f[2]);
     return "unknown";
 }
 
@@ -751,9 +952,12 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
     if (f[0] == "memcpy" && f.size() == 2) {
         return memcpy_case(device, reps, parse_u64(f[1], "bytes"));
     }
+    if (f[0] == "curand" && f.size() == 4) {
+        return curand_case(device, reps, parse_rand_gen(f[1]), parse_distribution(f[2]), parse_u64(f[3], "n"));
+    }
     throw Failure(
         "unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, histogram:<data>:<n>, "
-        "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, memcpy:<bytes>)");
+        "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, curand:<gen>:<dist>:<n>, memcpy:<bytes>)");
 }
 
 /// `text` as a JSON string literal.
@@ -791,7 +995,7 @@ void print_line(const std::string& line) {
 int main(int argc, char** argv) {
     const char* usage = "usage: peers <reps> <case>...\n"
                         "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  histogram:<data>:<n>  "
-                        "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  memcpy:<bytes>\n";
+                        "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  curand:<gen>:<dist>:<n>  memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);
         return 2;

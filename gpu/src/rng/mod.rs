@@ -29,13 +29,31 @@
 //!   cuRAND's three methods by `λ`.
 //!
 //! Integers and uniforms are exact on every target. The Box–Muller steps
-//! use `log`, `sqrt`, `sin`, `cos` and `exp`: cuRAND takes the sine and
+//! use `log`, `sqrt`, `sin`, `cos` and `exp` ([`math`]): on the GPU they
+//! are nvcc's own instruction sequences, so normals, log-normals and Knuth's
+//! Poisson counts are cuRAND's bit for bit. cuRAND takes the sine and
 //! cosine from the GPU's approximate instructions (`__sincosf`, an absolute
-//! error of about 2^-21.4), which a CPU cannot reproduce; the CPU forms
-//! here compute them accurately (`libm`), so CPU normals differ from
-//! cuRAND's by up to [`NORMAL_CPU_TOLERANCE`] times the radius
-//! `sqrt(−2 ln u)` (measured: up to 88 units in the last place for values
-//! near zero, 0 or 1 for most).
+//! error of about 2^-21.4), which a CPU cannot reproduce; the CPU computes
+//! them accurately (`libm`), so CPU normals differ from cuRAND's by up to
+//! [`NORMAL_CPU_TOLERANCE`] times the radius `sqrt(−2 ln u)` (measured: up
+//! to 88 units in the last place for values near zero, 0 or 1 for most).
+//!
+//! The modules: [`math`] (nvcc's `logf` and `expf`), [`normal`]
+//! (Box–Muller), [`poisson`], and the kernels in [`fill`].
+
+pub mod fill;
+pub mod math;
+pub mod normal;
+pub mod poisson;
+
+pub use fill::{
+    Draw, FILL_BLOCK, FILL_SHARED_BYTES, FillValue, in_quarter_disc, normals_of, poisson_of,
+};
+pub use fill::{KERNELS, rng_pi_hits};
+pub use fill::{rng_draws, rng_fill, rng_fill_log_normal, rng_fill_normal, rng_fill_poisson};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use normal::box_muller_f64;
+pub use normal::{box_muller, log_normal_of, scaled};
 
 /// The multipliers of the Philox4x32 round.
 pub const PHILOX_M: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
@@ -93,7 +111,11 @@ pub const fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 /// not it is fused.
 #[inline(always)]
 pub fn uniform_of(x: u32) -> f32 {
-    x as f32 * TWO_POW_M32 + TWO_POW_M32 / 2.0
+    // Fused on the GPU: one instruction, the same result.
+    #[cfg(target_arch = "nvptx64")]
+    return crate::prim::fma_f32(x as f32, TWO_POW_M32, TWO_POW_M32 / 2.0);
+    #[cfg(not(target_arch = "nvptx64"))]
+    return x as f32 * TWO_POW_M32 + TWO_POW_M32 / 2.0;
 }
 
 /// `x · 2^-32 + 2^-32`, exactly (`_curand_uniform_double` of one value).
@@ -139,78 +161,9 @@ pub const fn host_value(seed: u64, position: u64) -> u32 {
     philox4x32_10(host_counter(position / 4), key_of(seed))[(position % 4) as usize]
 }
 
-/// What a fill writes for one 32-bit value of the stream: the value itself
-/// (`curandGenerate`) or its uniform (`curandGenerateUniform`).
-pub trait FillValue: Copy {
-    /// The element for stream value `bits`.
-    fn from_bits(bits: u32) -> Self;
-}
-
-impl FillValue for u32 {
-    #[inline(always)]
-    fn from_bits(bits: u32) -> u32 {
-        bits
-    }
-}
-
-impl FillValue for f32 {
-    #[inline(always)]
-    fn from_bits(bits: u32) -> f32 {
-        uniform_of(bits)
-    }
-}
-
-/// Threads per block of the fill kernels.
-pub const FILL_BLOCK: u32 = 256;
-
-#[cfg(target_arch = "nvptx64")]
-mod device {
-    use super::*;
-    use crate::prim::*;
-
-    /// `out[i] = T::from_bits(host_value(seed, position + i))` for
-    /// `i < n`: each thread computes whole blocks of 4 stream values (one
-    /// Philox bijection) and writes the ones inside the fill.
-    ///
-    /// Contract: `out` valid for writes of `n` elements;
-    /// `position + n <= HOST_STREAM_LIMIT`; any 1D grid of 1D blocks.
-    pub unsafe fn fill<T: FillValue>(out: *mut T, n: usize, seed: u64, position: u64) {
-        let key = key_of(seed);
-        let head = (position % 4) as usize;
-        let first = position / 4;
-        let blocks = (head + n).div_ceil(4);
-        for k in grid_stride(blocks) {
-            let words = philox4x32_10(host_counter(first + k as u64), key);
-            unroll!(w in [0 1 2 3] => {
-                // Stream value `4 (first + k) + w` is output `4k + w − head`.
-                let at = 4 * k + w;
-                if at >= head && at - head < n {
-                    *out.add(at - head) = T::from_bits(words[w]);
-                }
-            });
-        }
-    }
-}
-
-kernels! {
-    /// The fill kernels: raw values (`u32`) or uniforms (`f32`).
-    pub const KERNELS = {
-        /// `u32`: `curandGenerate`; `f32`: `curandGenerateUniform`.
-        fn rng_fill<T in u32, f32>(out: *mut T, n: usize, seed: u64, position: u64)
-            => device::fill::<T>(out, n, seed, position);
-    }
-}
-
 /// What the Box–Muller slot holds between calls (`boxmuller_flag` and
 /// `boxmuller_extra` of cuRAND's state).
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        dead_code,
-        reason = "the device's Box–Muller draws come with the kernels that use them"
-    )
-)]
 enum Cached {
     None,
     Normal(f32),
@@ -228,6 +181,10 @@ pub struct Philox {
     /// The word of `output` the next draw returns (0 to 3).
     index: u32,
     cached: Cached,
+    #[cfg_attr(
+        target_arch = "nvptx64",
+        allow(dead_code, reason = "the f64 draws are CPU-only so far")
+    )]
     cached_f64: Option<f64>,
 }
 
@@ -318,7 +275,15 @@ impl Philox {
     /// The next 32-bit value (`curand`).
     #[inline(always)]
     pub fn next_u32(&mut self) -> u32 {
-        let value = self.output[self.index as usize & 3];
+        // A chain of selects rather than an index, so that a kernel keeps
+        // the block in registers instead of a local-memory array.
+        let o = &self.output;
+        let value = match self.index {
+            0 => o[0],
+            1 => o[1],
+            2 => o[2],
+            _ => o[3],
+        };
         self.index += 1;
         if self.index == 4 {
             self.advance();
@@ -361,258 +326,6 @@ impl Philox {
         uniform_f64_of(self.next_u32())
     }
 }
-
-/// The CPU's Box–Muller draws (see the module docs for how they relate to
-/// cuRAND's). The device forms, which need the GPU's own `logf` to be
-/// bit-exact, come with the kernels that use them.
-#[cfg(not(target_arch = "nvptx64"))]
-mod cpu {
-    use super::*;
-
-    /// The pair of normals Box–Muller makes of two values
-    /// (`_curand_box_muller`): radius `sqrt(−2 ln u)` with `u` the uniform
-    /// of `x`, angle `v = y · 2^-32 · 2π + 2^-33 · 2π` (one fused
-    /// multiply-add, as the GPU computes it), `[r sin v, r cos v]`.
-    pub fn box_muller(x: u32, y: u32) -> [f32; 2] {
-        let u = uniform_of(x);
-        let v = libm::fmaf(y as f32, TWO_POW_M32_2PI, TWO_POW_M32_2PI / 2.0);
-        let radius = libm::sqrtf(-2.0 * libm::logf(u));
-        let (sin, cos) = libm::sincosf(v);
-        [sin * radius, cos * radius]
-    }
-
-    /// The pair of `f64` normals of four values
-    /// (`_curand_box_muller_double`): two 53-bit uniforms.
-    pub fn box_muller_f64(x: [u32; 4]) -> [f64; 2] {
-        let u53 = |lo: u32, hi: u32| (lo as u64) ^ ((hi as u64) << 21);
-        let u = u53(x[0], x[1]) as f64 * TWO_POW_M53 + TWO_POW_M53 / 2.0;
-        let v = u53(x[2], x[3]) as f64 * (TWO_POW_M53 * 2.0) + TWO_POW_M53;
-        let radius = libm::sqrt(-2.0 * libm::log(u));
-        let (sin, cos) = libm::sincos(v * core::f64::consts::PI);
-        [sin * radius, cos * radius]
-    }
-
-    impl Philox {
-        /// A standard normal `f32` (`curand_normal`): each Box–Muller pair
-        /// serves two calls.
-        pub fn normal(&mut self) -> f32 {
-            if let Cached::Normal(z) = self.cached {
-                self.cached = Cached::None;
-                return z;
-            }
-            let (x, y) = (self.next_u32(), self.next_u32());
-            let [z0, z1] = box_muller(x, y);
-            self.cached = Cached::Normal(z1);
-            z0
-        }
-
-        /// Two standard normals of the next two values (`curand_normal2`;
-        /// the cache is neither read nor written).
-        pub fn normal2(&mut self) -> [f32; 2] {
-            let (x, y) = (self.next_u32(), self.next_u32());
-            box_muller(x, y)
-        }
-
-        /// Four standard normals of the next four values
-        /// (`curand_normal4`).
-        pub fn normal4(&mut self) -> [f32; 4] {
-            let x = self.next_u32x4();
-            let [a, b] = box_muller(x[0], x[1]);
-            let [c, d] = box_muller(x[2], x[3]);
-            [a, b, c, d]
-        }
-
-        /// A standard normal `f64` (`curand_normal_double`): each pair, of
-        /// four values, serves two calls.
-        pub fn normal_f64(&mut self) -> f64 {
-            if let Some(z) = self.cached_f64.take() {
-                return z;
-            }
-            let [z0, z1] = box_muller_f64(self.next_u32x4());
-            self.cached_f64 = Some(z1);
-            z0
-        }
-
-        /// `exp(mean + stddev · z)` for a standard normal `z`
-        /// (`curand_log_normal`): each pair serves two calls with the same
-        /// `mean` and `stddev` (the second value is computed with the
-        /// first call's parameters, as cuRAND does).
-        pub fn log_normal(&mut self, mean: f32, stddev: f32) -> f32 {
-            if let Cached::LogNormal(value) = self.cached {
-                self.cached = Cached::None;
-                return value;
-            }
-            let (x, y) = (self.next_u32(), self.next_u32());
-            let [z0, z1] = box_muller(x, y);
-            self.cached = Cached::LogNormal(libm::expf(mean + stddev * z1));
-            libm::expf(mean + stddev * z0)
-        }
-    }
-}
-
-/// cuRAND's Poisson draws (`curand_poisson`), on the CPU.
-#[cfg(not(target_arch = "nvptx64"))]
-mod poisson {
-    use super::Philox;
-    use libm::{fmaf, sqrtf};
-
-    /// `lgamma(a)` for a positive integer `a`, as cuRAND approximates it
-    /// (`__cr_lgamma_integer`: a table to 9, Stirling's series beyond, its
-    /// polynomial in fused multiply-adds as the GPU evaluates it).
-    fn lgamma_integer(a: i32) -> f64 {
-        // cuRAND's literals, digit for digit.
-        #[allow(
-            clippy::excessive_precision,
-            clippy::approx_constant,
-            reason = "cuRAND's literals, to round as they do (one of them is ln 2)"
-        )]
-        const TABLE: [f64; 9] = [
-            0.000000000000000000e-1,
-            0.000000000000000000e-1,
-            6.931471805599453094e-1,
-            1.791759469228055001e0,
-            3.178053830347945620e0,
-            4.787491742782045994e0,
-            6.579251212010100995e0,
-            8.525161361065414300e0,
-            1.060460290274525023e1,
-        ];
-        let fa = (a as f32).abs() as f64;
-        if a <= 8 {
-            return TABLE[(fa as usize).clamp(1, 9) - 1];
-        }
-        let s = 1.0 / fa;
-        let t = s * s;
-        let mut sum = -0.1633436431e-2;
-        #[allow(
-            clippy::excessive_precision,
-            reason = "cuRAND's literals, to round as they do"
-        )]
-        for c in [
-            0.83645878922e-3,
-            -0.5951896861197e-3,
-            0.793650576493454e-3,
-            -0.277777777735865004e-2,
-            0.833333333333331018375e-1,
-        ] {
-            sum = libm::fma(sum, t, c);
-        }
-        sum = libm::fma(sum, s, 0.918938533204672);
-        let s = 0.5 * libm::log(fa) * (fa - 0.5);
-        let t = s - fa;
-        t + (s + sum)
-    }
-
-    /// The constants of cuRAND's incomplete-gamma approximation (its
-    /// literals, digit for digit, rounded to `f32` as C rounds them).
-    #[allow(
-        clippy::excessive_precision,
-        reason = "cuRAND's literals, to round as they do"
-    )]
-    const MA: [f32; 3] = [
-        1.43248035075540910,
-        0.12400979329415655,
-        0.00025361074907033,
-    ];
-    #[allow(
-        clippy::excessive_precision,
-        reason = "cuRAND's literals, to round as they do"
-    )]
-    const MB: [f32; 3] = [
-        0.21096734870196546,
-        1.97381164089999420,
-        0.94201734077887530,
-    ];
-
-    /// `(α, β)` of the approximation for `a`.
-    fn alpha_beta(a: f32) -> (f32, f32) {
-        let alpha = fmaf(MA[0], 1.0 / sqrtf(a - MA[1]), MA[2]);
-        let beta = fmaf(MB[0], 1.0 / sqrtf(a - MB[1]), MB[2]);
-        (alpha, beta)
-    }
-
-    /// The regularised incomplete gamma function, approximated
-    /// (`__cr_pgammainc`).
-    fn pgammainc(a: f32, x: f32) -> f32 {
-        let (alpha, beta) = alpha_beta(a);
-        let t = fmaf(alpha, a - x, -beta);
-        let t = 1.0 + libm::expf(t);
-        1.0 / (t * t)
-    }
-
-    /// Its inverse in `x` (`__cr_pgammaincinv`).
-    fn pgammaincinv(a: f32, y: f32) -> f32 {
-        let (alpha, beta) = alpha_beta(a);
-        let t = libm::logf(1.0 / sqrtf(y) - 1.0);
-        fmaf(-(beta + t), 1.0 / alpha, a)
-    }
-
-    impl Philox {
-        /// A Poisson-distributed count of mean `lambda`
-        /// (`curand_poisson`); how many values it draws depends on the
-        /// method and on the draws. Three methods by `λ`, as cuRAND chooses
-        /// them:
-        ///
-        /// * `λ < 64`: Knuth's — multiply uniforms into `e^λ` until the product is
-        ///   at most 1; exact on the CPU wherever `libm`'s `expf(λ)` equals the
-        ///   GPU's (the result changes only if a product lands between the two);
-        /// * `λ > 4000`: `⌊√λ · z + λ + 0.5⌋` of an `f64` normal `z`; the CPU's
-        ///   `z` is within a few ulp of cuRAND's, so the integer differs only when
-        ///   the sum lies that close to a half;
-        /// * between: a rejection method built on approximations of the
-        ///   incomplete gamma function that cuRAND evaluates with the GPU's
-        ///   approximate `rsqrt`, `ex2`, `lg2` and `rcp` instructions. The CPU
-        ///   evaluates the same formulas with accurate functions (what cuRAND's own
-        ///   host-side code does), so an accepted value or a rejection can differ
-        ///   when a value falls near a boundary, and the draws after a differing
-        ///   rejection follow a shifted stream. Against cuRAND's own output (the
-        ///   golden vectors: λ = 64, 100, 1000, 3999, 4000, 8 seeds and positions,
-        ///   640 draws) no draw differed.
-        ///
-        /// `lambda` should be finite and positive: 0 and negative values give 0 (as
-        /// cuRAND's Knuth method does), NaN gives 0 (cuRAND would never
-        /// return), +∞ gives `u32::MAX`.
-        pub fn poisson(&mut self, lambda: f64) -> u32 {
-            if lambda.is_nan() {
-                return 0;
-            }
-            if lambda < 64.0 {
-                // Knuth: the product of uniforms falls below e^-λ.
-                let mut p = libm::expf(lambda as f32);
-                let mut k = 0u32;
-                loop {
-                    k += 1;
-                    p *= self.uniform();
-                    if p as f64 <= 1.0 {
-                        return k - 1;
-                    }
-                }
-            }
-            if lambda > 4000.0 {
-                // `as` saturates where C's conversion would be undefined.
-                return (libm::fma(libm::sqrt(lambda), self.normal_f64(), lambda) + 0.5) as u32;
-            }
-            let lambda = lambda as f32;
-            let log_lambda = libm::logf(lambda);
-            loop {
-                let y = self.uniform();
-                let x = libm::floorf(pgammaincinv(lambda, y));
-                let z = self.uniform();
-                let v = (pgammainc(lambda, x + 1.0) - pgammainc(lambda, x)) * 1.3;
-                let z = z * v;
-                let exponent =
-                    fmaf(x, log_lambda, -lambda) - lgamma_integer((1.0 + x) as i32) as f32;
-                let t = libm::expf(exponent);
-                if z < t && v >= 1e-20 {
-                    return x as u32;
-                }
-            }
-        }
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-pub use cpu::{box_muller, box_muller_f64};
 
 /// `rand`'s generator traits, on the CPU: `next_u32` is `curand`, and a
 /// seed is the 8 bytes of the `u64` seed of `Philox::new(seed, 0, 0)`.
