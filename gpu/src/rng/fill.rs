@@ -148,12 +148,15 @@ mod device {
     struct Quad([u32; 4]);
 
     /// `out[i] = make(block)[…]` for the `n` stream values from `position`
-    /// on, as 32-bit words: lane `l` of a warp computes block `32c + l` of
-    /// the fill (one Philox bijection, 4 values) for the warp's chunks `c`,
-    /// the warp stages its 128 words in shared memory and writes them as 4
-    /// rows of 32 consecutive words (a thread writing its own 4 would
-    /// leave each store instruction a 16-byte stride, 4 times the
-    /// transactions).
+    /// on, as 32-bit words, one Philox bijection (4 values) per thread and
+    /// block. Where the blocks' outputs are 16-byte aligned (a fresh buffer
+    /// and a position that is a multiple of 4), each thread writes its 4
+    /// with one vector store. Otherwise lane `l` of a warp computes block
+    /// `32c + l` for the warp's chunks `c`, the warp stages its 128 words in
+    /// shared memory and writes them as 4 rows of 32 consecutive words (a
+    /// thread writing its own 4 with scalar stores would leave each store
+    /// instruction a 16-byte stride, 4 times the transactions: 2.4 times
+    /// slower when measured).
     ///
     /// Contract: `out` valid for writes of `n` words;
     /// `position + n <= HOST_STREAM_LIMIT`; a 1D grid of [`FILL_BLOCK`]
@@ -171,6 +174,26 @@ mod device {
         let head = (position % 4) as usize;
         let first = position / 4;
         let blocks = (head + n).div_ceil(4);
+        if (out as usize / 4).wrapping_sub(head) % 4 == 0 {
+            // Every block's 4 outputs start 16-byte aligned: a thread
+            // writes its own with one vector store, and a warp's stores
+            // are 512 consecutive bytes. No staging.
+            for k in grid_stride(blocks) {
+                let words = make(philox4x32_10(host_counter(first + k as u64), key));
+                let start = 4 * k;
+                if start >= head && start + 4 - head <= n {
+                    store_v4(out.add(start - head).cast::<Words4>(), words);
+                } else {
+                    unroll!(w in [0 1 2 3] => {
+                        let at = start + w;
+                        if at >= head && at - head < n {
+                            *out.add(at - head) = words[w];
+                        }
+                    });
+                }
+            }
+            return;
+        }
         let lane = lane_id() as usize;
         let stage = dynamic_shared::<u32>().add(thread_idx_x() as usize / 32 * 128);
         let warps = grid_threads_x() / 32;

@@ -73,11 +73,7 @@ fn log_core(m: f32, bias: f32) -> f32 {
     let reduced = f32::from_bits(bits.wrapping_sub(e as u32));
     let exponent = fma(e as f32, 1.192_092_9e-7, bias);
     let f = reduced - 1.0;
-    let mut p = fma(
-        f32::from_bits(LOG_POLY[0]),
-        f,
-        f32::from_bits(LOG_POLY[1]),
-    );
+    let mut p = fma(f32::from_bits(LOG_POLY[0]), f, f32::from_bits(LOG_POLY[1]));
     for c in &LOG_POLY[2..] {
         p = fma(p, f, f32::from_bits(*c));
     }
