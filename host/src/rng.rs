@@ -573,13 +573,7 @@ impl Context {
         if len == 0 {
             return Ok(Pending::new(self));
         }
-        let info = self.info();
-        let grid = grid_stride_blocks(
-            threads,
-            FILL_BLOCK,
-            info.multiprocessors,
-            info.max_threads_per_multiprocessor,
-        );
+        let grid = self.thread_grid(threads);
         let args = rng_draws::Args::<u32> {
             out: DevPtrMut::new(out.as_device_ptr().as_raw()),
             threads,
@@ -626,13 +620,7 @@ impl Context {
         if threads == 0 {
             return Ok(Pending::new(self));
         }
-        let info = self.info();
-        let grid = grid_stride_blocks(
-            threads,
-            FILL_BLOCK,
-            info.multiprocessors,
-            info.max_threads_per_multiprocessor,
-        );
+        let grid = self.thread_grid(threads);
         let args = rng_pi_hits::Args::<u32> {
             hits: DevPtrMut::new(hits.as_device_ptr().as_raw()),
             threads,
@@ -649,6 +637,18 @@ impl Context {
             )?
         };
         Ok(Pending::new(self))
+    }
+
+    /// Blocks of [`FILL_BLOCK`] for one thread per item, capped at what
+    /// the device holds at once (the kernels loop grid-stride beyond).
+    fn thread_grid(&self, items: usize) -> u32 {
+        let info = self.info();
+        grid_stride_blocks(
+            items,
+            FILL_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        )
     }
 
     fn fill_raw_into<'a, T>(
@@ -734,13 +734,7 @@ impl Context {
         let position = next.take(n)?;
         if n > 0 {
             let values = (position % 4) as usize + n;
-            let info = self.info();
-            let grid = grid_stride_blocks(
-                values.div_ceil(4),
-                FILL_BLOCK,
-                info.multiprocessors,
-                info.max_threads_per_multiprocessor,
-            );
+            let grid = self.thread_grid(values.div_ceil(4));
             launch(n, grid, generator.seed, position)?;
         }
         *generator = next;

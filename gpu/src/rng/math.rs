@@ -13,9 +13,9 @@
 //!   approximate `sin` and `cos` instructions (absolute error about
 //!   2^-21); the CPU computes them accurately instead.
 
-/// `a · b + c`, rounded once (`fmaf`).
+/// `a · b + c`, rounded once (`fmaf`; what nvcc makes of `a * b + c`).
 #[inline(always)]
-fn fma(a: f32, b: f32, c: f32) -> f32 {
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     return crate::prim::fma_f32(a, b, c);
     #[cfg(not(target_arch = "nvptx64"))]

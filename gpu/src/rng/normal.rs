@@ -1,17 +1,8 @@
 //! Box–Muller: normals and log-normals of pairs of stream values, as
 //! cuRAND computes them (`_curand_box_muller`), on the GPU and the CPU.
 
-use super::math::{expf, logf_normal, sincos, sqrtf};
+use super::math::{expf, fma, logf_normal, sincos, sqrtf};
 use super::{Cached, Philox, TWO_POW_M32_2PI, uniform_of};
-
-/// `a · b + c`, rounded once: what nvcc makes of cuRAND's `a * b + c`.
-#[inline(always)]
-fn fma(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    return crate::prim::fma_f32(a, b, c);
-    #[cfg(not(target_arch = "nvptx64"))]
-    return libm::fmaf(a, b, c);
-}
 
 /// The pair of normals Box–Muller makes of two values
 /// (`_curand_box_muller`): radius `sqrt(−2 ln u)` with `u` the uniform of
