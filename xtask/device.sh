@@ -16,6 +16,9 @@
 #             included; the 2^24 and 2^28 cases run in `test`)
 #   bench     the ladder benchmarks beside NVIDIA's libraries (nvcc builds the
 #             peer programs); the report goes to $OUT/bench-report.tgz
+#   multi     the multi-GPU benchmark (sharded sum and histogram over 1, 2, 4
+#             ... GPUs, all-reduce beside NCCL's own program): $OUT/multi.*
+#             (not part of the default phases)
 # Logs and JSON go to $OUT (or target/device/out).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,11 +29,24 @@ export WARPSPEED_REQUIRE_GPU=1
 phases=()
 bench_args=()
 for a in "$@"; do
-  case $a in test|sanitize|bench) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
+  case $a in test|sanitize|bench|multi) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
 done
 [ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
 summary=()
 failed=0
+
+# NCCL for the multi-GPU functions: the system's, else the one in Python's
+# nvidia-nccl package. Found: its tests must run (not be skipped).
+if [ -z "${WARPSPEED_NCCL:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
+  nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+  [ -n "$nccl" ] && [ -f "$nccl" ] && export WARPSPEED_NCCL=$nccl
+fi
+if [ -n "${WARPSPEED_NCCL:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
+  export WARPSPEED_REQUIRE_NCCL=1
+fi
+echo "NCCL: ${WARPSPEED_NCCL:-system library path}"
+# NVLink multicast stays off on shared machines.
+export NCCL_NVLS_ENABLE=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
   | tee "$out/nvidia-smi.csv"
@@ -84,6 +100,11 @@ for phase in "${phases[@]}"; do
     cat "$out/bench.log"
     # One file for the report (JSON, report.md, charts): few files travel back.
     tar czf "$out/bench-report.tgz" -C "$out" bench && rm -rf "$out/bench"
+    ;;
+  multi)
+    run_logged multi "$bin/multi" --out "$out/multi" "${bench_args[@]}"
+    cat "$out/multi.log"
+    cp "$out/multi/multi.json" "$out/multi/multi.md" "$out/" 2>/dev/null; rm -rf "$out/multi"
     ;;
   esac
 done

@@ -9,7 +9,12 @@
 #      - a driver without the unversioned `libcuda.so` link: a link to it in
 #        xtask/cuda-root/lib64 (git-ignored), which the build already searches;
 #      - no driver at all (CI, a laptop): Debian's `libcuda1` from non-free,
-#        enough to link; the GPU tests then report themselves as ignored.
+#        enough to link; the GPU tests then report themselves as ignored;
+#   3. ptxas, which `cargo xtask build-ptx` turns the PTX into cubins with:
+#      CUDA 12.9's, from NVIDIA's PyPI wheel `nvidia-cuda-nvcc-cu12` (checked
+#      against a pinned sha256), into xtask/tools/ptxas (git-ignored; ptxas
+#      is for building only and is never committed). `WARPSPEED_PTXAS=<path>`
+#      names one you already have instead, and nothing is downloaded.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 say() { echo "setup: $*"; }
@@ -68,5 +73,44 @@ SOURCES
 else
   echo "setup: no CUDA driver library found; install the NVIDIA driver (or, on Debian, the libcuda1 package)" >&2
   exit 1
+fi
+
+# 3. ptxas for the cubins. The committed cubins are this release's output.
+ptxas_version=12.9.86
+ptxas_wheel_sha256=5d6a0d32fdc7ea39917c20065614ae93add6f577d840233237ff08e9a38f58f0
+ptxas_release="Cuda compilation tools, release ${ptxas_version%.*}, V$ptxas_version"
+ptxas="$root/xtask/tools/ptxas"
+if [ -n "${WARPSPEED_PTXAS:-}" ]; then
+  if [ ! -x "$WARPSPEED_PTXAS" ]; then
+    echo "setup: WARPSPEED_PTXAS=$WARPSPEED_PTXAS is not an executable file" >&2
+    exit 1
+  fi
+  if ! "$WARPSPEED_PTXAS" --version | grep -qx "$ptxas_release"; then
+    say "warning: $WARPSPEED_PTXAS is not ptxas $ptxas_version; its cubins will differ from the committed ones"
+  fi
+elif "$ptxas" --version 2>/dev/null | grep -qx "$ptxas_release"; then
+  :
+elif [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
+  echo "setup: the pinned ptxas wheel is for x86-64 Linux; set WARPSPEED_PTXAS to a ptxas $ptxas_version for this machine" >&2
+  exit 1
+else
+  say "installing ptxas $ptxas_version (from PyPI's nvidia-cuda-nvcc-cu12, for building only)"
+  download=$(mktemp -d)
+  trap 'rm -rf "$download"' EXIT
+  python3 -m pip download --quiet --no-deps --dest "$download" "nvidia-cuda-nvcc-cu12==$ptxas_version"
+  set -- "$download"/*.whl
+  wheel=$1
+  if [ "$(sha256sum "$wheel" | cut -d ' ' -f 1)" != "$ptxas_wheel_sha256" ]; then
+    echo "setup: $(basename "$wheel") does not have the pinned sha256; not installing it" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$ptxas")"
+  python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("nvidia/cuda_nvcc/bin/ptxas"))' "$wheel" >"$ptxas.partial"
+  chmod +x "$ptxas.partial"
+  mv "$ptxas.partial" "$ptxas"
+  if ! "$ptxas" --version | grep -qx "$ptxas_release"; then
+    echo "setup: $ptxas does not report \"$ptxas_release\"" >&2
+    exit 1
+  fi
 fi
 say "ready ($toolchain)"

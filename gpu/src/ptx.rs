@@ -15,6 +15,12 @@ use crate::{FAMILIES, Kernel};
 /// between them.
 pub const TARGETS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
 
+/// The targets for which the library also ships machine code (cubins that
+/// `cargo xtask build-ptx` has ptxas make from the PTX of the same target).
+/// A cubin for sm_80 also loads on 8.6 and 8.9, one for sm_90 on 9.x; every
+/// other device gets the PTX, which the driver compiles (JIT) when loading it.
+pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90"];
+
 /// The most parameters an entry may have for [`PtxEntry`] to record them.
 pub const MAX_PARAMS: usize = 16;
 

@@ -1,16 +1,18 @@
 //! The runtime: the CUDA context and loaded kernels of one device (shared),
 //! and per [`Context`] one stream with the scratch memory its work reuses.
 
-use crate::device::DeviceInfo;
+use crate::device::{DeviceInfo, KernelResources};
 use crate::driver::{self, attribute, code};
 use crate::error::{Error, Result, check};
 use crate::launch::LaunchConfig;
+use crate::ptx::Image;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{CUevent, CUfunction, CUmodule};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::ffi::{CString, c_int, c_void};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use warpspeed_gpu::ConstantSymbol;
 use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
 
@@ -19,9 +21,17 @@ struct Loaded {
     function: CUfunction,
     kernel: &'static Kernel,
     /// Dynamic shared memory this kernel has been allowed above 48 KiB.
-    shared_optin: Cell<u32>,
+    shared_optin: AtomicU32,
     /// `(block, shared bytes, resident blocks per SM)` of the last query.
-    occupancy: Cell<(u32, u32, u32)>,
+    occupancy: Mutex<(u32, u32, u32)>,
+}
+
+/// Locks `mutex`, also after a panic elsewhere poisoned it: the values kept
+/// behind the runtime's locks are valid whatever point a panic left them at.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A module handle that unloads on drop.
@@ -65,16 +75,28 @@ struct Runtime {
     kernels: Vec<Loaded>,
     module: Module,
     info: DeviceInfo,
-    lost: RefCell<Option<String>>,
+    lost: Mutex<Option<String>>,
     /// Recorded, on whichever stream, right after the last launch that reads
     /// a `__constant__` symbol the library stages
     /// ([`Context::launch_reading_constant`]); `None` before the first.
     /// Every staging copy waits for it, so a copy never overlaps a kernel
     /// that reads the symbol, whatever streams the two are on.
-    constant_readers: RefCell<Option<OwnedEvent>>,
+    /// The lock is held from the wait to the recording, so the chain stays
+    /// one chain when several threads stage at once.
+    constant_readers: Mutex<Option<OwnedEvent>>,
     // Dropped last: releases the primary context the fields above live in.
-    _cuda: cust::context::Context,
+    cuda: cust::context::Context,
 }
+
+// SAFETY: the raw handles inside (module, functions, events) are driver
+// objects of one CUDA context, and the driver API is thread-safe: any thread
+// may use them once that context is current there, which every `Context`
+// method that reaches the driver makes sure of first (`Context::bind`). The
+// mutable state is behind `Mutex`es and atomics.
+unsafe impl Send for Runtime {}
+// SAFETY: as for `Send`; shared access only reads the handles and goes
+// through the locks for the rest.
+unsafe impl Sync for Runtime {}
 
 /// One ordered queue of GPU work on one device: the device's CUDA context
 /// and loaded kernels (shared with every `Context` made from this one), a
@@ -90,16 +112,23 @@ struct Runtime {
 /// [`Context::with_stream`]: each has its own stream and scratch memory, so
 /// library work on two of them never shares a buffer.
 ///
-/// A `Context` stays on the thread that created it (the CUDA context is
-/// current there); it is neither `Send` nor `Sync`. After a kernel fault (an
-/// illegal address, a trap), CUDA cannot recover the context: every later
-/// call of every `Context` of the device returns [`Error::ContextLost`].
+/// A `Context` is `Send`: move it to the thread that uses it (one per GPU
+/// with `std::thread::scope` is the natural multi-GPU program). Every method
+/// first makes the device's CUDA context current on the calling thread, so a
+/// thread may also drive several devices in turn; for your own `cust` calls
+/// (allocations, copies) after a move, call [`Context::bind`] first. It is
+/// not `Sync`: one thread at a time uses one queue; make another with
+/// [`Context::new_stream`] for another thread on the same device.
+///
+/// After a kernel fault (an illegal address, a trap), CUDA cannot recover the
+/// context: every later call of every `Context` of the device returns
+/// [`Error::ContextLost`].
 pub struct Context {
     stream: Stream,
     /// Device memory multi-pass and single-pass kernels reuse; zeroed when
     /// (re)allocated, grown on demand, never shrunk behind the user's back.
     scratch: RefCell<Option<DeviceBuffer<u8>>>,
-    runtime: Rc<Runtime>,
+    runtime: Arc<Runtime>,
 }
 
 /// Driver codes that mean "no usable device" rather than a failure.
@@ -110,13 +139,120 @@ const NO_DEVICE_CODES: [u32; 4] = [
     code::SHARED_OBJECT_INIT_FAILED,
 ];
 
+/// Initialises the driver once per process (later calls are cheap) and
+/// counts the devices.
+fn init() -> Result<u32> {
+    // Through the raw driver call: cust maps codes it does not know (34,
+    // a stub library) to "unknown error", which would hide "no device".
+    // SAFETY: cuInit takes flags by value and touches no caller memory.
+    let status = unsafe { driver::cuInit(0) };
+    if NO_DEVICE_CODES.contains(&status) {
+        return Err(Error::NoDevice {
+            reason: Error::driver(status, "initialising CUDA (cuInit)").to_string(),
+        });
+    }
+    check(status, || "initialising CUDA (cuInit)".into())?;
+    let count =
+        cust::device::Device::num_devices().map_err(|e| Error::cust(e, "counting CUDA devices"))?;
+    if count == 0 {
+        return Err(Error::NoDevice {
+            reason: "the driver reports no CUDA device".into(),
+        });
+    }
+    Ok(count)
+}
+
+/// The target forced by `WARPSPEED_PTX`, if set.
+fn forced_target() -> Option<String> {
+    std::env::var(crate::ptx::PTX_OVERRIDE)
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
+/// Reads device `ordinal`'s facts (no CUDA context needed) and the kernel
+/// image the library loads there (`None`: the device is too old).
+fn describe(
+    device: cust::device::Device,
+    ordinal: u32,
+) -> Result<(DeviceInfo, Option<(&'static str, Image)>)> {
+    let name = device
+        .name()
+        .map_err(|e| Error::cust(e, "reading the device name"))?;
+    let total_memory = device
+        .total_memory()
+        .map_err(|e| Error::cust(e, "reading the device memory size"))?;
+    let attr = |a: c_int| -> Result<u32> {
+        let mut value: c_int = 0;
+        // SAFETY: writes one int; `device` is a valid device handle.
+        let status = unsafe { driver::cuDeviceGetAttribute(&mut value, a, device.as_raw()) };
+        check(status, || format!("reading device attribute {a}"))?;
+        Ok(value.max(0) as u32)
+    };
+    let compute_capability = (
+        attr(attribute::COMPUTE_CAPABILITY_MAJOR)?,
+        attr(attribute::COMPUTE_CAPABILITY_MINOR)?,
+    );
+    let image = crate::ptx::choose(compute_capability, forced_target().as_deref())?;
+    let info = DeviceInfo {
+        ordinal,
+        name,
+        compute_capability,
+        multiprocessors: attr(attribute::MULTIPROCESSOR_COUNT)?,
+        total_memory,
+        l2_bytes: attr(attribute::L2_CACHE_SIZE)?,
+        max_threads_per_block: attr(attribute::MAX_THREADS_PER_BLOCK)?,
+        max_threads_per_multiprocessor: attr(attribute::MAX_THREADS_PER_MULTIPROCESSOR)?,
+        max_block: (
+            attr(attribute::MAX_BLOCK_DIM_X)?,
+            attr(attribute::MAX_BLOCK_DIM_Y)?,
+        ),
+        max_grid: (
+            attr(attribute::MAX_GRID_DIM_X)?,
+            attr(attribute::MAX_GRID_DIM_Y)?,
+        ),
+        max_shared_per_block: attr(attribute::MAX_SHARED_MEMORY_PER_BLOCK)?,
+        max_shared_per_block_optin: attr(attribute::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+        theoretical_bandwidth: attr(attribute::MEMORY_CLOCK_RATE_KHZ)? as f64
+            * 1e3
+            * 2.0
+            * attr(attribute::GLOBAL_MEMORY_BUS_WIDTH)? as f64
+            / 8.0,
+        ptx_target: image.map_or("", |(target, _)| target),
+        jit: !matches!(image, Some((_, Image::Cubin(_)))),
+    };
+    Ok((info, image))
+}
+
 impl Context {
+    /// Every CUDA device of this machine, by ordinal: name, memory, compute
+    /// capability and the rest of [`DeviceInfo`], read without creating a
+    /// CUDA context. `ptx_target` and `jit` say what [`Context::new`] would
+    /// load; a device older than compute capability 7.0, which
+    /// `Context::new` refuses, is listed with an empty `ptx_target`.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] without a usable GPU, [`Error::InvalidArgument`]
+    /// for an unknown `WARPSPEED_PTX`, [`Error::Cuda`] for driver failures.
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
+        let count = init()?;
+        (0..count)
+            .map(|ordinal| {
+                let device = cust::device::Device::get_device(ordinal)
+                    .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
+                Ok(describe(device, ordinal)?.0)
+            })
+            .collect()
+    }
+
     /// Initialises CUDA on device `ordinal`, loads the kernels, resolves
     /// every entry point (a missing one is an error now, not at first use)
     /// and creates a stream.
     ///
-    /// The PTX is the newest target the device runs; the environment
-    /// variable `WARPSPEED_PTX` (e.g. `sm_70`) forces another one.
+    /// On Ampere (8.x) and Hopper (9.x) the kernels are the shipped machine
+    /// code for the architecture (cubins): loading takes milliseconds. Other
+    /// devices get the newest PTX they run, which the driver compiles (about
+    /// a second the first time, then from its cache). The environment
+    /// variable `WARPSPEED_PTX` (e.g. `sm_70`) forces the PTX of a target.
     ///
     /// # Errors
     /// [`Error::NoDevice`] without a usable GPU, [`Error::InvalidArgument`]
@@ -125,23 +261,7 @@ impl Context {
     /// [`Error::UnsupportedPtx`] when the driver cannot load the PTX,
     /// [`Error::MissingEntry`], [`Error::Cuda`] for other driver failures.
     pub fn new(ordinal: u32) -> Result<Context> {
-        // Through the raw driver call: cust maps codes it does not know (34,
-        // a stub library) to "unknown error", which would hide "no device".
-        // SAFETY: cuInit takes flags by value and touches no caller memory.
-        let status = unsafe { driver::cuInit(0) };
-        if NO_DEVICE_CODES.contains(&status) {
-            return Err(Error::NoDevice {
-                reason: Error::driver(status, "initialising CUDA (cuInit)").to_string(),
-            });
-        }
-        check(status, || "initialising CUDA (cuInit)".into())?;
-        let count = cust::device::Device::num_devices()
-            .map_err(|e| Error::cust(e, "counting CUDA devices"))?;
-        if count == 0 {
-            return Err(Error::NoDevice {
-                reason: "the driver reports no CUDA device".into(),
-            });
-        }
+        let count = init()?;
         if ordinal >= count {
             return Err(Error::InvalidArgument(format!(
                 "device {ordinal} requested, but this machine has {count} CUDA device(s)"
@@ -149,63 +269,28 @@ impl Context {
         }
         let device = cust::device::Device::get_device(ordinal)
             .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
-        let name = device
-            .name()
-            .map_err(|e| Error::cust(e, "reading the device name"))?;
-        let total_memory = device
-            .total_memory()
-            .map_err(|e| Error::cust(e, "reading the device memory size"))?;
-        let attr = |a: c_int| -> Result<u32> {
-            let mut value: c_int = 0;
-            // SAFETY: writes one int; `device` is a valid device handle.
-            let status = unsafe { driver::cuDeviceGetAttribute(&mut value, a, device.as_raw()) };
-            check(status, || format!("reading device attribute {a}"))?;
-            Ok(value.max(0) as u32)
-        };
-        let compute_capability = (
-            attr(attribute::COMPUTE_CAPABILITY_MAJOR)?,
-            attr(attribute::COMPUTE_CAPABILITY_MINOR)?,
-        );
-        let forced = std::env::var(crate::ptx::PTX_OVERRIDE)
-            .ok()
-            .filter(|t| !t.is_empty());
-        let Some((ptx_target, ptx)) = crate::ptx::choose(compute_capability, forced.as_deref())?
-        else {
+        let (mut info, image) = describe(device, ordinal)?;
+        let Some((target, image)) = image else {
             return Err(Error::UnsupportedDevice {
-                name,
-                compute_capability,
+                name: info.name,
+                compute_capability: info.compute_capability,
             });
-        };
-        let info = DeviceInfo {
-            ordinal,
-            name,
-            compute_capability,
-            multiprocessors: attr(attribute::MULTIPROCESSOR_COUNT)?,
-            total_memory,
-            l2_bytes: attr(attribute::L2_CACHE_SIZE)?,
-            max_threads_per_block: attr(attribute::MAX_THREADS_PER_BLOCK)?,
-            max_threads_per_multiprocessor: attr(attribute::MAX_THREADS_PER_MULTIPROCESSOR)?,
-            max_block: (
-                attr(attribute::MAX_BLOCK_DIM_X)?,
-                attr(attribute::MAX_BLOCK_DIM_Y)?,
-            ),
-            max_grid: (
-                attr(attribute::MAX_GRID_DIM_X)?,
-                attr(attribute::MAX_GRID_DIM_Y)?,
-            ),
-            max_shared_per_block: attr(attribute::MAX_SHARED_MEMORY_PER_BLOCK)?,
-            max_shared_per_block_optin: attr(attribute::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
-            theoretical_bandwidth: attr(attribute::MEMORY_CLOCK_RATE_KHZ)? as f64
-                * 1e3
-                * 2.0
-                * attr(attribute::GLOBAL_MEMORY_BUS_WIDTH)? as f64
-                / 8.0,
-            ptx_target,
         };
 
         let cuda = cust::context::Context::new(device)
             .map_err(|e| Error::cust(e, "creating the CUDA context"))?;
-        let module = load_module(ptx_target, ptx)?;
+        let module = match image {
+            Image::Ptx(ptx) => load_ptx(target, ptx)?,
+            Image::Cubin(cubin) => match load_image(cubin.as_ptr().cast()) {
+                Ok(module) => module,
+                // A driver that cannot take the shipped machine code (a
+                // changed ELF format, say) still compiles the PTX.
+                Err(_) => {
+                    info.jit = true;
+                    load_ptx(target, crate::ptx::ptx_of(target).unwrap_or_default())?
+                }
+            },
+        };
         let mut kernels = Vec::new();
         for (_, table) in warpspeed_gpu::FAMILIES {
             for kernel in *table {
@@ -223,25 +308,101 @@ impl Context {
                 kernels.push(Loaded {
                     function,
                     kernel,
-                    shared_optin: Cell::new(0),
-                    occupancy: Cell::new((0, 0, 0)),
+                    shared_optin: AtomicU32::new(0),
+                    occupancy: Mutex::new((0, 0, 0)),
                 });
             }
         }
-        let runtime = Rc::new(Runtime {
+        let runtime = Arc::new(Runtime {
             kernels,
             module,
             info,
-            lost: RefCell::new(None),
-            constant_readers: RefCell::new(None),
-            _cuda: cuda,
+            lost: Mutex::new(None),
+            constant_readers: Mutex::new(None),
+            cuda,
         });
         let stream = Stream::new(StreamFlags::DEFAULT, None)
             .map_err(|e| Error::cust(e, "creating a stream"))?;
         Ok(Context::on(runtime, stream))
     }
 
-    fn on(runtime: Rc<Runtime>, stream: Stream) -> Context {
+    /// Makes this context's device (its primary CUDA context) current on the
+    /// calling thread. The library's own functions do this themselves; call
+    /// it before your own `cust` calls (allocating, copying) on a thread this
+    /// context was moved to, or after using another device on this thread.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the driver refuses.
+    pub fn bind(&self) -> Result<()> {
+        let mine = self.runtime.cuda.as_raw();
+        let mut current: cust::sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        let status = unsafe { driver::cuCtxGetCurrent(&mut current) };
+        check(status, || "reading the current CUDA context".into())?;
+        if current != mine {
+            // SAFETY: `mine` is the retained primary context, alive as long
+            // as the runtime.
+            let status = unsafe { driver::cuCtxSetCurrent(mine) };
+            check(status, || {
+                format!(
+                    "making device {}'s context current",
+                    self.runtime.info.ordinal
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether this context's device can read and write `other`'s memory
+    /// directly (over NVLink or PCIe), as [`Context::enable_peer_access`]
+    /// would allow. `false` for the same device.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the driver cannot say.
+    pub fn can_access_peer(&self, other: &Context) -> Result<bool> {
+        let (mine, theirs) = (self.info().ordinal, other.info().ordinal);
+        if mine == theirs {
+            return Ok(false);
+        }
+        let mut can: c_int = 0;
+        // SAFETY: writes one int; ordinals are valid device handles (the
+        // driver's `CUdevice` is the ordinal), both opened by `Context::new`.
+        let status =
+            unsafe { driver::cuDeviceCanAccessPeer(&mut can, mine as c_int, theirs as c_int) };
+        check(status, || {
+            format!("asking whether device {mine} can access device {theirs}")
+        })?;
+        Ok(can != 0)
+    }
+
+    /// Lets kernels and copies on this context's device access `other`'s
+    /// memory directly, where the hardware allows it (one direction: call it
+    /// on both for both). Copies between the two devices' buffers work
+    /// without it too, staged through the host; with it they go over the
+    /// link. Enabling twice is not an error.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] where the devices cannot access each other
+    /// (or are the same device); [`Error::Cuda`] for driver failures.
+    pub fn enable_peer_access(&self, other: &Context) -> Result<()> {
+        let (mine, theirs) = (self.info().ordinal, other.info().ordinal);
+        if !self.can_access_peer(other)? {
+            return Err(Error::InvalidArgument(format!(
+                "device {mine} cannot access device {theirs}'s memory directly"
+            )));
+        }
+        self.bind()?;
+        // SAFETY: `other`'s runtime keeps its primary context alive; flags 0.
+        let status = unsafe { driver::cuCtxEnablePeerAccess(other.runtime.cuda.as_raw(), 0) };
+        if status == code::PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        check(status, || {
+            format!("enabling access from device {mine} to device {theirs}")
+        })
+    }
+
+    fn on(runtime: Arc<Runtime>, stream: Stream) -> Context {
         Context {
             stream,
             scratch: RefCell::new(None),
@@ -274,6 +435,40 @@ impl Context {
     /// The device this context runs on.
     pub fn info(&self) -> &DeviceInfo {
         &self.runtime.info
+    }
+
+    /// Registers, local memory and static shared memory of every kernel of
+    /// the loaded module, in the order of `warpspeed_gpu::FAMILIES`: why a
+    /// step runs as many threads per SM as it does, and whether it spills.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the driver cannot say.
+    pub fn kernel_resources(&self) -> Result<Vec<KernelResources>> {
+        self.ensure_alive()?;
+        let read = |loaded: &Loaded, attribute: c_int| -> Result<u32> {
+            let mut value: c_int = 0;
+            // SAFETY: a resolved function of the loaded module; writes one int.
+            let status =
+                unsafe { driver::cuFuncGetAttribute(&mut value, attribute, loaded.function) };
+            check(status, || {
+                format!("reading attribute {attribute} of {}", loaded.kernel.name)
+            })?;
+            Ok(value.max(0) as u32)
+        };
+        use driver::function_attribute as a;
+        self.runtime
+            .kernels
+            .iter()
+            .map(|k| {
+                Ok(KernelResources {
+                    name: k.kernel.name,
+                    registers: read(k, a::NUM_REGS)?,
+                    local_bytes: read(k, a::LOCAL_SIZE_BYTES)?,
+                    static_shared_bytes: read(k, a::SHARED_SIZE_BYTES)?,
+                    max_threads_per_block: read(k, a::MAX_THREADS_PER_BLOCK)?,
+                })
+            })
+            .collect()
     }
 
     /// The stream every operation of this context is enqueued on. Order
@@ -312,23 +507,23 @@ impl Context {
         self.scratch.borrow().as_ref().map_or(0, |b| b.len())
     }
 
+    /// Fails with [`Error::ContextLost`] after a kernel fault; otherwise
+    /// makes the device current on this thread ([`Context::bind`]). Every
+    /// operation calls it before its first driver call.
     pub(crate) fn ensure_alive(&self) -> Result<()> {
-        match &*self.runtime.lost.borrow() {
-            Some(cause) => Err(Error::ContextLost {
+        if let Some(cause) = &*lock(&self.runtime.lost) {
+            return Err(Error::ContextLost {
                 cause: cause.clone(),
-            }),
-            None => Ok(()),
+            });
         }
+        self.bind()
     }
 
     /// Remembers a sticky failure so that later calls report `ContextLost`.
     pub(crate) fn track<T>(&self, result: Result<T>) -> Result<T> {
         if let Err(e) = &result {
             if e.is_sticky() {
-                self.runtime
-                    .lost
-                    .borrow_mut()
-                    .get_or_insert_with(|| e.to_string());
+                lock(&self.runtime.lost).get_or_insert_with(|| e.to_string());
             }
         }
         result
@@ -349,7 +544,7 @@ impl Context {
         shared_bytes: u32,
     ) -> Result<u32> {
         let loaded = self.loaded(entry);
-        let (b, s, cached) = loaded.occupancy.get();
+        let (b, s, cached) = *lock(&loaded.occupancy);
         if (b, s) == (block, shared_bytes) && cached > 0 {
             return Ok(cached);
         }
@@ -368,7 +563,7 @@ impl Context {
             format!("querying the occupancy of {}", loaded.kernel.name)
         })?;
         let blocks = (blocks.max(1)) as u32;
-        loaded.occupancy.set((block, shared_bytes, blocks));
+        *lock(&loaded.occupancy) = (block, shared_bytes, blocks);
         Ok(blocks)
     }
 
@@ -393,7 +588,7 @@ impl Context {
         let kernel = loaded.kernel;
         self.info().check_launch(kernel.name, &cfg)?;
         if cfg.shared_bytes > self.info().max_shared_per_block
-            && cfg.shared_bytes > loaded.shared_optin.get()
+            && cfg.shared_bytes > loaded.shared_optin.load(Ordering::Relaxed)
         {
             // SAFETY: a valid function handle; sets one attribute.
             let status = unsafe {
@@ -409,7 +604,9 @@ impl Context {
                     kernel.name, cfg.shared_bytes
                 )
             })?;
-            loaded.shared_optin.set(cfg.shared_bytes);
+            loaded
+                .shared_optin
+                .fetch_max(cfg.shared_bytes, Ordering::Relaxed);
         }
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
         args.params(&mut params);
@@ -584,7 +781,9 @@ impl Context {
         self.info()
             .check_launch(self.loaded(entry).kernel.name, &cfg)?;
         let stream = self.stream.as_inner();
-        if let Some(last) = &*self.runtime.constant_readers.borrow() {
+        // Held until the new reader is recorded: one chain across threads.
+        let mut readers = lock(&self.runtime.constant_readers);
+        if let Some(last) = &*readers {
             // SAFETY: both handles are valid (the event lives in the runtime
             // until replaced or dropped, and a wait enqueued on it stays valid
             // after that); flags 0.
@@ -602,7 +801,8 @@ impl Context {
         }))?;
         // SAFETY: the caller's contract, as for `launch`.
         let launched = unsafe { self.launch(entry, cfg, args) };
-        let recorded = self.record_constant_reader();
+        let recorded = self.record_constant_reader(&mut readers);
+        drop(readers);
         if launched.is_err() || recorded.is_err() {
             // The copy (and perhaps the kernel) is enqueued and uses the
             // caller's buffers, which an `Err` releases: wait for it first.
@@ -613,7 +813,7 @@ impl Context {
 
     /// Records a fresh event on this stream and makes it the one the next
     /// constant-memory staging waits for.
-    fn record_constant_reader(&self) -> Result<()> {
+    fn record_constant_reader(&self, readers: &mut Option<OwnedEvent>) -> Result<()> {
         let mut event: CUevent = std::ptr::null_mut();
         // SAFETY: writes one handle on success.
         let status = unsafe { driver::cuEventCreate(&mut event, driver::CU_EVENT_DISABLE_TIMING) };
@@ -624,7 +824,42 @@ impl Context {
         self.track(check(status, || "recording an event".into()))?;
         // The previous event is dropped (destroyed) here: every wait on it
         // has been enqueued already.
-        *self.runtime.constant_readers.borrow_mut() = Some(event);
+        *readers = Some(event);
+        Ok(())
+    }
+
+    /// Refuses `len` elements at `address` unless they are device memory of
+    /// this context's device (nothing to check when `len` is 0).
+    pub(crate) fn check_on_device(
+        &self,
+        address: u64,
+        len: usize,
+        what: &'static str,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let mut ordinal: c_int = -1;
+        // SAFETY: the attribute is one int, written into a live local; any
+        // address is an acceptable query (unknown ones fail).
+        let status = unsafe {
+            driver::cuPointerGetAttribute(
+                (&mut ordinal as *mut c_int).cast(),
+                driver::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                address,
+            )
+        };
+        let mine = self.info().ordinal;
+        if status != driver::CUDA_SUCCESS {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: {address:#x} is not device memory"
+            )));
+        }
+        if ordinal as u32 != mine {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: a buffer on device {ordinal} given for device {mine}"
+            )));
+        }
         Ok(())
     }
 
@@ -648,6 +883,9 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        // The stream and the scratch memory are released next, perhaps on
+        // another thread than the one that made them: make the device current.
+        let _ = self.bind();
         // Work still on the stream may use the scratch memory freed next (a
         // `Pending` cannot outlive the context, but one can be leaked).
         // SAFETY: the stream handle is valid until the field drops after this.
@@ -657,10 +895,9 @@ impl Drop for Context {
     }
 }
 
-/// Loads `ptx` through `cuModuleLoadDataEx` with an error-log buffer, so a
-/// failure says what the JIT compiler said.
-fn load_module(target: &'static str, ptx: &str) -> Result<Module> {
-    let image = CString::new(ptx).expect("PTX has no NUL");
+/// Loads a module image (a cubin, or NUL-terminated PTX) through
+/// `cuModuleLoadDataEx` with an error-log buffer: `Err((code, log))`.
+fn load_image(image: *const c_void) -> std::result::Result<Module, (u32, String)> {
     let mut log = vec![0u8; 16 * 1024];
     let mut options = [
         driver::CU_JIT_ERROR_LOG_BUFFER,
@@ -668,12 +905,13 @@ fn load_module(target: &'static str, ptx: &str) -> Result<Module> {
     ];
     let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
     let mut module: CUmodule = std::ptr::null_mut();
-    // SAFETY: `image` is NUL-terminated PTX; the option arrays have equal
-    // length and the log buffer outlives the call and has the stated size.
+    // SAFETY: `image` is a cubin or NUL-terminated PTX (the callers'); the
+    // option arrays have equal length and the log buffer outlives the call
+    // and has the stated size.
     let status = unsafe {
         driver::cuModuleLoadDataEx(
             &mut module,
-            image.as_ptr().cast(),
+            image,
             options.len() as u32,
             options.as_mut_ptr(),
             values.as_mut_ptr(),
@@ -681,19 +919,25 @@ fn load_module(target: &'static str, ptx: &str) -> Result<Module> {
     };
     if status != driver::CUDA_SUCCESS {
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        let log = String::from_utf8_lossy(&log[..end]).into_owned();
-        return Err(match status {
-            code::INVALID_PTX
-            | code::JIT_COMPILER_NOT_FOUND
-            | code::UNSUPPORTED_PTX_VERSION
-            | code::INVALID_IMAGE
-            | code::NO_BINARY_FOR_GPU => Error::UnsupportedPtx {
-                target,
-                code: status,
-                log,
-            },
-            _ => Error::driver(status, format!("loading the {target} PTX module: {log}")),
-        });
+        return Err((status, String::from_utf8_lossy(&log[..end]).into_owned()));
     }
     Ok(Module(module))
+}
+
+/// Loads `ptx`, compiled by the driver's JIT; a failure says what the JIT
+/// compiler said.
+fn load_ptx(target: &'static str, ptx: &str) -> Result<Module> {
+    let image = CString::new(ptx).expect("PTX has no NUL");
+    load_image(image.as_ptr().cast()).map_err(|(status, log)| match status {
+        code::INVALID_PTX
+        | code::JIT_COMPILER_NOT_FOUND
+        | code::UNSUPPORTED_PTX_VERSION
+        | code::INVALID_IMAGE
+        | code::NO_BINARY_FOR_GPU => Error::UnsupportedPtx {
+            target,
+            code: status,
+            log,
+        },
+        _ => Error::driver(status, format!("loading the {target} PTX module: {log}")),
+    })
 }

@@ -32,6 +32,29 @@ pub struct DeviceInfo {
     /// bytes per second (reads or writes). Benchmarks compare against a
     /// measured copy instead; this is for scale.
     pub theoretical_bandwidth: f64,
-    /// The PTX target the library loaded for this device.
+    /// The target of the kernels the library loaded for this device.
     pub ptx_target: &'static str,
+    /// `false` when the kernels are the shipped machine code (a cubin) for
+    /// this architecture; `true` when the driver compiled the PTX of
+    /// `ptx_target` at load (devices without a cubin, or `WARPSPEED_PTX`).
+    pub jit: bool,
+}
+
+/// What one loaded kernel uses, as the driver reports it for the module it
+/// loaded (the same figures `ptxas -v` prints for a cubin; `cargo xtask
+/// kernels` prints them for every target without a GPU).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The entry's name, e.g. `reduce_vectorized_f32`.
+    pub name: &'static str,
+    /// Registers per thread: with the block size, what bounds occupancy.
+    pub registers: u32,
+    /// Local memory per thread in bytes (stack frame and register spills);
+    /// 0 for a kernel that keeps everything in registers.
+    pub local_bytes: u32,
+    /// Statically declared shared memory per block in bytes (dynamic shared
+    /// memory is given at launch and not counted here).
+    pub static_shared_bytes: u32,
+    /// The largest block the kernel can be launched with.
+    pub max_threads_per_block: u32,
 }

@@ -8,7 +8,7 @@
 
 #![allow(non_snake_case)]
 
-use cust::sys::{CUevent, CUfunction, CUmodule, CUstream};
+use cust::sys::{CUcontext, CUevent, CUfunction, CUmodule, CUstream};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
 pub(crate) type CUresult = u32;
@@ -39,6 +39,8 @@ pub mod code {
     pub const ILLEGAL_ADDRESS: u32 = 700;
     /// `CUDA_ERROR_LAUNCH_TIMEOUT`.
     pub const LAUNCH_TIMEOUT: u32 = 702;
+    /// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`.
+    pub const PEER_ACCESS_ALREADY_ENABLED: u32 = 704;
     /// `CUDA_ERROR_HARDWARE_STACK_ERROR`, the first of the kernel faults
     /// that end at `CUDA_ERROR_LAUNCH_FAILED` (714 to 719: stack error,
     /// illegal instruction, misaligned address, invalid address space,
@@ -55,6 +57,18 @@ pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_uint = 6;
 /// `CUevent_flags`: an event that records no time (cheaper to record and to
 /// wait on; used for ordering only).
 pub(crate) const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+
+/// `CUpointer_attribute`: the ordinal of the device a pointer's memory is on.
+pub(crate) const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
+
+/// `CUfunction_attribute` values read by [`crate::Context::kernel_resources`].
+pub(crate) mod function_attribute {
+    use std::ffi::c_int;
+    pub const MAX_THREADS_PER_BLOCK: c_int = 0;
+    pub const SHARED_SIZE_BYTES: c_int = 1;
+    pub const LOCAL_SIZE_BYTES: c_int = 3;
+    pub const NUM_REGS: c_int = 4;
+}
 
 /// `CUfunction_attribute`: the per-kernel opt-in above 48 KiB of dynamic shared memory.
 pub(crate) const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
@@ -81,6 +95,10 @@ pub(crate) mod attribute {
 #[link(name = "cuda")]
 unsafe extern "C" {
     pub(crate) fn cuInit(flags: c_uint) -> CUresult;
+    pub(crate) fn cuCtxGetCurrent(context: *mut CUcontext) -> CUresult;
+    pub(crate) fn cuCtxSetCurrent(context: CUcontext) -> CUresult;
+    pub(crate) fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult;
+    pub(crate) fn cuDeviceCanAccessPeer(can: *mut c_int, device: c_int, peer: c_int) -> CUresult;
     pub(crate) fn cuDeviceGetAttribute(
         value: *mut c_int,
         attribute: c_int,
@@ -94,6 +112,11 @@ unsafe extern "C" {
         values: *mut *mut c_void,
     ) -> CUresult;
     pub(crate) fn cuModuleUnload(module: CUmodule) -> CUresult;
+    pub(crate) fn cuPointerGetAttribute(
+        data: *mut c_void,
+        attribute: c_int,
+        pointer: u64,
+    ) -> CUresult;
     pub(crate) fn cuModuleGetGlobal_v2(
         address: *mut u64,
         bytes: *mut usize,
@@ -110,6 +133,11 @@ unsafe extern "C" {
         function: *mut CUfunction,
         module: CUmodule,
         name: *const c_char,
+    ) -> CUresult;
+    pub(crate) fn cuFuncGetAttribute(
+        value: *mut c_int,
+        attribute: c_int,
+        function: CUfunction,
     ) -> CUresult;
     pub(crate) fn cuFuncSetAttribute(
         function: CUfunction,

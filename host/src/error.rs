@@ -89,6 +89,21 @@ pub enum Error {
     /// Any other unacceptable argument (sizes beyond the device's limits,
     /// views that do not fit their slices); the message says why.
     InvalidArgument(String),
+    /// NCCL, which the multi-GPU functions ([`crate::nccl`]) run on, cannot
+    /// be loaded: `libnccl.so.2` is not found, or lacks a function.
+    NcclUnavailable {
+        /// Every place tried and what failed, and how to install it.
+        reason: String,
+    },
+    /// An NCCL call failed.
+    Nccl {
+        /// NCCL's code (`ncclResult_t`), e.g. 4 for an invalid argument.
+        code: i32,
+        /// NCCL's description of it.
+        description: String,
+        /// What the library was doing.
+        during: String,
+    },
     /// An earlier kernel fault (an illegal address, a trap) destroyed the CUDA
     /// context. No later call on it can succeed; create a new process.
     ContextLost {
@@ -211,6 +226,12 @@ impl fmt::Display for Error {
                 write!(f, "the {variant} step {reason}")
             }
             Error::InvalidArgument(message) => write!(f, "invalid argument: {message}"),
+            Error::NcclUnavailable { reason } => write!(f, "NCCL is not available: {reason}"),
+            Error::Nccl {
+                code,
+                description,
+                during,
+            } => write!(f, "NCCL error {code}: {description}, while {during}"),
             Error::ContextLost { cause } => write!(
                 f,
                 "the CUDA context was lost after an earlier kernel fault and cannot be used \

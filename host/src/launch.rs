@@ -108,6 +108,7 @@ mod tests {
             max_shared_per_block_optin: 227 << 10,
             theoretical_bandwidth: 3.35e12,
             ptx_target: "sm_90",
+            jit: false,
         }
     }
 

@@ -86,12 +86,13 @@ pub mod conv1d;
 pub mod gemm;
 pub mod histogram;
 pub mod image_sums;
+pub mod nccl;
 pub mod reduce;
 pub mod rng;
 pub mod transpose;
 
 pub use context::Context;
-pub use device::DeviceInfo;
+pub use device::{DeviceInfo, KernelResources};
 pub use driver::code;
 pub use error::{Error, Result};
 pub use matrix::{Matrix, MatrixMut};

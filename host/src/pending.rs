@@ -4,7 +4,8 @@ use crate::context::Context;
 use crate::error::Result;
 use std::marker::PhantomData;
 
-/// Work enqueued on a [`Context`]'s stream that may still be running.
+/// Work enqueued on a [`Context`]'s stream (or on the streams of a
+/// [`Group`](crate::nccl::Group)'s contexts) that may still be running.
 ///
 /// Every `*_into` function returns one. It borrows the context and every
 /// buffer the work reads or writes for its lifetime `'a`, so none of them
@@ -42,27 +43,34 @@ use std::marker::PhantomData;
 /// memory is never freed under running work.
 #[must_use = "dropping a Pending waits for the GPU at once; bind it to overlap work, or call .wait() to see errors"]
 pub struct Pending<'a> {
-    ctx: &'a Context,
+    contexts: &'a [Context],
     _buffers: PhantomData<&'a mut ()>,
 }
 
 impl<'a> Pending<'a> {
     /// Work enqueued on `ctx`'s stream that uses buffers borrowed for `'a`.
     pub(crate) fn new(ctx: &'a Context) -> Self {
+        Pending::on(std::slice::from_ref(ctx))
+    }
+
+    /// Work enqueued on the streams of `contexts`.
+    pub(crate) fn on(contexts: &'a [Context]) -> Self {
         Pending {
-            ctx,
+            contexts,
             _buffers: PhantomData,
         }
     }
 
-    /// Waits for the work (and everything enqueued before it on the stream).
+    /// Waits for the work (and everything enqueued before it on the
+    /// streams).
     ///
     /// # Errors
-    /// The first failure of that work, as [`Context::synchronize`].
+    /// The first failure of that work, as [`Context::synchronize`] (every
+    /// stream is waited for even so).
     pub fn wait(self) -> Result<()> {
-        let ctx = self.ctx;
+        let contexts = self.contexts;
         std::mem::forget(self);
-        ctx.synchronize()
+        synchronize_all(contexts)
     }
 
     /// Lets the work run on without waiting and ends the borrows now.
@@ -81,8 +89,19 @@ impl Drop for Pending<'_> {
     fn drop(&mut self) {
         // A failure is remembered by the context when it is a kernel fault
         // (the next call reports it); `wait` is the way to see it here.
-        let _ = self.ctx.synchronize();
+        let _ = synchronize_all(self.contexts);
     }
+}
+
+/// Waits for every context's stream (all of them, also after a failure);
+/// the first failure.
+fn synchronize_all(contexts: &[Context]) -> Result<()> {
+    let mut first = Ok(());
+    for ctx in contexts {
+        let waited = ctx.synchronize();
+        first = first.and(waited);
+    }
+    first
 }
 
 impl std::fmt::Debug for Pending<'_> {

@@ -1,11 +1,17 @@
-//! The PTX embedded in the library, one module per target, and the choice
+//! The kernels embedded in the library: PTX for every target, machine code
+//! (cubins) for the architectures we build and measure on, and the choice
 //! among them for a device.
 //!
 //! Built by `cargo xtask build-ptx` from `gpu/` and committed, so users of
-//! this crate need neither a nightly toolchain nor a PTX step.
+//! this crate need neither a nightly toolchain nor a PTX step. A cubin loads
+//! in milliseconds; PTX is compiled by the driver's JIT when the module is
+//! loaded (about a second for this module on a fresh machine, less once the
+//! driver's cache, `~/.nv/ComputeCache`, holds it), which is what devices of
+//! an architecture without a cubin (Volta, Turing, Blackwell) get.
 
 /// The environment variable that forces a PTX target (`sm_70`, `sm_80`, `sm_90`)
-/// instead of the newest one the device runs.
+/// instead of the newest one the device runs. A forced target is always
+/// loaded as PTX (the driver compiles it), never as a cubin.
 pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
 
 /// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
@@ -17,6 +23,24 @@ pub const MODULES: [(u32, &str, &str); 3] = [
     (70, "sm_70", include_str!("../ptx/warpspeed_sm_70.ptx")),
 ];
 
+/// `(compute capability major, target, cubin)`: machine code that `ptxas`
+/// made from the PTX of the same target. A cubin runs on its own major
+/// architecture at any minor version at or above its target's (`sm_80` on
+/// 8.0, 8.6 and 8.9; `sm_90` on 9.0), and on nothing else.
+pub const CUBINS: [(u32, &str, &[u8]); 2] = [
+    (9, "sm_90", include_bytes!("../ptx/warpspeed_sm_90.cubin")),
+    (8, "sm_80", include_bytes!("../ptx/warpspeed_sm_80.cubin")),
+];
+
+/// What the driver is given to load: machine code, or PTX it compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Image {
+    /// A cubin for the device's architecture: loads without compiling.
+    Cubin(&'static [u8]),
+    /// PTX, compiled by the driver's JIT when loaded.
+    Ptx(&'static str),
+}
+
 /// The best module for a device of compute capability `major.minor`:
 /// `(target, PTX)`, or `None` if the device is older than every target.
 pub fn select(major: u32, minor: u32) -> Option<(&'static str, &'static str)> {
@@ -27,15 +51,30 @@ pub fn select(major: u32, minor: u32) -> Option<(&'static str, &'static str)> {
         .map(|&(_, target, ptx)| (target, ptx))
 }
 
-/// The module to load on a device of compute capability `cc`: the newest
-/// it runs, or `forced` (a target name, from `WARPSPEED_PTX`). `Ok(None)`
-/// if the device is older than every target.
+/// The shipped cubin for a device of compute capability `major.minor`:
+/// `(target, cubin)`, or `None` where the device gets PTX.
+pub fn cubin_for(major: u32, minor: u32) -> Option<(&'static str, &'static [u8])> {
+    CUBINS
+        .iter()
+        .find(|&&(arch, target, _)| {
+            arch == major && select(major, minor).is_some_and(|(t, _)| t == target)
+        })
+        .map(|&(_, target, cubin)| (target, cubin))
+}
+
+/// The image to load on a device of compute capability `cc`: the cubin of
+/// its architecture where one is shipped, else the newest PTX it runs; or
+/// the PTX of `forced` (a target name, from `WARPSPEED_PTX`). `Ok(None)` if
+/// the device is older than every target.
 pub(crate) fn choose(
     (major, minor): (u32, u32),
     forced: Option<&str>,
-) -> crate::Result<Option<(&'static str, &'static str)>> {
+) -> crate::Result<Option<(&'static str, Image)>> {
     let Some(forced) = forced else {
-        return Ok(select(major, minor));
+        if let Some((target, cubin)) = cubin_for(major, minor) {
+            return Ok(Some((target, Image::Cubin(cubin))));
+        }
+        return Ok(select(major, minor).map(|(target, ptx)| (target, Image::Ptx(ptx))));
     };
     let targets = || MODULES.iter().map(|m| m.1).collect::<Vec<_>>().join(", ");
     match MODULES.iter().find(|(_, target, _)| *target == forced) {
@@ -44,7 +83,9 @@ pub(crate) fn choose(
             PTX_OVERRIDE,
             targets()
         ))),
-        Some(&(min, target, ptx)) if major * 10 + minor >= min => Ok(Some((target, ptx))),
+        Some(&(min, target, ptx)) if major * 10 + minor >= min => {
+            Ok(Some((target, Image::Ptx(ptx))))
+        }
         Some(_) => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: a {major}.{minor} device cannot run PTX built for {forced}",
             PTX_OVERRIDE
@@ -52,16 +93,49 @@ pub(crate) fn choose(
     }
 }
 
+/// The PTX of `target` (one of [`MODULES`]).
+pub(crate) fn ptx_of(target: &str) -> Option<&'static str> {
+    MODULES.iter().find(|m| m.1 == target).map(|m| m.2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn kind(image: Image) -> &'static str {
+        match image {
+            Image::Cubin(_) => "cubin",
+            Image::Ptx(_) => "ptx",
+        }
+    }
+
     #[test]
     fn a_forced_target_must_exist_and_run_on_the_device() {
-        assert_eq!(choose((9, 0), Some("sm_70")).unwrap().unwrap().0, "sm_70");
-        assert_eq!(choose((9, 0), None).unwrap().unwrap().0, "sm_90");
+        let (target, image) = choose((9, 0), Some("sm_70")).unwrap().unwrap();
+        assert_eq!((target, kind(image)), ("sm_70", "ptx"));
+        // Forcing the device's own target still loads PTX (the JIT path).
+        let (target, image) = choose((9, 0), Some("sm_90")).unwrap().unwrap();
+        assert_eq!((target, kind(image)), ("sm_90", "ptx"));
         assert!(choose((8, 0), Some("sm_90")).is_err());
         assert!(choose((9, 0), Some("sm_75")).is_err());
+    }
+
+    #[test]
+    fn cubins_where_shipped_ptx_elsewhere() {
+        let pick = |major, minor| {
+            choose((major, minor), None)
+                .unwrap()
+                .map(|(target, image)| (target, kind(image)))
+        };
+        assert_eq!(pick(9, 0), Some(("sm_90", "cubin")));
+        assert_eq!(pick(8, 0), Some(("sm_80", "cubin")));
+        assert_eq!(pick(8, 6), Some(("sm_80", "cubin")));
+        assert_eq!(pick(8, 9), Some(("sm_80", "cubin")));
+        // Blackwell: no cubin; the sm_90 PTX through the JIT.
+        assert_eq!(pick(10, 0), Some(("sm_90", "ptx")));
+        assert_eq!(pick(12, 0), Some(("sm_90", "ptx")));
+        assert_eq!(pick(7, 5), Some(("sm_70", "ptx")));
+        assert_eq!(pick(6, 1), None);
     }
 
     #[test]
@@ -94,6 +168,17 @@ mod tests {
                 ptx.contains(&format!(".target {target}")),
                 "{target}: wrong .target line"
             );
+        }
+    }
+
+    #[test]
+    fn one_cubin_per_cubin_target_of_the_device_crate() {
+        let mut shipped: Vec<&str> = CUBINS.iter().map(|c| c.1).collect();
+        shipped.reverse();
+        assert_eq!(shipped, warpspeed_gpu::ptx::CUBIN_TARGETS);
+        for (major, target, cubin) in CUBINS {
+            assert!(cubin.starts_with(b"\x7fELF"), "{target}: not an ELF image");
+            assert!(target.starts_with(&format!("sm_{major}")), "{target}");
         }
     }
 }

@@ -57,13 +57,46 @@ pub fn gpu_trial(
     body: impl FnOnce(&Context) -> Result<(), Failed> + Send + 'static,
 ) -> Trial {
     Trial::ignorable_test(name, move || match gpu() {
-        Ok(ctx) => body(&ctx).map(|()| Completion::Completed),
+        Ok(ctx) => {
+            // A multi-GPU trial may have left another device current; the
+            // suite's own uploads go through cust on this thread.
+            ok(ctx.bind())?;
+            body(&ctx).map(|()| Completion::Completed)
+        }
         Err(reason) if reason.starts_with("FAILED") => Err(reason.into()),
         Err(reason) if env_flag("WARPSPEED_REQUIRE_GPU") => {
             Err(format!("no CUDA device: {reason}").into())
         }
         // The full reason is printed once, before the run.
         Err(_) => Ok(Completion::ignored_with("no CUDA device")),
+    })
+}
+
+/// A test that needs `gpus` devices: it gets a fresh [`Context`] for each
+/// of the first `gpus` (not the suite's shared one), and is ignored, with
+/// the reason, on a machine with fewer.
+pub fn multi_gpu_trial(
+    name: impl Into<String>,
+    gpus: usize,
+    body: impl FnOnce(Vec<Context>) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    Trial::ignorable_test(name, move || {
+        let have = match Context::devices() {
+            Ok(devices) => devices.len(),
+            Err(Error::NoDevice { .. }) if !env_flag("WARPSPEED_REQUIRE_GPU") => {
+                return Ok(Completion::ignored_with("no CUDA device"));
+            }
+            Err(e) => return Err(e.to_string().into()),
+        };
+        if have < gpus {
+            return Ok(Completion::ignored_with(format!(
+                "needs {gpus} GPUs, this machine has {have}"
+            )));
+        }
+        let contexts = (0..gpus as u32)
+            .map(Context::new)
+            .collect::<warpspeed::Result<Vec<_>>>();
+        body(ok(contexts)?).map(|()| Completion::Completed)
     })
 }
 

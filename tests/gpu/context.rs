@@ -33,6 +33,60 @@ pub fn trials(trials: &mut Vec<Trial>) {
                 "loaded {} PTX on a {}.{} device",
                 info.ptx_target, cc.0, cc.1
             )
+        })?;
+        // Machine code on Ampere and Hopper, unless a PTX target is forced.
+        let cubin = forced.is_none() && matches!(cc.0, 8 | 9);
+        ensure(info.jit != cubin, || {
+            format!("jit = {} on a {}.{} device", info.jit, cc.0, cc.1)
+        })?;
+        // The listing describes the same device without a context.
+        let listed = ok(Context::devices())?;
+        ensure(listed.get(info.ordinal as usize) == Some(info), || {
+            format!("Context::devices() lists {listed:?}")
+        })
+    }));
+
+    // The driver's view of every loaded kernel: no local memory (stack or
+    // spills) except where a ladder declares it, as `cargo xtask kernels`
+    // checks with ptxas.
+    trials.push(gpu_trial("context::kernel_resources", |ctx| {
+        let kernels = ok(ctx.kernel_resources())?;
+        let declared: usize = warpspeed::gpu::FAMILIES.iter().map(|(_, t)| t.len()).sum();
+        ensure(kernels.len() == declared, || {
+            format!("{} kernels reported, {declared} declared", kernels.len())
+        })?;
+        let most = kernels.iter().max_by_key(|k| k.registers).unwrap();
+        eprintln!("  most registers: {} ({})", most.registers, most.name);
+        for k in &kernels {
+            ensure(k.registers > 0 && k.max_threads_per_block > 0, || {
+                format!("{k:?}")
+            })?;
+            ensure(
+                k.local_bytes == 0 || warpspeed::gpu::kernel::SPILLS_ON_PURPOSE.contains(&k.name),
+                || format!("{} uses {} B of local memory", k.name, k.local_bytes),
+            )?;
+        }
+        Ok(())
+    }));
+
+    // A context made on one thread works on another: the library makes the
+    // device current there, and `bind` does it for the caller's own
+    // allocations.
+    trials.push(gpu_trial("context::moves_to_another_thread", |ctx| {
+        let moved = ok(Context::new(ctx.info().ordinal))?;
+        let here = upload(&vec![2u32; 1_000_003])?;
+        let (a, b) = std::thread::scope(|s| {
+            s.spawn(move || -> Result<(u32, u32), Failed> {
+                let a = ok(moved.sum(&here))?;
+                ok(moved.bind())?;
+                let there = upload(&vec![3u32; 999_999])?;
+                Ok((a, ok(moved.sum(&there))?))
+            })
+            .join()
+            .map_err(|_| Failed::from("the thread panicked"))?
+        })?;
+        ensure((a, b) == (2_000_006, 2_999_997), || {
+            format!("sums on the other thread: {a}, {b}")
         })
     }));
 

@@ -19,6 +19,7 @@ mod conv1d;
 mod gemm;
 mod histogram;
 mod image_sums;
+mod multi;
 mod reduce;
 mod rng;
 mod transpose;
@@ -35,6 +36,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     conv1d::trials,
     gemm::trials,
     rng::trials,
+    multi::trials,
 ];
 
 fn main() {

@@ -1,23 +1,38 @@
 //! Project tasks. Run `cargo xtask help`.
 
 use std::env;
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 
 /// The PTX targets shipped in `host/ptx/` (one list, the device crate's).
 const PTX_TARGETS: [&str; 3] = warpspeed_gpu::ptx::TARGETS;
 
+/// The targets also shipped as cubins in `host/ptx/` (the device crate's list).
+const CUBIN_TARGETS: [&str; 2] = warpspeed_gpu::ptx::CUBIN_TARGETS;
+
+/// What the ptxas that made the committed cubins prints for `--version`
+/// (`xtask/setup.sh` installs it); another release makes other cubins.
+const PTXAS_RELEASE: &str = "Cuda compilation tools, release 12.9, V12.9.86";
+
 const HELP: &str = "\
 cargo xtask <task>
 
-  build-ptx [--check]   build gpu/ for every PTX target into host/ptx/;
-                        --check: fail if the committed PTX differs
+  build-ptx [--check]   build gpu/ for every PTX target into host/ptx/, and
+                        with ptxas a cubin for sm_80 and sm_90 beside it;
+                        --check: fail if the committed PTX or a cubin differs
+  kernels [--check]     ptxas -v on the committed PTX of every target: registers,
+                        shared memory, stack and spills per entry; prints a
+                        table, writes target/kernels.json and target/kernels.md;
+                        --check: fail if an entry spills that
+                        SPILLS_ON_PURPOSE (gpu/src/kernel.rs) does not name
   lint-gpu              clippy (-D warnings) on the device crate for nvptx64, per
                         PTX target: the kernels and prim/ as the GPU build sees them
-  test                  build-ptx --check, then every test (GPU tests run where
-                        a CUDA device exists and are reported ignored elsewhere)
+  test                  build-ptx --check, kernels --check, then every test (GPU
+                        tests run where a CUDA device exists and are reported
+                        ignored elsewhere)
   bench [--families a,b] [--quick] [--reps N] [--no-peers] [--out DIR]
                         run the ladder benchmarks on the GPU beside NVIDIA's
                         libraries (default: every family); prints tables,
@@ -32,9 +47,12 @@ cargo xtask <task>
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("build-ptx") => build_ptx(args.iter().any(|a| a == "--check")),
+        Some("build-ptx") => build_ptx(args.iter().any(|a| a == "--check")).map(drop),
+        Some("kernels") => kernels(args.iter().any(|a| a == "--check"), Vec::new()),
         Some("lint-gpu") => lint_gpu(),
-        Some("test") => build_ptx(true).and_then(|()| test()),
+        Some("test") => build_ptx(true)
+            .and_then(|reports| kernels(true, reports))
+            .and_then(|()| test()),
         Some("bench") => bench(&args[1..]),
         Some("device") => device(),
         Some("report") => match args.get(1) {
@@ -87,8 +105,21 @@ fn ptx_path(target: &str) -> PathBuf {
         .join(format!("warpspeed_{target}.ptx"))
 }
 
-fn build_ptx(check: bool) -> Result<(), String> {
+/// The committed cubin for `target`.
+fn cubin_path(target: &str) -> PathBuf {
+    root()
+        .join("host/ptx")
+        .join(format!("warpspeed_{target}.cubin"))
+}
+
+/// Builds the PTX of every target, checks it against the kernel tables, and
+/// has ptxas make the cubins of [`CUBIN_TARGETS`] from it; writes both into
+/// `host/ptx/`, or with `check` compares them with the committed files.
+/// Returns ptxas's `-v` report of each cubin target, for [`kernels`].
+fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, String> {
+    ptxas_path()?; // before the long build, not after it
     let mut stale = Vec::new();
+    let mut compiling = Vec::new();
     for target in PTX_TARGETS {
         let target_dir = root().join("target/ptx").join(target);
         let mut cmd = cargo();
@@ -140,15 +171,507 @@ fn build_ptx(check: bool) -> Result<(), String> {
             fs::write(&dest, &ptx).map_err(|e| format!("{}: {e}", dest.display()))?;
             println!("{target}: {entries} entry points -> {}", dest.display());
         }
+        // The cubin, from the PTX just built, while the next target builds.
+        if CUBIN_TARGETS.contains(&target) {
+            let cubin = target_dir.join(format!("warpspeed_{target}.cubin"));
+            compiling.push(Ptxas::start(target, &built, cubin)?);
+        }
+    }
+
+    let mut reports = Vec::new();
+    for ptxas in compiling {
+        let (target, built) = (ptxas.target, ptxas.cubin.clone());
+        reports.push((target, ptxas.finish()?));
+        let cubin = fs::read(&built).map_err(|e| format!("{}: {e}", built.display()))?;
+        let dest = cubin_path(target);
+        if check {
+            if fs::read(&dest).ok() != Some(cubin) {
+                stale.push(dest.display().to_string());
+            } else {
+                println!("{target}: committed cubin is current");
+            }
+        } else {
+            fs::write(&dest, &cubin).map_err(|e| format!("{}: {e}", dest.display()))?;
+            println!(
+                "{target}: cubin, {} bytes -> {}",
+                cubin.len(),
+                dest.display()
+            );
+        }
+    }
+    if !check && let Some(note) = ptxas_mismatch()? {
+        println!("warning: {note}");
     }
     if stale.is_empty() {
-        Ok(())
+        Ok(reports)
     } else {
+        let note = ptxas_mismatch()?
+            .map(|n| format!("\n{n}"))
+            .unwrap_or_default();
         Err(format!(
-            "committed PTX differs from a fresh build: {}\nrun `cargo xtask build-ptx` and commit the result",
+            "committed PTX or cubins differ from a fresh build: {}\nrun `cargo xtask build-ptx` and commit the result{note}",
             stale.join(", ")
         ))
     }
+}
+
+/// The ptxas to run: `$WARPSPEED_PTXAS`, else the one `xtask/setup.sh`
+/// installs in `xtask/tools/`.
+fn ptxas_path() -> Result<PathBuf, String> {
+    let path = match env::var_os("WARPSPEED_PTXAS") {
+        Some(path) => PathBuf::from(path),
+        None => root().join("xtask/tools/ptxas"),
+    };
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "no ptxas at {}: run `sh xtask/setup.sh` (or set WARPSPEED_PTXAS to a ptxas)",
+            path.display()
+        ))
+    }
+}
+
+/// The line of `ptxas --version` that names the release, e.g.
+/// "Cuda compilation tools, release 12.9, V12.9.86".
+fn ptxas_release() -> Result<String, String> {
+    let ptxas = ptxas_path()?;
+    let output = Command::new(&ptxas)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Cuda compilation tools"));
+    Ok(line.unwrap_or("unknown release").to_string())
+}
+
+/// A note when the ptxas at hand is not the release that made the committed
+/// cubins (its cubins then differ from them).
+fn ptxas_mismatch() -> Result<Option<String>, String> {
+    let release = ptxas_release()?;
+    Ok((release != PTXAS_RELEASE).then(|| {
+        format!(
+            "the committed cubins are the output of ptxas \"{PTXAS_RELEASE}\"; {} is \"{release}\" (run `sh xtask/setup.sh` without WARPSPEED_PTXAS)",
+            ptxas_path().unwrap_or_default().display()
+        )
+    }))
+}
+
+/// A running `ptxas -arch=<target> -v <ptx> -o <cubin>`. Several run at
+/// once, and beside the next target's PTX build (sm_90's compile alone takes
+/// seconds); the `-v` report goes to a file beside the cubin.
+struct Ptxas {
+    target: &'static str,
+    cubin: PathBuf,
+    report: PathBuf,
+    child: Child,
+}
+
+impl Ptxas {
+    fn start(target: &'static str, ptx: &Path, cubin: PathBuf) -> Result<Ptxas, String> {
+        let ptxas = ptxas_path()?;
+        let report = cubin.with_extension("ptxas.txt");
+        let log = fs::File::create(&report).map_err(|e| format!("{}: {e}", report.display()))?;
+        let log_too = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(&ptxas)
+            .arg(format!("-arch={target}"))
+            .arg("-v")
+            .arg(ptx)
+            .arg("-o")
+            .arg(&cubin)
+            .stdout(log)
+            .stderr(log_too)
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+        Ok(Ptxas {
+            target,
+            cubin,
+            report,
+            child,
+        })
+    }
+
+    /// Waits for it to end; returns its `-v` report.
+    fn finish(mut self) -> Result<String, String> {
+        let status = self.child.wait().map_err(|e| e.to_string())?;
+        let report = fs::read_to_string(&self.report)
+            .map_err(|e| format!("{}: {e}", self.report.display()))?;
+        if status.success() {
+            Ok(report)
+        } else {
+            Err(format!(
+                "ptxas -arch={} failed: {status}\n{report}",
+                self.target
+            ))
+        }
+    }
+}
+
+/// What `ptxas -v` reports for one entry on one target.
+#[derive(Clone, Copy, Debug, Default)]
+struct Usage {
+    /// Registers per thread.
+    registers: u32,
+    /// Named barriers.
+    barriers: u32,
+    /// Static shared memory in bytes ("N bytes smem"); the dynamic part is
+    /// sized at launch and is not in it.
+    shared: u32,
+    /// Stack frame in bytes (local memory).
+    stack: u32,
+    /// Bytes of registers spilled to local memory, and loaded back.
+    spill_stores: u32,
+    spill_loads: u32,
+}
+
+impl Usage {
+    fn spills(&self) -> bool {
+        self.spill_stores + self.spill_loads > 0
+    }
+
+    /// "16 B stack, 8 B spill stores, 8 B spill loads": the parts that are
+    /// not zero; empty when all are.
+    fn stack_and_spills(&self) -> String {
+        let parts = [
+            (self.stack, "stack"),
+            (self.spill_stores, "spill stores"),
+            (self.spill_loads, "spill loads"),
+        ];
+        let nonzero: Vec<String> = parts
+            .iter()
+            .filter(|(bytes, _)| *bytes > 0)
+            .map(|(bytes, what)| format!("{bytes} B {what}"))
+            .collect();
+        nonzero.join(", ")
+    }
+}
+
+/// Reads a `ptxas -v` report: the usage of each entry function, in the
+/// report's order. Lines read (other lines, such as constant banks `cmem`
+/// and compile times, are skipped):
+///
+/// ```text
+/// ptxas info    : Compiling entry function 'X' for 'sm_90'
+/// ptxas info    : Function properties for X
+///     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+/// ptxas info    : Used 26 registers, used 1 barriers, 4096 bytes smem, 392 bytes cmem[0]
+/// ```
+///
+/// The functions an entry calls are listed after it ("Function properties
+/// for <callee>" and their stack line): their stack frames and spills are
+/// added to the entry's, as they happen while it runs.
+fn parse_ptxas(report: &str) -> Vec<(String, Usage)> {
+    let mut entries: Vec<(String, Usage)> = Vec::new();
+    for line in report.lines() {
+        let text = line
+            .strip_prefix("ptxas info")
+            .map_or(line, |rest| rest.trim_start().trim_start_matches(':'))
+            .trim();
+        if let Some(rest) = text.strip_prefix("Compiling entry function '") {
+            let name = rest.split('\'').next().unwrap_or_default();
+            entries.push((name.to_string(), Usage::default()));
+            continue;
+        }
+        let Some((_, usage)) = entries.last_mut() else {
+            continue;
+        };
+        for part in text.split(',') {
+            let part = part.trim();
+            let part = part
+                .strip_prefix("Used ")
+                .or_else(|| part.strip_prefix("used "))
+                .unwrap_or(part);
+            let Some((n, what)) = part.split_once(' ') else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u32>() else {
+                continue;
+            };
+            match what {
+                "registers" => usage.registers = usage.registers.max(n),
+                "barriers" | "barrier" => usage.barriers = usage.barriers.max(n),
+                "bytes smem" => usage.shared = usage.shared.max(n),
+                "bytes stack frame" => usage.stack += n,
+                "bytes spill stores" => usage.spill_stores += n,
+                "bytes spill loads" => usage.spill_loads += n,
+                _ => {}
+            }
+        }
+    }
+    entries
+}
+
+/// One entry of the kernel tables and its usage on each PTX target.
+struct KernelRow {
+    family: &'static str,
+    name: &'static str,
+    usage: [Usage; PTX_TARGETS.len()],
+}
+
+impl KernelRow {
+    fn spills(&self) -> bool {
+        self.usage.iter().any(Usage::spills)
+    }
+
+    /// "sm_90: 16 B stack" for each target where the stack or a spill is
+    /// not zero.
+    fn stack_and_spills(&self) -> String {
+        let parts: Vec<String> = PTX_TARGETS
+            .iter()
+            .zip(&self.usage)
+            .map(|(target, usage)| (target, usage.stack_and_spills()))
+            .filter(|(_, text)| !text.is_empty())
+            .map(|(target, text)| format!("{target}: {text}"))
+            .collect();
+        parts.join("; ")
+    }
+}
+
+/// `ptxas -v` on the committed PTX of every target (`reports` holds those
+/// [`build_ptx`] already made from the same PTX): every entry's registers,
+/// shared memory, stack and spills, as a table grouped by family on stdout
+/// and in `target/kernels.md`, and in `target/kernels.json` (fields in
+/// [`kernels_json`]). With `check`, fails if an entry spills on any target
+/// and `SPILLS_ON_PURPOSE` does not name it, or if that list names an entry
+/// that does not exist.
+fn kernels(check: bool, mut reports: Vec<(&'static str, String)>) -> Result<(), String> {
+    let scratch = root().join("target/kernels");
+    fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let mut compiling = Vec::new();
+    for target in PTX_TARGETS {
+        if !reports.iter().any(|(done, _)| *done == target) {
+            let cubin = scratch.join(format!("warpspeed_{target}.cubin"));
+            compiling.push(Ptxas::start(target, &ptx_path(target), cubin)?);
+        }
+    }
+    for ptxas in compiling {
+        reports.push((ptxas.target, ptxas.finish()?));
+    }
+
+    let parsed: Vec<Vec<(String, Usage)>> = PTX_TARGETS
+        .iter()
+        .map(|target| {
+            let (_, report) = reports.iter().find(|(done, _)| done == target).unwrap();
+            parse_ptxas(report)
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for (family, table) in warpspeed_gpu::FAMILIES {
+        for kernel in table.iter() {
+            let mut usage = [Usage::default(); PTX_TARGETS.len()];
+            for (i, target) in PTX_TARGETS.iter().enumerate() {
+                let (_, found) = parsed[i]
+                    .iter()
+                    .find(|(name, _)| name == kernel.name)
+                    .ok_or_else(|| format!("ptxas -v reports no `{}` for {target}", kernel.name))?;
+                usage[i] = *found;
+            }
+            rows.push(KernelRow {
+                family,
+                name: kernel.name,
+                usage,
+            });
+        }
+    }
+
+    let summary = kernels_summary(&rows);
+    print!("{}", kernels_table(&rows));
+    println!("{summary}");
+    let release = ptxas_release()?;
+    for (file, text) in [
+        ("kernels.json", kernels_json(&rows, &release)),
+        ("kernels.md", kernels_markdown(&rows, &release, &summary)),
+    ] {
+        let path = root().join("target").join(file);
+        fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("-> {}", path.display());
+    }
+
+    let on_purpose = warpspeed_gpu::kernel::SPILLS_ON_PURPOSE;
+    let mut problems = Vec::new();
+    for name in on_purpose {
+        match rows.iter().find(|row| row.name == *name) {
+            None => problems.push(format!(
+                "SPILLS_ON_PURPOSE names `{name}`, which no kernel table declares"
+            )),
+            Some(row) if !row.spills() => {
+                println!("note: `{name}` is in SPILLS_ON_PURPOSE but no longer spills")
+            }
+            Some(_) => {}
+        }
+    }
+    let spilling: Vec<String> = rows
+        .iter()
+        .filter(|row| row.spills() && !on_purpose.contains(&row.name))
+        .map(|row| format!("`{}` spills ({})", row.name, row.stack_and_spills()))
+        .collect();
+    if !spilling.is_empty() {
+        problems.extend(spilling);
+        problems.push(
+            "remove the spills, or name the entry in SPILLS_ON_PURPOSE (gpu/src/kernel.rs) with the reason"
+                .into(),
+        );
+    }
+    if !check || problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// "118 entries; max registers sm_70 255, sm_80 255, sm_90 254; 0 spilling".
+fn kernels_summary(rows: &[KernelRow]) -> String {
+    let max: Vec<String> = PTX_TARGETS
+        .iter()
+        .enumerate()
+        .map(|(i, target)| {
+            let registers = rows.iter().map(|row| row.usage[i].registers).max();
+            format!("{target} {}", registers.unwrap_or(0))
+        })
+        .collect();
+    let spilling = rows.iter().filter(|row| row.spills()).count();
+    format!(
+        "{} entries; max registers {}; {spilling} spilling",
+        rows.len(),
+        max.join(", ")
+    )
+}
+
+/// The table for the terminal: a line per family, then its entries.
+fn kernels_table(rows: &[KernelRow]) -> String {
+    let width = rows.iter().map(|row| row.name.len() + 2).max().unwrap_or(0);
+    let group = 6 * PTX_TARGETS.len();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:width$} {:^group$}   {:^group$}   stack, spills",
+        "", "registers", "shared bytes"
+    );
+    let mut targets = String::new();
+    for target in PTX_TARGETS {
+        let _ = write!(targets, " {target:>5}");
+    }
+    let _ = writeln!(out, "{:width$} {targets}   {targets}", "entry");
+    let mut family = "";
+    for row in rows {
+        if row.family != family {
+            family = row.family;
+            let _ = writeln!(out, "{family}");
+        }
+        let mut line = format!("  {:w$} ", row.name, w = width - 2);
+        for usage in &row.usage {
+            let _ = write!(line, " {:>5}", usage.registers);
+        }
+        line.push_str("   ");
+        for usage in &row.usage {
+            let _ = write!(line, " {:>5}", usage.shared);
+        }
+        let _ = writeln!(out, "{line}   {}", row.stack_and_spills());
+        out.truncate(out.trim_end().len());
+        out.push('\n');
+    }
+    out
+}
+
+/// The same table in Markdown, for `target/kernels.md`.
+fn kernels_markdown(rows: &[KernelRow], release: &str, summary: &str) -> String {
+    let mut out = String::from("# Kernel resources\n\n");
+    let _ = writeln!(
+        out,
+        "`ptxas -v` ({release}) on the committed PTX of each target, written by \
+         `cargo xtask kernels`: registers per thread, static shared memory in bytes \
+         (the dynamic part is sized at launch), and the stack frame and spills where \
+         they are not zero.\n"
+    );
+    let mut header = String::from("| family | entry |");
+    let mut rule = String::from("|---|---|");
+    for what in ["registers", "shared bytes"] {
+        for target in PTX_TARGETS {
+            let _ = write!(header, " {what} {target} |");
+            rule.push_str("--:|");
+        }
+    }
+    let _ = writeln!(out, "{header} stack, spills |\n{rule}---|");
+    for row in rows {
+        let _ = write!(out, "| {} | `{}` |", row.family, row.name);
+        for usage in &row.usage {
+            let _ = write!(out, " {} |", usage.registers);
+        }
+        for usage in &row.usage {
+            let _ = write!(out, " {} |", usage.shared);
+        }
+        let _ = writeln!(out, " {} |", row.stack_and_spills());
+    }
+    let _ = writeln!(out, "\n{summary}");
+    out
+}
+
+/// The figures as JSON, for `target/kernels.json`:
+///
+/// * `ptxas`: the release that made them (its `--version` line);
+/// * `targets`: the PTX targets, in order;
+/// * `entries`: one object per entry, in the order of the kernel tables
+///   (`FAMILIES`), with `family`, `name` (the PTX entry name),
+///   `spills_on_purpose` (named in `SPILLS_ON_PURPOSE`) and `usage`, an
+///   object keyed by target whose values hold `registers` (per thread),
+///   `barriers`, `shared_bytes` (static shared memory; the dynamic part is
+///   sized at launch), `stack_bytes` (stack frame), `spill_store_bytes` and
+///   `spill_load_bytes`.
+fn kernels_json(rows: &[KernelRow], release: &str) -> String {
+    let targets: Vec<String> = PTX_TARGETS.iter().map(|t| json_string(t)).collect();
+    let mut out = String::new();
+    let _ = writeln!(out, "{{");
+    let _ = writeln!(out, "  \"ptxas\": {},", json_string(release));
+    let _ = writeln!(out, "  \"targets\": [{}],", targets.join(", "));
+    let _ = writeln!(out, "  \"entries\": [");
+    for (i, row) in rows.iter().enumerate() {
+        let usage: Vec<String> = PTX_TARGETS
+            .iter()
+            .zip(&row.usage)
+            .map(|(target, u)| {
+                format!(
+                    "{}: {{\"registers\": {}, \"barriers\": {}, \"shared_bytes\": {}, \"stack_bytes\": {}, \"spill_store_bytes\": {}, \"spill_load_bytes\": {}}}",
+                    json_string(target),
+                    u.registers,
+                    u.barriers,
+                    u.shared,
+                    u.stack,
+                    u.spill_stores,
+                    u.spill_loads
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "    {{\"family\": {}, \"name\": {}, \"spills_on_purpose\": {}, \"usage\": {{{}}}}}{}",
+            json_string(row.family),
+            json_string(row.name),
+            warpspeed_gpu::kernel::SPILLS_ON_PURPOSE.contains(&row.name),
+            usage.join(", "),
+            if i + 1 < rows.len() { "," } else { "" }
+        );
+    }
+    let _ = writeln!(out, "  ]\n}}");
+    out
+}
+
+/// `text` as a JSON string literal.
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Clippy on `warpspeed-gpu` for `nvptx64-nvidia-cuda`, once per PTX target
@@ -254,6 +777,8 @@ fn device() -> Result<(), String> {
             "warpspeed",
             "--bench",
             "ladder",
+            "--bench",
+            "multi",
             "--no-run",
         ][..],
     ] {
@@ -291,4 +816,55 @@ fn device() -> Result<(), String> {
     fs::copy(root().join("xtask/device.sh"), out.join("run.sh")).map_err(|e| e.to_string())?;
     println!("bundle ready: target/device (carry it; run `bash target/device/run.sh`)");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ptxas_reports() {
+        let report = "\
+ptxas info    : 0 bytes gmem, 4100 bytes cmem[3]
+ptxas info    : Compiling entry function 'a_f32' for 'sm_70'
+ptxas info    : Function properties for a_f32
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 28 registers, used 1 barriers, 392 bytes cmem[0]
+ptxas info    : Compile time = 10.214 ms
+ptxas info    : Compiling entry function 'b_f32' for 'sm_90'
+ptxas info    : Function properties for b_f32
+    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 255 registers, used 0 barriers, 4096 bytes smem, 392 bytes cmem[0], 8 bytes cmem[2]
+ptxas info    : Compile time = 1.5 ms
+ptxas info    : Function properties for callee
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+";
+        let entries = parse_ptxas(report);
+        let found: Vec<_> = entries
+            .iter()
+            .map(|(name, u)| {
+                let figures = [
+                    u.registers,
+                    u.barriers,
+                    u.shared,
+                    u.stack,
+                    u.spill_stores,
+                    u.spill_loads,
+                ];
+                (name.as_str(), figures)
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("a_f32", [28, 1, 0, 0, 0, 0]),
+                ("b_f32", [255, 0, 4096, 24, 12, 8])
+            ]
+        );
+        assert!(!entries[0].1.spills() && entries[1].1.spills());
+        assert_eq!(
+            entries[1].1.stack_and_spills(),
+            "24 B stack, 12 B spill stores, 8 B spill loads"
+        );
+    }
 }

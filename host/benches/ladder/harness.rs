@@ -6,7 +6,7 @@ use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use std::io::Write;
-use warpspeed::{Context, Ladder, Pending};
+use warpspeed::{Context, KernelResources, Ladder, Pending};
 
 /// One family of the benchmark: its name on the command line and what runs it.
 pub struct Family {
@@ -118,6 +118,19 @@ pub struct Scaling {
     pub unavailable: Vec<(String, String)>,
 }
 
+/// One kernel of the loaded module and what the driver says it uses: the
+/// report's "kernels" table of its family.
+#[derive(Clone, Debug)]
+pub struct KernelUse {
+    /// Its family in `warpspeed::gpu::FAMILIES`, e.g. `image_sums`.
+    pub family: &'static str,
+    /// The entry's name without its type suffix, e.g. `reduce_fold`.
+    pub base: &'static str,
+    /// The element type, e.g. `f32`.
+    pub ty: &'static str,
+    pub resources: KernelResources,
+}
+
 pub struct Bench<'a> {
     pub ctx: &'a Context,
     pub reps: usize,
@@ -133,6 +146,9 @@ pub struct Bench<'a> {
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
     pub scaling: Vec<(Scaling, Vec<Work>)>,
+    /// The kernels of the families run, read once after the context was
+    /// created.
+    pub kernels: Vec<KernelUse>,
     measurements: usize,
 }
 
@@ -240,6 +256,7 @@ impl<'a> Bench<'a> {
             peers,
             cases: Vec::new(),
             scaling: Vec::new(),
+            kernels: Vec::new(),
             measurements: 0,
         };
         // 1 GiB device-to-device copy: the bandwidth ceiling of this run.

@@ -27,7 +27,7 @@ mod rng;
 mod svg;
 mod transpose;
 
-use harness::{Bench, Family};
+use harness::{Bench, Family, KernelUse};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use warpspeed::{Context, Error};
@@ -135,6 +135,7 @@ fn main() -> ExitCode {
 }
 
 fn run(ctx: &Context, o: &Options) -> Result<(), String> {
+    let kernels = kernels(ctx, &o.families);
     let peers = if o.peers {
         // Built outside the output folder: the report is what travels.
         let dir = std::env::temp_dir().join("warpspeed-peers");
@@ -143,6 +144,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
         peers::Peers::none("--no-peers")
     };
     let mut bench = Bench::new(ctx, o.reps, o.quick, peers)?;
+    bench.kernels = kernels;
     for family in FAMILIES
         .iter()
         .filter(|f| o.families.iter().any(|n| n == f.name))
@@ -156,6 +158,34 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     write_report(&json, &o.out)?;
     println!("\nJSON, report and charts: {}", o.out.display());
     Ok(())
+}
+
+/// The kernels of the families to run (a family's `FAMILIES` entry in
+/// `warpspeed::gpu` is its name with `_` for `-`: `image-sums` is
+/// `image_sums`), with what the driver says each uses in the loaded module.
+/// None, with a warning, if the driver cannot say: the report then has no
+/// kernel tables.
+fn kernels(ctx: &Context, families: &[String]) -> Vec<KernelUse> {
+    let resources = match ctx.kernel_resources() {
+        Ok(resources) => resources,
+        Err(e) => {
+            eprintln!("warning: kernel resources: {e}; the report has no kernel tables");
+            return Vec::new();
+        }
+    };
+    // `kernel_resources` follows `gpu::FAMILIES`, flattened.
+    warpspeed::gpu::FAMILIES
+        .iter()
+        .flat_map(|&(family, table)| table.iter().map(move |k| (family, k)))
+        .zip(resources)
+        .filter(|((family, _), _)| families.iter().any(|f| f.replace('-', "_") == *family))
+        .map(|((family, k), resources)| KernelUse {
+            family,
+            base: k.base,
+            ty: k.ty,
+            resources,
+        })
+        .collect()
 }
 
 /// Writes `report.md` and the charts rendered from a run's JSON.

@@ -5,7 +5,9 @@
 //!
 //! A header of device facts and run settings, one key per line:
 //! `device` (name), `compute_capability`, `multiprocessors`, `l2_bytes`,
-//! `memory_bytes`, `ptx` (the target loaded), `reps` (timed launches per
+//! `memory_bytes`, `ptx` (the target loaded), `jit` (`false`: the shipped
+//! cubin of `ptx` was loaded; `true`: the driver compiled its PTX; absent in
+//! JSON written before it was), `reps` (timed launches per
 //! median), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes
 //! read and written per second), `fp32_lanes_per_sm`, `sm_clock_khz` (the
 //! SM clock the driver reports: the boost clock; 0 if it did not say) and
@@ -29,7 +31,14 @@
 //!   or `unavailable` (the reason);
 //! * `scaling`: one point of a scaling curve — `family`, `title`, `axis`,
 //!   `series`, `n`, `ms`, `bytes`, `gbs`; a series that could not run has
-//!   `unavailable` instead of the numbers.
+//!   `unavailable` instead of the numbers;
+//! * `kernel`: one entry of the loaded module, of a family that ran, as the
+//!   driver reports it (`Context::kernel_resources`) — `family` (its family
+//!   in `warpspeed::gpu::FAMILIES`, e.g. `image_sums`), `name` (the entry,
+//!   e.g. `reduce_fold_f32`), `base` and `ty` (the name without and its
+//!   type suffix), `registers` (per thread), `local_bytes` (per thread:
+//!   stack and spills), `static_shared_bytes` (per block),
+//!   `max_threads_per_block`. Absent in JSON written before they were.
 //!
 //! The unit of a record is in its keys ([`Unit`]): a compute-bound family
 //! (SGEMM) writes `flops` (the floating-point operations of one launch,
@@ -37,7 +46,7 @@
 //! `ratio_peak` (`tflops / fp32_peak_tflops`) where the others write
 //! `bytes`, `gbs` and `ratio_memcpy`.
 
-use crate::harness::{Bench, Case, Scaling, Work};
+use crate::harness::{Bench, Case, KernelUse, Scaling, Work};
 use crate::peers::field;
 use crate::svg;
 use std::fmt::Write;
@@ -273,6 +282,22 @@ pub fn scaling_records(s: &Scaling, works: &[Work]) -> Vec<String> {
     lines
 }
 
+/// The JSON line of one kernel.
+pub fn kernel_record(k: &KernelUse) -> String {
+    let r = &k.resources;
+    format!(
+        "{{\"kind\":\"kernel\",\"family\":\"{}\",\"name\":\"{}\",\"base\":\"{}\",\"ty\":\"{}\",\"registers\":{},\"local_bytes\":{},\"static_shared_bytes\":{},\"max_threads_per_block\":{}}}",
+        k.family,
+        r.name,
+        k.base,
+        k.ty,
+        r.registers,
+        r.local_bytes,
+        r.static_shared_bytes,
+        r.max_threads_per_block
+    )
+}
+
 /// The whole run as JSON (see the module docs).
 pub fn json(bench: &Bench) -> String {
     let info = bench.ctx.info();
@@ -284,19 +309,22 @@ pub fn json(bench: &Bench) -> String {
     for (s, works) in &bench.scaling {
         results.extend(scaling_records(s, works));
     }
+    results.extend(bench.kernels.iter().map(kernel_record));
     let peak = bench
         .peak
         .tflops()
         .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
     format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
+        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
         escape(&info.name),
         info.compute_capability.0,
         info.compute_capability.1,
         info.multiprocessors,
+        info.max_threads_per_multiprocessor,
         info.l2_bytes,
         info.total_memory,
         info.ptx_target,
+        info.jit,
         bench.reps,
         bench.memcpy_gbs,
         bench.peak.lanes,
@@ -330,6 +358,20 @@ pub struct Record {
     pub axis: String,
     pub series: String,
     pub n: usize,
+    /// A `kernel` record's entry, its base and type, and what it uses.
+    pub name: String,
+    pub base: String,
+    pub ty: String,
+    pub registers: u32,
+    pub local_bytes: u32,
+    pub static_shared_bytes: u32,
+}
+
+impl Record {
+    /// A `step` or `peer`: a row of a case's table.
+    fn of_case(&self) -> bool {
+        self.kind == "step" || self.kind == "peer"
+    }
 }
 
 /// The result lines of a JSON file written by [`json`] (or of a case).
@@ -339,6 +381,7 @@ pub fn parse(text: &str) -> Vec<Record> {
         .map(|l| {
             let s = |k| field(l, k).unwrap_or_default();
             let f = |k| field(l, k).and_then(|v| v.parse().ok());
+            let u = |k| field(l, k).and_then(|v| v.parse().ok()).unwrap_or(0);
             let unit = if field(l, Unit::Compute.keys()[0]).is_some() {
                 Unit::Compute
             } else {
@@ -364,6 +407,12 @@ pub fn parse(text: &str) -> Vec<Record> {
                 axis: s("axis"),
                 series: s("series"),
                 n: f("n").map_or(0, |n: f64| n as usize),
+                name: s("name"),
+                base: s("base"),
+                ty: s("ty"),
+                registers: u("registers"),
+                local_bytes: u("local_bytes"),
+                static_shared_bytes: u("static_shared_bytes"),
             }
         })
         .collect()
@@ -491,6 +540,68 @@ fn scaling_markdown(records: &[&Record]) -> String {
 pub fn scaling_table(s: &Scaling, works: &[Work]) -> String {
     let records = parse(&scaling_records(s, works).join("\n"));
     scaling_markdown(&records.iter().collect::<Vec<_>>())
+}
+
+/// The 256-thread blocks one SM holds for a kernel of `registers` per
+/// thread: its 65536 registers (allocated 8 a thread at a time) and its
+/// `max_threads` threads both bound it; `None` for 0 registers.
+fn blocks_by_registers(registers: u32, max_threads: u32) -> Option<u32> {
+    (registers > 0).then(|| (65536 / (registers.div_ceil(8) * 8 * 256)).min(max_threads / 256))
+}
+
+/// The Markdown table of kernel records: one row per entry, or per run of
+/// entries of one base with the same figures (`reduce_fold_{f32,i32,u32}`).
+pub fn kernel_table(kernels: &[&Record], max_threads_per_sm: u32) -> String {
+    let mut out = String::from(
+        "| entry | registers | local bytes | static shared bytes | blocks/SM (256 threads) |\n|---|---:|---:|---:|---:|\n",
+    );
+    let key = |r: &Record| {
+        let base = if r.base.is_empty() { &r.name } else { &r.base };
+        (
+            base.clone(),
+            r.registers,
+            r.local_bytes,
+            r.static_shared_bytes,
+        )
+    };
+    for run in kernels.chunk_by(|a, b| key(a) == key(b)) {
+        let r = run[0];
+        let entry = match run {
+            [one] => one.name.clone(),
+            _ => {
+                let types: Vec<&str> = run.iter().map(|k| k.ty.as_str()).collect();
+                format!("{}_{{{}}}", r.base, types.join(","))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "| {entry} | {} | {} | {} | {} |",
+            r.registers,
+            r.local_bytes,
+            r.static_shared_bytes,
+            num(
+                blocks_by_registers(r.registers, max_threads_per_sm).map(f64::from),
+                0
+            )
+        );
+    }
+    out
+}
+
+/// The line under a kernel table: whose figures they are, and the formula.
+fn kernel_note(text: &str) -> String {
+    let module = match header(text, "jit").as_str() {
+        "false" => ", the shipped cubin",
+        "true" => ", JIT-compiled by the driver from its PTX",
+        _ => "",
+    };
+    format!(
+        "The driver's figures for the loaded module (`{}`{module}): registers and local bytes \
+         (stack and spills) per thread, static shared bytes per block. Blocks/SM = min(floor(65536 / \
+         (registers rounded up to a multiple of 8 × 256)), threads per SM / 256): the 256-thread \
+         blocks an SM's registers and thread slots hold (shared memory can allow fewer).\n",
+        header(text, "ptx")
+    )
 }
 
 /// `2^20` for powers of two above 1024, the number otherwise.
@@ -630,21 +741,59 @@ pub fn render(text: &str) -> Vec<(String, String)> {
         );
     }
     let mut cases: Vec<(&str, &str)> = Vec::new();
-    for r in records.iter().filter(|r| r.kind != "scaling") {
+    for r in records.iter().filter(|r| r.of_case()) {
         if !cases.contains(&(r.family.as_str(), r.case.as_str())) {
             cases.push((&r.family, &r.case));
         }
     }
     md.push_str(&summary(&records, &cases));
+    // Each kernel goes under the family section its name starts with (the
+    // longest: `row_sums` of `image_sums`), or else the one of its family.
+    let sections: Vec<&str> = cases.iter().map(|(f, _)| *f).collect();
+    let home = |k: &Record| {
+        sections
+            .iter()
+            .filter(|f| k.name.starts_with(&format!("{f}_")))
+            .max_by_key(|f| f.len())
+            .or_else(|| sections.iter().find(|f| **f == k.family))
+            .copied()
+    };
+    let kernels: Vec<(&Record, Option<&str>)> = records
+        .iter()
+        .filter(|r| r.kind == "kernel")
+        .map(|r| (r, home(r)))
+        .collect();
+    // A heading, then the table of the kernels whose home is `of`.
+    let kernel_section = |md: &mut String, heading: &str, of: Option<&str>| {
+        let rows: Vec<&Record> = kernels
+            .iter()
+            .filter(|(_, home)| *home == of)
+            .map(|(r, _)| *r)
+            .collect();
+        if !rows.is_empty() {
+            let _ = write!(
+                md,
+                "\n{heading}\n\n{}\n{}",
+                kernel_table(
+                    &rows,
+                    header(text, "max_threads_per_sm").parse().unwrap_or(2048)
+                ),
+                kernel_note(text)
+            );
+        }
+    };
     let mut family = "";
     for (f, case) in &cases {
         if *f != family {
+            if !family.is_empty() {
+                kernel_section(&mut md, &format!("### {family} kernels"), Some(family));
+            }
             family = f;
             let _ = writeln!(md, "\n## {f}");
         }
         let rows: Vec<&Record> = records
             .iter()
-            .filter(|r| r.kind != "scaling" && r.family == *f && r.case == *case)
+            .filter(|r| r.of_case() && r.family == *f && r.case == *case)
             .collect();
         let chart = format!("{}.svg", slug(&[f, case]));
         let _ = write!(
@@ -658,6 +807,10 @@ pub fn render(text: &str) -> Vec<(String, String)> {
             svg::ladder_chart(&format!("{f}, {case}"), &rows, unit, ceilings.of(unit)),
         ));
     }
+    if !family.is_empty() {
+        kernel_section(&mut md, &format!("### {family} kernels"), Some(family));
+    }
+    kernel_section(&mut md, "## Other kernels", None);
     let mut curves: Vec<&str> = Vec::new();
     for r in records.iter().filter(|r| r.kind == "scaling") {
         if !curves.contains(&r.title.as_str()) {

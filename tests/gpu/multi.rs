@@ -1,0 +1,236 @@
+//! Several GPUs in one process: a context per device on its own thread,
+//! peer access between devices.
+
+use crate::common::*;
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use libtest_mimic::{Failed, Trial};
+use warpspeed::Error;
+use warpspeed::nccl::{self, Group};
+use warpspeed::reduce::Op;
+
+/// The bytes device `d` works on in the multi-GPU trials: different on
+/// each device, so a mix-up of buffers or contexts shows.
+fn bytes_of(device: usize, n: usize) -> Vec<u8> {
+    random_vec(n, seed_of(&format!("multi::{device}")), |r| {
+        rand::Rng::random::<u8>(r)
+    })
+}
+
+fn histogram_cpu(bytes: &[u8]) -> Vec<u32> {
+    let mut counts = vec![0u32; 256];
+    for &b in bytes {
+        counts[b as usize] += 1;
+    }
+    counts
+}
+
+pub fn trials(trials: &mut Vec<Trial>) {
+    // NCCL with one rank: runs on every GPU machine where NCCL loads.
+    trials.push(group_trial("multi::group_of_one_gpu", 1, group_checks));
+    // Every GPU of the machine in one group.
+    let gpus = warpspeed::Context::devices().map_or(0, |d| d.len());
+    if gpus >= 2 {
+        trials.push(group_trial(
+            &format!("multi::group_of_{gpus}_gpus"),
+            gpus,
+            group_checks,
+        ));
+    } else {
+        trials.push(group_trial("multi::group_of_2_gpus", 2, group_checks));
+    }
+
+    // The natural multi-GPU program: contexts made here, each moved to a
+    // thread of its own, each thread uploading, reducing and counting its
+    // device's data.
+    trials.push(multi_gpu_trial(
+        "multi::one_context_per_gpu_on_its_own_thread",
+        2,
+        |contexts| {
+            let n = 3_000_017;
+            std::thread::scope(|s| {
+                let workers: Vec<_> = contexts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(d, ctx)| {
+                        s.spawn(move || -> Result<(), Failed> {
+                            ok(ctx.bind())?;
+                            let host = bytes_of(d, n);
+                            let wide: Vec<u32> = host.iter().map(|&b| b as u32).collect();
+                            let (x, words) = (upload(&host)?, upload(&wide)?);
+                            let mut counts = poisoned(256, u32::MAX)?;
+                            ok(ok(ctx.histogram_into(&x, &mut counts))?.wait())?;
+                            let sum = ok(ctx.sum(&words))?;
+                            let want: u32 = wide.iter().sum();
+                            ensure(sum == want, || {
+                                format!("device {d}: sum {sum}, expected {want}")
+                            })?;
+                            ensure(download(&counts)? == histogram_cpu(&host), || {
+                                format!("device {d}: wrong histogram")
+                            })?;
+                            ensure(ctx.info().ordinal as usize == d, || {
+                                format!("context {d} is on device {}", ctx.info().ordinal)
+                            })
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .try_for_each(|w| w.join().map_err(|_| Failed::from("a worker panicked"))?)
+            })
+        },
+    ));
+
+    // Peer access where the hardware has it: device 1 reduces data that was
+    // copied straight from device 0's memory.
+    trials.push(multi_gpu_trial(
+        "multi::peer_access_and_copies_between_devices",
+        2,
+        |contexts| {
+            let (a, b) = (&contexts[0], &contexts[1]);
+            let peers = (ok(a.can_access_peer(b))?, ok(b.can_access_peer(a))?);
+            eprintln!("  peer access 0 -> 1: {}, 1 -> 0: {}", peers.0, peers.1);
+            if peers.0 && peers.1 {
+                ok(a.enable_peer_access(b))?;
+                ok(b.enable_peer_access(a))?;
+                ok(a.enable_peer_access(b))?; // twice is fine
+            } else {
+                ensure(a.enable_peer_access(b).is_err() || peers.0, || {
+                    "enabling impossible peer access succeeded".into()
+                })?;
+            }
+            ensure(a.enable_peer_access(a).is_err(), || {
+                "peer access to the device itself was accepted".into()
+            })?;
+            let n = 1 << 20;
+            let host: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
+            ok(a.bind())?;
+            let on_a = upload(&host)?;
+            ok(b.bind())?;
+            let mut on_b = poisoned(n, 0u32)?;
+            on_b.copy_from(&on_a)
+                .map_err(|e| format!("copy from device 0 to device 1: {e}"))?;
+            let sum = ok(b.sum(&on_b))?;
+            let want: u32 = host.iter().sum();
+            ensure(sum == want, || {
+                format!("sum on device 1: {sum}, expected {want}")
+            })
+        },
+    ));
+}
+
+/// NCCL tests run where NCCL loads; elsewhere they are ignored with the
+/// reason, unless `WARPSPEED_REQUIRE_NCCL` is set (the GPU machine's script
+/// sets it when it finds the library).
+fn group_trial(
+    name: &str,
+    gpus: usize,
+    body: impl FnOnce(Group) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    multi_gpu_trial(name, gpus, move |contexts| match Group::new(contexts) {
+        Ok(group) => body(group),
+        Err(Error::NcclUnavailable { reason })
+            if std::env::var("WARPSPEED_REQUIRE_NCCL").is_err() =>
+        {
+            eprintln!("  NCCL not available, not tested: {reason}");
+            Ok(())
+        }
+        Err(e) => Err(e.to_string().into()),
+    })
+}
+
+/// One shard per member of `group`, each on its member's device: member
+/// `d` gets `make(d)`.
+fn shards<T: cust::memory::DeviceCopy>(
+    group: &Group,
+    make: impl Fn(usize) -> Vec<T>,
+) -> Result<Vec<DeviceBuffer<T>>, Failed> {
+    group
+        .contexts()
+        .iter()
+        .enumerate()
+        .map(|(d, ctx)| {
+            ok(ctx.bind())?;
+            upload(&make(d))
+        })
+        .collect()
+}
+
+fn group_checks(group: Group) -> Result<(), Failed> {
+    let n = group.len();
+    eprintln!("  NCCL {:?}, {group:?}", ok(nccl::version())?);
+    // Sums, minima and maxima of integer shards of different lengths: exact.
+    let words = shards(&group, |d| {
+        random_vec(1_000_003 + 7 * d, seed_of(&format!("group::{d}")), |r| {
+            rand::Rng::random_range(r, 0..1000u32)
+        })
+    })?;
+    let views: Vec<&DeviceSlice<u32>> = words.iter().map(|b| &**b).collect();
+    let all: Vec<u32> = (0..n)
+        .flat_map(|d| {
+            random_vec(1_000_003 + 7 * d, seed_of(&format!("group::{d}")), |r| {
+                rand::Rng::random_range(r, 0..1000u32)
+            })
+        })
+        .collect();
+    let sum = ok(group.sum(&views))?;
+    ensure(sum == all.iter().sum::<u32>(), || {
+        format!("group sum {sum}")
+    })?;
+    let min = ok(group.reduce(Op::Min, &views))?;
+    let max = ok(group.reduce(Op::Max, &views))?;
+    let want = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+    ensure((min, max) == want, || {
+        format!("group min/max {min}/{max}, expected {want:?}")
+    })?;
+
+    // The 256-bin histogram of byte shards, in every member's output.
+    let bytes = shards(&group, |d| bytes_of(d, 2_000_029 + d))?;
+    let mut counts = shards(&group, |_| vec![u32::MAX; 256])?;
+    {
+        let byte_views: Vec<&DeviceSlice<u8>> = bytes.iter().map(|b| &**b).collect();
+        let mut outs: Vec<&mut DeviceSlice<u32>> = counts.iter_mut().map(|c| &mut **c).collect();
+        ok(ok(group.histogram_into(&byte_views, &mut outs))?.wait())?;
+    }
+    let mut want = vec![0u32; 256];
+    for d in 0..n {
+        for (w, c) in want
+            .iter_mut()
+            .zip(histogram_cpu(&bytes_of(d, 2_000_029 + d)))
+        {
+            *w += c;
+        }
+    }
+    for (d, c) in counts.iter().enumerate() {
+        ensure(download(c)? == want, || format!("histogram on member {d}"))?;
+    }
+
+    // An all-reduce of whole buffers: small integers in f32 add exactly.
+    let mut floats = shards(&group, |d| vec![(d + 1) as f32; 4099])?;
+    {
+        let mut outs: Vec<&mut DeviceSlice<f32>> = floats.iter_mut().map(|c| &mut **c).collect();
+        ok(ok(group.all_reduce_into(Op::Sum, &mut outs))?.wait())?;
+    }
+    let total = (n * (n + 1) / 2) as f32;
+    for (d, f) in floats.iter().enumerate() {
+        ensure(download(f)?.iter().all(|&x| x == total), || {
+            format!("all-reduce on member {d}: expected {total}")
+        })?;
+    }
+
+    // Refused before any launch: a shard missing, buffers of two lengths.
+    expect_invalid(group.sum(&views[..n - 1]), "one shard too few")?;
+    if n > 1 {
+        let swapped: Vec<&DeviceSlice<u32>> = views.iter().rev().copied().collect();
+        expect_invalid(group.sum(&swapped), "shards on the wrong devices")?;
+        // The last member's buffer cut short: lengths differ.
+        let mut cut = floats[n - 1].index(..10);
+        let mut outs: Vec<&mut DeviceSlice<f32>> =
+            floats[..n - 1].iter_mut().map(|c| &mut **c).collect();
+        outs.push(&mut cut);
+        expect_invalid(
+            group.all_reduce_into(Op::Sum, &mut outs),
+            "all-reduce buffers of two lengths",
+        )?;
+    }
+    Ok(())
+}
