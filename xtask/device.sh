@@ -78,7 +78,10 @@ for phase in "${phases[@]}"; do
     for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
       extra=()
       [ $tool = memcheck ] && extra=(--padding 512 --leak-check full)
-      run_logged "sanitize-$tool" compute-sanitizer --tool $tool "${extra[@]}" --error-exitcode 1 \
+      # --report-api-errors no: the library checks every driver result itself
+      # (the tests assert them); NCCL probes kernels its build lacks for this
+      # GPU (error 209) and handles that. Memory errors are still reported.
+      run_logged "sanitize-$tool" compute-sanitizer --tool $tool --report-api-errors no "${extra[@]}" --error-exitcode 1 \
         "$bin/gpu" --test-threads 1 -q
       grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$out/sanitize-$tool.log" | tail -2 \
         | sed "s/^/  $tool: /"

@@ -2,7 +2,12 @@
 //! (driver start-up, context, module load: a cubin on Ampere and Hopper,
 //! the driver's JIT for PTX elsewhere), then a first small reduction.
 //!
-//! `cargo run --release --example startup [ordinal]`
+//! `cargo run --release --example startup [ordinal] [--split]`
+//!
+//! `--split` first starts the driver (`cuInit`) and retains the device's
+//! primary context itself, timing each, so that `Context::new` then shows
+//! the library's own share (module load, entry points, stream): the first
+//! two are what any CUDA program pays.
 //!
 //! Run it as the first CUDA program on a machine for the cold figure. For
 //! the PTX path instead of the cubin, force a target (`WARPSPEED_PTX=sm_90`)
@@ -13,7 +18,29 @@ use cust::memory::DeviceBuffer;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let ordinal = std::env::args().nth(1).map_or(Ok(0), |a| a.parse())?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let split = args.iter().any(|a| a == "--split");
+    let ordinal = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or(Ok(0), |a| a.parse())?;
+    let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
+    let mut driver = String::new();
+    let _primary = if split {
+        let start = Instant::now();
+        cust::init(cust::CudaFlags::empty())?;
+        let init = start.elapsed();
+        let start = Instant::now();
+        let primary = cust::context::Context::new(cust::device::Device::get_device(ordinal)?)?;
+        driver = format!(
+            "\"cuinit_ms\":{:.1},\"primary_context_ms\":{:.1},",
+            ms(init),
+            ms(start.elapsed())
+        );
+        Some(primary)
+    } else {
+        None
+    };
     let start = Instant::now();
     let ctx = warpspeed::Context::new(ordinal)?;
     let context_new = start.elapsed();
@@ -26,13 +53,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let info = ctx.info();
     println!(
-        "{{\"device\":\"{}\",\"target\":\"{}\",\"jit\":{},\"cache_disabled\":{},\"context_new_ms\":{:.1},\"first_sum_ms\":{:.2}}}",
+        "{{\"device\":\"{}\",\"target\":\"{}\",\"jit\":{},\"cache_disabled\":{},{driver}\"context_new_ms\":{:.1},\"first_sum_ms\":{:.2}}}",
         info.name,
         info.ptx_target,
         info.jit,
         std::env::var("CUDA_CACHE_DISABLE").is_ok_and(|v| v == "1"),
-        context_new.as_secs_f64() * 1e3,
-        first_sum.as_secs_f64() * 1e3,
+        ms(context_new),
+        ms(first_sum),
     );
     Ok(())
 }

@@ -43,6 +43,9 @@ fn main() {
     if std::env::var_os(context::FAULT_CHILD).is_some() {
         context::fault_child();
     }
+    if std::env::var_os(multi::RANK_CHILD).is_some() {
+        multi::rank_child();
+    }
     let mut args = Arguments::from_args();
     // One CUDA context, owned by the main thread: run the trials there, in
     // order (inputs are cached between consecutive trials).

@@ -80,6 +80,12 @@ pub fn trials(trials: &mut Vec<Trial>) {
         },
     ));
 
+    trials.push(multi_gpu_trial(
+        "multi::one_process_per_gpu_joined_by_a_unique_id",
+        2,
+        processes_join_by_unique_id,
+    ));
+
     // Peer access where the hardware has it: device 1 reduces data that was
     // copied straight from device 0's memory.
     trials.push(multi_gpu_trial(
@@ -233,4 +239,98 @@ fn group_checks(group: Group) -> Result<(), Failed> {
         )?;
     }
     Ok(())
+}
+
+/// Set in the environment of the child processes of the multi-process
+/// trial: `<rank> <ranks> <unique id in hex>`.
+pub const RANK_CHILD: &str = "WARPSPEED_RANK_CHILD";
+
+/// The words rank `rank` sums in the multi-process trial.
+fn rank_words(rank: u32) -> Vec<u32> {
+    (0..1_000_003 + rank)
+        .map(|i| (i * (rank + 3)) % 1000)
+        .collect()
+}
+
+/// One process per GPU, joined by a unique id that the parent made and
+/// passed on, as a multi-process (or multi-machine) program would.
+fn processes_join_by_unique_id(contexts: Vec<warpspeed::Context>) -> Result<(), Failed> {
+    let ranks = contexts.len() as u32;
+    drop(contexts); // each child opens its own device
+    let id = match nccl::UniqueId::new() {
+        Ok(id) => id,
+        Err(Error::NcclUnavailable { reason })
+            if std::env::var("WARPSPEED_REQUIRE_NCCL").is_err() =>
+        {
+            eprintln!("  NCCL not available, not tested: {reason}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.to_string().into()),
+    };
+    let hex: String = id.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let children: Vec<_> = (0..ranks)
+        .map(|rank| {
+            std::process::Command::new(&exe)
+                .env(RANK_CHILD, format!("{rank} {ranks} {hex}"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| Failed::from(format!("spawning rank {rank}: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    for (rank, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        eprint!("  rank {rank}: {text}");
+        ensure(out.status.success(), || {
+            format!("rank {rank} failed: {text}")
+        })?;
+    }
+    Ok(())
+}
+
+/// A rank of the multi-process trial: joins the group, sums its shard with
+/// everyone else's, checks the total, exits.
+pub fn rank_child() -> ! {
+    let run = || -> Result<String, String> {
+        let spec = std::env::var(RANK_CHILD).map_err(|e| e.to_string())?;
+        let parts: Vec<&str> = spec.split(' ').collect();
+        let [rank, ranks, hex] = parts[..] else {
+            return Err(format!("bad {RANK_CHILD}: {spec}"));
+        };
+        let (rank, ranks): (u32, u32) = (
+            rank.parse().map_err(|_| "rank")?,
+            ranks.parse().map_err(|_| "ranks")?,
+        );
+        let mut bytes = [0u8; 128];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|e| e.to_string())?;
+        }
+        let id = nccl::UniqueId::from_bytes(bytes);
+        let e = |e: Error| e.to_string();
+        let group =
+            Group::join(warpspeed::Context::new(rank).map_err(e)?, &id, ranks, rank).map_err(e)?;
+        let host = rank_words(rank);
+        let shard = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
+        let sum = group.sum(&[&shard]).map_err(e)?;
+        let want: u32 = (0..ranks).map(|r| rank_words(r).iter().sum::<u32>()).sum();
+        if sum != want {
+            return Err(format!("sum {sum}, expected {want}"));
+        }
+        Ok(format!(
+            "{group:?}, sum of all ranks' shards {sum}, as expected\n"
+        ))
+    };
+    match run() {
+        Ok(line) => {
+            print!("{line}");
+            std::process::exit(0)
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
 }
