@@ -65,10 +65,15 @@
 //! # let _ = args;
 //! ```
 //!
-//! The PTX comes from the `warpspeed-gpu` crate and is embedded, so this crate
-//! builds on stable Rust. The device must have compute capability 7.0 or
-//! newer; Ampere (8.x) gets PTX built for sm_80, Hopper (9.0) and newer for
-//! sm_90.
+//! The kernels come from the `warpspeed-gpu` crate and are embedded, so this
+//! crate builds on stable Rust. The device must have compute capability 7.0
+//! or newer; Ampere and Ada (8.x) load machine code built for sm_80, Hopper
+//! (9.x) machine code for sm_90 (no compiling at start-up); other devices get
+//! PTX that the driver compiles (sm_90 PTX on newer GPUs, sm_70 on older).
+//!
+//! Several GPUs: a [`Context`] is `Send` (one per GPU, each on its own
+//! thread), [`Context::devices`] lists them, and [`nccl::Group`] runs sums,
+//! histograms and all-reduces over data sharded across them through NCCL.
 #![warn(missing_docs)]
 
 mod context;
