@@ -16,6 +16,12 @@
 #             included; the 2^24 and 2^28 cases run in `test`)
 #   bench     the ladder benchmarks beside NVIDIA's libraries (nvcc builds the
 #             peer programs); the report goes to $OUT/bench-report.tgz
+#   profile FAMILY [VARIANT]
+#             Nsight Compute on one kernel of a ladder (profile.py beside this
+#             script): duration, DRAM against the peak, occupancy, registers,
+#             shared memory and its bank conflicts, top stall reasons; with
+#             the line-info PTX (ptx/*.lineinfo.ptx, loaded for sm_90 devices)
+#             also the Rust lines that take the time
 #   multi     the multi-GPU benchmark (sharded sum and histogram over 1, 2, 4
 #             ... GPUs, all-reduce beside NCCL's own program): $OUT/multi.*
 #             (not part of the default phases)
@@ -29,7 +35,7 @@ export WARPSPEED_REQUIRE_GPU=1
 phases=()
 bench_args=()
 for a in "$@"; do
-  case $a in test|sanitize|bench|multi) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
+  case $a in test|sanitize|bench|multi|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
 done
 [ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
 summary=()
@@ -47,6 +53,14 @@ fi
 echo "NCCL: ${WARPSPEED_NCCL:-system library path}"
 # NVLink multicast stays off on shared machines.
 export NCCL_NVLS_ENABLE=0
+
+# The line-info build of the kernels (sm_90: Hopper), when the bundle has
+# it and the GPU runs it: reports then name Rust files and lines.
+lineinfo=
+if [ -f "$here/ptx/warpspeed_sm_90.lineinfo.ptx" ] && \
+   nvidia-smi --query-gpu=compute_cap --format=csv,noheader | grep -q '^9\.'; then
+  lineinfo=$here/ptx/warpspeed_sm_90.lineinfo.ptx
+fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
   | tee "$out/nvidia-smi.csv"
@@ -97,12 +111,32 @@ for phase in "${phases[@]}"; do
       summary+=("sanitize-selfcheck: FAILED, memcheck did not report the planted invalid read")
       failed=1
     fi
+    # With the line-info build, the same report names the Rust file and line.
+    if [ -f "$lineinfo" ]; then
+      WARPSPEED_PTX_FILE=$lineinfo WARPSPEED_FAULT_CHILD=1 compute-sanitizer --tool memcheck \
+        "$bin/gpu" >"$out/sanitize-lineinfo.log" 2>&1
+      at=$(grep -m1 -oE 'at [A-Za-z0-9_]+\+0x[0-9a-f]+ in [^ ]+\.rs:[0-9]+' "$out/sanitize-lineinfo.log")
+      if [ -n "$at" ]; then
+        summary+=("sanitize-lineinfo: memcheck names the Rust line: $at")
+      else
+        summary+=("sanitize-lineinfo: FAILED, no Rust file and line in the report")
+        failed=1
+      fi
+    fi
     ;;
   bench)
     run_logged bench "$bin/ladder" --out "$out/bench" "${bench_args[@]}"
     cat "$out/bench.log"
     # One file for the report (JSON, report.md, charts): few files travel back.
     tar czf "$out/bench-report.tgz" -C "$out" bench && rm -rf "$out/bench"
+    ;;
+  profile)
+    if [ -f "$lineinfo" ]; then export WARPSPEED_PTX_FILE=$lineinfo; fi
+    # The Rust sources, for the hot lines: the checkout this bundle sits in.
+    [ -d "$here/../../gpu/src" ] && export WARPSPEED_SOURCE_ROOT=$(cd "$here/../.." && pwd)
+    run_logged profile python3 "$here/profile.py" "$bin/ladder" "${bench_args[@]}"
+    cat "$out/profile.log"
+    unset WARPSPEED_PTX_FILE
     ;;
   multi)
     run_logged multi "$bin/multi" --out "$out/multi" "${bench_args[@]}"

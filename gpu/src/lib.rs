@@ -96,8 +96,28 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("rng", rng::KERNELS),
 ];
 
+/// `printf` on the device, for debugging: prints nothing in this build (see
+/// `prim::print`, whose `gpu_print!` prints when the crate is built for the
+/// GPU with the feature `debug-print`); evaluates its arguments and the
+/// format, a string literal whose conversions all read 64 bits.
+#[cfg(not(all(target_arch = "nvptx64", feature = "debug-print")))]
+#[macro_export]
+macro_rules! gpu_print {
+    ($format:literal $(, $arg:expr)* $(,)?) => {{
+        let _: &str = $format;
+        $(let _ = $arg;)*
+    }};
+}
+
+/// Traps: the host sees a launch failure. With the feature `debug-print` it
+/// first prints the panic's file, line and column and the thread
+/// (`prim::print::print_panic`).
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    #[cfg(feature = "debug-print")]
+    prim::print::print_panic(info);
+    #[cfg(not(feature = "debug-print"))]
+    let _ = info;
     prim::trap()
 }

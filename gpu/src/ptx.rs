@@ -21,6 +21,12 @@ pub const TARGETS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
 /// other device gets the PTX, which the driver compiles (JIT) when loading it.
 pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90"];
 
+/// External functions the driver resolves when it loads a module, which PTX
+/// may therefore declare (`.extern .func`) and call: `vprintf`, the device's
+/// `printf`, which only the debugging builds of the feature `debug-print`
+/// call (`cargo xtask build-ptx` refuses it in the PTX it ships).
+pub const DRIVER_FUNCTIONS: [&str; 1] = ["vprintf"];
+
 /// The most parameters an entry may have for [`PtxEntry`] to record them.
 pub const MAX_PARAMS: usize = 16;
 
@@ -44,7 +50,8 @@ impl<'a> PtxEntry<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PtxProblem<'a> {
     /// A call to a function the module does not define (e.g. a panic path
-    /// that was not optimised away): the driver would refuse to load it.
+    /// that was not optimised away) and the driver does not provide (see
+    /// [`DRIVER_FUNCTIONS`]): the driver would refuse to load it.
     UnresolvedCall {
         /// The `.extern .func` line.
         line: &'a str,
@@ -181,9 +188,29 @@ fn param_bytes(line: &str) -> Option<usize> {
     }
 }
 
-/// Checks `ptx` against every kernel table: no unresolved calls, every
-/// declared kernel present with the declared parameter sizes, nothing
-/// undeclared. Calls `report` once per problem; returns how many there were.
+/// The name an `.extern .func` line declares, e.g. `vprintf` in
+/// `.extern .func  (.param .b32 func_retval0) vprintf(` (the return value, if
+/// any, comes first; the parameters may start on the next line). `None` for
+/// any other line.
+pub fn extern_func_name(line: &str) -> Option<&str> {
+    let rest = line
+        .trim_start()
+        .strip_prefix(".extern .func")?
+        .trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(returns) => returns.split_once(')')?.1.trim_start(),
+        None => rest,
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.')))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// Checks `ptx` against every kernel table: no unresolved calls (an
+/// `.extern .func` other than [`DRIVER_FUNCTIONS`]), every declared kernel
+/// present with the declared parameter sizes, nothing undeclared. Calls
+/// `report` once per problem; returns how many there were.
 pub fn check<'a>(ptx: &'a str, report: &mut dyn FnMut(PtxProblem<'a>)) -> usize {
     check_tables(ptx, FAMILIES, report)
 }
@@ -200,7 +227,11 @@ pub fn check_tables<'a>(
         report(p)
     };
     for line in ptx.lines() {
-        if line.trim_start().starts_with(".extern .func") {
+        if !line.trim_start().starts_with(".extern .func") {
+            continue;
+        }
+        let provided = extern_func_name(line).is_some_and(|name| DRIVER_FUNCTIONS.contains(&name));
+        if !provided {
             emit(PtxProblem::UnresolvedCall { line });
         }
     }
@@ -288,5 +319,59 @@ mod tests {
             PtxProblem::Unparsable { .. } => panic!("unexpected"),
         });
         assert_eq!((n, kinds), (4, [1, 1, 1, 1]));
+    }
+
+    #[test]
+    fn lets_only_the_driver_functions_through() {
+        // As LLVM declares `vprintf`: the return value first, the parameters
+        // on the lines after it.
+        let vprintf = ".extern .func  (.param .b32 func_retval0) vprintf\n(\n\t.param .b64 vprintf_param_0,\n\t.param .b64 vprintf_param_1\n)\n;\n";
+        for (line, name) in [
+            (
+                ".extern .func  (.param .b32 func_retval0) vprintf",
+                Some("vprintf"),
+            ),
+            ("\t.extern .func vprintf(", Some("vprintf")),
+            (
+                ".extern .func (.param .b32 func_retval0) vprintf_x(",
+                Some("vprintf_x"),
+            ),
+            (".extern .func foo", Some("foo")),
+            (".extern .func", None),
+            (".func vprintf", None),
+        ] {
+            assert_eq!(extern_func_name(line), name, "{line}");
+        }
+        fn unresolved(ptx: &str) -> (usize, [&str; 4]) {
+            let mut lines = [""; 4];
+            let mut n = 0;
+            check_tables(ptx, &[], &mut |p| {
+                if let PtxProblem::UnresolvedCall { line } = p {
+                    lines[n] = line.trim();
+                    n += 1;
+                }
+            });
+            (n, lines)
+        }
+        assert_eq!(unresolved(vprintf).0, 0);
+        let others = [
+            vprintf,
+            ".extern .func  (.param .b32 func_retval0) vprintf_x(\n",
+            ".extern .func  (.param .b32 func_retval0) printf(\n",
+            ".extern .func _RNvCs_panic\n",
+        ]
+        .concat();
+        let (n, lines) = unresolved(&others);
+        assert_eq!(
+            (n, &lines[..3]),
+            (
+                3,
+                &[
+                    ".extern .func  (.param .b32 func_retval0) vprintf_x(",
+                    ".extern .func  (.param .b32 func_retval0) printf(",
+                    ".extern .func _RNvCs_panic",
+                ][..]
+            )
+        );
     }
 }

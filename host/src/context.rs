@@ -193,7 +193,7 @@ fn describe(
         attr(attribute::COMPUTE_CAPABILITY_MINOR)?,
     );
     let image = crate::ptx::choose(compute_capability, forced_target().as_deref())?;
-    let info = DeviceInfo {
+    let mut info = DeviceInfo {
         ordinal,
         name,
         compute_capability,
@@ -220,6 +220,18 @@ fn describe(
         ptx_target: image.map_or("", |(target, _)| target),
         jit: !matches!(image, Some((_, Image::Cubin(_)))),
     };
+    if let Some((path, _, target)) = crate::ptx::ptx_file()? {
+        let cc = compute_capability.0 * 10 + compute_capability.1;
+        if cc < crate::ptx::minimum_of(target) {
+            return Err(Error::InvalidArgument(format!(
+                "{}={path}: a {}.{} device cannot run PTX built for {target}",
+                crate::ptx::PTX_FILE,
+                compute_capability.0,
+                compute_capability.1
+            )));
+        }
+        (info.ptx_target, info.jit) = (target, true);
+    }
     Ok((info, image))
 }
 
@@ -279,15 +291,21 @@ impl Context {
 
         let cuda = cust::context::Context::new(device)
             .map_err(|e| Error::cust(e, "creating the CUDA context"))?;
-        let module = match image {
-            Image::Ptx(ptx) => load_ptx(target, ptx)?,
-            Image::Cubin(cubin) => match load_image(cubin.as_ptr().cast()) {
+        let module = match (crate::ptx::ptx_file()?, image) {
+            // A line-info build from `cargo xtask build-ptx --lineinfo`.
+            (Some((_, text, file_target)), _) => load_ptx(file_target, &text, true)?,
+            (None, Image::Ptx(ptx)) => load_ptx(target, ptx, false)?,
+            (None, Image::Cubin(cubin)) => match load_image(cubin.as_ptr().cast(), false) {
                 Ok(module) => module,
                 // A driver that cannot take the shipped machine code (a
                 // changed ELF format, say) still compiles the PTX.
                 Err(_) => {
                     info.jit = true;
-                    load_ptx(target, crate::ptx::ptx_of(target).unwrap_or_default())?
+                    load_ptx(
+                        target,
+                        crate::ptx::ptx_of(target).unwrap_or_default(),
+                        false,
+                    )?
                 }
             },
         };
@@ -896,14 +914,21 @@ impl Drop for Context {
 }
 
 /// Loads a module image (a cubin, or NUL-terminated PTX) through
-/// `cuModuleLoadDataEx` with an error-log buffer: `Err((code, log))`.
-fn load_image(image: *const c_void) -> std::result::Result<Module, (u32, String)> {
+/// `cuModuleLoadDataEx` with an error-log buffer, and for PTX with
+/// `line_info` the JIT's line tables (what sanitizer and profiler reports
+/// map back to source lines): `Err((code, log))`.
+fn load_image(image: *const c_void, line_info: bool) -> std::result::Result<Module, (u32, String)> {
     let mut log = vec![0u8; 16 * 1024];
     let mut options = [
         driver::CU_JIT_ERROR_LOG_BUFFER,
         driver::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        driver::CU_JIT_GENERATE_LINE_INFO,
     ];
-    let mut values = [log.as_mut_ptr().cast::<c_void>(), log.len() as *mut c_void];
+    let mut values = [
+        log.as_mut_ptr().cast::<c_void>(),
+        log.len() as *mut c_void,
+        usize::from(line_info) as *mut c_void,
+    ];
     let mut module: CUmodule = std::ptr::null_mut();
     // SAFETY: `image` is a cubin or NUL-terminated PTX (the callers'); the
     // option arrays have equal length and the log buffer outlives the call
@@ -924,11 +949,12 @@ fn load_image(image: *const c_void) -> std::result::Result<Module, (u32, String)
     Ok(Module(module))
 }
 
-/// Loads `ptx`, compiled by the driver's JIT; a failure says what the JIT
-/// compiler said.
-fn load_ptx(target: &'static str, ptx: &str) -> Result<Module> {
-    let image = CString::new(ptx).expect("PTX has no NUL");
-    load_image(image.as_ptr().cast()).map_err(|(status, log)| match status {
+/// Loads `ptx`, compiled by the driver's JIT (with line tables where
+/// `line_info`); a failure says what the JIT compiler said.
+fn load_ptx(target: &'static str, ptx: &str, line_info: bool) -> Result<Module> {
+    let image = CString::new(ptx)
+        .map_err(|_| Error::InvalidArgument(format!("the {target} PTX contains a NUL byte")))?;
+    load_image(image.as_ptr().cast(), line_info).map_err(|(status, log)| match status {
         code::INVALID_PTX
         | code::JIT_COMPILER_NOT_FOUND
         | code::UNSUPPORTED_PTX_VERSION

@@ -53,6 +53,8 @@ pub mod code {
 /// `CUjit_option` values used when loading PTX.
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER: c_uint = 5;
 pub(crate) const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_uint = 6;
+/// `CU_JIT_GENERATE_LINE_INFO`: keep the PTX's `.loc` line tables.
+pub(crate) const CU_JIT_GENERATE_LINE_INFO: c_uint = 13;
 
 /// `CUevent_flags`: an event that records no time (cheaper to record and to
 /// wait on; used for ordering only).

@@ -102,7 +102,7 @@ pub use driver::code;
 pub use error::{Error, Result};
 pub use matrix::{Matrix, MatrixMut};
 pub use pending::Pending;
-pub use ptx::PTX_OVERRIDE;
+pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;
 
 /// The device side: launch constants, ladders and kernel tables shared with

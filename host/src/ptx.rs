@@ -14,6 +14,13 @@
 /// loaded as PTX (the driver compiles it), never as a cubin.
 pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
 
+/// The environment variable that names a PTX file to load instead of the
+/// embedded kernels: the line-info (and print) builds of `cargo xtask
+/// build-ptx --lineinfo [--print]`, so that compute-sanitizer and Nsight
+/// Compute name Rust files and lines. The file must define exactly the
+/// kernels this library declares; the driver compiles it with line info.
+pub const PTX_FILE: &str = "WARPSPEED_PTX_FILE";
+
 /// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
 /// first. The driver compiles PTX for newer GPUs than its target; PTX for
 /// `sm_90` does not load on older ones.
@@ -76,7 +83,6 @@ pub(crate) fn choose(
         }
         return Ok(select(major, minor).map(|(target, ptx)| (target, Image::Ptx(ptx))));
     };
-    let targets = || MODULES.iter().map(|m| m.1).collect::<Vec<_>>().join(", ");
     match MODULES.iter().find(|(_, target, _)| *target == forced) {
         None => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: no such PTX target; the library ships {}",
@@ -91,6 +97,46 @@ pub(crate) fn choose(
             PTX_OVERRIDE
         ))),
     }
+}
+
+/// The PTX file named by [`PTX_FILE`], if set: `(path, text, target)`,
+/// checked against the kernel tables (every declared kernel with its
+/// parameters, nothing unresolved but `vprintf`) and for a `.target` the
+/// library knows.
+pub(crate) fn ptx_file() -> crate::Result<Option<(String, String, &'static str)>> {
+    let Some(path) = std::env::var(PTX_FILE).ok().filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let invalid = |why: String| crate::Error::InvalidArgument(format!("{PTX_FILE}={path}: {why}"));
+    let text = std::fs::read_to_string(&path).map_err(|e| invalid(e.to_string()))?;
+    let target = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".target "))
+        .map(|t| t.split([',', ' ']).next().unwrap_or_default())
+        .and_then(|t| MODULES.iter().find(|m| m.1 == t).map(|m| m.1))
+        .ok_or_else(|| invalid(format!("no `.target` of {}", targets())))?;
+    let mut problems = Vec::new();
+    warpspeed_gpu::ptx::check(&text, &mut |p| problems.push(p.to_string()));
+    if !problems.is_empty() {
+        return Err(invalid(format!(
+            "not a build of these kernels: {}",
+            problems.join("; ")
+        )));
+    }
+    Ok(Some((path, text, target)))
+}
+
+/// The shipped PTX targets, for messages.
+fn targets() -> String {
+    MODULES.iter().map(|m| m.1).collect::<Vec<_>>().join(", ")
+}
+
+/// The minimum compute capability (`major * 10 + minor`) of a PTX target.
+pub(crate) fn minimum_of(target: &str) -> u32 {
+    MODULES
+        .iter()
+        .find(|m| m.1 == target)
+        .map_or(u32::MAX, |m| m.0)
 }
 
 /// The PTX of `target` (one of [`MODULES`]).

@@ -34,8 +34,10 @@ pub fn trials(trials: &mut Vec<Trial>) {
                 info.ptx_target, cc.0, cc.1
             )
         })?;
-        // Machine code on Ampere and Hopper, unless a PTX target is forced.
-        let cubin = forced.is_none() && matches!(cc.0, 8 | 9);
+        // Machine code on Ampere and Hopper, unless a PTX target or file is
+        // forced.
+        let file = std::env::var(warpspeed::PTX_FILE).is_ok_and(|f| !f.is_empty());
+        let cubin = forced.is_none() && !file && matches!(cc.0, 8 | 9);
         ensure(info.jit != cubin, || {
             format!("jit = {} on a {}.{} device", info.jit, cc.0, cc.1)
         })?;

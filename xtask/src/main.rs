@@ -6,6 +6,7 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Instant;
 
 /// The PTX targets shipped in `host/ptx/` (one list, the device crate's).
 const PTX_TARGETS: [&str; 3] = warpspeed_gpu::ptx::TARGETS;
@@ -23,13 +24,23 @@ cargo xtask <task>
   build-ptx [--check]   build gpu/ for every PTX target into host/ptx/, and
                         with ptxas a cubin for sm_80 and sm_90 beside it;
                         --check: fail if the committed PTX or a cubin differs
+  build-ptx --lineinfo [--print]
+                        for debugging, leaving host/ptx/ alone: build gpu/ for
+                        every PTX target with line tables into
+                        target/ptx-lineinfo/warpspeed_<target>.ptx; --print
+                        also turns on gpu_print! and panic locations
+                        (feature debug-print: warpspeed_<target>.print.ptx).
+                        WARPSPEED_PTX_FILE=<file> makes the host library load
+                        it (JIT with line info): compute-sanitizer and Nsight
+                        Compute then name Rust files and lines
   kernels [--check]     ptxas -v on the committed PTX of every target: registers,
                         shared memory, stack and spills per entry; prints a
                         table, writes target/kernels.json and target/kernels.md;
                         --check: fail if an entry spills that
                         SPILLS_ON_PURPOSE (gpu/src/kernel.rs) does not name
   lint-gpu              clippy (-D warnings) on the device crate for nvptx64, per
-                        PTX target: the kernels and prim/ as the GPU build sees them
+                        PTX target: the kernels and prim/ as the GPU build sees
+                        them; and for sm_90 with the feature debug-print
   test                  build-ptx --check, kernels --check, then every test (GPU
                         tests run where a CUDA device exists and are reported
                         ignored elsewhere)
@@ -41,13 +52,24 @@ cargo xtask <task>
                         JSON file (no GPU needed)
   device                build release test and bench executables into
                         target/device/ with a script that runs them on a GPU
-                        machine without Rust (see README)
+                        machine without Rust (see README), and
+                        target/device/ptx/warpspeed_sm_90.lineinfo.ptx (line
+                        tables, for compute-sanitizer)
+  profile FAMILY [VARIANT]
+                        on a GPU machine with Nsight Compute: build the bundle
+                        (device), then profile the first kernel whose entry
+                        starts with FAMILY_VARIANT in the family's quick bench:
+                        duration, DRAM against the peak, occupancy, registers,
+                        shared-memory bank conflicts, top stalls, and the Rust
+                        lines that take the time (docs/debugging.md); on a GPU
+                        machine without Rust: `bash target/device/run.sh
+                        profile FAMILY [VARIANT]`
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("build-ptx") => build_ptx(args.iter().any(|a| a == "--check")).map(drop),
+        Some("build-ptx") => build_ptx_task(&args[1..]),
         Some("kernels") => kernels(args.iter().any(|a| a == "--check"), Vec::new()),
         Some("lint-gpu") => lint_gpu(),
         Some("test") => build_ptx(true)
@@ -55,6 +77,14 @@ fn main() -> ExitCode {
             .and_then(|()| test()),
         Some("bench") => bench(&args[1..]),
         Some("device") => device(),
+        Some("profile") if args.len() >= 2 => device().and_then(|()| {
+            let mut cmd = Command::new("bash");
+            cmd.arg(root().join("target/device/run.sh"))
+                .arg("profile")
+                .args(&args[1..]);
+            run(cmd)
+        }),
+        Some("profile") => Err("usage: cargo xtask profile FAMILY [VARIANT]".into()),
         Some("report") => match args.get(1) {
             Some(path) => bench(&["--report".into(), path.clone()]),
             None => Err("usage: cargo xtask report <ladder.json>".into()),
@@ -112,51 +142,162 @@ fn cubin_path(target: &str) -> PathBuf {
         .join(format!("warpspeed_{target}.cubin"))
 }
 
+/// `cargo xtask build-ptx [--check]` or `build-ptx --lineinfo [--print]`.
+fn build_ptx_task(args: &[String]) -> Result<(), String> {
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if let Some(other) = args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--check" | "--lineinfo" | "--print"))
+    {
+        return Err(format!("build-ptx: unknown argument `{other}`\n\n{HELP}"));
+    }
+    match (has("--check"), has("--lineinfo"), has("--print")) {
+        (check, false, false) => build_ptx(check).map(drop),
+        (false, true, print) => build_ptx_lineinfo(print),
+        (true, true, _) => {
+            Err("build-ptx: --check is for the committed PTX, not --lineinfo".into())
+        }
+        (_, false, true) => Err("build-ptx: --print goes with --lineinfo".into()),
+    }
+}
+
+/// How the device crate is built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    /// The PTX that ships in `host/ptx/`.
+    Release,
+    /// With line tables (`.file`/`.loc`), for sanitizers and profilers.
+    LineInfo,
+    /// With line tables and the feature `debug-print` (`gpu_print!`, panic
+    /// locations).
+    Print,
+}
+
+impl Flavor {
+    /// Cargo's target directory for a build of `target`: one per flavour,
+    /// since each builds `core` with other flags.
+    fn target_dir(self, target: &str) -> PathBuf {
+        match self {
+            Flavor::Release => root().join("target/ptx").join(target),
+            Flavor::LineInfo => root().join("target/ptx-lineinfo").join(target),
+            Flavor::Print => root()
+                .join("target/ptx-lineinfo")
+                .join(format!("{target}-print")),
+        }
+    }
+}
+
+/// Builds the device crate for `target` as `flavor` says; returns the path
+/// of the PTX that rustc wrote (in [`Flavor::target_dir`]), unchecked.
+fn build_device_crate(target: &str, flavor: Flavor) -> Result<PathBuf, String> {
+    let target_dir = flavor.target_dir(target);
+    let mut cmd = cargo();
+    cmd.args([
+        "rustc",
+        "--quiet",
+        "--package",
+        "warpspeed-gpu",
+        "--profile",
+        "ptx",
+    ])
+    .args([
+        "--target",
+        "nvptx64-nvidia-cuda",
+        "-Zbuild-std=core",
+        "--crate-type",
+        "cdylib",
+    ])
+    .arg("--target-dir")
+    .arg(&target_dir);
+    if flavor == Flavor::Print {
+        cmd.args(["--features", "debug-print"]);
+    }
+    cmd.args(["--", "-C", "linker=/bin/true", "--emit=asm"])
+        .env_remove("RUSTFLAGS");
+    // target-cpu must reach every crate of the build, `core` included
+    // (CARGO_ENCODED_RUSTFLAGS separates flags by 0x1f).
+    let mut rustflags = format!("-Ctarget-cpu={target}");
+    if flavor == Flavor::Release {
+        cmd.env_remove("CARGO_PROFILE_PTX_DEBUG");
+    } else {
+        cmd.env("CARGO_PROFILE_PTX_DEBUG", "line-tables-only");
+        // `.file` names relative to the repository (`gpu/src/reduce.rs`),
+        // and so are the panic locations that `--print` prints.
+        let _ = write!(rustflags, "\x1f--remap-path-prefix={}/=", root().display());
+    }
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", rustflags);
+    run(cmd)?;
+    Ok(target_dir.join("nvptx64-nvidia-cuda/ptx/deps/warpspeed_gpu.s"))
+}
+
+/// `path:line` of every `gpu_print!` call in the `.rs` files under `dir`
+/// (comment lines, where the macro is documented, aside).
+fn gpu_print_calls(dir: &Path) -> Result<Vec<String>, String> {
+    let mut calls = Vec::new();
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            calls.extend(gpu_print_calls(&path)?);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            for (index, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if !code.starts_with("//") && code.contains("gpu_print!(") {
+                    let shown = path.strip_prefix(root()).unwrap_or(&path);
+                    calls.push(format!("{}:{}", shown.display(), index + 1));
+                }
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// Checks built PTX: against the kernel tables ([`warpspeed_gpu::ptx::check`]),
+/// and that only the print build calls `vprintf` (the PTX that ships never
+/// prints). Returns the number of entry points.
+fn check_built_ptx(target: &str, ptx: &str, flavor: Flavor) -> Result<usize, String> {
+    let mut problems = Vec::new();
+    warpspeed_gpu::ptx::check(ptx, &mut |p| problems.push(p.to_string()));
+    if flavor != Flavor::Print && ptx.contains("vprintf") {
+        problems.push(
+            "it calls `vprintf`: printing (the feature `debug-print`) is for `build-ptx --lineinfo --print` only"
+                .into(),
+        );
+    }
+    if !problems.is_empty() {
+        return Err(format!(
+            "PTX for {target} is not loadable as declared:\n  {}",
+            problems.join("\n  ")
+        ));
+    }
+    Ok(warpspeed_gpu::ptx::entries(ptx).count())
+}
+
 /// Builds the PTX of every target, checks it against the kernel tables, and
 /// has ptxas make the cubins of [`CUBIN_TARGETS`] from it; writes both into
 /// `host/ptx/`, or with `check` compares them with the committed files.
 /// Returns ptxas's `-v` report of each cubin target, for [`kernels`].
 fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, String> {
     ptxas_path()?; // before the long build, not after it
+    if check {
+        let calls = gpu_print_calls(&root().join("gpu/src"))?;
+        if !calls.is_empty() {
+            return Err(format!(
+                "gpu_print! is for debugging builds; remove it before committing:\n  {}",
+                calls.join("\n  ")
+            ));
+        }
+    }
     let mut stale = Vec::new();
     let mut compiling = Vec::new();
     for target in PTX_TARGETS {
-        let target_dir = root().join("target/ptx").join(target);
-        let mut cmd = cargo();
-        cmd.args([
-            "rustc",
-            "--quiet",
-            "--package",
-            "warpspeed-gpu",
-            "--profile",
-            "ptx",
-        ])
-        .args([
-            "--target",
-            "nvptx64-nvidia-cuda",
-            "-Zbuild-std=core",
-            "--crate-type",
-            "cdylib",
-        ])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .args(["--", "-C", "linker=/bin/true", "--emit=asm"])
-        // target-cpu must reach every crate of the build, `core` included.
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={target}"))
-        .env_remove("RUSTFLAGS");
-        run(cmd)?;
-        let built = target_dir.join("nvptx64-nvidia-cuda/ptx/deps/warpspeed_gpu.s");
+        let built = build_device_crate(target, Flavor::Release)?;
         let ptx = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
-
-        let mut problems = Vec::new();
-        warpspeed_gpu::ptx::check(&ptx, &mut |p| problems.push(p.to_string()));
-        if !problems.is_empty() {
-            return Err(format!(
-                "PTX for {target} is not loadable as declared:\n  {}",
-                problems.join("\n  ")
-            ));
-        }
-        let entries = warpspeed_gpu::ptx::entries(&ptx).count();
+        let entries = check_built_ptx(target, &ptx, Flavor::Release)?;
 
         let dest = ptx_path(target);
         let committed = fs::read_to_string(&dest).unwrap_or_default();
@@ -173,8 +314,10 @@ fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, String> {
         }
         // The cubin, from the PTX just built, while the next target builds.
         if CUBIN_TARGETS.contains(&target) {
-            let cubin = target_dir.join(format!("warpspeed_{target}.cubin"));
-            compiling.push(Ptxas::start(target, &built, cubin)?);
+            let cubin = Flavor::Release
+                .target_dir(target)
+                .join(format!("warpspeed_{target}.cubin"));
+            compiling.push(Ptxas::start(target, &built, cubin, &[])?);
         }
     }
 
@@ -213,6 +356,225 @@ fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, String> {
             stale.join(", ")
         ))
     }
+}
+
+/// Where `cargo xtask build-ptx --lineinfo [--print]` writes its PTX.
+fn lineinfo_dir() -> PathBuf {
+    root().join("target/ptx-lineinfo")
+}
+
+/// `cargo xtask build-ptx --lineinfo [--print]`: the PTX of every target
+/// with line tables (and with `print` the feature `debug-print`), checked
+/// like the release build, into [`lineinfo_dir`]; `host/ptx/` stays as it
+/// is. Where ptxas is installed, it compiles each file with `-lineinfo` (as
+/// the driver will), beside the next target's build.
+fn build_ptx_lineinfo(print: bool) -> Result<(), String> {
+    let flavor = if print {
+        Flavor::Print
+    } else {
+        Flavor::LineInfo
+    };
+    let suffix = if print { ".print.ptx" } else { ".ptx" };
+    let ptxas = ptxas_path();
+    let mut compiling = Vec::new();
+    let mut written = Vec::new();
+    for target in PTX_TARGETS {
+        let started = Instant::now();
+        let dest = lineinfo_dir().join(format!("warpspeed_{target}{suffix}"));
+        let summary = write_lineinfo_ptx(target, flavor, &dest)?;
+        println!(
+            "{target}: {summary} -> {} ({:.1} s)",
+            dest.display(),
+            started.elapsed().as_secs_f64()
+        );
+        if ptxas.is_ok() {
+            let cubin = flavor
+                .target_dir(target)
+                .join(format!("warpspeed_{target}.cubin"));
+            compiling.push(Ptxas::start(target, &dest, cubin, &["-lineinfo"])?);
+        }
+        written.push(dest);
+    }
+    for ptxas in compiling {
+        let target = ptxas.target;
+        ptxas.finish()?;
+        println!("{target}: ptxas -arch={target} -lineinfo compiles it");
+    }
+    if let Err(why) = ptxas {
+        println!("note: not compiled here ({why})");
+    }
+    let example = written.last().ok_or("no PTX target")?;
+    println!(
+        "Load one instead of the embedded kernels, on a GPU its target runs on (sm_90: H100/H200; \
+         sm_80: A100 and 8.x; sm_70: any): the host library compiles it with line info, so \
+         compute-sanitizer and Nsight Compute name Rust files and lines:\n  \
+         WARPSPEED_PTX_FILE={} compute-sanitizer --tool memcheck <test or program>",
+        example.display()
+    );
+    if print {
+        println!(
+            "gpu_print! lines and device panics (`panic at gpu/src/...:line:column`) appear on \
+             stdout when the host synchronises. Never commit a gpu_print! call."
+        );
+    }
+    Ok(())
+}
+
+/// Builds the PTX of `target` with line tables (`flavor` is
+/// [`Flavor::LineInfo`] or [`Flavor::Print`]), makes it loadable
+/// ([`strip_debug_sections`]), checks it and writes it to `dest`. Returns a
+/// summary for the terminal: entries, `.loc` lines, `vprintf` calls.
+fn write_lineinfo_ptx(target: &str, flavor: Flavor, dest: &Path) -> Result<String, String> {
+    let built = build_device_crate(target, flavor)?;
+    let text = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
+    let ptx = strip_debug_sections(&text).map_err(|e| format!("{}: {e}", built.display()))?;
+    let entries = check_built_ptx(target, &ptx, flavor)?;
+    let lines = |what: &str| {
+        ptx.lines()
+            .filter(|l| l.trim_start().starts_with(what))
+            .count()
+    };
+    let locs = lines(".loc");
+    if locs == 0 {
+        return Err(format!(
+            "{}: no `.loc` line: the build has no line tables",
+            built.display()
+        ));
+    }
+    let mut summary = format!(
+        "{entries} entry points, {} files, {locs} .loc lines",
+        lines(".file")
+    );
+    if flavor == Flavor::Print {
+        let calls = ptx
+            .lines()
+            .filter(|l| l.trim_start().starts_with("call") && l.contains("vprintf"))
+            .count();
+        let _ = write!(summary, ", calls to vprintf: {calls}");
+    }
+    fs::create_dir_all(dest.parent().unwrap()).map_err(|e| e.to_string())?;
+    fs::write(dest, &ptx).map_err(|e| format!("{}: {e}", dest.display()))?;
+    Ok(summary)
+}
+
+/// PTX with line tables (`debug = "line-tables-only"`) as ptxas and the
+/// driver take it. rustc writes, besides the `.file` and `.loc` directives
+/// that `ptxas -lineinfo` (and the driver, with `CU_JIT_GENERATE_LINE_INFO`)
+/// read, DWARF sections that ptxas refuses; this keeps the directives and
+/// drops
+///
+/// * every `.section .debug_*` block: from its `.section` line through the
+///   line that closes its braces (`{` on that line or a later one; `{ }` on
+///   one line);
+/// * the `$L__sec_end<N>:` labels left between those blocks;
+/// * `debug` from the `.target` line (`.target sm_90, debug`), which asks
+///   for the full debug information those sections were;
+///
+/// and moves the `.file` table from the end of the module to its top (after
+/// `.address_size`), where ptxas resolves `.loc` file numbers against it.
+///
+/// Fails on a section that is not `.debug_*` or does not end, and if a
+/// reference to what it dropped is left. PTX without those parts comes back
+/// unchanged.
+fn strip_debug_sections(ptx: &str) -> Result<String, String> {
+    /// A `.debug_*` section being skipped.
+    struct Section {
+        /// Its `.section` line, counted from 1.
+        line: usize,
+        /// Braces opened minus braces closed so far.
+        depth: i64,
+        /// Whether its `{` has come.
+        opened: bool,
+    }
+    let mut out = String::with_capacity(ptx.len());
+    let mut files = Vec::new();
+    let mut section: Option<Section> = None;
+    for (index, line) in ptx.lines().enumerate() {
+        let text = line.trim();
+        // The back end lists `.file`s after the functions; ptxas reads a
+        // `.loc`'s file number against the table seen so far, so misfiled
+        // lines follow (found with Nsight Compute): hoist the table.
+        if section.is_none() && text.starts_with(".file") && text[5..].starts_with([' ', '\t']) {
+            files.push(line);
+            continue;
+        }
+        if section.is_none()
+            && let Some(name) = text.strip_prefix(".section")
+        {
+            if !name.trim_start().starts_with(".debug") {
+                return Err(format!(
+                    "line {}: `{text}` is not a debug section",
+                    index + 1
+                ));
+            }
+            section = Some(Section {
+                line: index + 1,
+                depth: 0,
+                opened: false,
+            });
+        }
+        if let Some(open) = &mut section {
+            let braces = |c: char| text.chars().filter(|&t| t == c).count() as i64;
+            open.depth += braces('{') - braces('}');
+            open.opened |= text.contains('{');
+            if open.depth < 0 {
+                return Err(format!(
+                    "line {}: a `}}` closes more than the section of line {} opened",
+                    index + 1,
+                    open.line
+                ));
+            }
+            if open.opened && open.depth == 0 {
+                section = None;
+            }
+            continue;
+        }
+        let label = text
+            .strip_prefix("$L__sec_end")
+            .and_then(|rest| rest.strip_suffix(':'));
+        if label.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        let target = text
+            .strip_prefix(".target")
+            .filter(|rest| rest.starts_with([' ', '\t']));
+        if let Some(rest) = target {
+            let kept: Vec<&str> = rest
+                .split(',')
+                .map(str::trim)
+                .filter(|part| *part != "debug")
+                .collect();
+            out.push_str(".target ");
+            out.push_str(&kept.join(", "));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(open) = section {
+        return Err(format!(
+            "the section of line {} does not end (unbalanced braces)",
+            open.line
+        ));
+    }
+    if !files.is_empty() {
+        let at = out
+            .find(".address_size")
+            .and_then(|i| out[i..].find('\n').map(|end| i + end + 1))
+            .unwrap_or(0);
+        out.insert_str(at, &(files.join("\n") + "\n"));
+    }
+    for (index, line) in out.lines().enumerate() {
+        if line.contains(".debug_") || line.contains("$L__sec_end") {
+            return Err(format!(
+                "line {} still refers to a dropped section: `{}`",
+                index + 1,
+                line.trim()
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// The ptxas to run: `$WARPSPEED_PTXAS`, else the one `xtask/setup.sh`
@@ -259,9 +621,9 @@ fn ptxas_mismatch() -> Result<Option<String>, String> {
     }))
 }
 
-/// A running `ptxas -arch=<target> -v <ptx> -o <cubin>`. Several run at
-/// once, and beside the next target's PTX build (sm_90's compile alone takes
-/// seconds); the `-v` report goes to a file beside the cubin.
+/// A running `ptxas -arch=<target> -v [extra] <ptx> -o <cubin>`. Several run
+/// at once, and beside the next target's PTX build (sm_90's compile alone
+/// takes seconds); the `-v` report goes to a file beside the cubin.
 struct Ptxas {
     target: &'static str,
     cubin: PathBuf,
@@ -270,7 +632,12 @@ struct Ptxas {
 }
 
 impl Ptxas {
-    fn start(target: &'static str, ptx: &Path, cubin: PathBuf) -> Result<Ptxas, String> {
+    fn start(
+        target: &'static str,
+        ptx: &Path,
+        cubin: PathBuf,
+        extra: &[&str],
+    ) -> Result<Ptxas, String> {
         let ptxas = ptxas_path()?;
         let report = cubin.with_extension("ptxas.txt");
         let log = fs::File::create(&report).map_err(|e| format!("{}: {e}", report.display()))?;
@@ -278,6 +645,7 @@ impl Ptxas {
         let child = Command::new(&ptxas)
             .arg(format!("-arch={target}"))
             .arg("-v")
+            .args(extra)
             .arg(ptx)
             .arg("-o")
             .arg(&cubin)
@@ -443,7 +811,7 @@ fn kernels(check: bool, mut reports: Vec<(&'static str, String)>) -> Result<(), 
     for target in PTX_TARGETS {
         if !reports.iter().any(|(done, _)| *done == target) {
             let cubin = scratch.join(format!("warpspeed_{target}.cubin"));
-            compiling.push(Ptxas::start(target, &ptx_path(target), cubin)?);
+            compiling.push(Ptxas::start(target, &ptx_path(target), cubin, &[])?);
         }
     }
     for ptxas in compiling {
@@ -675,19 +1043,31 @@ fn json_string(text: &str) -> String {
 }
 
 /// Clippy on `warpspeed-gpu` for `nvptx64-nvidia-cuda`, once per PTX target
-/// (code gated on `target_feature = "sm_80"` differs between them).
+/// (code gated on `target_feature = "sm_80"` differs between them), and once
+/// more for sm_90 with the feature `debug-print` (`gpu_print!`, the printing
+/// panic handler).
 fn lint_gpu() -> Result<(), String> {
-    for target in PTX_TARGETS {
+    let runs = PTX_TARGETS
+        .iter()
+        .map(|target| (*target, false))
+        .chain([("sm_90", true)]);
+    for (target, print) in runs {
         let mut cmd = cargo();
         cmd.args(["clippy", "--quiet", "--package", "warpspeed-gpu"])
-            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-            .arg("--target-dir")
-            .arg(root().join("target/clippy").join(target))
+            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"]);
+        let mut dir = target.to_string();
+        if print {
+            cmd.args(["--features", "debug-print"]);
+            dir.push_str("-print");
+        }
+        cmd.arg("--target-dir")
+            .arg(root().join("target/clippy").join(dir))
             .args(["--", "-D", "warnings"])
             .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={target}"))
             .env_remove("RUSTFLAGS");
         run(cmd)?;
-        println!("{target}: device code lint-clean");
+        let with = if print { " with debug-print" } else { "" };
+        println!("{target}{with}: device code lint-clean");
     }
     Ok(())
 }
@@ -763,7 +1143,10 @@ fn bench(args: &[String]) -> Result<(), String> {
 
 /// Builds every test and bench executable in release mode and copies them,
 /// with `xtask/device.sh`, into `target/device/`: the folder a GPU machine
-/// without Rust needs (the PTX is embedded in the executables).
+/// without Rust needs (the PTX is embedded in the executables). Adds the
+/// sm_90 PTX with line tables, `ptx/warpspeed_sm_90.lineinfo.ptx`, for the
+/// script's compute-sanitizer runs (`WARPSPEED_PTX_FILE`); only sm_90, the
+/// GPU machines', to keep the bundle quick to build.
 fn device() -> Result<(), String> {
     let out = root().join("target/device");
     let _ = fs::remove_dir_all(&out);
@@ -814,6 +1197,18 @@ fn device() -> Result<(), String> {
         println!("{}", dest.display());
     }
     fs::copy(root().join("xtask/device.sh"), out.join("run.sh")).map_err(|e| e.to_string())?;
+    // The script's `profile` phase runs this beside it.
+    let profile = root().join("xtask/profile.py");
+    if profile.is_file() {
+        fs::copy(&profile, out.join("profile.py"))
+            .map_err(|e| format!("{}: {e}", profile.display()))?;
+    }
+    let lineinfo = out.join("ptx/warpspeed_sm_90.lineinfo.ptx");
+    let summary = write_lineinfo_ptx("sm_90", Flavor::LineInfo, &lineinfo)?;
+    println!(
+        "sm_90 with line tables: {summary} -> {}",
+        lineinfo.display()
+    );
     println!("bundle ready: target/device (carry it; run `bash target/device/run.sh`)");
     Ok(())
 }
@@ -821,6 +1216,131 @@ fn device() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shape of rustc's PTX with line tables, shortened.
+    const LINEINFO_PTX: &str = "\
+//
+// Generated by LLVM NVPTX Back-End
+//
+
+.version 7.8
+.target sm_90, debug
+.address_size 64
+
+.visible .entry a_f32(
+\t.param .u64 .ptr .align 1 a_f32_param_0
+)
+{
+\t.loc\t1 12 0
+$L__func_begin0:
+\t.loc\t1 14 5
+\tret;
+$L__func_end0:
+
+}
+\t.file\t1 \"gpu/src/reduce.rs\"
+\t.file\t2 \"gpu/src/prim/index.rs\"
+\t.section\t.debug_abbrev
+\t{
+.b8 1
+.b8 17
+\t}
+\t.section\t.debug_info
+\t{
+.b32 .debug_abbrev
+.b64 $L__func_begin0
+\t}
+$L__sec_end0:
+\t.section\t.debug_aranges
+\t{
+.b64 $L__sec_end0-$L__func_begin0
+\t}
+\t.section\t.debug_macinfo\t{\t}
+";
+
+    #[test]
+    fn strips_debug_sections_and_keeps_line_tables() {
+        let expected = "\
+//
+// Generated by LLVM NVPTX Back-End
+//
+
+.version 7.8
+.target sm_90
+.address_size 64
+\t.file\t1 \"gpu/src/reduce.rs\"
+\t.file\t2 \"gpu/src/prim/index.rs\"
+
+.visible .entry a_f32(
+\t.param .u64 .ptr .align 1 a_f32_param_0
+)
+{
+\t.loc\t1 12 0
+$L__func_begin0:
+\t.loc\t1 14 5
+\tret;
+$L__func_end0:
+
+}
+";
+        let stripped = strip_debug_sections(LINEINFO_PTX).unwrap();
+        assert_eq!(stripped, expected);
+        // Nothing left to strip: unchanged, as is release PTX.
+        assert_eq!(strip_debug_sections(&stripped).unwrap(), stripped);
+    }
+
+    #[test]
+    fn strips_every_shape_of_debug_section() {
+        let ptx = "\
+.target sm_80, texmode_independent, debug
+\t.section .debug_str { .b8 0 }
+\t.section\t.debug_loc {
+{ .b8 1 }
+}
+$L__sec_end12:
+.section .debug_line
+{
+}
+ret;
+";
+        assert_eq!(
+            strip_debug_sections(ptx).unwrap(),
+            ".target sm_80, texmode_independent\nret;\n"
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_strip_safely() {
+        for (ptx, why) in [
+            (".section .debug_info\n{\n.b8 1\n", "does not end"),
+            (".section .debug_info\n{\n} }\n", "closes more"),
+            (".section .nv.constant0 { }\n", "not a debug section"),
+            (".b64 $L__sec_end0\n", "still refers"),
+            (".b32 .debug_info\n", "still refers"),
+        ] {
+            let error = strip_debug_sections(ptx).unwrap_err();
+            assert!(error.contains(why), "{ptx:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn finds_gpu_print_calls_outside_comments() {
+        let dir = env::temp_dir().join(format!("xtask-print-{}", std::process::id()));
+        fs::create_dir_all(dir.join("family")).unwrap();
+        fs::write(
+            dir.join("a.rs"),
+            "//! `gpu_print!(\"%llu\", n)`\nfn a() {}\n",
+        )
+        .unwrap();
+        let call =
+            "fn b() {\n    // gpu_print!(\"off\");\n    crate::gpu_print!(\"%llu\\n\", 1u32);\n}\n";
+        fs::write(dir.join("family/b.rs"), call).unwrap();
+        fs::write(dir.join("family/notes.txt"), "gpu_print!(\"x\")").unwrap();
+        let calls = gpu_print_calls(&dir).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert!(calls[0].ends_with("family/b.rs:3"), "{calls:?}");
+    }
 
     #[test]
     fn reads_ptxas_reports() {

@@ -16,6 +16,8 @@
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
 //! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
 //! * [`mma`]: tensor-core products on TF32 (`mma.sync`, sm_80+);
+//! * [`print`]: `gpu_print!`, the device's `printf`, and panic locations, for
+//!   debugging (feature `debug-print` only; never in the shipped PTX);
 //! * and, outside `prim` because the host needs their names and sizes too,
 //!   [`crate::constant`]: `__constant__` symbols.
 //!
@@ -30,6 +32,7 @@ pub mod math;
 pub mod memory;
 pub mod mma;
 pub mod pipeline;
+pub mod print;
 pub mod shared;
 pub mod stream;
 pub mod sync;

@@ -3,7 +3,7 @@
 //! π that uses them.
 //!
 //! A fill is counter-based: value `j` of the stream is word `j % 4` of the
-//! bijection of [`host_counter`]`(j / 4)`, so every thread computes whole
+//! bijection of [`host_counter`](super::host_counter)`(j / 4)`, so every thread computes whole
 //! blocks of 4 values with no state to load or store, and a fill that
 //! starts mid-stream starts mid-block. Box–Muller pairs are the values at
 //! positions `(2i, 2i + 1)`, so a normal fill continued across calls of any
