@@ -113,13 +113,18 @@ unsafe fn words_of<T: cust::memory::DeviceCopy>(
     }
 }
 
-fn scaling(o: &Options, gpus: usize) -> Result<Scaling, String> {
-    let e = |e: Error| e.to_string();
+/// One NCCL group over GPUs `0..gpus`.
+fn group_of(gpus: usize) -> Result<Group, String> {
     let contexts = (0..gpus as u32)
         .map(Context::new)
         .collect::<warpspeed::Result<Vec<_>>>()
-        .map_err(e)?;
-    let group = Group::new(contexts).map_err(e)?;
+        .map_err(|e| e.to_string())?;
+    Group::new(contexts).map_err(|e| e.to_string())
+}
+
+fn scaling(o: &Options, gpus: usize) -> Result<Scaling, String> {
+    let e = |e: Error| e.to_string();
+    let group = group_of(gpus)?;
     let total = 1usize << o.log2_bytes;
     let (floats, bytes) = (total / 4 / gpus, total / gpus);
     let mut f32_shards = Vec::new();
@@ -177,11 +182,7 @@ fn scaling(o: &Options, gpus: usize) -> Result<Scaling, String> {
 /// Our all-reduce over `gpus` GPUs for every size, µs.
 fn all_reduce(o: &Options, gpus: usize) -> Result<Vec<(usize, f64)>, String> {
     let e = |e: Error| e.to_string();
-    let contexts = (0..gpus as u32)
-        .map(Context::new)
-        .collect::<warpspeed::Result<Vec<_>>>()
-        .map_err(e)?;
-    let group = Group::new(contexts).map_err(e)?;
+    let group = group_of(gpus)?;
     let largest = *ALL_REDUCE_BYTES.iter().max().unwrap();
     let mut buffers = Vec::new();
     for ctx in group.contexts() {
