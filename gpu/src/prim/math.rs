@@ -39,6 +39,21 @@ pub fn mul_wide_u32(a: u32, b: u32) -> u64 {
     d
 }
 
+/// `mul.wide.u32` as its `(low, high)` 32-bit halves: one instruction, and
+/// what follows stays 32-bit arithmetic (a `u64` product invites LLVM to
+/// widen later XORs and additions to 64 bits, two instructions each here).
+#[inline(always)]
+pub fn mul_wide_parts_u32(a: u32, b: u32) -> (u32, u32) {
+    let (lo, hi): (u32, u32);
+    // SAFETY: register-only instructions in a scope of their own.
+    unsafe {
+        asm!("{{ .reg .b64 t; mul.wide.u32 t, {a}, {b}; mov.b64 {{{lo}, {hi}}}, t; }}",
+             lo = out(reg32) lo, hi = out(reg32) hi, a = in(reg32) a, b = in(reg32) b,
+             options(pure, nomem, nostack));
+    }
+    (lo, hi)
+}
+
 /// `mad.wide.u32`: `a * b + c` with the 32×32-bit product taken in full
 /// 64 bits (the sum wraps modulo 2^64). The step of multi-word arithmetic.
 #[inline(always)]
@@ -69,6 +84,20 @@ pub fn fma_rm_f32(a: f32, b: f32, c: f32) -> f32 {
     // SAFETY: register-only instruction.
     unsafe {
         asm!("fma.rm.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    d
+}
+
+/// `fma.rn.sat.f32`: `a * b + c` rounded once, then clamped to `[0, 1]`
+/// (NaN to 0), in one instruction; the same in plain Rust takes a compare,
+/// a minimum and a select.
+#[inline(always)]
+pub fn fma_sat_f32(a: f32, b: f32, c: f32) -> f32 {
+    let d: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!("fma.rn.sat.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
              c = in(reg32) c, options(pure, nomem, nostack));
     }
     d

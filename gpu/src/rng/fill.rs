@@ -139,7 +139,7 @@ pub fn in_quarter_disc(x: f32, y: f32) -> bool {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::super::normal::{log_normal_of, scaled};
-    use super::super::{host_counter, key_of, philox4x32_10};
+    use super::super::{host_counter, key_of, philox4x32_10_gpu};
     use super::*;
     use crate::prim::*;
 
@@ -184,7 +184,7 @@ mod device {
             // writes its own with one vector store, and a warp's stores
             // are 512 consecutive bytes. No staging.
             for k in grid_stride(blocks) {
-                let words = make(philox4x32_10(host_counter(first + k as u64), key));
+                let words = make(philox4x32_10_gpu(host_counter(first + k as u64), key));
                 let start = 4 * k;
                 if start >= head && start + 4 - head <= n {
                     store_v4(out.add(start - head).cast::<Words4>(), words);
@@ -208,7 +208,7 @@ mod device {
         let mut chunk = global_index_x() / 32;
         while chunk * 32 < blocks {
             let k = (chunk * 32 + lane) as u64;
-            let words = make(philox4x32_10(host_counter(first + k), key));
+            let words = make(philox4x32_10_gpu(host_counter(first + k), key));
             *stage.cast::<Quad>().add(lane) = Quad(words);
             sync_warp(u32::MAX);
             // Word `r · 32 + lane` of the chunk is stream value

@@ -98,10 +98,9 @@ pub fn sqrtf(a: f32) -> f32 {
 pub fn expf(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
-        use crate::prim::{exp2_approx_ftz, fma_rm_f32};
-        let t = fma(x, f32::from_bits(0x3BBB_989D), 0.5);
-        // `cvt.sat`: clamp to [0, 1], NaN to 0.
-        let t = if t > 0.0 { t.min(1.0) } else { 0.0 };
+        use crate::prim::{exp2_approx_ftz, fma_rm_f32, fma_sat_f32};
+        // Clamped to [0, 1], NaN to 0, in the FMA itself, as nvcc does.
+        let t = fma_sat_f32(x, f32::from_bits(0x3BBB_989D), 0.5);
         let j = fma_rm_f32(t, 252.0, f32::from_bits(0x4B40_0001));
         let k = j + f32::from_bits(0xCB40_007F);
         let hi = fma(x, f32::from_bits(0x3FB8_AA3B), -k);
