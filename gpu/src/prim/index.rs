@@ -105,3 +105,13 @@ pub fn grid_stride(end: usize) -> GridStride {
         end,
     }
 }
+
+/// Grid-stride indices over `start..end` for this thread (1D grid).
+#[inline(always)]
+pub fn grid_stride_range(start: usize, end: usize) -> GridStride {
+    GridStride {
+        next: start + global_index_x(),
+        step: grid_threads_x(),
+        end,
+    }
+}

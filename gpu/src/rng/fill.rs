@@ -182,20 +182,36 @@ mod device {
         if aligned {
             // Every block's 4 outputs start 16-byte aligned: a thread
             // writes its own with one vector store, and a warp's stores
-            // are 512 consecutive bytes. No staging.
-            for k in grid_stride(blocks) {
+            // are 512 consecutive bytes. No staging. Blocks
+            // `inner_start..inner_end` lie wholly inside the fill and need
+            // no checks (a check per block was a tenth of the raw fill's
+            // instructions); the one or two partial blocks at the ends go
+            // to the first two threads.
+            let inner_start = usize::from(head > 0);
+            let inner_end = (head + n) / 4;
+            // The partial blocks first (block 0, and the last block when it
+            // is partial and not block 0 again), by the first two threads,
+            // so that nothing stays live past the loop.
+            let thread = global_index_x();
+            let edge = if head > 0 && thread == 0 {
+                Some(0)
+            } else if inner_end < blocks && (inner_end > 0 || head == 0) && thread == 1 {
+                Some(inner_end)
+            } else {
+                None
+            };
+            if let Some(k) = edge {
                 let words = make(philox4x32_10_gpu(host_counter(first + k as u64), key));
-                let start = 4 * k;
-                if start >= head && start + 4 - head <= n {
-                    store_v4(out.add(start - head).cast::<Words4>(), words);
-                } else {
-                    unroll!(w in [0 1 2 3] => {
-                        let at = start + w;
-                        if at >= head && at - head < n {
-                            *out.add(at - head) = words[w];
-                        }
-                    });
-                }
+                unroll!(w in [0 1 2 3] => {
+                    let at = 4 * k + w;
+                    if at >= head && at - head < n {
+                        *out.add(at - head) = words[w];
+                    }
+                });
+            }
+            for k in grid_stride_range(inner_start, inner_end) {
+                let words = make(philox4x32_10_gpu(host_counter(first + k as u64), key));
+                store_v4(out.add(4 * k - head).cast::<Words4>(), words);
             }
             return;
         }
