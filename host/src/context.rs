@@ -170,10 +170,12 @@ fn forced_target() -> Option<String> {
 }
 
 /// Reads device `ordinal`'s facts (no CUDA context needed) and the kernel
-/// image the library loads there (`None`: the device is too old).
+/// image the library loads there (`None`: the device is too old), or that
+/// `file` (from `WARPSPEED_PTX_FILE`) replaces.
 fn describe(
     device: cust::device::Device,
     ordinal: u32,
+    file: Option<&crate::ptx::PtxFile>,
 ) -> Result<(DeviceInfo, Option<(&'static str, Image)>)> {
     let name = device
         .name()
@@ -220,17 +222,19 @@ fn describe(
         ptx_target: image.map_or("", |(target, _)| target),
         jit: !matches!(image, Some((_, Image::Cubin(_)))),
     };
-    if let Some((path, _, target)) = crate::ptx::ptx_file()? {
+    if let Some(file) = file {
         let cc = compute_capability.0 * 10 + compute_capability.1;
-        if cc < crate::ptx::minimum_of(target) {
+        if cc < crate::ptx::minimum_of(file.target) {
             return Err(Error::InvalidArgument(format!(
-                "{}={path}: a {}.{} device cannot run PTX built for {target}",
+                "{}={}: a {}.{} device cannot run PTX built for {}",
                 crate::ptx::PTX_FILE,
+                file.path,
                 compute_capability.0,
-                compute_capability.1
+                compute_capability.1,
+                file.target
             )));
         }
-        (info.ptx_target, info.jit) = (target, true);
+        (info.ptx_target, info.jit) = (file.target, true);
     }
     Ok((info, image))
 }
@@ -247,11 +251,12 @@ impl Context {
     /// for an unknown `WARPSPEED_PTX`, [`Error::Cuda`] for driver failures.
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         let count = init()?;
+        let file = crate::ptx::ptx_file()?;
         (0..count)
             .map(|ordinal| {
                 let device = cust::device::Device::get_device(ordinal)
                     .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
-                Ok(describe(device, ordinal)?.0)
+                Ok(describe(device, ordinal, file.as_ref())?.0)
             })
             .collect()
     }
@@ -281,7 +286,9 @@ impl Context {
         }
         let device = cust::device::Device::get_device(ordinal)
             .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
-        let (mut info, image) = describe(device, ordinal)?;
+        // Read once: it decides both the facts and what is loaded.
+        let file = crate::ptx::ptx_file()?;
+        let (mut info, image) = describe(device, ordinal, file.as_ref())?;
         let Some((target, image)) = image else {
             return Err(Error::UnsupportedDevice {
                 name: info.name,
@@ -291,9 +298,9 @@ impl Context {
 
         let cuda = cust::context::Context::new(device)
             .map_err(|e| Error::cust(e, "creating the CUDA context"))?;
-        let module = match (crate::ptx::ptx_file()?, image) {
+        let module = match (file, image) {
             // A line-info build from `cargo xtask build-ptx --lineinfo`.
-            (Some((_, text, file_target)), _) => load_ptx(file_target, &text, true)?,
+            (Some(file), _) => load_ptx(file.target, &file.text, true)?,
             (None, Image::Ptx(ptx)) => load_ptx(target, ptx, false)?,
             (None, Image::Cubin(cubin)) => match load_image(cubin.as_ptr().cast(), false) {
                 Ok(module) => module,

@@ -99,14 +99,28 @@ pub(crate) fn choose(
     }
 }
 
-/// The PTX file named by [`PTX_FILE`], if set: `(path, text, target)`,
-/// checked against the kernel tables (every declared kernel with its
-/// parameters, nothing unresolved but `vprintf`) and for a `.target` the
-/// library knows.
-pub(crate) fn ptx_file() -> crate::Result<Option<(String, String, &'static str)>> {
-    let Some(path) = std::env::var(PTX_FILE).ok().filter(|p| !p.is_empty()) else {
-        return Ok(None);
-    };
+/// A PTX file to load instead of the embedded kernels ([`PTX_FILE`]).
+pub(crate) struct PtxFile {
+    /// Where it was read from, for messages.
+    pub(crate) path: String,
+    /// The PTX.
+    pub(crate) text: String,
+    /// Its `.target`, one of [`MODULES`]'.
+    pub(crate) target: &'static str,
+}
+
+/// The PTX file named by [`PTX_FILE`], if set; see [`read_ptx_file`].
+pub(crate) fn ptx_file() -> crate::Result<Option<PtxFile>> {
+    match std::env::var(PTX_FILE).ok().filter(|p| !p.is_empty()) {
+        Some(path) => read_ptx_file(path).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads the PTX at `path` and checks it against the kernel tables (every
+/// declared kernel with its parameters, nothing unresolved but `vprintf`)
+/// and for a `.target` the library knows.
+pub(crate) fn read_ptx_file(path: String) -> crate::Result<PtxFile> {
     let invalid = |why: String| crate::Error::InvalidArgument(format!("{PTX_FILE}={path}: {why}"));
     let text = std::fs::read_to_string(&path).map_err(|e| invalid(e.to_string()))?;
     let target = text
@@ -123,7 +137,7 @@ pub(crate) fn ptx_file() -> crate::Result<Option<(String, String, &'static str)>
             problems.join("; ")
         )));
     }
-    Ok(Some((path, text, target)))
+    Ok(PtxFile { path, text, target })
 }
 
 /// The shipped PTX targets, for messages.
@@ -226,5 +240,41 @@ mod tests {
             assert!(cubin.starts_with(b"\x7fELF"), "{target}: not an ELF image");
             assert!(target.starts_with(&format!("sm_{major}")), "{target}");
         }
+    }
+
+    /// A PTX file is refused, naming the file, unless it is a build of
+    /// these very kernels for a target the library knows.
+    #[test]
+    fn a_ptx_file_must_be_a_build_of_these_kernels() {
+        let dir = std::env::temp_dir().join(format!("warpspeed-ptx-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        };
+        let refused = |path: String, why: &str| match read_ptx_file(path.clone()) {
+            Err(crate::Error::InvalidArgument(m)) => {
+                assert!(m.contains(&path) && m.contains(why), "{m}")
+            }
+            Err(e) => panic!("{path}: {e}"),
+            Ok(_) => panic!("{path} was accepted"),
+        };
+        refused(dir.join("missing.ptx").display().to_string(), "");
+        refused(
+            write("old.ptx", ".version 7.0\n.target sm_75\n"),
+            "no `.target`",
+        );
+        refused(
+            write(
+                "empty.ptx",
+                ".version 7.8\n.target sm_90\n.address_size 64\n",
+            ),
+            "not a build of these kernels",
+        );
+        let shipped = write("sm_80.ptx", MODULES[1].2);
+        let file = read_ptx_file(shipped).unwrap();
+        assert_eq!(file.target, "sm_80");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,8 +9,10 @@
 //! Everything here is `unsafe` to call: the function pointers are NCCL's own
 //! entry points, and their contracts (valid communicators, device pointers of
 //! the right size on the communicator's device, a stream of that device) are
-//! the caller's to keep. This file knows nothing of the crate's `Error`: a
-//! failed call comes back as an [`NcclError`] holding NCCL's code and text.
+//! the caller's to keep. Only the entry points the wrapper calls are
+//! resolved, so any NCCL 2 that has them loads. This file knows nothing of
+//! the crate's `Error`: the wrapper (`super::call`) turns a result code into
+//! one, with [`Library::error_string`] and [`result_name`].
 
 #![allow(
     non_camel_case_types,
@@ -20,8 +22,8 @@
 )]
 #![allow(
     dead_code,
-    reason = "the binding mirrors nccl.h: every constant and entry point is declared \
-              whether or not the wrapper uses it yet"
+    reason = "the constants mirror nccl.h's enums whole (data types and operators the \
+              wrapper does not use yet); the entry points are only those it calls"
 )]
 
 use std::ffi::{CStr, OsStr, OsString, c_char, c_int, c_void};
@@ -181,15 +183,8 @@ pub(crate) type CommInitRankFn = unsafe extern "C" fn(
 /// `comm` has room for `ndev` handles; a null `devlist` means devices `0..ndev`.
 pub(crate) type CommInitAllFn =
     unsafe extern "C" fn(comm: *mut ncclComm_t, ndev: c_int, devlist: *const c_int) -> ncclResult_t;
-/// `ncclResult_t ncclCommDestroy(ncclComm_t comm)` (and `ncclCommAbort`, same shape).
+/// `ncclResult_t ncclCommDestroy(ncclComm_t comm)`.
 pub(crate) type CommFn = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
-/// `ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError)`.
-pub(crate) type CommGetAsyncErrorFn =
-    unsafe extern "C" fn(comm: ncclComm_t, async_error: *mut ncclResult_t) -> ncclResult_t;
-/// `ncclResult_t ncclCommCount(const ncclComm_t comm, int* count)` (and
-/// `ncclCommCuDevice`, `ncclCommUserRank`, same shape).
-pub(crate) type CommQueryFn =
-    unsafe extern "C" fn(comm: ncclComm_t, out: *mut c_int) -> ncclResult_t;
 /// `ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
 /// ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)`.
 pub(crate) type AllReduceFn = unsafe extern "C" fn(
@@ -201,39 +196,6 @@ pub(crate) type AllReduceFn = unsafe extern "C" fn(
     comm: ncclComm_t,
     stream: CUstream,
 ) -> ncclResult_t;
-/// `ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-/// ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)`.
-pub(crate) type ReduceFn = unsafe extern "C" fn(
-    sendbuff: *const c_void,
-    recvbuff: *mut c_void,
-    count: usize,
-    datatype: ncclDataType_t,
-    op: ncclRedOp_t,
-    root: c_int,
-    comm: ncclComm_t,
-    stream: CUstream,
-) -> ncclResult_t;
-/// `ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-/// ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)`.
-pub(crate) type BroadcastFn = unsafe extern "C" fn(
-    sendbuff: *const c_void,
-    recvbuff: *mut c_void,
-    count: usize,
-    datatype: ncclDataType_t,
-    root: c_int,
-    comm: ncclComm_t,
-    stream: CUstream,
-) -> ncclResult_t;
-/// `ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-/// ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)`.
-pub(crate) type AllGatherFn = unsafe extern "C" fn(
-    sendbuff: *const c_void,
-    recvbuff: *mut c_void,
-    sendcount: usize,
-    datatype: ncclDataType_t,
-    comm: ncclComm_t,
-    stream: CUstream,
-) -> ncclResult_t;
 /// `ncclResult_t ncclGroupStart(void)` (and `ncclGroupEnd`, same shape).
 pub(crate) type GroupFn = unsafe extern "C" fn() -> ncclResult_t;
 /// `const char* ncclGetErrorString(ncclResult_t result)`.
@@ -242,25 +204,6 @@ pub(crate) type GetErrorStringFn = unsafe extern "C" fn(result: ncclResult_t) ->
 // ---------------------------------------------------------------------------
 // The loaded library
 // ---------------------------------------------------------------------------
-
-/// A failed NCCL call: NCCL's result code and a message naming the call,
-/// the code and NCCL's own text for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NcclError {
-    /// The `ncclResult_t` the call returned.
-    pub(crate) code: ncclResult_t,
-    /// `"<what>: <ncclGetErrorString text> (<code name>, <code>)"`.
-    pub(crate) message: String,
-}
-
-impl fmt::Display for NcclError {
-    /// The message alone.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for NcclError {}
 
 /// libnccl, opened, with the entry points this crate uses resolved.
 ///
@@ -280,24 +223,8 @@ pub(crate) struct Library {
     pub(crate) ncclCommInitAll: CommInitAllFn,
     /// `ncclCommDestroy`.
     pub(crate) ncclCommDestroy: CommFn,
-    /// `ncclCommAbort`.
-    pub(crate) ncclCommAbort: CommFn,
-    /// `ncclCommGetAsyncError`.
-    pub(crate) ncclCommGetAsyncError: CommGetAsyncErrorFn,
-    /// `ncclCommCount`.
-    pub(crate) ncclCommCount: CommQueryFn,
-    /// `ncclCommCuDevice`.
-    pub(crate) ncclCommCuDevice: CommQueryFn,
-    /// `ncclCommUserRank`.
-    pub(crate) ncclCommUserRank: CommQueryFn,
     /// `ncclAllReduce`.
     pub(crate) ncclAllReduce: AllReduceFn,
-    /// `ncclReduce`.
-    pub(crate) ncclReduce: ReduceFn,
-    /// `ncclBroadcast`.
-    pub(crate) ncclBroadcast: BroadcastFn,
-    /// `ncclAllGather`.
-    pub(crate) ncclAllGather: AllGatherFn,
     /// `ncclGroupStart`.
     pub(crate) ncclGroupStart: GroupFn,
     /// `ncclGroupEnd`.
@@ -429,15 +356,7 @@ impl Library {
             ncclCommInitRank,
             ncclCommInitAll,
             ncclCommDestroy,
-            ncclCommAbort,
-            ncclCommGetAsyncError,
-            ncclCommCount,
-            ncclCommCuDevice,
-            ncclCommUserRank,
             ncclAllReduce,
-            ncclReduce,
-            ncclBroadcast,
-            ncclAllGather,
             ncclGroupStart,
             ncclGroupEnd,
             ncclGetErrorString,
@@ -468,28 +387,6 @@ impl Library {
         unsafe { CStr::from_ptr(text) }
             .to_string_lossy()
             .into_owned()
-    }
-
-    /// `Ok(())` for `ncclSuccess`; otherwise an [`NcclError`] whose message
-    /// is `what()` (which call failed, made only on failure), NCCL's text for
-    /// the code, and the code's name and number.
-    pub(crate) fn check(
-        &self,
-        result: ncclResult_t,
-        what: impl FnOnce() -> String,
-    ) -> Result<(), NcclError> {
-        if result == ncclSuccess {
-            return Ok(());
-        }
-        Err(NcclError {
-            code: result,
-            message: format!(
-                "{}: {} ({}, {result})",
-                what(),
-                self.error_string(result),
-                result_name(result)
-            ),
-        })
     }
 }
 

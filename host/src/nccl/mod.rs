@@ -106,7 +106,11 @@ fn call(lib: &Library, result: ncclResult_t, during: impl FnOnce() -> String) ->
     }
     Err(Error::Nccl {
         code: result,
-        description: lib.error_string(result),
+        description: format!(
+            "{} ({})",
+            lib.error_string(result),
+            library::result_name(result)
+        ),
         during: during(),
     })
 }
@@ -559,5 +563,33 @@ impl std::fmt::Debug for Group {
             )
             .field("ranks", &self.ranks)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refused before NCCL is even loaded: no GPU needed.
+    #[test]
+    fn a_group_needs_a_context() {
+        assert!(matches!(
+            Group::new(Vec::new()),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+
+    #[test]
+    fn a_unique_id_travels_as_its_bytes() {
+        let bytes: [u8; 128] = std::array::from_fn(|i| i as u8);
+        assert_eq!(UniqueId::from_bytes(bytes).as_bytes(), &bytes);
+        assert_eq!(format!("{:?}", UniqueId::from_bytes(bytes)), "UniqueId(..)");
+    }
+
+    #[test]
+    fn nccl_operators_for_each_op() {
+        assert_eq!(nccl_op(Op::Sum), library::ncclSum);
+        assert_eq!(nccl_op(Op::Min), library::ncclMin);
+        assert_eq!(nccl_op(Op::Max), library::ncclMax);
     }
 }
