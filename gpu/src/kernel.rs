@@ -53,7 +53,48 @@ pub const MAX_PARAMS: usize = 16;
 /// spills in exchange for something it measures as worth more (say, more
 /// values in flight). Say why beside each name. Names that no kernel table
 /// declares fail the check too.
-pub const SPILLS_ON_PURPOSE: &[&str] = &[];
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Held to 128 registers by `LAUNCH_BOUNDS` for a second block per SM,
+    // it spills 76 to 96 bytes; with them it runs 4096³ at 107 TFLOP/s on
+    // an H100, without the cap (165 registers, no spills, one block) at 90.
+    "gemm_tf32_f32",
+];
+
+/// Entries compiled for a number of resident blocks per SM, like CUDA's
+/// `__launch_bounds__(threads, blocks)`: `cargo xtask build-ptx` writes
+/// `.maxntid threads, 1, 1` and `.minnctapersm blocks` into their PTX, and
+/// ptxas then keeps their registers to what that many blocks leave each
+/// thread (65 536 registers per SM: 128 for 2 blocks of 256 threads). The
+/// host must launch them with exactly `threads` threads (the driver
+/// refuses more). Say why beside each: the measured gain of the extra
+/// blocks over the registers they cost.
+pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
+    // 165 and 170 registers gave one block of 8 warps per SM; with two,
+    // 4096³ on an H100 went from 90 to 107 TFLOP/s (TF32) and from 41.5 to
+    // 43.6 (3xTF32); the TF32 entry spills a little for it
+    // (`SPILLS_ON_PURPOSE`).
+    LaunchBounds {
+        entry: "gemm_tf32_f32",
+        threads: crate::gemm::tensor::THREADS as u32,
+        blocks_per_sm: 2,
+    },
+    LaunchBounds {
+        entry: "gemm_tf32x3_f32",
+        threads: crate::gemm::tensor::THREADS as u32,
+        blocks_per_sm: 2,
+    },
+];
+
+/// One row of [`LAUNCH_BOUNDS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    /// The entry's name in the PTX.
+    pub entry: &'static str,
+    /// Threads per block, exactly as the host launches it.
+    pub threads: u32,
+    /// Blocks that must fit on one SM at once.
+    pub blocks_per_sm: u32,
+}
 
 /// A type kernels are instantiated for. `NAME` is the suffix of the entry
 /// names (`f32` in `reduce_sequential_f32`): the one name of a scalar type,

@@ -41,9 +41,9 @@
 //! ```
 
 pub use warpspeed_gpu::rng::{
-    HOST_STREAM_LIMIT, HOST_THREADS, NORMAL_CPU_TOLERANCE, PHILOX_M, PHILOX_W, Philox, box_muller,
-    box_muller_f64, host_value, in_quarter_disc, log_normal_of, normals_of, philox4x32_10,
-    poisson_of, scaled, uniform_f64_of, uniform_of,
+    HOST_STREAM_LIMIT, HOST_THREADS, NORMAL_CPU_TOLERANCE, PHILOX_M, PHILOX_W, POISSON_SEARCH,
+    Philox, box_muller, box_muller_f64, host_value, in_quarter_disc, log_normal_of, normals_of,
+    philox4x32_10, poisson_of, scaled, uniform_f64_of, uniform_of,
 };
 
 use crate::context::Context;
@@ -52,8 +52,8 @@ use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::pending::Pending;
 use cust::memory::{DeviceBuffer, DeviceSlice};
 use warpspeed_gpu::rng::{
-    FILL_BLOCK, FILL_SHARED_BYTES, FillValue, rng_draws, rng_fill, rng_fill_log_normal,
-    rng_fill_normal, rng_fill_poisson, rng_pi_hits,
+    FILL_BLOCK, FILL_SHARED_BYTES, FillValue, POISSON_SHARED_WORDS, poisson_guide_bits, rng_draws,
+    rng_fill, rng_fill_log_normal, rng_fill_normal, rng_fill_poisson, rng_pi_hits,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -201,22 +201,31 @@ impl PoissonTable {
         poisson_of(x, self.base, self.len, self.shift, |i| self.host[i])
     }
 
-    /// `entries` followed by their guide (see [`poisson_of`]): 2^g + 1
-    /// entries with g about two more than log2 of the entry count (2^8 to
-    /// 2^16 buckets), so most buckets hold at most one entry; and the
+    /// `entries` followed by their guide (see [`poisson_of`]):
+    /// `2^g + 1` entries, `g` from [`poisson_guide_bits`], each flagged
+    /// with [`POISSON_SEARCH`] where its bucket holds entries; and the
     /// guide's shift, `32 − g`.
     fn with_guide(mut entries: Vec<u32>) -> (Vec<u32>, u32) {
         let len = entries.len();
-        let bits = (usize::BITS - len.leading_zeros() + 1).clamp(8, 16);
+        let bits = poisson_guide_bits(len);
         let shift = 32 - bits;
         let mut below = 0;
+        let mut guide = Vec::with_capacity((1 << bits) + 1);
         for b in 0..=(1u64 << bits) {
             let start = b << shift;
             while below < len && (entries[below] as u64) < start {
                 below += 1;
             }
-            entries.push(below as u32);
+            guide.push(below as u32);
         }
+        // Bucket `b` holds entries when the next bucket starts with more
+        // below it (the last guide entry closes the last bucket).
+        for b in 0..1 << bits {
+            if guide[b + 1] > guide[b] {
+                guide[b] |= POISSON_SEARCH;
+            }
+        }
+        entries.extend(guide);
         (entries, shift)
     }
 
@@ -481,6 +490,13 @@ impl Context {
         out: &'a mut DeviceSlice<u32>,
     ) -> Result<Pending<'a>> {
         let address = out.as_device_ptr().as_raw();
+        // Small tables (λ up to 10^4 or so) go to each block's shared memory.
+        let words = table.host.len();
+        let shared = if words <= POISSON_SHARED_WORDS {
+            words as u32
+        } else {
+            0
+        };
         self.fill_launch(generator, out.len(), |n, grid, seed, position| {
             let args = rng_fill_poisson::Args::<u32> {
                 out: DevPtrMut::new(address),
@@ -491,16 +507,19 @@ impl Context {
                 len: table.len,
                 base: table.base,
                 shift: table.shift,
+                shared,
             };
             // SAFETY: `out` is a device slice of `n` elements, all written
             // and nothing else; `position + n <= HOST_STREAM_LIMIT`
             // (`fill_launch` checked); the table holds `len` ascending
-            // entries and their guide (`with_guide`) that nothing writes
-            // while the `Pending` borrows it; the fills' launch shape.
+            // entries and their guide (`with_guide`), `words` in all, that
+            // nothing writes while the `Pending` borrows it; `shared` is 0
+            // or `words`, with room for it behind the staging area; the
+            // fills' launch shape.
             unsafe {
                 self.launch(
                     rng_fill_poisson::entry::<u32>(),
-                    LaunchConfig::linear(grid, FILL_BLOCK, FILL_SHARED_BYTES),
+                    LaunchConfig::linear(grid, FILL_BLOCK, FILL_SHARED_BYTES + 4 * shared),
                     &args,
                 )
             }
@@ -1158,6 +1177,15 @@ mod tests {
                 assert_eq!(guided, plain, "λ {lambda}, x {x:#x}");
             }
         }
+        // Where the fill's tables leave shared memory (see
+        // `fill_poisson_into`): between λ = 10^4 and 3 · 10^4.
+        let words = |lambda| {
+            PoissonTable::with_guide(PoissonTable::build(lambda).1)
+                .0
+                .len()
+        };
+        assert!(words(1e4) <= POISSON_SHARED_WORDS, "{}", words(1e4));
+        assert!(words(3e4) > POISSON_SHARED_WORDS, "{}", words(3e4));
         let (base, entries) = PoissonTable::build(1e-12);
         assert_eq!((base, entries.len()), (0, 0));
         let (_, entries) = PoissonTable::build(POISSON_MAX_LAMBDA);

@@ -68,6 +68,16 @@ pub fn trials(trials: &mut Vec<Trial>) {
                 || format!("{} uses {} B of local memory", k.name, k.local_bytes),
             )?;
         }
+        // The entries built for several blocks per SM take exactly their
+        // block and leave room for those blocks' registers.
+        for b in warpspeed::gpu::kernel::LAUNCH_BOUNDS {
+            let k = kernels.iter().find(|k| k.name == b.entry).unwrap();
+            ensure(
+                k.max_threads_per_block == b.threads
+                    && k.registers * b.threads * b.blocks_per_sm <= 65_536,
+                || format!("{k:?} against {b:?}"),
+            )?;
+        }
         Ok(())
     }));
 

@@ -88,6 +88,26 @@ fn radius(twin: &Generator, position: u64) -> f32 {
     (-2.0 * uniform_of(twin.value(position & !1)).ln()).sqrt()
 }
 
+/// Poisson counts of mean `lambda`, `n` from `position`, against the CPU
+/// twin's count of each value (exact: the same table, integer compares).
+fn check_poisson(ctx: &Context, lambda: f64, n: usize, position: u64) -> Result<(), Failed> {
+    let table = ok(ctx.poisson_table(lambda))?;
+    let counts = poisoned(n + 1, u32::MAX)?;
+    let mut generator = Generator::with_offset(SEED, position);
+    ok(ctx.fill_poisson_into(&mut generator, &table, &mut counts.index(0..n)))?.wait()?;
+    let counts = download(&counts)?;
+    let twin = Generator::with_offset(SEED, 0);
+    for (i, &count) in counts[..n].iter().enumerate() {
+        let want = twin.poisson_value(position + i as u64, &table);
+        ensure(count == want, || {
+            format!("λ {lambda}: count {i} from {position} is {count}, the CPU's {want}")
+        })?;
+    }
+    ensure(counts[n] == u32::MAX, || {
+        "the element past the fill was written".into()
+    })
+}
+
 /// Normals (mean 1.5, deviation 2), log-normals (0.5, 1.5) and Poisson
 /// counts (λ = 3.5) of `n` values from `position` at element `offset`,
 /// against the CPU twin.
@@ -307,6 +327,18 @@ pub fn trials(trials: &mut Vec<Trial>) {
             })
         },
     ));
+
+    // Poisson tables small enough for each block's shared memory (up to
+    // λ = 1000) and larger ones read from global memory (10^6, 2^30), from
+    // an unaligned position (the staged path) and an aligned one.
+    for lambda in [1e-12, 0.5, 3.5, 63.0, 1000.0, 1e6, 1073741824.0] {
+        for position in [0u64, 3] {
+            trials.push(gpu_trial(
+                format!("rng::poisson::lambda{lambda}_from{position}"),
+                move |ctx| check_poisson(ctx, lambda, 262_147, position),
+            ));
+        }
+    }
 
     trials.push(gpu_trial("rng::fill::empty_moves_nothing", |ctx| {
         let buffer = poisoned(1, 7u32)?;

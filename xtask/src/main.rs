@@ -297,6 +297,10 @@ fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, String> {
     for target in PTX_TARGETS {
         let built = build_device_crate(target, Flavor::Release)?;
         let ptx = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
+        let ptx = with_launch_bounds(&ptx)?;
+        // ptxas compiles the file: the bounds go there too (a second pass
+        // over it changes nothing).
+        fs::write(&built, &ptx).map_err(|e| format!("{}: {e}", built.display()))?;
         let entries = check_built_ptx(target, &ptx, Flavor::Release)?;
 
         let dest = ptx_path(target);
@@ -428,6 +432,7 @@ fn write_lineinfo_ptx(target: &str, flavor: Flavor, dest: &Path) -> Result<Strin
     let built = build_device_crate(target, flavor)?;
     let text = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
     let ptx = strip_debug_sections(&text).map_err(|e| format!("{}: {e}", built.display()))?;
+    let ptx = with_launch_bounds(&ptx)?;
     let entries = check_built_ptx(target, &ptx, flavor)?;
     let lines = |what: &str| {
         ptx.lines()
@@ -455,6 +460,63 @@ fn write_lineinfo_ptx(target: &str, flavor: Flavor, dest: &Path) -> Result<Strin
     fs::create_dir_all(dest.parent().unwrap()).map_err(|e| e.to_string())?;
     fs::write(dest, &ptx).map_err(|e| format!("{}: {e}", dest.display()))?;
     Ok(summary)
+}
+
+/// `ptx` with the performance directives of
+/// [`LAUNCH_BOUNDS`](warpspeed_gpu::kernel::LAUNCH_BOUNDS) (`.maxntid`,
+/// `.minnctapersm`) between each named entry's parameter list and its
+/// body, where CUDA C++'s `__launch_bounds__` puts them. An entry that has
+/// them already is left as it is, so a second pass changes nothing. Fails
+/// if a named entry is not in the PTX.
+fn with_launch_bounds(ptx: &str) -> Result<String, String> {
+    let bounds = warpspeed_gpu::kernel::LAUNCH_BOUNDS;
+    let mut found = vec![false; bounds.len()];
+    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut pending = None;
+    let mut lines = ptx.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(name) = line
+            .strip_prefix(".visible .entry ")
+            .and_then(|rest| rest.split('(').next())
+        {
+            pending = bounds.iter().position(|b| b.entry == name);
+        }
+        out.push_str(line);
+        out.push('\n');
+        // The parameter list closes with `)` alone on its line (or on the
+        // entry's own line when it is empty).
+        if (line == ")" || line.starts_with(".visible .entry ") && line.ends_with(')'))
+            && let Some(i) = pending.take()
+        {
+            found[i] = true;
+            if lines
+                .peek()
+                .is_some_and(|next| next.starts_with(".maxntid"))
+            {
+                continue;
+            }
+            let b = bounds[i];
+            let _ = writeln!(out, ".maxntid {}, 1, 1", b.threads);
+            let _ = writeln!(out, ".minnctapersm {}", b.blocks_per_sm);
+        }
+    }
+    if !ptx.ends_with('\n') {
+        out.pop();
+    }
+    let missing: Vec<_> = bounds
+        .iter()
+        .zip(&found)
+        .filter(|(_, f)| !**f)
+        .map(|(b, _)| b.entry)
+        .collect();
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(format!(
+            "LAUNCH_BOUNDS (gpu/src/kernel.rs) names entries the PTX lacks: {}",
+            missing.join(", ")
+        ))
+    }
 }
 
 /// PTX with line tables (`debug = "line-tables-only"`) as ptxas and the
@@ -1257,6 +1319,37 @@ $L__sec_end0:
 \t}
 \t.section\t.debug_macinfo\t{\t}
 ";
+
+    #[test]
+    fn writes_launch_bounds_once_into_the_named_entries() {
+        let bounds = warpspeed_gpu::kernel::LAUNCH_BOUNDS;
+        let mut ptx = String::from(".version 8.7\n.target sm_90\n");
+        for name in bounds.iter().map(|b| b.entry).chain(["other_f32"]) {
+            let _ = write!(
+                ptx,
+                ".visible .entry {name}(\n\t.param .u32 {name}_param_0\n)\n{{\n\tret;\n}}\n"
+            );
+        }
+        let bounded = with_launch_bounds(&ptx).unwrap();
+        for b in bounds {
+            let at = bounded.find(&format!(".entry {}(", b.entry)).unwrap();
+            let body = &bounded[at..];
+            let want = format!(
+                ")\n.maxntid {}, 1, 1\n.minnctapersm {}\n{{",
+                b.threads, b.blocks_per_sm
+            );
+            assert!(body.contains(&want), "{}", b.entry);
+        }
+        let other = bounded.find(".entry other_f32(").unwrap();
+        assert!(!bounded[other..].contains(".maxntid"));
+        assert_eq!(
+            bounded.matches(".maxntid").count(),
+            bounds.len(),
+            "{bounded}"
+        );
+        assert_eq!(with_launch_bounds(&bounded).unwrap(), bounded);
+        assert!(with_launch_bounds(".version 8.7\n").is_err() || bounds.is_empty());
+    }
 
     #[test]
     fn strips_debug_sections_and_keeps_line_tables() {

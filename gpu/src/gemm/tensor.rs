@@ -131,14 +131,23 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
                     for e in 0..4 {
                         (a_big[e], a_small[e]) = split(v[e]);
                     }
+                    // Small terms first: they are the least significant.
+                    // Each product of a tile waits for the one before, so
+                    // the 4 tiles of the row take turns: 4 independent
+                    // `mma` between dependent ones.
+                    let mut part = [[0.0f32; 4]; NI];
                     unroll!(j in [0 1 2 3] => {
-                        // Small terms first: they are the least significant.
-                        let mut part = [0.0f32; 4];
-                        mma_tf32_16x8x8(&mut part, a_small, b_big[j]);
-                        mma_tf32_16x8x8(&mut part, a_big, b_small[j]);
-                        mma_tf32_16x8x8(&mut part, a_big, b_big[j]);
+                        mma_tf32_16x8x8(&mut part[j], a_small, b_big[j]);
+                    });
+                    unroll!(j in [0 1 2 3] => {
+                        mma_tf32_16x8x8(&mut part[j], a_big, b_small[j]);
+                    });
+                    unroll!(j in [0 1 2 3] => {
+                        mma_tf32_16x8x8(&mut part[j], a_big, b_big[j]);
+                    });
+                    unroll!(j in [0 1 2 3] => {
                         for e in 0..4 {
-                            acc[i][j][e] += part[e];
+                            acc[i][j][e] += part[j][e];
                         }
                     });
                 });

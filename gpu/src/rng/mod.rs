@@ -47,7 +47,8 @@ pub mod normal;
 pub mod poisson;
 
 pub use fill::{
-    Draw, FILL_BLOCK, FILL_SHARED_BYTES, FillValue, in_quarter_disc, normals_of, poisson_of,
+    Draw, FILL_BLOCK, FILL_SHARED_BYTES, FillValue, POISSON_SEARCH, POISSON_SHARED_WORDS,
+    in_quarter_disc, normals_of, poisson_guide_bits, poisson_of,
 };
 pub use fill::{KERNELS, rng_pi_hits};
 pub use fill::{rng_draws, rng_fill, rng_fill_log_normal, rng_fill_normal, rng_fill_poisson};
