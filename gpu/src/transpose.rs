@@ -1,5 +1,6 @@
 //! Matrix transpose: lesson 003's ladder (naive, shared-memory tile, padded
-//! tile) and the fastest versions for 4-byte and 1-byte elements.
+//! tile) and the fastest versions for 4-byte and 1-byte elements, and 16-byte
+//! vector steps for 4- and 8-byte elements.
 //!
 //! All kernels move bits, so one instantiation serves every element type of
 //! its size: `u8` (1 byte), `u16` (2), `u32` (4: `f32`, `i32`), `u64` (8).
@@ -19,6 +20,34 @@ pub const WORDS_TILE: u32 = 64;
 /// Bytes per bank of shared memory: padding one row by this much shifts each
 /// row of a tile to the next bank.
 pub const BANK_BYTES: u32 = 4;
+/// Banks of shared memory.
+pub const BANKS: u32 = 32;
+/// Source rows per tile of the vector steps ([`TransposeVariant::VectorTile`],
+/// [`TransposeVariant::VectorGrouped`]): the destination tile's row length,
+/// in elements.
+pub const VECTOR_TILE_ROWS: u32 = 64;
+/// Bytes per source row of a vector step's tile: 64 4-byte elements, 32
+/// 8-byte ones (the destination tile's rows).
+pub const VECTOR_ROW_BYTES: u32 = 256;
+/// Threads per block of the vector steps (a 1D block).
+pub const VECTOR_THREADS: u32 = 256;
+/// Bytes per global and shared access on the vector steps' fast path: one
+/// `v4.b32` access, a chunk of [`vector_elements`] elements.
+pub const VECTOR_BYTES: u32 = 16;
+/// Chunk columns over which the vector steps' XOR swizzle spreads a column of
+/// chunks: the chunks one pass over the banks holds (32 banks of 4 bytes).
+pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
+/// Tile rows per group in [`TransposeVariant::VectorGrouped`]'s block order.
+pub const GROUP_TILE_ROWS: u32 = 16;
+
+/// The part of the source one block of a transpose step covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tile {
+    /// `(columns, rows)` elements, of any size.
+    Elements(u32, u32),
+    /// Rows of a number of bytes (`bytes / size` elements), `(bytes, rows)`.
+    Bytes(u32, u32),
+}
 
 /// How a transpose step stages its tile in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +58,9 @@ pub enum Staging {
     Tile(Padding),
     /// A 64×64-byte tile of 4-byte words, rows padded by one word.
     Words,
+    /// The tile as the source holds it, in 16-byte chunks, rows unpadded,
+    /// the chunk column XOR-swizzled by the row ([`vector_slot`]).
+    Swizzled,
 }
 
 /// Padding after each row of a staged tile.
@@ -49,12 +81,17 @@ pub struct TransposeShape {
     pub kernel: &'static str,
     /// Threads per block, `(x, y)`.
     pub block: (u32, u32),
-    /// Source elements one block covers, `(columns, rows)`.
-    pub tile: (u32, u32),
+    /// The source one block covers.
+    pub tile: Tile,
     /// Its shared-memory tile.
     pub staging: Staging,
     /// The element sizes, in bytes, it moves.
     pub element_bytes: &'static [usize],
+    /// The alignment, in bytes, of the first element and the pitch of both
+    /// matrices that its fastest path needs: 1 where it has none.
+    /// [`TransposeVariant::Words4x4`] refuses rows not so aligned; the vector
+    /// steps move them element by element.
+    pub row_alignment: u32,
 }
 
 const ANY_SIZE: &[usize] = &[1, 2, 4, 8];
@@ -63,9 +100,21 @@ const fn lesson(kernel: &'static str, staging: Staging) -> TransposeShape {
     TransposeShape {
         kernel,
         block: (LESSON_TILE, LESSON_TILE),
-        tile: (LESSON_TILE, LESSON_TILE),
+        tile: Tile::Elements(LESSON_TILE, LESSON_TILE),
         staging,
         element_bytes: ANY_SIZE,
+        row_alignment: 1,
+    }
+}
+
+const fn vector(kernel: &'static str) -> TransposeShape {
+    TransposeShape {
+        kernel,
+        block: (VECTOR_THREADS, 1),
+        tile: Tile::Bytes(VECTOR_ROW_BYTES, VECTOR_TILE_ROWS),
+        staging: Staging::Swizzled,
+        element_bytes: &[4, 8],
+        row_alignment: VECTOR_BYTES,
     }
 }
 
@@ -94,13 +143,14 @@ ladder! {
         /// element, 32×8 threads each moving 4 rows: fewer blocks, four loads
         /// in flight per thread before the barrier, full 128-byte lines for
         /// 4-byte elements. What `transpose_into` uses for 2-, 4- and 8-byte
-        /// elements.
+        /// elements where no later step applies.
         Tile32 = "tile32" => TransposeShape {
             kernel: "transpose_tile32",
             block: (TILE32, TILE32_ROWS),
-            tile: (TILE32, TILE32),
+            tile: Tile::Elements(TILE32, TILE32),
             staging: Staging::Tile(Padding::OneElement),
             element_bytes: ANY_SIZE,
+            row_alignment: 1,
         },
         /// Step 5, 8-bit only: moves 4-byte words instead of bytes. Each
         /// thread loads a 4×4 byte block as four words (one per row),
@@ -113,10 +163,47 @@ ladder! {
         Words4x4 = "words_4x4" => TransposeShape {
             kernel: "transpose_words_4x4",
             block: (LESSON_TILE, LESSON_TILE),
-            tile: (WORDS_TILE, WORDS_TILE),
+            tile: Tile::Elements(WORDS_TILE, WORDS_TILE),
             staging: Staging::Words,
             element_bytes: &[1],
+            row_alignment: 4,
         },
+        /// Step 6, 4- and 8-byte elements: `Tile32` (step 4) with 16-byte
+        /// global accesses on both sides and four times the bytes in flight.
+        /// A tile of 64 source rows of 256 bytes (64×64 4-byte elements, 32
+        /// 8-byte ones per row), 256 threads: each loads four 16-byte chunks
+        /// of source rows with read-only loads (`ld.global.nc.v4`), all
+        /// issued before the barrier, and stores them as they came into the
+        /// shared tile (`st.shared.v4`, no register moves); after the
+        /// barrier each gathers four destination chunks, element by element
+        /// down a column of the tile, into the registers of one
+        /// `st.global.v4` each. `Tile32` keeps 16 bytes per thread in
+        /// flight, too few to cover DRAM latency even with the 2048 threads
+        /// an SM holds; this keeps 64, in 32 registers (so 8 blocks of 256
+        /// still fit an SM), with a quarter of the global memory
+        /// instructions per byte and, for 4-byte elements, a quarter of the
+        /// blocks. The tile is not padded (a padded row would break the
+        /// chunks' 16-byte alignment) but swizzled: a chunk's column is
+        /// XORed with its row's index in `b`-row groups ([`vector_slot`]), so
+        /// the 16-byte stores along a row and the gathering loads down the
+        /// columns ([`vector_store_at`]) are free of bank conflicts. Tiles
+        /// that cross the matrix's edge, and matrices whose first element or
+        /// pitch is not 16-byte aligned, take a checked path of element
+        /// accesses through the same tile.
+        VectorTile = "vector_tile" => vector("transpose_vector_tile"),
+        /// Step 7: step 6 with the blocks taking the tiles in groups of
+        /// [`GROUP_TILE_ROWS`] tile rows, column by column within a group
+        /// ([`grouped_tile`]), instead of row by row. In row order the
+        /// blocks resident at once (about a thousand on an H100 or H200)
+        /// cover a few whole tile rows: their reads are long runs in few
+        /// source rows, but their writes are short runs (1 KiB for `f32` at
+        /// 16384²) in every destination row. In groups they cover a band 16
+        /// tiles high and some 66 wide: for `f32`, 4 KiB runs in a quarter
+        /// as many destination rows and 16 KiB runs in 1024 source rows, so
+        /// the pages both sides touch at once are fewer in all (TLB reach,
+        /// DRAM row locality) at large sizes. The grid is the same; each
+        /// block derives its tile from its place in the launch order.
+        VectorGrouped = "vector_grouped" => vector("transpose_vector_grouped"),
     }
     fastest = Tile32;
 }
@@ -140,14 +227,17 @@ impl TransposeVariant {
         self.shape().block
     }
 
-    /// Source elements one block covers, `(columns, rows)`.
-    pub const fn tile(self) -> (u32, u32) {
-        self.shape().tile
+    /// Source elements of `size` bytes one block covers, `(columns, rows)`.
+    pub const fn tile(self, size: u32) -> (u32, u32) {
+        match self.shape().tile {
+            Tile::Elements(columns, rows) => (columns, rows),
+            Tile::Bytes(bytes, rows) => (bytes / size, rows),
+        }
     }
 
     /// Dynamic shared memory for elements of `size` bytes.
     pub const fn shared_bytes(self, size: u32) -> u32 {
-        let (columns, rows) = self.tile();
+        let (columns, rows) = self.tile(size);
         match self.shape().staging {
             Staging::None => 0,
             Staging::Tile(padding) => {
@@ -160,7 +250,99 @@ impl TransposeVariant {
             }
             // 64 destination rows of 16 words, padded by one word.
             Staging::Words => WORDS_TILE * (WORDS_TILE / 4 + 1) * 4,
+            Staging::Swizzled => rows * columns * size,
         }
+    }
+
+    /// The alignment, in bytes, of the first element and the pitch of both
+    /// matrices that the step's fastest path needs (1: none).
+    pub const fn row_alignment(self) -> u32 {
+        self.shape().row_alignment
+    }
+}
+
+/// Elements of `size` bytes per 16-byte chunk of the vector steps (4 for
+/// 4-byte elements, 2 for 8-byte ones).
+pub const fn vector_elements(size: usize) -> usize {
+    VECTOR_BYTES as usize / size
+}
+
+/// Chunks per source row of a vector step's tile (16).
+pub const VECTOR_ROW_CHUNKS: usize = (VECTOR_ROW_BYTES / VECTOR_BYTES) as usize;
+
+/// Chunks each thread of a vector step moves: global loads, shared stores,
+/// and destination chunks gathered and stored (4).
+pub const VECTOR_CHUNKS: usize =
+    VECTOR_ROW_CHUNKS * VECTOR_TILE_ROWS as usize / VECTOR_THREADS as usize;
+
+/// The element offset, in a vector step's shared tile, of source tile
+/// element `(row, col)`, for elements of `size` bytes. The tile keeps the
+/// source's orientation: rows of [`VECTOR_ROW_BYTES`], unpadded (each starts
+/// at bank 0), chunk `c` of row `row` at chunk `c ^ ((row / b) % 8)` (`b`
+/// elements per chunk, 8 chunks per pass over the banks). Storing a row, the
+/// eight lanes a 16-byte access serves at once write consecutive chunks,
+/// which the XOR only permutes within their group of eight. Gathering a
+/// destination chunk, lanes read element `e` of the rows `b·m + e` for eight
+/// consecutive `m` and one column: the XOR sends them to eight distinct
+/// chunks, and lanes reading neighbouring columns of those chunks fill the
+/// rest of the banks ([`vector_store_at`]). Pure, so host tests check the
+/// mapping and its banks.
+pub const fn vector_slot(row: usize, col: usize, size: usize) -> usize {
+    let b = vector_elements(size);
+    let chunk = col / b;
+    let swizzled = chunk ^ ((row / b) % SWIZZLE_CHUNKS as usize);
+    row * (VECTOR_ROW_BYTES as usize / size) + swizzled * b + col % b
+}
+
+/// Where chunk `n` (`0..VECTOR_CHUNKS`) that thread `t` of a vector step
+/// loads lies in the source tile: its first element's `(row, column)`. Each
+/// warp loads two whole rows of the tile, consecutive threads consecutive
+/// chunks.
+pub const fn vector_load_at(t: usize, n: usize, size: usize) -> (usize, usize) {
+    let rows = VECTOR_THREADS as usize / VECTOR_ROW_CHUNKS; // rows per pass
+    (
+        t / VECTOR_ROW_CHUNKS + rows * n,
+        vector_elements(size) * (t % VECTOR_ROW_CHUNKS),
+    )
+}
+
+/// Where chunk `p` (`0..VECTOR_CHUNKS`) that thread `t` of a vector step
+/// gathers and stores lies in the destination tile: its first element's
+/// `(row, column)`; its `b` elements are source column `row`, rows
+/// `column..column + b`. A warp stores four destination rows, eight chunks
+/// (128 bytes) each: lane `l` takes row `l / 8` and chunk `l % 8` of them,
+/// so each of its gathering loads reads eight rows `b` apart (distinct
+/// chunks after the swizzle) in each of four neighbouring columns.
+pub const fn vector_store_at(t: usize, p: usize, size: usize) -> (usize, usize) {
+    let b = vector_elements(size);
+    let lanes = 32;
+    let (warp, lane) = (t / lanes, t % lanes);
+    let unit = warp + (VECTOR_THREADS as usize / lanes) * p;
+    let groups = VECTOR_TILE_ROWS as usize / b / 8; // of 8 chunks per destination row
+    let (row_group, chunk_group) = (unit / groups, unit % groups);
+    (4 * row_group + lane / 8, b * (8 * chunk_group + lane % 8))
+}
+
+/// [`TransposeVariant::VectorGrouped`]'s block order: the `(column, row)` of
+/// the tile that block `(bx, by)` of a `gx`×`gy` grid moves. Blocks start in
+/// launch order (`by·gx + bx`); each run of [`GROUP_TILE_ROWS`] grid rows
+/// takes the same band of tile rows, column by column (the last band may be
+/// lower). A bijection of the grid onto the tiles; `u32` arithmetic suffices:
+/// `gx` is at most 2^27 (widths below 2^32, tiles at least 32 elements
+/// wide), so the position in a band stays below 16 · 2^27 = 2^31.
+pub const fn grouped_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
+    let first = by / GROUP_TILE_ROWS * GROUP_TILE_ROWS;
+    let rows = if gy - first < GROUP_TILE_ROWS {
+        gy - first
+    } else {
+        GROUP_TILE_ROWS
+    };
+    let local = (by - first) * gx + bx;
+    if rows == GROUP_TILE_ROWS {
+        // Every band but perhaps the last: shifts, not a division.
+        (local / GROUP_TILE_ROWS, first + local % GROUP_TILE_ROWS)
+    } else {
+        (local / rows, first + local % rows)
     }
 }
 
@@ -337,6 +519,114 @@ mod device {
             }
         }
     }
+
+    /// 16 bytes as one value: loads and stores of it are single
+    /// `ld.shared.v4`/`st.shared.v4` instructions.
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct Chunk(Words4);
+
+    /// Steps 6 and 7: a tile of [`VECTOR_TILE_ROWS`] source rows of
+    /// [`VECTOR_ROW_BYTES`] bytes moved in 16-byte chunks
+    /// ([`vector_load_at`], [`vector_slot`], [`vector_store_at`]). `T` is
+    /// `u32` or `u64`; `GROUPED` picks step 7's block order
+    /// ([`grouped_tile`]). Also needs a 1D block of [`VECTOR_THREADS`]
+    /// threads, a grid of the variant's tiles (`ceil(width / (256 / size))`
+    /// × `ceil(height / 64)` blocks), 16 KiB of shared memory, and `src`
+    /// unwritten while the kernel runs (it is read through the read-only
+    /// path), which the contract's no-overlap already gives.
+    pub unsafe fn vector<T: Copy, const GROUPED: bool>(
+        src: *const T,
+        src_pitch: usize,
+        dst: *mut T,
+        dst_pitch: usize,
+        width: u32,
+        height: u32,
+    ) {
+        const ROWS: usize = VECTOR_TILE_ROWS as usize;
+        let size = size_of::<T>();
+        let b = vector_elements(size);
+        let columns = VECTOR_ROW_BYTES as usize / size; // of the source tile
+        let (tile_x, tile_y) = if GROUPED {
+            grouped_tile(block_idx_x(), block_idx_y(), grid_dim_x(), grid_dim_y())
+        } else {
+            (block_idx_x(), block_idx_y())
+        };
+        let (bx, by) = (tile_x as usize * columns, tile_y as usize * ROWS);
+        let (width, height) = (width as usize, height as usize);
+        let t = thread_idx_x() as usize;
+        let tile = dynamic_shared::<T>();
+
+        // One test for the whole block: 16-byte aligned rows on both sides
+        // and the tile wholly inside the matrix. Then every chunk access
+        // below lies inside the matrices and is 16-byte aligned: the first
+        // elements and the pitches are multiples of 16 bytes, and so are the
+        // tile's origin (256 bytes and 64 rows) and every chunk's offset in
+        // it (`b` elements).
+        let bits = (src as usize) | (dst as usize) | (src_pitch * size) | (dst_pitch * size);
+        let aligned = bits.is_multiple_of(VECTOR_BYTES as usize);
+        let fast = aligned && bx + columns <= width && by + ROWS <= height;
+        if fast {
+            // Every load before the first shared store: 64 bytes in flight.
+            // One address, then constant row offsets from it.
+            let (row0, col) = vector_load_at(t, 0, size);
+            let origin = src.add((by + row0) * src_pitch + bx + col);
+            let mut loaded = [[0u32; 4]; VECTOR_CHUNKS];
+            for n in 0..VECTOR_CHUNKS {
+                let row = vector_load_at(t, n, size).0;
+                loaded[n] = load_nc_v4(origin.add((row - row0) * src_pitch).cast());
+            }
+            // The chunks as they came: no registers move.
+            for n in 0..VECTOR_CHUNKS {
+                let (row, col) = vector_load_at(t, n, size);
+                *tile.add(vector_slot(row, col, size)).cast::<Chunk>() = Chunk(loaded[n]);
+            }
+        } else {
+            // Checked, element by element: a warp reads 32 elements of a
+            // source row at a time.
+            let pass = VECTOR_THREADS as usize / columns;
+            let (col, row0) = (t % columns, t / columns);
+            for k in 0..ROWS / pass {
+                let row = row0 + pass * k;
+                if bx + col < width && by + row < height {
+                    *tile.add(vector_slot(row, col, size)) =
+                        *src.add((by + row) * src_pitch + bx + col);
+                }
+            }
+        }
+        sync_threads();
+        if fast {
+            // Gather each destination chunk, element by element (a column of
+            // `b` source rows), into the registers of one 16-byte store.
+            let mut gathered = [Chunk([0; 4]); VECTOR_CHUNKS];
+            for p in 0..VECTOR_CHUNKS {
+                let (row, col) = vector_store_at(t, p, size);
+                let out = (&raw mut gathered[p]).cast::<T>();
+                for e in 0..b {
+                    *out.add(e) = *tile.add(vector_slot(col + e, row, size));
+                }
+            }
+            for p in 0..VECTOR_CHUNKS {
+                let (row, col) = vector_store_at(t, p, size);
+                store_v4(
+                    dst.add((bx + row) * dst_pitch + by + col).cast(),
+                    gathered[p].0,
+                );
+            }
+        } else {
+            // Only elements of the matrix: exactly those written above. A
+            // warp writes 32 elements of a destination row at a time.
+            let pass = VECTOR_THREADS as usize / ROWS;
+            let (col, row0) = (t % ROWS, t / ROWS);
+            for k in 0..columns / pass {
+                let row = row0 + pass * k;
+                if bx + row < width && by + col < height {
+                    *dst.add((bx + row) * dst_pitch + by + col) =
+                        *tile.add(vector_slot(col, row, size));
+                }
+            }
+        }
+    }
 }
 
 kernels! {
@@ -364,6 +654,16 @@ kernels! {
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             shares transpose_naive
             => device::words_4x4(src, src_pitch, dst, dst_pitch, width, height);
+        fn transpose_vector_tile<T in u32, u64>(
+            src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
+            => device::vector::<T, false>(
+                src, src_pitch, dst, dst_pitch, width, height);
+        fn transpose_vector_grouped<T in u32, u64>(
+            src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
+            shares transpose_naive
+            => device::vector::<T, true>(
+                src, src_pitch, dst, dst_pitch, width, height);
     }
 }
 
@@ -383,13 +683,19 @@ impl TransposeVariant {
             TransposeVariant::PaddedTile => transpose_padded_tile::entry::<T>(),
             TransposeVariant::Tile32 => transpose_tile32::entry::<T>(),
             TransposeVariant::Words4x4 => return transpose_words_4x4::try_entry::<T>(),
+            TransposeVariant::VectorTile => return transpose_vector_tile::try_entry::<T>(),
+            TransposeVariant::VectorGrouped => return transpose_vector_grouped::try_entry::<T>(),
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn byte_perm_selects_bytes_of_b_a() {
@@ -405,6 +711,179 @@ mod tests {
             transpose_4x4_bytes(rows),
             [0x3020_1000, 0x3121_1101, 0x3222_1202, 0x3323_1303]
         );
+    }
+
+    /// The vector steps' sizes: 16 KiB of shared memory and 64 bytes per
+    /// thread for both element sizes.
+    #[test]
+    fn vector_tiles_cover_256_bytes_by_64_rows() {
+        for v in [
+            TransposeVariant::VectorTile,
+            TransposeVariant::VectorGrouped,
+        ] {
+            assert_eq!(v.tile(4), (64, 64));
+            assert_eq!(v.tile(8), (32, 64));
+            assert_eq!(v.shared_bytes(4), 16384);
+            assert_eq!(v.shared_bytes(8), 16384);
+            assert_eq!(v.block(), (VECTOR_THREADS, 1));
+            assert!(v.supports(4) && v.supports(8) && !v.supports(1) && !v.supports(2));
+        }
+        assert_eq!(VECTOR_CHUNKS, 4);
+        assert_eq!(SWIZZLE_CHUNKS, 8);
+    }
+
+    /// Runs a vector step's fast path for one tile on the CPU, thread by
+    /// thread, with the very mappings the kernel uses: source element
+    /// `(r, c)` holds `r · 1000 + c`, and every destination element must
+    /// come out, once, as its transposed source. The fast path leaves each
+    /// element where the checked path puts it (`vector_slot(row, column)`).
+    #[test]
+    fn vector_fast_path_transposes_a_tile() {
+        for size in [4usize, 8] {
+            let b = vector_elements(size);
+            let (columns, rows) = (256 / size, 64);
+            let value = |r: usize, c: usize| r * 1000 + c;
+            let mut shared = vec![None; columns * rows];
+            for t in 0..VECTOR_THREADS as usize {
+                for n in 0..VECTOR_CHUNKS {
+                    let (r, c) = vector_load_at(t, n, size);
+                    assert!(r < rows && c + b <= columns, "load outside the tile");
+                    let slot = vector_slot(r, c, size);
+                    assert_eq!(slot % b, 0, "chunk not aligned");
+                    for e in 0..b {
+                        assert!(shared[slot + e].is_none(), "shared element written twice");
+                        shared[slot + e] = Some(value(r, c + e));
+                    }
+                }
+            }
+            for r in 0..rows {
+                for c in 0..columns {
+                    assert_eq!(shared[vector_slot(r, c, size)], Some(value(r, c)));
+                }
+            }
+            let mut stored = vec![false; columns * rows];
+            for t in 0..VECTOR_THREADS as usize {
+                for p in 0..VECTOR_CHUNKS {
+                    let (row, col) = vector_store_at(t, p, size);
+                    assert!(row < columns && col + b <= rows, "store outside the tile");
+                    assert_eq!(col % b, 0, "chunk not aligned");
+                    for e in 0..b {
+                        let got = shared[vector_slot(col + e, row, size)];
+                        assert_eq!(got, Some(value(col + e, row)), "size {size}");
+                        assert!(!stored[row * rows + col + e], "element stored twice");
+                        stored[row * rows + col + e] = true;
+                    }
+                }
+            }
+            assert!(stored.iter().all(|&s| s), "size {size}: element not stored");
+        }
+    }
+
+    /// Shared-memory banks: a 16-byte access is served eight lanes at a
+    /// time, an 8-byte one sixteen, a 4-byte one 32; within each such group
+    /// the lanes must hit distinct banks (the 128 bytes of one pass), both
+    /// storing the loaded chunks and gathering destination chunks.
+    #[test]
+    fn vector_shared_accesses_are_conflict_free() {
+        fn distinct(accesses: impl Iterator<Item = usize>, bytes: usize) -> bool {
+            let mut units: Vec<_> = accesses.map(|slot| slot * bytes % 128 / bytes).collect();
+            let n = units.len();
+            units.sort();
+            units.dedup();
+            units.len() == n
+        }
+        for size in [4usize, 8] {
+            let b = vector_elements(size);
+            for n in 0..VECTOR_CHUNKS {
+                for lanes in (0..VECTOR_THREADS as usize).step_by(8) {
+                    let slots = (lanes..lanes + 8).map(|t| {
+                        let (row, col) = vector_load_at(t, n, size);
+                        vector_slot(row, col, size) * size / 16
+                    });
+                    assert!(distinct(slots, 16), "size {size}: store conflict");
+                }
+            }
+            let phase = 128 / size;
+            for p in 0..VECTOR_CHUNKS {
+                for e in 0..b {
+                    for lanes in (0..VECTOR_THREADS as usize).step_by(phase) {
+                        let slots = (lanes..lanes + phase).map(|t| {
+                            let (row, col) = vector_store_at(t, p, size);
+                            vector_slot(col + e, row, size)
+                        });
+                        assert!(distinct(slots, size), "size {size}: gather conflict");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each warp's global accesses: whole 128-byte runs, one chunk per lane
+    /// (two rows of 256 bytes loaded, four of 128 stored).
+    #[test]
+    fn vector_global_accesses_are_row_runs() {
+        for size in [4usize, 8] {
+            let b = vector_elements(size);
+            for warp in (0..VECTOR_THREADS as usize).step_by(32) {
+                for n in 0..VECTOR_CHUNKS {
+                    for (at, rows) in [
+                        (vector_load_at as fn(_, _, _) -> _, 2),
+                        (vector_store_at, 4),
+                    ] {
+                        let mut chunks: Vec<_> =
+                            (warp..warp + 32).map(|t| at(t, n, size)).collect();
+                        chunks.sort();
+                        chunks.dedup();
+                        assert_eq!(chunks.len(), 32);
+                        let mut starts: Vec<_> = chunks.iter().map(|&(r, _)| r).collect();
+                        starts.dedup();
+                        assert_eq!(starts.len(), rows);
+                        for r in starts {
+                            let run: Vec<_> =
+                                chunks.iter().filter(|c| c.0 == r).map(|c| c.1).collect();
+                            assert_eq!(run.len(), 32 / rows);
+                            assert!(run.windows(2).all(|w| w[1] == w[0] + b));
+                            assert_eq!(run[0] * size % 128, 0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn grouped_order_takes_every_tile_once_in_bands() {
+        for (gx, gy) in [
+            (1, 1),
+            (1, 17),
+            (3, 16),
+            (5, 18),
+            (128, 128),
+            (7, 1094),
+            (300, 33),
+        ] {
+            let mut seen = vec![false; (gx * gy) as usize];
+            for by in 0..gy {
+                for bx in 0..gx {
+                    let (x, y) = grouped_tile(bx, by, gx, gy);
+                    assert!(x < gx && y < gy, "{gx}×{gy}: ({bx}, {by}) -> ({x}, {y})");
+                    // Same band of 16 tile rows as the grid row.
+                    assert_eq!(y / GROUP_TILE_ROWS, by / GROUP_TILE_ROWS);
+                    let i = (y * gx + x) as usize;
+                    assert!(!seen[i], "{gx}×{gy}: tile ({x}, {y}) twice");
+                    seen[i] = true;
+                }
+            }
+            assert!(seen.iter().all(|&s| s));
+        }
+        // Launch order walks a band column by column.
+        assert_eq!(grouped_tile(0, 0, 100, 64), (0, 0));
+        assert_eq!(grouped_tile(1, 0, 100, 64), (0, 1));
+        assert_eq!(grouped_tile(16, 0, 100, 64), (1, 0));
+        assert_eq!(grouped_tile(0, 1, 100, 64), (6, 4));
+        // The widest grid: no overflow.
+        let gx = u32::MAX.div_ceil(32);
+        assert_eq!(grouped_tile(gx - 1, 15, gx, 16), (gx - 1, 15));
     }
 
     #[test]

@@ -49,17 +49,39 @@ transposable!(u16: u16, i16);
 transposable!(u32: u32, i32, f32);
 transposable!(u64: u64, i64, f64);
 
-/// The variant [`Context::transpose_into`] uses: 1-byte elements in 4-byte
-/// aligned rows move as words ([`TransposeVariant::Words4x4`]); everything
-/// else uses the 32×32 tile ([`TransposeVariant::Tile32`]). (A 64×64 tile
-/// with 16 rows per thread measured slower on an H100: 0.88 against 0.92 of
-/// the copy bandwidth for `f32`.)
-pub fn fastest(element_bytes: usize, rows_aligned_to_4: bool) -> TransposeVariant {
-    if element_bytes == 1 && rows_aligned_to_4 {
-        TransposeVariant::Words4x4
-    } else {
-        TransposeVariant::FASTEST
-    }
+/// The variant [`Context::transpose_into`] uses for elements of
+/// `element_bytes` bytes in matrices whose first elements and pitches are
+/// all multiples of `row_alignment` bytes: 1-byte elements in 4-byte
+/// aligned rows move as words ([`TransposeVariant::Words4x4`]); otherwise
+/// the ladder's [`TransposeVariant::FASTEST`] where it moves the element
+/// size and the rows are aligned as its fastest path needs
+/// ([`TransposeVariant::row_alignment`]: 16 bytes for the vector steps);
+/// everything else uses the 32×32 tile ([`TransposeVariant::Tile32`]). (A
+/// 64×64 tile of element accesses with 16 rows per thread measured slower
+/// on an H100: 0.88 against 0.92 of the copy bandwidth for `f32`.)
+pub fn fastest(element_bytes: usize, row_alignment: usize) -> TransposeVariant {
+    pick(TransposeVariant::FASTEST, element_bytes, row_alignment)
+}
+
+/// [`fastest`] with `preferred` in the place of the ladder's `FASTEST`.
+fn pick(
+    preferred: TransposeVariant,
+    element_bytes: usize,
+    row_alignment: usize,
+) -> TransposeVariant {
+    [TransposeVariant::Words4x4, preferred]
+        .into_iter()
+        .find(|v| v.supports(element_bytes) && v.row_alignment() as usize <= row_alignment)
+        .unwrap_or(TransposeVariant::Tile32)
+}
+
+/// The largest power of two up to 16 that divides the first element's
+/// address and the pitch in bytes of both matrices.
+fn row_alignment<T: DeviceCopy>(src: &Matrix<'_, T>, dst: &MatrixMut<'_, T>) -> usize {
+    [16, 8, 4, 2]
+        .into_iter()
+        .find(|&a| src.rows_aligned(a) && dst.rows_aligned(a))
+        .unwrap_or(1)
 }
 
 impl Context {
@@ -75,16 +97,18 @@ impl Context {
         src: &Matrix<'a, T>,
         dst: &mut MatrixMut<'a, T>,
     ) -> Result<Pending<'a>> {
-        let aligned = src.rows_aligned(4) && dst.rows_aligned(4);
-        self.transpose_into_with(fastest(size_of::<T>(), aligned), src, dst)
+        let variant = fastest(size_of::<T>(), row_alignment(src, dst));
+        self.transpose_into_with(variant, src, dst)
     }
 
     /// Enqueues `dst = srcᵀ` with one step of the ladder.
     ///
     /// # Errors
     /// As [`Context::transpose_into`]; [`Error::Unsupported`] for
-    /// [`TransposeVariant::Words4x4`] with elements wider than a byte, and
-    /// [`Error::Misaligned`] for it with rows not 4-byte aligned.
+    /// [`TransposeVariant::Words4x4`] with elements wider than a byte and
+    /// for the vector steps with elements of 1 or 2 bytes, and
+    /// [`Error::Misaligned`] for `Words4x4` with rows not 4-byte aligned (the
+    /// vector steps take any rows: unaligned ones element by element).
     pub fn transpose_into_with<'a, T: Transposable>(
         &'a self,
         variant: TransposeVariant,
@@ -102,9 +126,10 @@ impl Context {
         }
         let size = size_of::<T>();
         let Some(entry) = variant.entry::<T::Bits>() else {
+            let sizes = variant.shape().element_bytes;
             return Err(Error::Unsupported {
                 variant: variant.name(),
-                reason: format!("moves 1-byte elements, not {size}-byte ones"),
+                reason: format!("moves elements of {sizes:?} bytes, not {size}-byte ones"),
             });
         };
         if variant == TransposeVariant::Words4x4 && !(src.rows_aligned(4) && dst.rows_aligned(4)) {
@@ -121,7 +146,7 @@ impl Context {
         if src.is_empty() {
             return Ok(Pending::new(self));
         }
-        let (tile_x, tile_y) = variant.tile();
+        let (tile_x, tile_y) = variant.tile(size as u32);
         let grid = match (
             blocks_for(width, tile_x as usize),
             blocks_for(height, tile_y as usize),
@@ -150,10 +175,62 @@ impl Context {
         // SAFETY: both views were checked to lie inside their slices for
         // their shapes and pitches (`Matrix::with_pitch`); `dst` is borrowed
         // mutably, so it does not overlap `src`; the destination shape
-        // matches (checked above); Words4x4's alignment is checked above; the
-        // grid covers the source in the variant's tiles; the `Pending` keeps
-        // both borrowed until the stream has run the kernel.
+        // matches (checked above); Words4x4's alignment is checked above (the
+        // vector steps test theirs on the device and move unaligned rows
+        // element by element); the grid covers the source in the variant's
+        // tiles, with its block and shared memory; nothing writes the source
+        // while the kernel runs, as the vector steps' read-only loads need
+        // (`dst` does not overlap it, and it stays borrowed shared); the
+        // `Pending` keeps both borrowed until the stream has run the kernel.
         unsafe { self.launch(entry, cfg, &args)? };
         Ok(Pending::new(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever step the ladder names fastest, the default moves every
+    /// element size in rows of any alignment, and takes that step wherever
+    /// it applies (bytes in 4-byte aligned rows excepted: words).
+    #[test]
+    fn the_default_always_applies() {
+        for &preferred in TransposeVariant::ALL {
+            for size in [1, 2, 4, 8] {
+                for alignment in [1, 2, 4, 8, 16] {
+                    if alignment < size {
+                        continue; // elements are aligned to their size
+                    }
+                    let v = pick(preferred, size, alignment);
+                    assert!(v.supports(size), "{preferred:?} {size} {alignment}: {v:?}");
+                    assert!(v.row_alignment() as usize <= alignment);
+                    let words = size == 1 && alignment >= 4;
+                    let applies =
+                        preferred.supports(size) && preferred.row_alignment() as usize <= alignment;
+                    if words {
+                        assert_eq!(v, TransposeVariant::Words4x4);
+                    } else if applies {
+                        assert_eq!(v, preferred);
+                    } else {
+                        assert_eq!(v, TransposeVariant::Tile32);
+                    }
+                }
+            }
+        }
+        assert_eq!(fastest(4, 4), TransposeVariant::Tile32);
+        assert_eq!(fastest(1, 4), TransposeVariant::Words4x4);
+        assert_eq!(
+            pick(TransposeVariant::VectorTile, 4, 16),
+            TransposeVariant::VectorTile
+        );
+        assert_eq!(
+            pick(TransposeVariant::VectorTile, 4, 8),
+            TransposeVariant::Tile32
+        );
+        assert_eq!(
+            pick(TransposeVariant::VectorGrouped, 2, 16),
+            TransposeVariant::Tile32
+        );
     }
 }

@@ -12,7 +12,7 @@ use warpspeed::{Context, Matrix, MatrixMut};
 
 /// `(width, height, source pitch, destination pitch)`; a pitch of 0 means
 /// "packed".
-const SHAPES: [(usize, usize, usize, usize); 10] = [
+const SHAPES: [(usize, usize, usize, usize); 15] = [
     (1, 1, 0, 0),
     (1, 1025, 0, 0),
     (1025, 1, 0, 0),
@@ -23,6 +23,27 @@ const SHAPES: [(usize, usize, usize, usize); 10] = [
     (4096, 4096, 0, 0),
     (8192, 8192, 0, 0),
     (3, 70_001, 0, 0), // tall and thin: many tiles down, one across
+    // The vector steps' edges, rows 16-byte aligned for 4- and 8-byte
+    // elements: tiles wholly inside (16-byte path) beside tiles crossing
+    // the right or the bottom edge (checked path).
+    (64, 64, 0, 0),         // one 4-byte tile exactly (two 8-byte ones)
+    (66, 130, 68, 132),     // padded pitches; edges 2 wide and 2 high
+    (197, 1097, 200, 1100), // 18 tile rows: step 7's bands of 16, then 2
+    // Rows 8- but not 16-byte aligned (4-byte elements) on one side only.
+    (256, 256, 258, 260),
+    (256, 256, 260, 258),
+];
+
+/// Views that start inside their buffers, `(width, height, source pitch,
+/// destination pitch, source offset, destination offset)` in elements: first
+/// elements 4, 8 or 12 bytes past a 16-byte boundary (4-byte elements; for
+/// 8-byte ones 8 past it or aligned), and one pair of offsets that keeps
+/// them aligned.
+const OFFSET_SHAPES: [(usize, usize, usize, usize, usize, usize); 4] = [
+    (130, 70, 132, 72, 1, 0),
+    (130, 70, 132, 72, 0, 3),
+    (130, 70, 132, 72, 4, 4),
+    (64, 64, 64, 64, 2, 2),
 ];
 
 trait Element: Transposable + Copy + PartialEq + Debug + Default + 'static {
@@ -70,19 +91,68 @@ impl Element for u64 {
     }
 }
 
+/// One transpose: a `w`×`h` source `sp` apart from element `so` of its
+/// buffer on, into a destination `dp` apart from element `do_` on (pitches
+/// of 0: packed).
+#[derive(Clone, Copy)]
+struct Case {
+    w: usize,
+    h: usize,
+    sp: usize,
+    dp: usize,
+    so: usize,
+    do_: usize,
+}
+
+impl Case {
+    fn packed((w, h, sp, dp): (usize, usize, usize, usize)) -> Self {
+        Case {
+            w,
+            h,
+            sp,
+            dp,
+            so: 0,
+            do_: 0,
+        }
+    }
+
+    fn pitches(self) -> (usize, usize) {
+        (
+            if self.sp == 0 { self.w } else { self.sp },
+            if self.dp == 0 { self.h } else { self.dp },
+        )
+    }
+
+    fn name(self) -> String {
+        let (w, h) = (self.w, self.h);
+        let mut name = format!("{w}x{h}");
+        if self.sp != 0 {
+            name += &format!("::pitch_{}_{}", self.sp, self.dp);
+        }
+        if self.so != 0 || self.do_ != 0 {
+            name += &format!("::offset_{}_{}", self.so, self.do_);
+        }
+        name
+    }
+}
+
 fn check_transpose<T: Element>(
     ctx: &Context,
     variant: TransposeVariant,
-    (w, h, sp, dp): (usize, usize, usize, usize),
+    case: Case,
     src: &[T],
     src_dev: &cust::memory::DeviceSlice<T>,
 ) -> Result<(), Failed> {
-    let (sp, dp) = (if sp == 0 { w } else { sp }, if dp == 0 { h } else { dp });
-    let mut dst = poisoned((w - 1) * dp + h, T::POISON)?;
-    let src_view = ok(Matrix::with_pitch(src_dev, w, h, sp))?;
-    let mut dst_view = ok(MatrixMut::with_pitch(&mut dst, h, w, dp))?;
-    let aligned =
-        (sp * size_of::<T>()).is_multiple_of(4) && (dp * size_of::<T>()).is_multiple_of(4);
+    let Case { w, h, so, do_, .. } = case;
+    let (sp, dp) = case.pitches();
+    let dst = poisoned(do_ + (w - 1) * dp + h, T::POISON)?;
+    let src_slice = src_dev.index(so..);
+    let src_view = ok(Matrix::with_pitch(&src_slice, w, h, sp))?;
+    let mut dst_slice = dst.index(do_..);
+    let mut dst_view = ok(MatrixMut::with_pitch(&mut dst_slice, h, w, dp))?;
+    let aligned = [so, sp, do_, dp]
+        .iter()
+        .all(|n| (n * size_of::<T>()).is_multiple_of(4));
     match ctx.transpose_into_with(variant, &src_view, &mut dst_view) {
         Err(e) if e.is_argument_error() && variant == TransposeVariant::Words4x4 && !aligned => {
             return Ok(());
@@ -90,6 +160,14 @@ fn check_transpose<T: Element>(
         r => ok(r.and_then(|pending| pending.wait()))?,
     }
     let got = download(&dst)?;
+    let src = &src[so..];
+    // Nothing before the view was written.
+    for (i, g) in got[..do_].iter().enumerate() {
+        ensure(g.bits() == T::POISON.bits(), || {
+            format!("{variant:?} {w}×{h}: element {i} before the destination overwritten")
+        })?;
+    }
+    let got = &got[do_..];
     for x in 0..w {
         // The last destination row has no padding after it.
         for y in 0..dp.min(got.len() - x * dp) {
@@ -97,7 +175,8 @@ fn check_transpose<T: Element>(
             let want = if y < h { src[y * sp + x] } else { T::POISON };
             if g.bits() != want.bits() {
                 return Err(format!(
-                    "{variant:?} {w}×{h}: dst[{x}][{y}] = {g:?}, want {want:?}{}",
+                    "{variant:?} {}: dst[{x}][{y}] = {g:?}, want {want:?}{}",
+                    case.name(),
                     if y >= h {
                         " (row padding overwritten)"
                     } else {
@@ -114,37 +193,31 @@ fn check_transpose<T: Element>(
 fn push_type<T: Element>(trials: &mut Vec<Trial>, name: &'static str) {
     let cases: Vec<_> = SHAPES
         .iter()
-        .map(|&shape| {
-            let (w, h, _, _) = shape;
-            (
-                format!("{name}::{w}x{h}{}", pitch_note(shape)),
-                w * h,
-                shape,
-            )
-        })
+        .map(|&shape| Case::packed(shape))
+        .chain(OFFSET_SHAPES.iter().map(|&(w, h, sp, dp, so, do_)| Case {
+            w,
+            h,
+            sp,
+            dp,
+            so,
+            do_,
+        }))
+        .map(|case| (format!("{name}::{}", case.name()), case.w * case.h, case))
         .collect();
     ladder_trials::<TransposeVariant, _>(
         trials,
         &cases,
         |variant, _| variant.supports(size_of::<T>()),
-        |ctx, variant, &shape| {
-            let (w, h, sp, _) = shape;
-            let pitch = if sp == 0 { w } else { sp };
-            let key = format!("transpose/{}/{w}x{h}/{pitch}", size_of::<T>());
+        |ctx, variant, &case| {
+            let (w, h, so) = (case.w, case.h, case.so);
+            let pitch = case.pitches().0;
+            let key = format!("transpose/{}/{w}x{h}/{pitch}/{so}", size_of::<T>());
             let input = cached_input(&key, || {
-                random_vec((h - 1) * pitch + w, seed_of(&key), T::draw)
+                random_vec(so + (h - 1) * pitch + w, seed_of(&key), T::draw)
             })?;
-            check_transpose::<T>(ctx, variant, shape, &input.0, &input.1)
+            check_transpose::<T>(ctx, variant, case, &input.0, &input.1)
         },
     );
-}
-
-fn pitch_note((_, _, sp, dp): (usize, usize, usize, usize)) -> String {
-    if sp == 0 {
-        String::new()
-    } else {
-        format!("::pitch_{sp}_{dp}")
-    }
 }
 
 pub fn trials(trials: &mut Vec<Trial>) {
@@ -158,9 +231,14 @@ pub fn trials(trials: &mut Vec<Trial>) {
         |ctx| {
             // Packed and aligned (word path) and an odd pitch (tile path).
             for (w, h, sp) in [(640, 480, 640), (640, 480, 641)] {
-                let host: Vec<u8> = random_vec((h - 1) * sp + w, 3, |r| r.random_range(0..255));
-                let src = upload(&host)?;
-                check_default(ctx, &host, &src, w, h, sp)?;
+                check_default::<u8>(ctx, w, h, sp)?;
+            }
+            // 16-byte aligned rows (a vector step, where it is the fastest),
+            // 8-byte aligned ones and odd pitches.
+            for (w, h, sp) in [(640, 480, 640), (640, 480, 642), (130, 70, 131)] {
+                check_default::<u16>(ctx, w, h, sp)?;
+                check_default::<f32>(ctx, w, h, sp)?;
+                check_default::<u64>(ctx, w, h, sp)?;
             }
             Ok(())
         },
@@ -195,6 +273,18 @@ pub fn trials(trials: &mut Vec<Trial>) {
             ctx.transpose_into_with(TransposeVariant::Words4x4, &odd, &mut dst),
             "words with a pitch of 7",
         )?;
+        let mut out8 = poisoned(64, 0u8)?;
+        let mut dst8 = ok(MatrixMut::new(&mut out8, 8, 8))?;
+        let bytes8 = ok(Matrix::new(&bytes, 8, 8))?;
+        for vector in [
+            TransposeVariant::VectorTile,
+            TransposeVariant::VectorGrouped,
+        ] {
+            expect_invalid(
+                ctx.transpose_into_with(vector, &bytes8, &mut dst8),
+                "16-byte vectors of 1-byte elements",
+            )?;
+        }
         let mut out32 = poisoned(12, 0.0f32)?;
         let mut dst32 = ok(MatrixMut::new(&mut out32, 3, 4))?;
         expect_invalid(
@@ -218,26 +308,24 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 }
 
-fn check_default(
-    ctx: &Context,
-    host: &[u8],
-    src: &cust::memory::DeviceSlice<u8>,
-    w: usize,
-    h: usize,
-    sp: usize,
-) -> Result<(), Failed> {
-    let mut dst = poisoned(w * h, u8::MAX)?;
+fn check_default<T: Element>(ctx: &Context, w: usize, h: usize, sp: usize) -> Result<(), Failed> {
+    let host: Vec<T> = random_vec((h - 1) * sp + w, 3, T::draw);
+    let src = upload(&host)?;
+    let mut dst = poisoned(w * h, T::POISON)?;
     ok(ctx
         .transpose_into(
-            &ok(Matrix::with_pitch(src, w, h, sp))?,
+            &ok(Matrix::with_pitch(&src, w, h, sp))?,
             &mut ok(MatrixMut::new(&mut dst, h, w))?,
         )
         .and_then(|p| p.wait()))?;
     let got = download(&dst)?;
     for x in 0..w {
         for y in 0..h {
-            ensure(got[x * h + y] == host[y * sp + x], || {
-                format!("pitch {sp}: dst[{x}][{y}] wrong")
+            ensure(got[x * h + y].bits() == host[y * sp + x].bits(), || {
+                format!(
+                    "{}-byte elements, pitch {sp}: dst[{x}][{y}] wrong",
+                    size_of::<T>()
+                )
             })?;
         }
     }
