@@ -205,7 +205,7 @@ ladder! {
         /// block derives its tile from its place in the launch order.
         VectorGrouped = "vector_grouped" => vector("transpose_vector_grouped"),
     }
-    fastest = Tile32;
+    fastest = VectorTile;
 }
 
 impl TransposeVariant {
