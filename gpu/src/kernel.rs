@@ -94,7 +94,31 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
         threads: crate::conv1d::blocked_threads(crate::conv1d::BLOCKED_WIDTHS[0]),
         blocks_per_sm: 4,
     },
+    // The transpose's vector steps are built around 8 blocks of 256 threads
+    // per SM (64 bytes in flight per thread, 2048 threads): 32 registers.
+    // Left to itself ptxas drifts above that with small changes of the
+    // PTX (sm_90: 34 for bytes, 44 and 56 for step 7's 4- and 2-byte
+    // entries, which is 6, 5 and 4 blocks); held to 8 blocks, none spills.
+    // Not yet timed against the uncapped build.
+    vector_bounds("transpose_vector_tile_u8"),
+    vector_bounds("transpose_vector_tile_u16"),
+    vector_bounds("transpose_vector_tile_u32"),
+    vector_bounds("transpose_vector_tile_u64"),
+    vector_bounds("transpose_vector_grouped_u8"),
+    vector_bounds("transpose_vector_grouped_u16"),
+    vector_bounds("transpose_vector_grouped_u32"),
+    vector_bounds("transpose_vector_grouped_u64"),
 ];
+
+/// A transpose vector step's bounds: [`crate::transpose::VECTOR_THREADS`]
+/// threads, 8 blocks per SM.
+const fn vector_bounds(entry: &'static str) -> LaunchBounds {
+    LaunchBounds {
+        entry,
+        threads: crate::transpose::VECTOR_THREADS,
+        blocks_per_sm: 8,
+    }
+}
 
 /// One row of [`LAUNCH_BOUNDS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

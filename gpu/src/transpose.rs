@@ -1,6 +1,6 @@
 //! Matrix transpose: lesson 003's ladder (naive, shared-memory tile, padded
-//! tile) and the fastest versions for 4-byte and 1-byte elements, and 16-byte
-//! vector steps for 4- and 8-byte elements.
+//! tile), the fastest versions for 4-byte and 1-byte elements, and 16-byte
+//! vector steps for every element size.
 //!
 //! All kernels move bits, so one instantiation serves every element type of
 //! its size: `u8` (1 byte), `u16` (2), `u32` (4: `f32`, `i32`), `u64` (8).
@@ -22,13 +22,16 @@ pub const WORDS_TILE: u32 = 64;
 pub const BANK_BYTES: u32 = 4;
 /// Banks of shared memory.
 pub const BANKS: u32 = 32;
-/// Source rows per tile of the vector steps ([`TransposeVariant::VectorTile`],
-/// [`TransposeVariant::VectorGrouped`]): the destination tile's row length,
-/// in elements.
+/// Bytes of a vector step's tile ([`TransposeVariant::VectorTile`],
+/// [`TransposeVariant::VectorGrouped`]), in shared memory as in the source:
+/// 16 KiB, [`vector_rows`] rows of [`vector_row_bytes`].
+pub const VECTOR_TILE_BYTES: u32 = 16384;
+/// Source rows per tile of the vector steps for elements of 2, 4 or 8 bytes
+/// (the destination tile's row length, in elements): rows of 256 bytes.
 pub const VECTOR_TILE_ROWS: u32 = 64;
-/// Bytes per source row of a vector step's tile: 64 4-byte elements, 32
-/// 8-byte ones (the destination tile's rows).
-pub const VECTOR_ROW_BYTES: u32 = 256;
+/// Source rows per tile of the vector steps for 1-byte elements: rows of 128
+/// bytes ([`vector_rows`]).
+pub const VECTOR_BYTE_TILE_ROWS: u32 = 128;
 /// Threads per block of the vector steps (a 1D block).
 pub const VECTOR_THREADS: u32 = 256;
 /// Bytes per global and shared access on the vector steps' fast path: one
@@ -45,8 +48,9 @@ pub const GROUP_TILE_ROWS: u32 = 16;
 pub enum Tile {
     /// `(columns, rows)` elements, of any size.
     Elements(u32, u32),
-    /// Rows of a number of bytes (`bytes / size` elements), `(bytes, rows)`.
-    Bytes(u32, u32),
+    /// The vector steps' tile of [`VECTOR_TILE_BYTES`]: [`vector_rows`] rows
+    /// of [`vector_row_bytes`] bytes, by element size.
+    Vector,
 }
 
 /// How a transpose step stages its tile in shared memory.
@@ -111,9 +115,9 @@ const fn vector(kernel: &'static str) -> TransposeShape {
     TransposeShape {
         kernel,
         block: (VECTOR_THREADS, 1),
-        tile: Tile::Bytes(VECTOR_ROW_BYTES, VECTOR_TILE_ROWS),
+        tile: Tile::Vector,
         staging: Staging::Swizzled,
-        element_bytes: &[4, 8],
+        element_bytes: ANY_SIZE,
         row_alignment: VECTOR_BYTES,
     }
 }
@@ -168,12 +172,13 @@ ladder! {
             element_bytes: &[1],
             row_alignment: 4,
         },
-        /// Step 6, 4- and 8-byte elements: `Tile32` (step 4) with 16-byte
-        /// global accesses on both sides and four times the bytes in flight.
+        /// Step 6: `Tile32` (step 4) with 16-byte global accesses on both
+        /// sides and four times the bytes in flight, for every element size.
         /// A tile of 64 source rows of 256 bytes (64×64 4-byte elements, 32
-        /// 8-byte ones per row), 256 threads: each loads four 16-byte chunks
-        /// of source rows with read-only loads (`ld.global.nc.v4`), all
-        /// issued before the barrier, and stores them as they came into the
+        /// 8-byte or 128 2-byte ones per row), 256 threads: each loads four
+        /// 16-byte chunks of source rows with read-only loads
+        /// (`ld.global.nc.v4`), all issued before the barrier, and stores
+        /// them as they came into the
         /// shared tile (`st.shared.v4`, no register moves); after the
         /// barrier each gathers four destination chunks, element by element
         /// down a column of the tile, into the registers of one
@@ -190,6 +195,23 @@ ladder! {
         /// that cross the matrix's edge, and matrices whose first element or
         /// pitch is not 16-byte aligned, take a checked path of element
         /// accesses through the same tile.
+        ///
+        /// Bytes: a 16-byte chunk holds 16 elements, so the tile is 128
+        /// source rows of 128 bytes ([`vector_rows`]), still 16 KiB and four
+        /// chunks per thread each way, and each destination row segment is
+        /// 128 bytes (eight chunks), as for the wider elements. Loads and the
+        /// swizzled shared tile are the same; the gather is not element by
+        /// element but by 4-byte words: a thread owns one chunk column of
+        /// four consecutive destination rows, reads one word (four
+        /// neighbouring source columns) from each of 16 source rows, 128
+        /// bytes apart in shared memory, and turns each four of them into
+        /// one word of all four chunks with a 4×4 byte transpose of eight
+        /// `prmt`s (as in `Words4x4`): 16 shared loads and 32 byte permutes
+        /// per 64 bytes, against 64 byte loads and their merging element by
+        /// element. The swizzle puts the eight source rows a warp's lanes
+        /// read at once in eight distinct chunks, and the four lanes of each
+        /// read the chunk's four words: every bank once
+        /// ([`vector_byte_word`]).
         VectorTile = "vector_tile" => vector("transpose_vector_tile"),
         /// Step 7: step 6 with the blocks taking the tiles in groups of
         /// [`GROUP_TILE_ROWS`] tile rows, column by column within a group
@@ -231,7 +253,10 @@ impl TransposeVariant {
     pub const fn tile(self, size: u32) -> (u32, u32) {
         match self.shape().tile {
             Tile::Elements(columns, rows) => (columns, rows),
-            Tile::Bytes(bytes, rows) => (bytes / size, rows),
+            Tile::Vector => (
+                vector_row_bytes(size as usize) as u32 / size,
+                vector_rows(size as usize) as u32,
+            ),
         }
     }
 
@@ -267,17 +292,40 @@ pub const fn vector_elements(size: usize) -> usize {
     VECTOR_BYTES as usize / size
 }
 
-/// Chunks per source row of a vector step's tile (16).
-pub const VECTOR_ROW_CHUNKS: usize = (VECTOR_ROW_BYTES / VECTOR_BYTES) as usize;
+/// Source rows of a vector step's tile for elements of `size` bytes: 64
+/// ([`VECTOR_TILE_ROWS`]), or 128 ([`VECTOR_BYTE_TILE_ROWS`]) for bytes. The
+/// destination tile's rows are this many elements: 128 bytes or more, so
+/// that the eight lanes of a 16-byte store fill a 128-byte line of one row.
+/// A byte tile of 64 rows would leave destination rows of 64 bytes (four
+/// 16-element chunks); 128 rows of 128 bytes keep it at 16 KiB and square.
+pub const fn vector_rows(size: usize) -> usize {
+    if size == 1 {
+        VECTOR_BYTE_TILE_ROWS as usize
+    } else {
+        VECTOR_TILE_ROWS as usize
+    }
+}
 
-/// Chunks each thread of a vector step moves: global loads, shared stores,
-/// and destination chunks gathered and stored (4).
-pub const VECTOR_CHUNKS: usize =
-    VECTOR_ROW_CHUNKS * VECTOR_TILE_ROWS as usize / VECTOR_THREADS as usize;
+/// Bytes per source row of a vector step's tile for elements of `size`
+/// bytes: 256 (128 2-byte elements, 64 4-byte, 32 8-byte ones), 128 for
+/// bytes.
+pub const fn vector_row_bytes(size: usize) -> usize {
+    VECTOR_TILE_BYTES as usize / vector_rows(size)
+}
+
+/// Chunks per source row of a vector step's tile: 16, or 8 for bytes.
+pub const fn vector_row_chunks(size: usize) -> usize {
+    vector_row_bytes(size) / VECTOR_BYTES as usize
+}
+
+/// Chunks each thread of a vector step moves, for every element size:
+/// global loads, shared stores, and destination chunks gathered and stored
+/// (4).
+pub const VECTOR_CHUNKS: usize = (VECTOR_TILE_BYTES / VECTOR_BYTES / VECTOR_THREADS) as usize;
 
 /// The element offset, in a vector step's shared tile, of source tile
 /// element `(row, col)`, for elements of `size` bytes. The tile keeps the
-/// source's orientation: rows of [`VECTOR_ROW_BYTES`], unpadded (each starts
+/// source's orientation: rows of [`vector_row_bytes`], unpadded (each starts
 /// at bank 0), chunk `c` of row `row` at chunk `c ^ ((row / b) % 8)` (`b`
 /// elements per chunk, 8 chunks per pass over the banks). Storing a row, the
 /// eight lanes a 16-byte access serves at once write consecutive chunks,
@@ -285,24 +333,29 @@ pub const VECTOR_CHUNKS: usize =
 /// destination chunk, lanes read element `e` of the rows `b·m + e` for eight
 /// consecutive `m` and one column: the XOR sends them to eight distinct
 /// chunks, and lanes reading neighbouring columns of those chunks fill the
-/// rest of the banks ([`vector_store_at`]). Pure, so host tests check the
-/// mapping and its banks.
+/// rest of the banks ([`vector_store_at`]). For bytes (`b` = 16, rows of
+/// eight chunks) a lane reads 4-byte words instead ([`vector_byte_word`]):
+/// word `i` of its gather is row `16·k + i` for the lane's `k` in `0..8`, so
+/// the XOR again puts eight lanes' rows in eight distinct chunks, and the
+/// four words of a chunk the other lanes read fill the rest of the banks.
+/// Pure, so host tests check the mapping and its banks.
 pub const fn vector_slot(row: usize, col: usize, size: usize) -> usize {
     let b = vector_elements(size);
     let chunk = col / b;
     let swizzled = chunk ^ ((row / b) % SWIZZLE_CHUNKS as usize);
-    row * (VECTOR_ROW_BYTES as usize / size) + swizzled * b + col % b
+    row * (vector_row_bytes(size) / size) + swizzled * b + col % b
 }
 
 /// Where chunk `n` (`0..VECTOR_CHUNKS`) that thread `t` of a vector step
 /// loads lies in the source tile: its first element's `(row, column)`. Each
-/// warp loads two whole rows of the tile, consecutive threads consecutive
-/// chunks.
+/// warp loads whole rows of the tile (two of 256 bytes, four of 128 for
+/// bytes), consecutive threads consecutive chunks.
 pub const fn vector_load_at(t: usize, n: usize, size: usize) -> (usize, usize) {
-    let rows = VECTOR_THREADS as usize / VECTOR_ROW_CHUNKS; // rows per pass
+    let row_chunks = vector_row_chunks(size);
+    let rows = VECTOR_THREADS as usize / row_chunks; // rows per pass
     (
-        t / VECTOR_ROW_CHUNKS + rows * n,
-        vector_elements(size) * (t % VECTOR_ROW_CHUNKS),
+        t / row_chunks + rows * n,
+        vector_elements(size) * (t % row_chunks),
     )
 }
 
@@ -313,14 +366,42 @@ pub const fn vector_load_at(t: usize, n: usize, size: usize) -> (usize, usize) {
 /// (128 bytes) each: lane `l` takes row `l / 8` and chunk `l % 8` of them,
 /// so each of its gathering loads reads eight rows `b` apart (distinct
 /// chunks after the swizzle) in each of four neighbouring columns.
+///
+/// For bytes a thread's four chunks are one chunk column of four
+/// consecutive destination rows, `4·q + p` for `q = 4·warp + l / 8`: the
+/// bytes of one 4-byte word of each of 16 source rows, gathered as words
+/// and transposed in registers ([`vector_byte_word`]). Each store `p` of a
+/// warp still covers four destination rows, eight chunks each.
 pub const fn vector_store_at(t: usize, p: usize, size: usize) -> (usize, usize) {
     let b = vector_elements(size);
     let lanes = 32;
     let (warp, lane) = (t / lanes, t % lanes);
+    if size == 1 {
+        let q = 4 * warp + lane / 8;
+        return (4 * q + p, b * (lane % 8));
+    }
     let unit = warp + (VECTOR_THREADS as usize / lanes) * p;
-    let groups = VECTOR_TILE_ROWS as usize / b / 8; // of 8 chunks per destination row
+    let groups = vector_rows(size) / b / 8; // of 8 chunks per destination row
     let (row_group, chunk_group) = (unit / groups, unit % groups);
     (4 * row_group + lane / 8, b * (8 * chunk_group + lane % 8))
+}
+
+/// Source rows a byte gather reads per thread: one chunk's worth (16).
+pub const VECTOR_BYTE_WORDS: usize = VECTOR_BYTES as usize;
+
+/// The byte offset, in a vector step's shared byte tile, of the 4-byte word
+/// that thread `t` reads `i`-th (`0..VECTOR_BYTE_WORDS`) to gather its
+/// destination chunks: source row `column + i`, source columns `row..row +
+/// 4`, where `(row, column)` is its first chunk ([`vector_store_at`]). Its
+/// byte `j` belongs to destination row `row + j`, byte `i` of the chunk; a
+/// 4×4 byte transpose of words `4·w..4·w + 4` ([`transpose_4x4_bytes`])
+/// gives word `w` of all four chunks. Four-byte aligned (`row` is a
+/// multiple of 4, and the swizzle moves whole chunks). All 16 words lie in
+/// one chunk column of 16 rows of one swizzle group, so they are 128 bytes
+/// apart: one address and constant offsets.
+pub const fn vector_byte_word(t: usize, i: usize) -> usize {
+    let (row, col) = vector_store_at(t, 0, 1);
+    vector_slot(col + i, row, 1)
 }
 
 /// [`TransposeVariant::VectorGrouped`]'s block order: the `(column, row)` of
@@ -526,15 +607,16 @@ mod device {
     #[derive(Clone, Copy)]
     struct Chunk(Words4);
 
-    /// Steps 6 and 7: a tile of [`VECTOR_TILE_ROWS`] source rows of
-    /// [`VECTOR_ROW_BYTES`] bytes moved in 16-byte chunks
-    /// ([`vector_load_at`], [`vector_slot`], [`vector_store_at`]). `T` is
-    /// `u32` or `u64`; `GROUPED` picks step 7's block order
+    /// Steps 6 and 7: a tile of [`vector_rows`] source rows of
+    /// [`vector_row_bytes`] bytes (64 × 256, or 128 × 128 for bytes) moved in
+    /// 16-byte chunks ([`vector_load_at`], [`vector_slot`],
+    /// [`vector_store_at`]; for bytes [`vector_byte_word`]). `T` is `u8`,
+    /// `u16`, `u32` or `u64`; `GROUPED` picks step 7's block order
     /// ([`grouped_tile`]). Also needs a 1D block of [`VECTOR_THREADS`]
-    /// threads, a grid of the variant's tiles (`ceil(width / (256 / size))`
-    /// × `ceil(height / 64)` blocks), 16 KiB of shared memory, and `src`
-    /// unwritten while the kernel runs (it is read through the read-only
-    /// path), which the contract's no-overlap already gives.
+    /// threads, a grid of the variant's tiles
+    /// ([`TransposeVariant::tile`]), [`VECTOR_TILE_BYTES`] of shared memory,
+    /// and `src` unwritten while the kernel runs (it is read through the
+    /// read-only path), which the contract's no-overlap already gives.
     pub unsafe fn vector<T: Copy, const GROUPED: bool>(
         src: *const T,
         src_pitch: usize,
@@ -543,16 +625,16 @@ mod device {
         width: u32,
         height: u32,
     ) {
-        const ROWS: usize = VECTOR_TILE_ROWS as usize;
         let size = size_of::<T>();
         let b = vector_elements(size);
-        let columns = VECTOR_ROW_BYTES as usize / size; // of the source tile
+        let rows = vector_rows(size); // of the source tile
+        let columns = vector_row_bytes(size) / size;
         let (tile_x, tile_y) = if GROUPED {
             grouped_tile(block_idx_x(), block_idx_y(), grid_dim_x(), grid_dim_y())
         } else {
             (block_idx_x(), block_idx_y())
         };
-        let (bx, by) = (tile_x as usize * columns, tile_y as usize * ROWS);
+        let (bx, by) = (tile_x as usize * columns, tile_y as usize * rows);
         let (width, height) = (width as usize, height as usize);
         let t = thread_idx_x() as usize;
         let tile = dynamic_shared::<T>();
@@ -561,11 +643,12 @@ mod device {
         // and the tile wholly inside the matrix. Then every chunk access
         // below lies inside the matrices and is 16-byte aligned: the first
         // elements and the pitches are multiples of 16 bytes, and so are the
-        // tile's origin (256 bytes and 64 rows) and every chunk's offset in
-        // it (`b` elements).
+        // tile's origin (256 or 128 bytes across, 64 or 128 rows down: a
+        // multiple of 128 bytes of destination row) and every chunk's offset
+        // in it (`b` elements).
         let bits = (src as usize) | (dst as usize) | (src_pitch * size) | (dst_pitch * size);
         let aligned = bits.is_multiple_of(VECTOR_BYTES as usize);
-        let fast = aligned && bx + columns <= width && by + ROWS <= height;
+        let fast = aligned && bx + columns <= width && by + rows <= height;
         if fast {
             // Every load before the first shared store: 64 bytes in flight.
             // One address, then constant row offsets from it.
@@ -586,7 +669,7 @@ mod device {
             // source row at a time.
             let pass = VECTOR_THREADS as usize / columns;
             let (col, row0) = (t % columns, t / columns);
-            for k in 0..ROWS / pass {
+            for k in 0..rows / pass {
                 let row = row0 + pass * k;
                 if bx + col < width && by + row < height {
                     *tile.add(vector_slot(row, col, size)) =
@@ -596,14 +679,36 @@ mod device {
         }
         sync_threads();
         if fast {
-            // Gather each destination chunk, element by element (a column of
-            // `b` source rows), into the registers of one 16-byte store.
             let mut gathered = [Chunk([0; 4]); VECTOR_CHUNKS];
-            for p in 0..VECTOR_CHUNKS {
-                let (row, col) = vector_store_at(t, p, size);
-                let out = (&raw mut gathered[p]).cast::<T>();
-                for e in 0..b {
-                    *out.add(e) = *tile.add(vector_slot(col + e, row, size));
+            if size == 1 {
+                // Bytes: 16 words, one per source row, each holding a byte
+                // of four destination rows; four 4×4 byte transposes make
+                // word `w` of the four chunks from words `4·w..4·w + 4`.
+                // Every word lies in the tile, 4-byte aligned, and was
+                // written above by this block before the barrier
+                // (`vector_byte_word`; host tests check it).
+                let words = tile.cast::<u8>();
+                for w in 0..4 {
+                    let mut block = [0u32; 4];
+                    for k in 0..4 {
+                        let i = 4 * w + k;
+                        block[k] = *words.add(vector_byte_word(t, i)).cast::<u32>();
+                    }
+                    let columns = transpose_4x4_bytes(block);
+                    for p in 0..VECTOR_CHUNKS {
+                        gathered[p].0[w] = columns[p];
+                    }
+                }
+            } else {
+                // Gather each destination chunk, element by element (a
+                // column of `b` source rows), into the registers of one
+                // 16-byte store.
+                for p in 0..VECTOR_CHUNKS {
+                    let (row, col) = vector_store_at(t, p, size);
+                    let out = (&raw mut gathered[p]).cast::<T>();
+                    for e in 0..b {
+                        *out.add(e) = *tile.add(vector_slot(col + e, row, size));
+                    }
                 }
             }
             for p in 0..VECTOR_CHUNKS {
@@ -616,8 +721,8 @@ mod device {
         } else {
             // Only elements of the matrix: exactly those written above. A
             // warp writes 32 elements of a destination row at a time.
-            let pass = VECTOR_THREADS as usize / ROWS;
-            let (col, row0) = (t % ROWS, t / ROWS);
+            let pass = VECTOR_THREADS as usize / rows;
+            let (col, row0) = (t % rows, t / rows);
             for k in 0..columns / pass {
                 let row = row0 + pass * k;
                 if bx + row < width && by + col < height {
@@ -654,12 +759,12 @@ kernels! {
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             shares transpose_naive
             => device::words_4x4(src, src_pitch, dst, dst_pitch, width, height);
-        fn transpose_vector_tile<T in u32, u64>(
+        fn transpose_vector_tile<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             shares transpose_naive
             => device::vector::<T, false>(
                 src, src_pitch, dst, dst_pitch, width, height);
-        fn transpose_vector_grouped<T in u32, u64>(
+        fn transpose_vector_grouped<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             shares transpose_naive
             => device::vector::<T, true>(
@@ -714,22 +819,62 @@ mod tests {
     }
 
     /// The vector steps' sizes: 16 KiB of shared memory and 64 bytes per
-    /// thread for both element sizes.
+    /// thread for every element size; 64 rows of 256 bytes, 128 rows of 128
+    /// bytes for 1-byte elements.
     #[test]
-    fn vector_tiles_cover_256_bytes_by_64_rows() {
+    fn vector_tiles_cover_16_kib() {
         for v in [
             TransposeVariant::VectorTile,
             TransposeVariant::VectorGrouped,
         ] {
+            assert_eq!(v.tile(1), (128, 128));
+            assert_eq!(v.tile(2), (128, 64));
             assert_eq!(v.tile(4), (64, 64));
             assert_eq!(v.tile(8), (32, 64));
-            assert_eq!(v.shared_bytes(4), 16384);
-            assert_eq!(v.shared_bytes(8), 16384);
+            for size in [1, 2, 4, 8] {
+                assert!(v.supports(size as usize));
+                assert_eq!(v.shared_bytes(size), VECTOR_TILE_BYTES);
+                // Destination rows of the tile: at least one 128-byte line.
+                assert!(v.tile(size).1 * size >= 128);
+            }
             assert_eq!(v.block(), (VECTOR_THREADS, 1));
-            assert!(v.supports(4) && v.supports(8) && !v.supports(1) && !v.supports(2));
         }
         assert_eq!(VECTOR_CHUNKS, 4);
         assert_eq!(SWIZZLE_CHUNKS, 8);
+        assert_eq!(vector_row_chunks(1), 8);
+        assert_eq!(vector_row_chunks(2), 16);
+    }
+
+    /// The shared tile a vector step's fast path fills, simulated thread by
+    /// thread with the kernel's mappings: `value(r, c)` at the slot of
+    /// source tile element `(r, c)`. Checks that every load lies in the
+    /// tile, chunk-aligned, and that each slot is written once with the
+    /// element the checked path puts there.
+    fn fill_vector_tile<V: Copy + PartialEq + core::fmt::Debug>(
+        size: usize,
+        value: impl Fn(usize, usize) -> V,
+    ) -> Vec<Option<V>> {
+        let b = vector_elements(size);
+        let (columns, rows) = (vector_row_bytes(size) / size, vector_rows(size));
+        let mut shared = vec![None; columns * rows];
+        for t in 0..VECTOR_THREADS as usize {
+            for n in 0..VECTOR_CHUNKS {
+                let (r, c) = vector_load_at(t, n, size);
+                assert!(r < rows && c + b <= columns, "load outside the tile");
+                let slot = vector_slot(r, c, size);
+                assert_eq!(slot % b, 0, "chunk not aligned");
+                for e in 0..b {
+                    assert!(shared[slot + e].is_none(), "shared element written twice");
+                    shared[slot + e] = Some(value(r, c + e));
+                }
+            }
+        }
+        for r in 0..rows {
+            for c in 0..columns {
+                assert_eq!(shared[vector_slot(r, c, size)], Some(value(r, c)));
+            }
+        }
+        shared
     }
 
     /// Runs a vector step's fast path for one tile on the CPU, thread by
@@ -737,30 +882,14 @@ mod tests {
     /// `(r, c)` holds `r · 1000 + c`, and every destination element must
     /// come out, once, as its transposed source. The fast path leaves each
     /// element where the checked path puts it (`vector_slot(row, column)`).
+    /// Bytes gather by words: [`vector_byte_path_transposes_a_tile`].
     #[test]
     fn vector_fast_path_transposes_a_tile() {
-        for size in [4usize, 8] {
+        for size in [2usize, 4, 8] {
             let b = vector_elements(size);
-            let (columns, rows) = (256 / size, 64);
+            let (columns, rows) = (vector_row_bytes(size) / size, vector_rows(size));
             let value = |r: usize, c: usize| r * 1000 + c;
-            let mut shared = vec![None; columns * rows];
-            for t in 0..VECTOR_THREADS as usize {
-                for n in 0..VECTOR_CHUNKS {
-                    let (r, c) = vector_load_at(t, n, size);
-                    assert!(r < rows && c + b <= columns, "load outside the tile");
-                    let slot = vector_slot(r, c, size);
-                    assert_eq!(slot % b, 0, "chunk not aligned");
-                    for e in 0..b {
-                        assert!(shared[slot + e].is_none(), "shared element written twice");
-                        shared[slot + e] = Some(value(r, c + e));
-                    }
-                }
-            }
-            for r in 0..rows {
-                for c in 0..columns {
-                    assert_eq!(shared[vector_slot(r, c, size)], Some(value(r, c)));
-                }
-            }
+            let shared = fill_vector_tile(size, value);
             let mut stored = vec![false; columns * rows];
             for t in 0..VECTOR_THREADS as usize {
                 for p in 0..VECTOR_CHUNKS {
@@ -779,39 +908,131 @@ mod tests {
         }
     }
 
-    /// Shared-memory banks: a 16-byte access is served eight lanes at a
-    /// time, an 8-byte one sixteen, a 4-byte one 32; within each such group
-    /// the lanes must hit distinct banks (the 128 bytes of one pass), both
-    /// storing the loaded chunks and gathering destination chunks.
+    /// The byte tile's fast path on the CPU, thread by thread, as the kernel
+    /// runs it: the loads into a byte array of shared memory, then each
+    /// thread's 16 word reads at [`vector_byte_word`] (inside the tile,
+    /// 4-byte aligned) and the same [`transpose_4x4_bytes`], chunk `p` to
+    /// destination row `row + p`. Bytes hold 256 values, so the tile runs
+    /// twice: once holding each element's source row, once its column.
     #[test]
-    fn vector_shared_accesses_are_conflict_free() {
-        fn distinct(accesses: impl Iterator<Item = usize>, bytes: usize) -> bool {
-            let mut units: Vec<_> = accesses.map(|slot| slot * bytes % 128 / bytes).collect();
-            let n = units.len();
-            units.sort();
-            units.dedup();
-            units.len() == n
-        }
-        for size in [4usize, 8] {
-            let b = vector_elements(size);
-            for n in 0..VECTOR_CHUNKS {
-                for lanes in (0..VECTOR_THREADS as usize).step_by(8) {
-                    let slots = (lanes..lanes + 8).map(|t| {
-                        let (row, col) = vector_load_at(t, n, size);
-                        vector_slot(row, col, size) * size / 16
-                    });
-                    assert!(distinct(slots, 16), "size {size}: store conflict");
+    fn vector_byte_path_transposes_a_tile() {
+        let n = vector_rows(1); // 128 × 128
+        assert_eq!(vector_row_bytes(1), n);
+        let mut stored = vec![0u8; n * n];
+        for (pass, value) in [|r: usize, _: usize| r as u8, |_: usize, c: usize| c as u8]
+            .into_iter()
+            .enumerate()
+        {
+            let shared: Vec<u8> = fill_vector_tile(1, value)
+                .into_iter()
+                .map(Option::unwrap)
+                .collect();
+            for t in 0..VECTOR_THREADS as usize {
+                let mut words = [0u32; VECTOR_BYTE_WORDS];
+                for (i, word) in words.iter_mut().enumerate() {
+                    let at = vector_byte_word(t, i);
+                    assert_eq!(at % 4, 0, "word not aligned");
+                    assert!(at + 4 <= shared.len(), "word outside the tile");
+                    *word = u32::from_le_bytes(shared[at..at + 4].try_into().unwrap());
+                }
+                let mut chunks = [[0u32; 4]; VECTOR_CHUNKS];
+                for w in 0..4 {
+                    let columns = transpose_4x4_bytes(words[4 * w..4 * w + 4].try_into().unwrap());
+                    for p in 0..VECTOR_CHUNKS {
+                        chunks[p][w] = columns[p];
+                    }
+                }
+                let (row0, _) = vector_store_at(t, 0, 1);
+                for (p, chunk) in chunks.iter().enumerate() {
+                    let (row, col) = vector_store_at(t, p, 1);
+                    assert_eq!(row, row0 + p);
+                    assert!(row < n && col + 16 <= n && col % 16 == 0);
+                    for (e, byte) in chunk.iter().flat_map(|w| w.to_le_bytes()).enumerate() {
+                        // Destination (row, col + e) is source (col + e, row).
+                        assert_eq!(byte, value(col + e, row), "thread {t} chunk {p} byte {e}");
+                        stored[row * n + col + e] |= 1 << pass;
+                    }
                 }
             }
-            let phase = 128 / size;
-            for p in 0..VECTOR_CHUNKS {
-                for e in 0..b {
-                    for lanes in (0..VECTOR_THREADS as usize).step_by(phase) {
-                        let slots = (lanes..lanes + phase).map(|t| {
-                            let (row, col) = vector_store_at(t, p, size);
-                            vector_slot(col + e, row, size)
-                        });
-                        assert!(distinct(slots, size), "size {size}: gather conflict");
+        }
+        assert!(stored.iter().all(|&s| s == 3), "element not stored");
+    }
+
+    /// Whether the lanes of one warp-wide shared-memory access at these byte
+    /// addresses, each `width` bytes wide, take one pass per phase: a 16-byte
+    /// access is served eight lanes at a time, an 8-byte one sixteen, a 4-,
+    /// 2- or 1-byte one 32; within each such group no two distinct 4-byte
+    /// words may fall in one bank (lanes reading the same word share it).
+    fn conflict_free(addresses: &[usize], width: usize) -> bool {
+        let phase = (128 / width.max(4)).min(32);
+        addresses.chunks(phase).all(|lanes| {
+            let mut words: Vec<usize> = lanes
+                .iter()
+                .flat_map(|&a| (a / 4..(a + width).div_ceil(4)).collect::<Vec<_>>())
+                .collect();
+            words.sort();
+            words.dedup();
+            let mut banks: Vec<usize> = words.iter().map(|w| w % BANKS as usize).collect();
+            banks.sort();
+            banks.dedup();
+            banks.len() == words.len()
+        })
+    }
+
+    #[test]
+    fn conflict_model_counts_distinct_words_per_bank() {
+        assert!(conflict_free(
+            &(0..32).map(|l| 4 * l).collect::<Vec<_>>(),
+            4
+        ));
+        assert!(conflict_free(&(0..32).collect::<Vec<_>>(), 1)); // 8 words
+        assert!(!conflict_free(
+            &(0..32).map(|l| 128 * l).collect::<Vec<_>>(),
+            4
+        ));
+        assert!(conflict_free(
+            &(0..32).map(|l| 16 * l).collect::<Vec<_>>(),
+            16
+        ));
+        assert!(!conflict_free(&[0, 128], 4));
+    }
+
+    /// Shared-memory banks of every vector step access, per warp: storing
+    /// the loaded chunks (16 bytes), and gathering destination chunks (an
+    /// element at a time; for bytes a 4-byte word at a time).
+    #[test]
+    fn vector_shared_accesses_are_conflict_free() {
+        for size in [1usize, 2, 4, 8] {
+            let b = vector_elements(size);
+            for warp in (0..VECTOR_THREADS as usize).step_by(32) {
+                let lanes = warp..warp + 32;
+                for n in 0..VECTOR_CHUNKS {
+                    let stores: Vec<_> = lanes
+                        .clone()
+                        .map(|t| {
+                            let (row, col) = vector_load_at(t, n, size);
+                            vector_slot(row, col, size) * size
+                        })
+                        .collect();
+                    assert!(conflict_free(&stores, 16), "size {size}: store conflict");
+                }
+                if size == 1 {
+                    for i in 0..VECTOR_BYTE_WORDS {
+                        let words: Vec<_> = lanes.clone().map(|t| vector_byte_word(t, i)).collect();
+                        assert!(conflict_free(&words, 4), "word {i}: gather conflict");
+                    }
+                    continue;
+                }
+                for p in 0..VECTOR_CHUNKS {
+                    for e in 0..b {
+                        let loads: Vec<_> = lanes
+                            .clone()
+                            .map(|t| {
+                                let (row, col) = vector_store_at(t, p, size);
+                                vector_slot(col + e, row, size) * size
+                            })
+                            .collect();
+                        assert!(conflict_free(&loads, size), "size {size}: gather conflict");
                     }
                 }
             }
@@ -819,15 +1040,17 @@ mod tests {
     }
 
     /// Each warp's global accesses: whole 128-byte runs, one chunk per lane
-    /// (two rows of 256 bytes loaded, four of 128 stored).
+    /// (loaded: two rows of 256 bytes, or four of 128 for bytes; stored:
+    /// four rows of 128 bytes).
     #[test]
     fn vector_global_accesses_are_row_runs() {
-        for size in [4usize, 8] {
+        for size in [1usize, 2, 4, 8] {
             let b = vector_elements(size);
+            let load_rows = 32 / vector_row_chunks(size);
             for warp in (0..VECTOR_THREADS as usize).step_by(32) {
                 for n in 0..VECTOR_CHUNKS {
                     for (at, rows) in [
-                        (vector_load_at as fn(_, _, _) -> _, 2),
+                        (vector_load_at as fn(_, _, _) -> _, load_rows),
                         (vector_store_at, 4),
                     ] {
                         let mut chunks: Vec<_> =
@@ -837,7 +1060,7 @@ mod tests {
                         assert_eq!(chunks.len(), 32);
                         let mut starts: Vec<_> = chunks.iter().map(|&(r, _)| r).collect();
                         starts.dedup();
-                        assert_eq!(starts.len(), rows);
+                        assert_eq!(starts.len(), rows, "size {size}");
                         for r in starts {
                             let run: Vec<_> =
                                 chunks.iter().filter(|c| c.0 == r).map(|c| c.1).collect();
