@@ -235,9 +235,12 @@ mod tests {
                 }
             }
         }
+        // The defaults: the vector step for 16-byte aligned rows, words
+        // for 4-byte aligned bytes, the 32×32 tile otherwise.
+        assert_eq!(fastest(4, 16), TransposeVariant::VectorTile);
+        assert_eq!(fastest(1, 16), TransposeVariant::VectorTile);
         assert_eq!(fastest(4, 4), TransposeVariant::Tile32);
         assert_eq!(fastest(1, 4), TransposeVariant::Words4x4);
-        assert_eq!(fastest(1, 16), TransposeVariant::Words4x4);
         // With the vector step preferred for bytes: 16-byte aligned rows
         // take it, 4-byte aligned ones words, others the 32×32 tile.
         let vector = TransposeVariant::VectorTile;
