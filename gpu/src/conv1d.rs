@@ -40,6 +40,11 @@ pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// (16 outputs a thread, 123 registers: 256 FMAs per 8 shared-memory loads,
 /// the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
 /// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
+/// Measured and not kept (2^26 outputs, same runs): holding the narrow
+/// width to 64 registers for a fourth block per SM (20 bytes of spills)
+/// gave the H200 2.5% (mask 7 157 → 153 µs) and cost the H100 1 to 4%
+/// (mask 31 200 → 208 µs); loading two tiles ahead instead of one was
+/// slower on the H200 at either occupancy (mask 7 154 to 157 µs).
 pub const NARROW_MAX_TAPS: usize = 64;
 /// Words of padding after each segment in shared memory: segment `s`
 /// starts at word `(w + 4) s` (12 or 20), so the 16-byte loads of 8

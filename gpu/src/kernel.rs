@@ -58,8 +58,6 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // it spills 76 to 96 bytes; with them it runs 4096³ at 107 TFLOP/s on
     // an H100, without the cap (165 registers, no spills, one block) at 90.
     "gemm_tf32_f32",
-    // 20 bytes at 64 registers, for a fourth block per SM (`LAUNCH_BOUNDS`).
-    "conv1d_register_blocked_8_f32",
 ];
 
 /// Entries compiled for a number of resident blocks per SM, like CUDA's
@@ -84,15 +82,6 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
         entry: "gemm_tf32x3_f32",
         threads: crate::gemm::tensor::THREADS as u32,
         blocks_per_sm: 2,
-    },
-    // 65 registers left room for 3 blocks of 256 threads; 4 keep a third
-    // more loads in flight for the short masks, at 64 registers and 20
-    // bytes of spills: 2^26 outputs on an H200, mask 7 157 → 153.5 µs,
-    // mask 31 167.5 → 163 µs.
-    LaunchBounds {
-        entry: "conv1d_register_blocked_8_f32",
-        threads: crate::conv1d::blocked_threads(crate::conv1d::BLOCKED_WIDTHS[0]),
-        blocks_per_sm: 4,
     },
     // The transpose's vector steps are built around 8 blocks of 256 threads
     // per SM (64 bytes in flight per thread, 2048 threads): 32 registers.
