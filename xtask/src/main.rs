@@ -789,8 +789,8 @@ impl Usage {
 /// ptxas info    : Used 26 registers, used 1 barriers, 4096 bytes smem, 392 bytes cmem[0]
 /// ```
 ///
-/// The functions an entry calls are listed after it ("Function properties
-/// for <callee>" and their stack line): their stack frames and spills are
+/// The functions an entry calls are listed after it (`"Function properties
+/// for <callee>"` and their stack line): their stack frames and spills are
 /// added to the entry's, as they happen while it runs.
 fn parse_ptxas(report: &str) -> Vec<(String, Usage)> {
     let mut entries: Vec<(String, Usage)> = Vec::new();
