@@ -72,11 +72,12 @@ pub const POISSON_SEARCH: u32 = 1 << 31;
 pub const POISSON_SHARED_WORDS: usize = 4096;
 
 /// The guide's size for a table of `len` entries: `2^bits` buckets (and
-/// one more entry), 32 to 64 buckets per entry within 2^8 to 2^16, and at
+/// one more entry), 64 to 128 buckets per entry within 2^8 to 2^16, but at
 /// most 2^11 for tables of fewer than 2048 entries, so that those fit
-/// [`POISSON_SHARED_WORDS`]. A draw then lands in a bucket that holds an
-/// entry about once in 32 or more (the entries crowd the last buckets, the
-/// CDF's flat top, so less often still).
+/// [`POISSON_SHARED_WORDS`] (from 32 entries on they get fewer buckets
+/// each, one or two near 2047). At λ = 3.5 (about 20 entries, 2^11
+/// buckets) a draw lands in a bucket that holds an entry less than once in
+/// 100: the entries crowd the last buckets, the CDF's flat top.
 pub const fn poisson_guide_bits(len: usize) -> u32 {
     let bits = usize::BITS - len.leading_zeros() + 6;
     let cap = if len < 2048 { 11 } else { 16 };
