@@ -20,7 +20,7 @@
 #             Nsight Compute on one kernel of a ladder (profile.py beside this
 #             script): duration, DRAM against the peak, occupancy, registers,
 #             shared memory and its bank conflicts, top stall reasons; with
-#             the line-info PTX (ptx/*.lineinfo.ptx, loaded for sm_90 devices)
+#             the line-info PTX (ptx/*.lineinfo.ptx, loaded on compute capability 9.0)
 #             also the Rust lines that take the time
 #   multi     the multi-GPU benchmark (sharded sum and histogram over 1, 2, 4
 #             ... GPUs, all-reduce beside NCCL's own program): $OUT/multi.*
@@ -54,12 +54,12 @@ echo "NCCL: ${WARPSPEED_NCCL:-system library path}"
 # NVLink multicast stays off on shared machines.
 export NCCL_NVLS_ENABLE=0
 
-# The line-info build of the kernels (sm_90: Hopper), when the bundle has
+# The line-info build of the kernels (sm_90a: the H100 and H200), when the bundle has
 # it and the GPU runs it: reports then name Rust files and lines.
 lineinfo=
-if [ -f "$here/ptx/warpspeed_sm_90.lineinfo.ptx" ] && \
-   nvidia-smi --query-gpu=compute_cap --format=csv,noheader | grep -q '^9\.'; then
-  lineinfo=$here/ptx/warpspeed_sm_90.lineinfo.ptx
+if [ -f "$here/ptx/warpspeed_sm_90a.lineinfo.ptx" ] && \
+   nvidia-smi --query-gpu=compute_cap --format=csv,noheader | grep -q '^9\.0'; then
+  lineinfo=$here/ptx/warpspeed_sm_90a.lineinfo.ptx
 fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem --format=csv \

@@ -10,16 +10,19 @@ use crate::{FAMILIES, Kernel};
 /// The PTX targets the crate is built for (`cargo xtask build-ptx`) and
 /// the host library ships, oldest first: a baseline every GPU from Volta
 /// on loads (the driver compiles it for newer chips), Ampere's (the first
-/// with `cp.async` and TF32 tensor cores, also run by sm_86 and sm_89), and
-/// Hopper's own. Code behind `cfg(target_feature = "sm_80")` differs
-/// between them.
-pub const TARGETS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+/// with `cp.async` and TF32 tensor cores, also run by sm_86 and sm_89),
+/// Hopper's portable one (which newer GPUs compile), and Hopper's
+/// arch-specific one (`wgmma`), which runs on compute capability 9.0
+/// alone. Code behind `cfg(target_feature = "sm_80")` and `"sm_90a"`
+/// differs between them.
+pub const TARGETS: [&str; 4] = ["sm_70", "sm_80", "sm_90", "sm_90a"];
 
 /// The targets for which the library also ships machine code (cubins that
 /// `cargo xtask build-ptx` has ptxas make from the PTX of the same target).
-/// A cubin for sm_80 also loads on 8.6 and 8.9, one for sm_90 on 9.x; every
-/// other device gets the PTX, which the driver compiles (JIT) when loading it.
-pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90"];
+/// A cubin for sm_80 also loads on 8.6 and 8.9, the one for sm_90a on 9.0
+/// (the only 9.x); every other device gets PTX, which the driver compiles
+/// (JIT) when loading it.
+pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90a"];
 
 /// External functions the driver resolves when it loads a module, which PTX
 /// may therefore declare (`.extern .func`) and call: `vprintf`, the device's

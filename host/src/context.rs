@@ -224,7 +224,7 @@ fn describe(
     };
     if let Some(file) = file {
         let cc = compute_capability.0 * 10 + compute_capability.1;
-        if cc < crate::ptx::minimum_of(file.target) {
+        if !crate::ptx::runs(file.target, cc) {
             return Err(Error::InvalidArgument(format!(
                 "{}={}: a {}.{} device cannot run PTX built for {}",
                 crate::ptx::PTX_FILE,

@@ -115,7 +115,7 @@ use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale};
-pub use warpspeed_gpu::gemm::{GemmVariant, Precision};
+pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// One product's configuration: the shape `m × n × k`, whether `A` and
@@ -141,6 +141,9 @@ pub struct Gemm {
     transpose_a: bool,
     transpose_b: bool,
     variant: GemmVariant,
+    /// Set by [`Gemm::precision`] (and [`Gemm::new`]): run the fastest step
+    /// of the precision that the device's module has, not `variant` itself.
+    by_precision: bool,
 }
 
 impl Gemm {
@@ -156,6 +159,7 @@ impl Gemm {
             transpose_a: false,
             transpose_b: false,
             variant: GemmVariant::FASTEST,
+            by_precision: true,
         }
     }
 
@@ -177,16 +181,26 @@ impl Gemm {
         }
     }
 
-    /// Computes in `precision`, with the fastest step of it
-    /// ([`GemmVariant::for_precision`]).
+    /// Computes in `precision`, with the fastest step of it that the
+    /// device runs ([`GemmVariant::fastest_for`]: the `wgmma` steps on an
+    /// H100 or H200, the `mma.sync` ones on other GPUs;
+    /// [`Context::gemm_variant`] says which).
     pub const fn precision(self, precision: Precision) -> Gemm {
-        self.variant(GemmVariant::for_precision(precision))
+        Gemm {
+            variant: GemmVariant::for_precision(precision),
+            by_precision: true,
+            ..self
+        }
     }
 
     /// Computes with one step of the ladder (which has its own
-    /// [`Precision`]).
+    /// [`Precision`]), on every device.
     pub const fn variant(self, variant: GemmVariant) -> Gemm {
-        Gemm { variant, ..self }
+        Gemm {
+            variant,
+            by_precision: false,
+            ..self
+        }
     }
 
     /// Rows of `op(A)` and of `C`.
@@ -219,7 +233,20 @@ impl Gemm {
         self.variant.precision()
     }
 
-    /// The ladder step that runs the product.
+    /// The step that runs this product from the module built for `target`
+    /// (`sm_90a`, ...): the one set by [`Gemm::variant`], or the fastest of
+    /// the precision there ([`GemmVariant::fastest_for`]).
+    pub fn step_on(&self, target: &str) -> GemmVariant {
+        if self.by_precision {
+            GemmVariant::fastest_for(self.variant.precision(), target)
+        } else {
+            self.variant
+        }
+    }
+
+    /// The ladder step set by [`Gemm::variant`], or for a precision its
+    /// portable step ([`GemmVariant::for_precision`]); the step that runs on
+    /// a device may be faster ([`Context::gemm_variant`]).
     pub const fn get_variant(&self) -> GemmVariant {
         self.variant
     }
@@ -262,15 +289,6 @@ fn strides(transposed: bool, pitch: usize) -> (usize, usize) {
     if transposed { (1, pitch) } else { (pitch, 1) }
 }
 
-/// Whether PTX built for `target` (`sm_70`, `sm_80`, `sm_90`) has the
-/// TF32 tensor-core instructions (`mma.sync ... .tf32`: sm_80 and newer).
-fn has_tf32_tensor_cores(target: &str) -> bool {
-    target
-        .strip_prefix("sm_")
-        .and_then(|v| v.parse::<u32>().ok())
-        .is_some_and(|v| v >= 80)
-}
-
 /// The product kernels' 1D grid: one block per tile, refused if the count
 /// does not fit a grid dimension's `u32` (the device's own, lower limit is
 /// checked at launch).
@@ -283,6 +301,12 @@ fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
 }
 
 impl Context {
+    /// The step that runs `gemm` on this context's device
+    /// ([`Gemm::step_on`] its loaded module).
+    pub fn gemm_variant(&self, gemm: &Gemm) -> GemmVariant {
+        gemm.step_on(self.info().ptx_target)
+    }
+
     /// Enqueues `C = α · op(A) · op(B) + β · C` as `gemm` says (shape,
     /// transposes, step); see the [module docs](crate::gemm) for the
     /// shapes, the BLAS rules and the accuracy. `a` must be
@@ -297,7 +321,9 @@ impl Context {
     /// [`Error::InvalidArgument`] for a `c` overlapping `a` or `b`, or a
     /// product too large for the grid; [`Error::Unsupported`] for the
     /// tensor-core steps ([`Precision::Tf32`], [`Precision::Tf32x3`]) on a
-    /// context that loaded PTX older than `sm_80`. All before any launch.
+    /// context that loaded PTX older than `sm_80`, and for the `wgmma`
+    /// steps, set by [`Gemm::variant`], on one that did not load `sm_90a`.
+    /// All before any launch.
     pub fn gemm_into<'a>(
         &'a self,
         gemm: &Gemm,
@@ -322,16 +348,25 @@ impl Context {
                 });
             }
         }
-        let variant = gemm.variant;
+        let variant = self.gemm_variant(gemm);
         let target = self.info().ptx_target;
-        if variant.needs_sm80() && !has_tf32_tensor_cores(target) {
-            return Err(Error::Unsupported {
-                variant: variant.name(),
-                reason: format!(
+        let needs = variant.needs();
+        if !needs.met_by(target) {
+            let reason = match needs {
+                Needs::Sm90a => format!(
+                    "needs `wgmma` (the sm_90a PTX, which compute capability 9.0 alone \
+                     loads), but this context loaded the {target} PTX; \
+                     Gemm::precision picks the fastest step the device has"
+                ),
+                _ => format!(
                     "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
                      or newer), but this context loaded the {target} PTX (a GPU older than \
                      Ampere, or WARPSPEED_PTX={target}); Precision::Fp32 runs everywhere"
                 ),
+            };
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason,
             });
         }
         refuse_overlap("GEMM", ("C", c.span()), ("A", a.span()))?;
@@ -474,15 +509,35 @@ mod tests {
     }
 
     #[test]
-    fn tensor_cores_need_sm80_ptx() {
-        assert!(!has_tf32_tensor_cores("sm_70"));
-        assert!(!has_tf32_tensor_cores("sm_75"));
-        assert!(has_tf32_tensor_cores("sm_80"));
-        assert!(has_tf32_tensor_cores("sm_90"));
-        assert!(has_tf32_tensor_cores("sm_100"));
-        assert!(!has_tf32_tensor_cores("compute_90"));
+    fn tensor_cores_need_sm80_ptx_and_wgmma_sm90a() {
+        let tensor = Needs::Sm80;
+        assert!(!tensor.met_by("sm_70") && !tensor.met_by("sm_75"));
+        assert!(tensor.met_by("sm_80") && tensor.met_by("sm_90") && tensor.met_by("sm_90a"));
+        assert!(tensor.met_by("sm_100") && !tensor.met_by("compute_90"));
+        let wgmma = Needs::Sm90a;
+        assert!(wgmma.met_by("sm_90a"));
+        assert!(!wgmma.met_by("sm_90") && !wgmma.met_by("sm_80") && !wgmma.met_by("sm_100a"));
         for &v in GemmVariant::ALL {
-            assert_eq!(v.needs_sm80(), v.precision() != Precision::Fp32, "{v:?}");
+            assert_eq!(v.needs() == Needs::Any, v.precision() == Precision::Fp32, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn a_precision_runs_its_fastest_step_on_the_device() {
+        use GemmVariant::*;
+        for (p, portable, hopper) in [
+            (Precision::Fp32, Pipelined, Pipelined),
+            (Precision::Tf32, Tf32, Tf32Wgmma),
+            (Precision::Tf32x3, Tf32x3, Tf32x3Wgmma),
+        ] {
+            assert_eq!(GemmVariant::fastest_for(p, "sm_90a"), hopper);
+            for target in ["sm_70", "sm_80", "sm_90"] {
+                assert_eq!(GemmVariant::fastest_for(p, target), portable);
+            }
+            let gemm = Gemm::new(8, 8, 8).precision(p);
+            assert_eq!(gemm.get_variant(), portable);
+            assert_eq!(gemm.step_on("sm_90a"), hopper);
+            assert_eq!(gemm.variant(portable).step_on("sm_90a"), portable);
         }
     }
 

@@ -9,7 +9,8 @@
 //! driver's cache, `~/.nv/ComputeCache`, holds it), which is what devices of
 //! an architecture without a cubin (Volta, Turing, Blackwell) get.
 
-/// The environment variable that forces a PTX target (`sm_70`, `sm_80`, `sm_90`)
+/// The environment variable that forces a PTX target (`sm_70`, `sm_80`,
+/// `sm_90`, `sm_90a`)
 /// instead of the newest one the device runs. A forced target is always
 /// loaded as PTX (the driver compiles it), never as a cubin.
 pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
@@ -21,21 +22,63 @@ pub const PTX_OVERRIDE: &str = "WARPSPEED_PTX";
 /// kernels this library declares; the driver compiles it with line info.
 pub const PTX_FILE: &str = "WARPSPEED_PTX_FILE";
 
-/// `(minimum compute capability as major * 10 + minor, target, PTX)`, newest
-/// first. The driver compiles PTX for newer GPUs than its target; PTX for
-/// `sm_90` does not load on older ones.
-pub const MODULES: [(u32, &str, &str); 3] = [
-    (90, "sm_90", include_str!("../ptx/warpspeed_sm_90.ptx")),
-    (80, "sm_80", include_str!("../ptx/warpspeed_sm_80.ptx")),
-    (70, "sm_70", include_str!("../ptx/warpspeed_sm_70.ptx")),
+/// One embedded PTX module: its target and the compute capabilities
+/// (`major * 10 + minor`) that run it.
+#[derive(Clone, Copy, Debug)]
+pub struct Module {
+    /// The `.target` it was built for.
+    pub target: &'static str,
+    /// The oldest compute capability that runs it.
+    pub min_cc: u32,
+    /// The newest: the driver compiles portable PTX for any newer GPU, but
+    /// arch-specific PTX (`sm_90a`) only for its own.
+    pub max_cc: u32,
+    /// The PTX.
+    pub ptx: &'static str,
+}
+
+/// The embedded PTX, newest first: a device takes the first that it runs.
+pub const MODULES: [Module; 4] = [
+    Module {
+        target: "sm_90a",
+        min_cc: 90,
+        max_cc: 90,
+        ptx: include_str!("../ptx/warpspeed_sm_90a.ptx"),
+    },
+    Module {
+        target: "sm_90",
+        min_cc: 90,
+        max_cc: u32::MAX,
+        ptx: include_str!("../ptx/warpspeed_sm_90.ptx"),
+    },
+    Module {
+        target: "sm_80",
+        min_cc: 80,
+        max_cc: u32::MAX,
+        ptx: include_str!("../ptx/warpspeed_sm_80.ptx"),
+    },
+    Module {
+        target: "sm_70",
+        min_cc: 70,
+        max_cc: u32::MAX,
+        ptx: include_str!("../ptx/warpspeed_sm_70.ptx"),
+    },
 ];
+
+impl Module {
+    /// Whether a device of compute capability `cc` (`major * 10 + minor`)
+    /// runs it.
+    pub fn runs_on(&self, cc: u32) -> bool {
+        (self.min_cc..=self.max_cc).contains(&cc)
+    }
+}
 
 /// `(compute capability major, target, cubin)`: machine code that `ptxas`
 /// made from the PTX of the same target. A cubin runs on its own major
 /// architecture at any minor version at or above its target's (`sm_80` on
-/// 8.0, 8.6 and 8.9; `sm_90` on 9.0), and on nothing else.
+/// 8.0, 8.6 and 8.9; `sm_90a` on 9.0, the only 9.x), and on nothing else.
 pub const CUBINS: [(u32, &str, &[u8]); 2] = [
-    (9, "sm_90", include_bytes!("../ptx/warpspeed_sm_90.cubin")),
+    (9, "sm_90a", include_bytes!("../ptx/warpspeed_sm_90a.cubin")),
     (8, "sm_80", include_bytes!("../ptx/warpspeed_sm_80.cubin")),
 ];
 
@@ -54,8 +97,8 @@ pub fn select(major: u32, minor: u32) -> Option<(&'static str, &'static str)> {
     let cc = major * 10 + minor;
     MODULES
         .iter()
-        .find(|(min, _, _)| cc >= *min)
-        .map(|&(_, target, ptx)| (target, ptx))
+        .find(|m| m.runs_on(cc))
+        .map(|m| (m.target, m.ptx))
 }
 
 /// The shipped cubin for a device of compute capability `major.minor`:
@@ -83,15 +126,13 @@ pub(crate) fn choose(
         }
         return Ok(select(major, minor).map(|(target, ptx)| (target, Image::Ptx(ptx))));
     };
-    match MODULES.iter().find(|(_, target, _)| *target == forced) {
+    match MODULES.iter().find(|m| m.target == forced) {
         None => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: no such PTX target; the library ships {}",
             PTX_OVERRIDE,
             targets()
         ))),
-        Some(&(min, target, ptx)) if major * 10 + minor >= min => {
-            Ok(Some((target, Image::Ptx(ptx))))
-        }
+        Some(m) if m.runs_on(major * 10 + minor) => Ok(Some((m.target, Image::Ptx(m.ptx)))),
         Some(_) => Err(crate::Error::InvalidArgument(format!(
             "{}={forced}: a {major}.{minor} device cannot run PTX built for {forced}",
             PTX_OVERRIDE
@@ -127,7 +168,7 @@ pub(crate) fn read_ptx_file(path: String) -> crate::Result<PtxFile> {
         .lines()
         .find_map(|l| l.trim().strip_prefix(".target "))
         .map(|t| t.split([',', ' ']).next().unwrap_or_default())
-        .and_then(|t| MODULES.iter().find(|m| m.1 == t).map(|m| m.1))
+        .and_then(|t| MODULES.iter().find(|m| m.target == t).map(|m| m.target))
         .ok_or_else(|| invalid(format!("no `.target` of {}", targets())))?;
     let mut problems = Vec::new();
     warpspeed_gpu::ptx::check(&text, &mut |p| problems.push(p.to_string()));
@@ -142,20 +183,21 @@ pub(crate) fn read_ptx_file(path: String) -> crate::Result<PtxFile> {
 
 /// The shipped PTX targets, for messages.
 fn targets() -> String {
-    MODULES.iter().map(|m| m.1).collect::<Vec<_>>().join(", ")
+    MODULES.iter().map(|m| m.target).collect::<Vec<_>>().join(", ")
 }
 
-/// The minimum compute capability (`major * 10 + minor`) of a PTX target.
-pub(crate) fn minimum_of(target: &str) -> u32 {
+/// Whether a device of compute capability `cc` (`major * 10 + minor`)
+/// runs PTX of `target` (one of [`MODULES`]).
+pub(crate) fn runs(target: &str, cc: u32) -> bool {
     MODULES
         .iter()
-        .find(|m| m.1 == target)
-        .map_or(u32::MAX, |m| m.0)
+        .find(|m| m.target == target)
+        .is_some_and(|m| m.runs_on(cc))
 }
 
 /// The PTX of `target` (one of [`MODULES`]).
 pub(crate) fn ptx_of(target: &str) -> Option<&'static str> {
-    MODULES.iter().find(|m| m.1 == target).map(|m| m.2)
+    MODULES.iter().find(|m| m.target == target).map(|m| m.ptx)
 }
 
 #[cfg(test)]
@@ -174,9 +216,14 @@ mod tests {
         let (target, image) = choose((9, 0), Some("sm_70")).unwrap().unwrap();
         assert_eq!((target, kind(image)), ("sm_70", "ptx"));
         // Forcing the device's own target still loads PTX (the JIT path).
+        let (target, image) = choose((9, 0), Some("sm_90a")).unwrap().unwrap();
+        assert_eq!((target, kind(image)), ("sm_90a", "ptx"));
         let (target, image) = choose((9, 0), Some("sm_90")).unwrap().unwrap();
         assert_eq!((target, kind(image)), ("sm_90", "ptx"));
         assert!(choose((8, 0), Some("sm_90")).is_err());
+        // Arch-specific PTX runs on its own architecture alone.
+        assert!(choose((10, 0), Some("sm_90a")).is_err());
+        assert!(choose((10, 0), Some("sm_90")).is_ok());
         assert!(choose((9, 0), Some("sm_75")).is_err());
     }
 
@@ -187,7 +234,7 @@ mod tests {
                 .unwrap()
                 .map(|(target, image)| (target, kind(image)))
         };
-        assert_eq!(pick(9, 0), Some(("sm_90", "cubin")));
+        assert_eq!(pick(9, 0), Some(("sm_90a", "cubin")));
         assert_eq!(pick(8, 0), Some(("sm_80", "cubin")));
         assert_eq!(pick(8, 6), Some(("sm_80", "cubin")));
         assert_eq!(pick(8, 9), Some(("sm_80", "cubin")));
@@ -200,8 +247,9 @@ mod tests {
 
     #[test]
     fn newest_target_that_the_device_can_run() {
-        assert_eq!(select(9, 0).unwrap().0, "sm_90");
+        assert_eq!(select(9, 0).unwrap().0, "sm_90a");
         assert_eq!(select(10, 0).unwrap().0, "sm_90");
+        assert_eq!(select(12, 0).unwrap().0, "sm_90");
         assert_eq!(select(8, 9).unwrap().0, "sm_80");
         assert_eq!(select(8, 0).unwrap().0, "sm_80");
         assert_eq!(select(7, 5).unwrap().0, "sm_70");
@@ -211,7 +259,7 @@ mod tests {
 
     #[test]
     fn one_module_per_target_of_the_device_crate() {
-        let mut shipped: Vec<&str> = MODULES.iter().map(|m| m.1).collect();
+        let mut shipped: Vec<&str> = MODULES.iter().map(|m| m.target).collect();
         shipped.reverse(); // MODULES is newest first
         assert_eq!(shipped, warpspeed_gpu::ptx::TARGETS);
     }
@@ -220,12 +268,12 @@ mod tests {
     /// declared parameters, and calls nothing external.
     #[test]
     fn committed_ptx_matches_the_kernel_tables() {
-        for (_, target, ptx) in MODULES {
+        for Module { target, ptx, .. } in MODULES {
             let mut problems = Vec::new();
             warpspeed_gpu::ptx::check(ptx, &mut |p| problems.push(p.to_string()));
             assert!(problems.is_empty(), "{target}: {problems:#?}");
             assert!(
-                ptx.contains(&format!(".target {target}")),
+                ptx.contains(&format!(".target {target}\n")),
                 "{target}: wrong .target line"
             );
         }
@@ -239,6 +287,7 @@ mod tests {
         for (major, target, cubin) in CUBINS {
             assert!(cubin.starts_with(b"\x7fELF"), "{target}: not an ELF image");
             assert!(target.starts_with(&format!("sm_{major}")), "{target}");
+            assert!(MODULES.iter().any(|m| m.target == target));
         }
     }
 
@@ -272,7 +321,7 @@ mod tests {
             ),
             "not a build of these kernels",
         );
-        let shipped = write("sm_80.ptx", MODULES[1].2);
+        let shipped = write("sm_80.ptx", MODULES[2].ptx);
         let file = read_ptx_file(shipped).unwrap();
         assert_eq!(file.target, "sm_80");
         std::fs::remove_dir_all(&dir).unwrap();

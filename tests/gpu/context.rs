@@ -17,7 +17,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "empty device facts".into()
         })?;
         let cc = info.compute_capability;
-        let newest = if cc.0 >= 9 {
+        let newest = if cc == (9, 0) {
+            "sm_90a"
+        } else if cc.0 >= 9 {
             "sm_90"
         } else if cc.0 >= 8 {
             "sm_80"

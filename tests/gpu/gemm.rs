@@ -20,7 +20,7 @@ use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::gemm::{Gemm, GemmVariant, Precision};
+use warpspeed::gemm::{Gemm, GemmVariant, Needs, Precision};
 use warpspeed::{Context, Error, Matrix, MatrixMut};
 
 /// Written around `C`'s view (its offset and row padding): never a result,
@@ -34,11 +34,13 @@ const U: f64 = 1.0 / (1u64 << 24) as f64;
 const SAMPLES: usize = 2048;
 
 /// The steps the fast cases run.
-const FAST: [GemmVariant; 4] = [
+const FAST: [GemmVariant; 6] = [
     GemmVariant::WarpTiled,
     GemmVariant::Pipelined,
     GemmVariant::Tf32,
     GemmVariant::Tf32x3,
+    GemmVariant::Tf32Wgmma,
+    GemmVariant::Tf32x3Wgmma,
 ];
 
 /// The `γ` of the bound `|ĉ_ij − c_ij| ≤ γ · (|α| · Σ_p |a_ip| |b_pj| +
@@ -84,14 +86,10 @@ fn gamma(precision: Precision, k: usize) -> f64 {
     }
 }
 
-/// Whether the loaded PTX runs the tensor-core steps (sm_80 or newer; the
-/// suite also runs with `WARPSPEED_PTX=sm_70`, where they must be refused).
-fn tensor_cores(ctx: &Context) -> bool {
-    let target = ctx.info().ptx_target;
-    target
-        .strip_prefix("sm_")
-        .and_then(|v| v.parse::<u32>().ok())
-        .is_some_and(|v| v >= 80)
+/// Whether the loaded PTX runs `step` (the tensor-core steps need sm_80
+/// or newer, the `wgmma` ones sm_90a; the library refuses them elsewhere).
+fn runs(ctx: &Context, step: GemmVariant) -> bool {
+    step.needs().met_by(ctx.info().ptx_target)
 }
 
 /// Which steps a case runs.
@@ -531,7 +529,7 @@ fn check(ctx: &Context, step: GemmVariant, case: &Case) -> Result<(), Failed> {
     let mut c = upload(&c0)?;
     let result = run(ctx, &case.gemm().variant(step), case, device, &mut c);
     let what = format!("{step:?} {}", case.name());
-    if step.needs_sm80() && !tensor_cores(ctx) {
+    if !runs(ctx, step) {
         return match result {
             Err(Error::Unsupported { .. }) => untouched(&c, &c0, &what),
             other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
@@ -645,7 +643,7 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
     let input = cached_input(&case.key(), || case.input())?;
     let (host, device) = (&input.0, &input.1);
     let gemm = case.gemm();
-    if !tensor_cores(ctx) {
+    if !runs(ctx, GemmVariant::Tf32x3) {
         let mut c = upload(&case.initial_c())?;
         return match run(
             ctx,
@@ -659,13 +657,13 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
         };
     }
     let reference = reference(&case, host);
-    let error = |precision: Precision| -> Result<f64, Failed> {
+    let error = |step: GemmVariant| -> Result<f64, Failed> {
         let c0 = case.initial_c();
         let mut c = upload(&c0)?;
-        ok(run(ctx, &gemm.precision(precision), &case, device, &mut c))?;
+        ok(run(ctx, &gemm.variant(step), &case, device, &mut c))?;
         let got = download(&c)?;
         // Also a full check against the bound of `gamma`.
-        check_full(&case, precision, host, &c0, &got, &format!("{precision:?}"))?;
+        check_full(&case, step.precision(), host, &c0, &got, &format!("{step:?}"))?;
         let sum: f64 = got
             .iter()
             .zip(&reference.product)
@@ -673,16 +671,28 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
             .sum();
         Ok(sum.sqrt())
     };
-    let fp32 = error(Precision::Fp32)?;
-    let x3 = error(Precision::Tf32x3)?;
-    let tf32 = error(Precision::Tf32)?;
-    eprintln!("  ‖C − C_ref‖_F on 1024³: FP32 {fp32:e}, 3xTF32 {x3:e}, TF32 {tf32:e}");
-    ensure(x3 <= 2.0 * fp32, || {
-        format!("3xTF32's error {x3:e} is more than twice FP32's {fp32:e}")
-    })?;
-    ensure(tf32 >= 10.0 * x3, || {
-        format!("TF32's error {tf32:e} is not 10 times 3xTF32's {x3:e}: is TF32 rounding?")
-    })
+    let fp32 = error(GemmVariant::FASTEST)?;
+    // Both tensor-core ladders where the module has them.
+    let pairs = [
+        (GemmVariant::Tf32x3, GemmVariant::Tf32),
+        (GemmVariant::Tf32x3Wgmma, GemmVariant::Tf32Wgmma),
+    ];
+    for (x3_step, tf32_step) in pairs.into_iter().filter(|&(v, _)| runs(ctx, v)) {
+        let x3 = error(x3_step)?;
+        let tf32 = error(tf32_step)?;
+        eprintln!(
+            "  ‖C − C_ref‖_F on 1024³: FP32 {fp32:e}, {x3_step:?} {x3:e}, {tf32_step:?} {tf32:e}"
+        );
+        ensure(x3 <= 2.0 * fp32, || {
+            format!("{x3_step:?}'s error {x3:e} is more than twice FP32's {fp32:e}")
+        })?;
+        ensure(tf32 >= 10.0 * x3, || {
+            format!(
+                "{tf32_step:?}'s error {tf32:e} is not 10 times {x3_step:?}'s {x3:e}: is TF32 rounding?"
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// `k = 0` and `α = 0` give `C = β · C` exactly (the scale kernel, `β · c`
@@ -835,10 +845,14 @@ fn a_times_a_transposed(ctx: &Context) -> Result<(), Failed> {
 fn repeatable(ctx: &Context) -> Result<(), Failed> {
     let case = Case::new(129, 257, 100).aligned();
     let input = upload(&case.input())?;
-    let mut steps = vec![GemmVariant::FASTEST];
-    if tensor_cores(ctx) {
-        steps.push(GemmVariant::Tf32x3);
-    }
+    let steps: Vec<GemmVariant> = [
+        GemmVariant::FASTEST,
+        GemmVariant::Tf32x3,
+        GemmVariant::Tf32x3Wgmma,
+    ]
+    .into_iter()
+    .filter(|&step| runs(ctx, step))
+    .collect();
     for step in steps {
         let mut outs = Vec::new();
         for _ in 0..2 {
@@ -934,13 +948,20 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         expect_invalid(ctx.gemm_into(&gemm, 0.0, &a, &b, 0.5, &mut cv), what)?;
     }
     // The tensor-core steps where the loaded PTX lacks them.
-    if !tensor_cores(ctx) {
-        for precision in [Precision::Tf32, Precision::Tf32x3] {
-            let mut cv = ok(MatrixMut::new(&mut c, 6, 8))?;
-            match ctx.gemm_into(&gemm.precision(precision), 1.0, &a, &b, 0.0, &mut cv) {
-                Err(Error::Unsupported { .. }) => {}
-                other => return Err(format!("{precision:?} on sm_70: {other:?}").into()),
-            }
+    let target = ctx.info().ptx_target;
+    for &step in GemmVariant::ALL.iter().filter(|&&v| !runs(ctx, v)) {
+        let mut cv = ok(MatrixMut::new(&mut c, 6, 8))?;
+        match ctx.gemm_into(&gemm.variant(step), 1.0, &a, &b, 0.0, &mut cv) {
+            Err(Error::Unsupported { .. }) => {}
+            other => return Err(format!("{step:?} on {target}: {other:?}").into()),
+        }
+    }
+    // A precision runs the fastest step that the module has.
+    for precision in [Precision::Fp32, Precision::Tf32, Precision::Tf32x3] {
+        let step = ctx.gemm_variant(&gemm.precision(precision));
+        let expected = GemmVariant::fastest_for(precision, target);
+        if step != expected || (precision == Precision::Fp32) != (step.needs() == Needs::Any) {
+            return Err(format!("{precision:?} on {target} runs {step:?}").into());
         }
     }
     // Nothing was launched: C and the operands' buffer are as they were.

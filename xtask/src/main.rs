@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Instant;
 
 /// The PTX targets shipped in `host/ptx/` (one list, the device crate's).
-const PTX_TARGETS: [&str; 3] = warpspeed_gpu::ptx::TARGETS;
+const PTX_TARGETS: [&str; 4] = warpspeed_gpu::ptx::TARGETS;
 
 /// The targets also shipped as cubins in `host/ptx/` (the device crate's list).
 const CUBIN_TARGETS: [&str; 2] = warpspeed_gpu::ptx::CUBIN_TARGETS;
@@ -22,7 +22,7 @@ const HELP: &str = "\
 cargo xtask <task>
 
   build-ptx [--check]   build gpu/ for every PTX target into host/ptx/, and
-                        with ptxas a cubin for sm_80 and sm_90 beside it;
+                        with ptxas a cubin for sm_80 and sm_90a beside it;
                         --check: fail if the committed PTX or a cubin differs
   build-ptx --lineinfo [--print]
                         for debugging, leaving host/ptx/ alone: build gpu/ for
@@ -40,7 +40,7 @@ cargo xtask <task>
                         SPILLS_ON_PURPOSE (gpu/src/kernel.rs) does not name
   lint-gpu              clippy (-D warnings) on the device crate for nvptx64, per
                         PTX target: the kernels and prim/ as the GPU build sees
-                        them; and for sm_90 with the feature debug-print
+                        them; and for sm_90a with the feature debug-print
   test                  build-ptx --check, kernels --check, then every test (GPU
                         tests run where a CUDA device exists and are reported
                         ignored elsewhere)
@@ -53,7 +53,7 @@ cargo xtask <task>
   device                build release test and bench executables into
                         target/device/ with a script that runs them on a GPU
                         machine without Rust (see README), and
-                        target/device/ptx/warpspeed_sm_90.lineinfo.ptx (line
+                        target/device/ptx/warpspeed_sm_90a.lineinfo.ptx (line
                         tables, for compute-sanitizer)
   profile FAMILY [VARIANT]
                         on a GPU machine with Nsight Compute: build the bundle
@@ -1105,14 +1105,14 @@ fn json_string(text: &str) -> String {
 }
 
 /// Clippy on `warpspeed-gpu` for `nvptx64-nvidia-cuda`, once per PTX target
-/// (code gated on `target_feature = "sm_80"` differs between them), and once
-/// more for sm_90 with the feature `debug-print` (`gpu_print!`, the printing
-/// panic handler).
+/// (code gated on `target_feature = "sm_80"` and `"sm_90a"` differs between
+/// them), and once more for sm_90a with the feature `debug-print`
+/// (`gpu_print!`, the printing panic handler).
 fn lint_gpu() -> Result<(), String> {
     let runs = PTX_TARGETS
         .iter()
         .map(|target| (*target, false))
-        .chain([("sm_90", true)]);
+        .chain([("sm_90a", true)]);
     for (target, print) in runs {
         let mut cmd = cargo();
         cmd.args(["clippy", "--quiet", "--package", "warpspeed-gpu"])
@@ -1206,9 +1206,9 @@ fn bench(args: &[String]) -> Result<(), String> {
 /// Builds every test and bench executable in release mode and copies them,
 /// with `xtask/device.sh`, into `target/device/`: the folder a GPU machine
 /// without Rust needs (the PTX is embedded in the executables). Adds the
-/// sm_90 PTX with line tables, `ptx/warpspeed_sm_90.lineinfo.ptx`, for the
-/// script's compute-sanitizer runs (`WARPSPEED_PTX_FILE`); only sm_90, the
-/// GPU machines', to keep the bundle quick to build.
+/// sm_90a PTX with line tables, `ptx/warpspeed_sm_90a.lineinfo.ptx`, for
+/// the script's compute-sanitizer runs (`WARPSPEED_PTX_FILE`); only sm_90a,
+/// the GPU machines' (H100, H200), to keep the bundle quick to build.
 fn device() -> Result<(), String> {
     let out = root().join("target/device");
     let _ = fs::remove_dir_all(&out);
@@ -1265,10 +1265,10 @@ fn device() -> Result<(), String> {
         fs::copy(&profile, out.join("profile.py"))
             .map_err(|e| format!("{}: {e}", profile.display()))?;
     }
-    let lineinfo = out.join("ptx/warpspeed_sm_90.lineinfo.ptx");
-    let summary = write_lineinfo_ptx("sm_90", Flavor::LineInfo, &lineinfo)?;
+    let lineinfo = out.join("ptx/warpspeed_sm_90a.lineinfo.ptx");
+    let summary = write_lineinfo_ptx("sm_90a", Flavor::LineInfo, &lineinfo)?;
     println!(
-        "sm_90 with line tables: {summary} -> {}",
+        "sm_90a with line tables: {summary} -> {}",
         lineinfo.display()
     );
     println!("bundle ready: target/device (carry it; run `bash target/device/run.sh`)");

@@ -29,6 +29,7 @@ pub mod staging;
 pub mod tensor;
 pub mod vectorized;
 pub mod warp_tiled;
+pub mod wgmma;
 
 /// The arithmetic a step does its multiply-adds in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,10 +60,38 @@ pub struct GemmShape {
     pub tiles: TileConfig,
     /// The arithmetic.
     pub precision: Precision,
-    /// Whether the kernel needs sm_80 instructions (`mma.sync` on TF32):
-    /// its entry traps in PTX built for older targets, and the host refuses
-    /// it there.
-    pub needs_sm80: bool,
+    /// The PTX target the kernel needs: its entry traps in the other
+    /// modules, and the host refuses it there.
+    pub needs: Needs,
+}
+
+/// The instructions a step needs, and so the PTX modules that run it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing beyond sm_70: every module.
+    Any,
+    /// `cp.async` and `mma.sync` on TF32: the sm_80 module and newer.
+    Sm80,
+    /// `wgmma`, one of Hopper's arch-specific instructions: the sm_90a
+    /// module alone, which only compute capability 9.0 loads (the sm_90
+    /// module, which newer GPUs compile, has none).
+    Sm90a,
+}
+
+impl Needs {
+    /// Whether the module built for `target` (`sm_70`, `sm_80`, `sm_90`,
+    /// `sm_90a`) runs these instructions.
+    pub fn met_by(self, target: &str) -> bool {
+        let version = target
+            .strip_prefix("sm_")
+            .map(|v| v.trim_end_matches('a'))
+            .and_then(|v| v.parse::<u32>().ok());
+        match self {
+            Needs::Any => true,
+            Needs::Sm80 => version.is_some_and(|v| v >= 80),
+            Needs::Sm90a => target == "sm_90a",
+        }
+    }
 }
 
 /// A block's tile of `C`, its threads and its shared memory.
@@ -147,7 +176,7 @@ ladder! {
             kernel: "gemm_naive",
             tiles: lesson_tiles(32, 1024, 0),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 2 (lesson): consecutive threads take consecutive columns, so
         /// a warp reads 32 consecutive elements of a row of `B` (one
@@ -156,7 +185,7 @@ ladder! {
             kernel: "gemm_coalesced",
             tiles: lesson_tiles(32, 1024, 0),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 3 (lesson's `tiled_gemm`): the block stages 32 × 32 tiles
         /// of `op(A)` and `op(B)` in shared memory, so each element read
@@ -165,7 +194,7 @@ ladder! {
             kernel: "gemm_shared_tiles",
             tiles: lesson_tiles(32, 1024, 2 * 32 * 32 * 4),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 4: each thread computes 8 outputs of one column of a
         /// 64 × 64 tile, reusing the `B` value it loads from shared memory
@@ -175,7 +204,7 @@ ladder! {
             kernel: "gemm_register_1d",
             tiles: lesson_tiles(64, 512, (64 * 8 + 8 * 64) * 4),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 5: each thread computes an 8 × 8 block of a 128 × 128
         /// tile (an outer product of 8 values of `A` and 8 of `B` per `k`):
@@ -184,7 +213,7 @@ ladder! {
             kernel: "gemm_register_2d",
             tiles: lesson_tiles(128, 256, (128 * 8 + 8 * 128) * 4),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 6: the `A` tile is stored transposed (`k`-major) in shared
         /// memory, so a thread's 8 values of `A` for one `k` are
@@ -195,7 +224,7 @@ ladder! {
             kernel: "gemm_vectorized",
             tiles: lesson_tiles(128, 256, (8 * 128 + 8 * 128) * 4),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 7: a warp owns a 32 × 64 block of the tile and its lanes
         /// a 4 × 8 grid of 4 × 4 sub-blocks, twice in each direction: a
@@ -207,7 +236,7 @@ ladder! {
             kernel: "gemm_warp_tiled",
             tiles: warp_tiles(128, 128, 1),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Step 8: step 7's warp tiling fed by a ring of
         /// [`PIPELINE_STAGES`] shared-memory stages filled by `cp.async`
@@ -222,7 +251,7 @@ ladder! {
             kernel: "gemm_pipelined",
             tiles: pipelined_tiles(PIPELINED_CONFIGS[0]),
             precision: Precision::Fp32,
-            needs_sm80: false,
+            needs: Needs::Any,
         },
         /// Tensor cores: step 8's ring feeding `mma.sync.m16n8k8` on TF32
         /// operands (sm_80+), each warp a 64 × 32 block of a 128 × 128
@@ -231,7 +260,7 @@ ladder! {
             kernel: "gemm_tf32",
             tiles: warp_tiles(TENSOR_TILE, TENSOR_TILE, TENSOR_STAGES),
             precision: Precision::Tf32,
-            needs_sm80: true,
+            needs: Needs::Sm80,
         },
         /// Tensor cores with FP32 accuracy: each operand split into a big
         /// and a small TF32 part, three `mma.sync` per product.
@@ -239,7 +268,35 @@ ladder! {
             kernel: "gemm_tf32x3",
             tiles: warp_tiles(TENSOR_TILE, TENSOR_TILE, TENSOR_STAGES),
             precision: Precision::Tf32x3,
-            needs_sm80: true,
+            needs: Needs::Sm80,
+        },
+        /// Warpgroup tensor cores (sm_90a): `wgmma.m64n128k8` on TF32, two
+        /// warpgroups of 64 × 128 each, `B` read by the tensor cores from
+        /// shared memory after one rounding pass per stage; the products
+        /// run while the warps prepare the next ones.
+        Tf32Wgmma = "tf32_wgmma" => GemmShape {
+            kernel: "gemm_wgmma_tf32",
+            tiles: TileConfig {
+                tile_m: TENSOR_TILE as u32,
+                tile_n: TENSOR_TILE as u32,
+                threads: wgmma::THREADS as u32,
+                shared_bytes: wgmma::shared_bytes(),
+            },
+            precision: Precision::Tf32,
+            needs: Needs::Sm90a,
+        },
+        /// [`GemmVariant::Tf32Wgmma`] with each operand split into a big and
+        /// a small TF32 part: six `wgmma` per stage.
+        Tf32x3Wgmma = "tf32x3_wgmma" => GemmShape {
+            kernel: "gemm_wgmma_tf32x3",
+            tiles: TileConfig {
+                tile_m: TENSOR_TILE as u32,
+                tile_n: TENSOR_TILE as u32,
+                threads: wgmma::THREADS as u32,
+                shared_bytes: wgmma::shared_bytes(),
+            },
+            precision: Precision::Tf32x3,
+            needs: Needs::Sm90a,
         },
     }
     fastest = Pipelined;
@@ -271,14 +328,25 @@ impl GemmVariant {
         }
     }
 
+    /// The fastest step of `precision` in the module built for `target`:
+    /// the `wgmma` steps where it is `sm_90a`, else
+    /// [`GemmVariant::for_precision`].
+    pub fn fastest_for(precision: Precision, target: &str) -> GemmVariant {
+        match precision {
+            Precision::Tf32 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32Wgmma,
+            Precision::Tf32x3 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32x3Wgmma,
+            _ => GemmVariant::for_precision(precision),
+        }
+    }
+
     /// The step's arithmetic.
     pub const fn precision(self) -> Precision {
         self.shape().precision
     }
 
-    /// Whether the step needs sm_80 instructions.
-    pub const fn needs_sm80(self) -> bool {
-        self.shape().needs_sm80
+    /// The instructions the step needs.
+    pub const fn needs(self) -> Needs {
+        self.shape().needs
     }
 
     /// The launch of this step for an `m × n` product on a GPU of `sms`
@@ -299,6 +367,8 @@ impl GemmVariant {
             GemmVariant::WarpTiled => fixed(gemm_warp_tiled::entry::<f32>()),
             GemmVariant::Tf32 => fixed(gemm_tf32::entry::<f32>()),
             GemmVariant::Tf32x3 => fixed(gemm_tf32x3::entry::<f32>()),
+            GemmVariant::Tf32Wgmma => fixed(gemm_wgmma_tf32::entry::<f32>()),
+            GemmVariant::Tf32x3Wgmma => fixed(gemm_wgmma_tf32x3::entry::<f32>()),
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
                 let tiles = m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N);
@@ -496,6 +566,8 @@ gemm_kernels! {
     >;
     gemm_tf32 => tensor::kernel::<false>;
     gemm_tf32x3 => tensor::kernel::<true>;
+    gemm_wgmma_tf32 => wgmma::kernel::<false>;
+    gemm_wgmma_tf32x3 => wgmma::kernel::<true>;
 }
 
 /// The arguments of every product kernel.
@@ -532,12 +604,15 @@ mod tests {
         }
     }
 
+    /// Within the opt-in limit of every device that runs the step: 99 KiB
+    /// (compute capability 8.6 and 8.9), 227 KiB for the sm_90a steps.
     #[test]
     fn shared_memory_fits_every_device_with_opt_in() {
         for v in GemmVariant::ALL {
+            let limit = if v.needs() == Needs::Sm90a { 227 } else { 99 } * 1024;
             for m in [1, 100_000] {
                 let plan = v.plan(m, m, 132);
-                assert!(plan.tiles.shared_bytes <= 99 * 1024, "{v:?}");
+                assert!(plan.tiles.shared_bytes <= limit, "{v:?}");
                 assert!(plan.tiles.threads <= 1024 && plan.tiles.threads % 32 == 0);
             }
         }

@@ -16,6 +16,7 @@
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
 //! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
 //! * [`mma`]: tensor-core products on TF32 (`mma.sync`, sm_80+);
+//! * [`wgmma`]: warpgroup tensor-core products (`wgmma`, sm_90a only);
 //! * [`print`]: `gpu_print!`, the device's `printf`, and panic locations, for
 //!   debugging (feature `debug-print` only; never in the shipped PTX);
 //! * and, outside `prim` because the host needs their names and sizes too,
@@ -37,6 +38,8 @@ pub mod shared;
 pub mod stream;
 pub mod sync;
 pub mod warp;
+#[cfg(target_feature = "sm_90a")]
+pub mod wgmma;
 
 pub use atomic::*;
 pub use bytes::*;

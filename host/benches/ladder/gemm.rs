@@ -78,16 +78,11 @@ fn group(v: GemmVariant) -> &'static str {
     }
 }
 
-/// Whether this context runs the tensor-core steps (PTX for sm_80 or newer
-/// loaded; the library refuses them otherwise).
-fn tensor_cores(bench: &Bench) -> bool {
-    bench
-        .ctx
-        .info()
-        .ptx_target
-        .strip_prefix("sm_")
-        .and_then(|v| v.parse::<u32>().ok())
-        .is_some_and(|v| v >= 80)
+/// Whether the module built for `target` runs `step` (the library refuses
+/// the tensor-core steps without sm_80 PTX, the `wgmma` ones without
+/// sm_90a).
+fn runs(target: &str, step: GemmVariant) -> bool {
+    step.needs().met_by(target)
 }
 
 fn label((m, n, k): Shape) -> String {
@@ -111,7 +106,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         ),
         None => println!("\nFP32 peak unknown: the driver reports no SM clock"),
     }
-    let tensor = tensor_cores(bench);
+    let target = bench.ctx.info().ptx_target;
     let every = |_: GemmVariant| true;
     let cases: Vec<(Shape, Steps)> = if bench.quick {
         vec![((4096, 4096, 4096), fast)]
@@ -143,11 +138,11 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         ladder(
             bench,
             shape,
-            |v| steps(v) && (tensor || !v.needs_sm80()),
+            |v| steps(v) && runs(target, v),
             peers,
         )?;
     }
-    scaling(bench, tensor)
+    scaling(bench)
 }
 
 /// Device copies of `A` and `B` (enough of each to keep every launch out of
@@ -293,7 +288,7 @@ fn ladder(
 /// The FP32 step `gemm_into` uses and `tf32x3` over square products from
 /// 256 to 8192 (256, 1024, 4096 with `--quick`), against cuBLAS FP32 and,
 /// for reference, cuBLAS TF32.
-fn scaling(bench: &mut Bench, tensor: bool) -> Result<(), String> {
+fn scaling(bench: &mut Bench) -> Result<(), String> {
     let sides: Vec<usize> = if bench.quick {
         vec![256, 1024, 4096]
     } else {
@@ -311,8 +306,10 @@ fn scaling(bench: &mut Bench, tensor: bool) -> Result<(), String> {
     let mut peer_results = bench.peers.measure(&peer_cases).into_iter();
     let fp32 = GemmVariant::for_precision(Precision::Fp32);
     let mut ours = vec![(fp32, format!("warpspeed fp32 ({})", fp32.name()))];
-    if tensor {
-        ours.push((GemmVariant::Tf32x3, "warpspeed tf32x3".into()));
+    let target = bench.ctx.info().ptx_target;
+    let tf32x3 = GemmVariant::fastest_for(Precision::Tf32x3, target);
+    if runs(target, tf32x3) {
+        ours.push((tf32x3, format!("warpspeed tf32x3 ({})", tf32x3.name())));
     }
     let mut points = Vec::new();
     let mut unavailable: Vec<(String, String)> = Vec::new();

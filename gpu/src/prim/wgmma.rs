@@ -1,0 +1,236 @@
+//! Warpgroup tensor-core products (`wgmma`, sm_90a: Hopper's arch-specific
+//! features, which only the `sm_90a` build has).
+//!
+//! A *warpgroup* is 4 consecutive warps (128 threads, the first warp's index
+//! a multiple of 4). `wgmma.mma_async` multiplies a 64-row tile of `A` by an
+//! `n`-column tile of `B` for the whole warpgroup and runs asynchronously:
+//! issued, then committed as a group, then waited for. `B` is read from
+//! shared memory through a [`descriptor`]; here `A` comes from registers,
+//! in the fragment layout of [`mma_tf32_16x8x8`](super::mma_tf32_16x8x8)
+//! with warp `w` of the warpgroup holding rows `16w ..= 16w + 15`. The
+//! accumulator of `m64n128` is 64 registers per thread: with `g = lane / 4`,
+//! `t = lane % 4`, register `4i + e` holds row `16w + g + 8(e / 2)`, column
+//! `8i + 2t + e % 2`.
+//!
+//! The rules, from the PTX ISA, that the kernels follow:
+//!
+//! * [`fence`] before the first product of a batch, and whenever registers
+//!   that a product reads (its `A` fragment or accumulator) were written by
+//!   other instructions since the last fence;
+//! * shared memory written by ordinary stores must be made visible to the
+//!   products' (asynchronous) reads by [`fence_proxy_async`] on the writing
+//!   threads, then a barrier;
+//! * the accumulator must not be touched between a product and the
+//!   [`wait`] that covers it; [`wait`] takes it as an operand, so the
+//!   compiler cannot move its reads above the wait;
+//! * the shared memory a product reads must not be written until a wait
+//!   covers it;
+//! * every thread of the warpgroup executes the same instructions
+//!   (`.sync.aligned`): no divergent calls.
+
+use core::arch::asm;
+
+/// Accumulator registers per thread of an `m64n128` product.
+pub const WGMMA_N128_REGS: usize = 64;
+
+/// `wgmma.fence`: orders the warpgroup's earlier register writes before the
+/// products that follow. All threads of the warpgroup call it together.
+#[inline(always)]
+pub fn fence() {
+    // SAFETY: a fence: no operands, no memory access of its own.
+    unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) }
+}
+
+/// `fence.proxy.async.shared::cta`: makes this thread's earlier ordinary
+/// stores to shared memory visible to asynchronous-proxy reads (the
+/// products' operand reads), once a barrier has followed.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    // SAFETY: a fence: no operands.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) }
+}
+
+/// `wgmma.commit_group`: closes the products issued since the last commit
+/// into one group. All threads of the warpgroup call it together.
+#[inline(always)]
+pub fn commit() {
+    // SAFETY: no operands; groups are per warpgroup.
+    unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
+}
+
+/// `wgmma.wait_group PENDING`: waits until at most `PENDING` committed
+/// groups of the warpgroup's products are still running (0: all done), and
+/// hands back `d`, the accumulator of those done, so that nothing reads it
+/// earlier. All threads of the warpgroup call it together.
+#[inline(always)]
+pub fn wait<const PENDING: u32>(d: &mut [f32; WGMMA_N128_REGS]) {
+    // SAFETY: a wait; the accumulator is an in-out operand only to order
+    // the surrounding code (the PTX comment names them).
+    unsafe {
+        asm!(
+            "wgmma.wait_group.sync.aligned {n}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}",
+            n = const PENDING,
+            d0 = inout(reg32) d[0],
+            d1 = inout(reg32) d[1],
+            d2 = inout(reg32) d[2],
+            d3 = inout(reg32) d[3],
+            d4 = inout(reg32) d[4],
+            d5 = inout(reg32) d[5],
+            d6 = inout(reg32) d[6],
+            d7 = inout(reg32) d[7],
+            d8 = inout(reg32) d[8],
+            d9 = inout(reg32) d[9],
+            d10 = inout(reg32) d[10],
+            d11 = inout(reg32) d[11],
+            d12 = inout(reg32) d[12],
+            d13 = inout(reg32) d[13],
+            d14 = inout(reg32) d[14],
+            d15 = inout(reg32) d[15],
+            d16 = inout(reg32) d[16],
+            d17 = inout(reg32) d[17],
+            d18 = inout(reg32) d[18],
+            d19 = inout(reg32) d[19],
+            d20 = inout(reg32) d[20],
+            d21 = inout(reg32) d[21],
+            d22 = inout(reg32) d[22],
+            d23 = inout(reg32) d[23],
+            d24 = inout(reg32) d[24],
+            d25 = inout(reg32) d[25],
+            d26 = inout(reg32) d[26],
+            d27 = inout(reg32) d[27],
+            d28 = inout(reg32) d[28],
+            d29 = inout(reg32) d[29],
+            d30 = inout(reg32) d[30],
+            d31 = inout(reg32) d[31],
+            d32 = inout(reg32) d[32],
+            d33 = inout(reg32) d[33],
+            d34 = inout(reg32) d[34],
+            d35 = inout(reg32) d[35],
+            d36 = inout(reg32) d[36],
+            d37 = inout(reg32) d[37],
+            d38 = inout(reg32) d[38],
+            d39 = inout(reg32) d[39],
+            d40 = inout(reg32) d[40],
+            d41 = inout(reg32) d[41],
+            d42 = inout(reg32) d[42],
+            d43 = inout(reg32) d[43],
+            d44 = inout(reg32) d[44],
+            d45 = inout(reg32) d[45],
+            d46 = inout(reg32) d[46],
+            d47 = inout(reg32) d[47],
+            d48 = inout(reg32) d[48],
+            d49 = inout(reg32) d[49],
+            d50 = inout(reg32) d[50],
+            d51 = inout(reg32) d[51],
+            d52 = inout(reg32) d[52],
+            d53 = inout(reg32) d[53],
+            d54 = inout(reg32) d[54],
+            d55 = inout(reg32) d[55],
+            d56 = inout(reg32) d[56],
+            d57 = inout(reg32) d[57],
+            d58 = inout(reg32) d[58],
+            d59 = inout(reg32) d[59],
+            d60 = inout(reg32) d[60],
+            d61 = inout(reg32) d[61],
+            d62 = inout(reg32) d[62],
+            d63 = inout(reg32) d[63],
+            options(nostack),
+        );
+    }
+}
+
+/// `d = A · B + (accumulate ? d : 0)` for a 64 × 128 × 8 tile, TF32
+/// operands, `f32` accumulator: `a` this thread's fragment of `A` (layout in
+/// the module docs), `b` the [`descriptor`] of `B`'s 128 × 8 tile,
+/// `k`-major. Asynchronous: `d` is valid after a [`commit`] and a [`wait`].
+///
+/// # Safety
+/// Every thread of the warpgroup calls it together, after a [`fence`] that
+/// follows the last write of `a` and `d`; `b` describes shared memory of the
+/// block that holds the tile, made visible to the asynchronous proxy, and
+/// not written until a [`wait`] covers this product.
+#[inline(always)]
+pub unsafe fn mma_tf32_m64n128k8(
+    d: &mut [f32; WGMMA_N128_REGS],
+    a: [u32; 4],
+    b: u64,
+    accumulate: bool,
+) {
+    asm!(
+        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+        "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
+        "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
+            d0 = inout(reg32) d[0],
+            d1 = inout(reg32) d[1],
+            d2 = inout(reg32) d[2],
+            d3 = inout(reg32) d[3],
+            d4 = inout(reg32) d[4],
+            d5 = inout(reg32) d[5],
+            d6 = inout(reg32) d[6],
+            d7 = inout(reg32) d[7],
+            d8 = inout(reg32) d[8],
+            d9 = inout(reg32) d[9],
+            d10 = inout(reg32) d[10],
+            d11 = inout(reg32) d[11],
+            d12 = inout(reg32) d[12],
+            d13 = inout(reg32) d[13],
+            d14 = inout(reg32) d[14],
+            d15 = inout(reg32) d[15],
+            d16 = inout(reg32) d[16],
+            d17 = inout(reg32) d[17],
+            d18 = inout(reg32) d[18],
+            d19 = inout(reg32) d[19],
+            d20 = inout(reg32) d[20],
+            d21 = inout(reg32) d[21],
+            d22 = inout(reg32) d[22],
+            d23 = inout(reg32) d[23],
+            d24 = inout(reg32) d[24],
+            d25 = inout(reg32) d[25],
+            d26 = inout(reg32) d[26],
+            d27 = inout(reg32) d[27],
+            d28 = inout(reg32) d[28],
+            d29 = inout(reg32) d[29],
+            d30 = inout(reg32) d[30],
+            d31 = inout(reg32) d[31],
+            d32 = inout(reg32) d[32],
+            d33 = inout(reg32) d[33],
+            d34 = inout(reg32) d[34],
+            d35 = inout(reg32) d[35],
+            d36 = inout(reg32) d[36],
+            d37 = inout(reg32) d[37],
+            d38 = inout(reg32) d[38],
+            d39 = inout(reg32) d[39],
+            d40 = inout(reg32) d[40],
+            d41 = inout(reg32) d[41],
+            d42 = inout(reg32) d[42],
+            d43 = inout(reg32) d[43],
+            d44 = inout(reg32) d[44],
+            d45 = inout(reg32) d[45],
+            d46 = inout(reg32) d[46],
+            d47 = inout(reg32) d[47],
+            d48 = inout(reg32) d[48],
+            d49 = inout(reg32) d[49],
+            d50 = inout(reg32) d[50],
+            d51 = inout(reg32) d[51],
+            d52 = inout(reg32) d[52],
+            d53 = inout(reg32) d[53],
+            d54 = inout(reg32) d[54],
+            d55 = inout(reg32) d[55],
+            d56 = inout(reg32) d[56],
+            d57 = inout(reg32) d[57],
+            d58 = inout(reg32) d[58],
+            d59 = inout(reg32) d[59],
+            d60 = inout(reg32) d[60],
+            d61 = inout(reg32) d[61],
+            d62 = inout(reg32) d[62],
+            d63 = inout(reg32) d[63],
+        a0 = in(reg32) a[0],
+        a1 = in(reg32) a[1],
+        a2 = in(reg32) a[2],
+        a3 = in(reg32) a[3],
+        b = in(reg64) b,
+        scale = in(reg32) accumulate as u32,
+        options(nostack),
+    );
+}
