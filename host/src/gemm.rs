@@ -518,7 +518,11 @@ mod tests {
         assert!(wgmma.met_by("sm_90a"));
         assert!(!wgmma.met_by("sm_90") && !wgmma.met_by("sm_80") && !wgmma.met_by("sm_100a"));
         for &v in GemmVariant::ALL {
-            assert_eq!(v.needs() == Needs::Any, v.precision() == Precision::Fp32, "{v:?}");
+            assert_eq!(
+                v.needs() == Needs::Any,
+                v.precision() == Precision::Fp32,
+                "{v:?}"
+            );
         }
     }
 

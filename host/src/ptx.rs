@@ -183,7 +183,11 @@ pub(crate) fn read_ptx_file(path: String) -> crate::Result<PtxFile> {
 
 /// The shipped PTX targets, for messages.
 fn targets() -> String {
-    MODULES.iter().map(|m| m.target).collect::<Vec<_>>().join(", ")
+    MODULES
+        .iter()
+        .map(|m| m.target)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether a device of compute capability `cc` (`major * 10 + minor`)

@@ -663,7 +663,14 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
         ok(run(ctx, &gemm.variant(step), &case, device, &mut c))?;
         let got = download(&c)?;
         // Also a full check against the bound of `gamma`.
-        check_full(&case, step.precision(), host, &c0, &got, &format!("{step:?}"))?;
+        check_full(
+            &case,
+            step.precision(),
+            host,
+            &c0,
+            &got,
+            &format!("{step:?}"),
+        )?;
         let sum: f64 = got
             .iter()
             .zip(&reference.product)

@@ -172,7 +172,10 @@ mod device {
                     store4(big.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.0)));
                     store4(small.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.1)));
                 } else {
-                    store4(big.add(r * 16).cast(), v.map(|x| f32::from_bits(to_tf32(x))));
+                    store4(
+                        big.add(r * 16).cast(),
+                        v.map(|x| f32::from_bits(to_tf32(x))),
+                    );
                 }
             }
             wgmma::fence_proxy_async();
@@ -181,7 +184,12 @@ mod device {
             let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
             let fragment = |c: usize| {
                 let (x, k) = (rows + g, 8 * c + q);
-                [at_a(k, x), at_a(k, x + 8), at_a(k + 4, x), at_a(k + 4, x + 8)]
+                [
+                    at_a(k, x),
+                    at_a(k, x + 8),
+                    at_a(k + 4, x),
+                    at_a(k + 4, x + 8),
+                ]
             };
             let (big_at, small_at) = (shared_address(big), shared_address(small));
             let b_of = |at: u32, c: usize| {

@@ -135,12 +135,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             .into_iter()
             .filter_map(|(group, p)| p.map(|p| (group, p)))
             .collect();
-        ladder(
-            bench,
-            shape,
-            |v| steps(v) && runs(target, v),
-            peers,
-        )?;
+        ladder(bench, shape, |v| steps(v) && runs(target, v), peers)?;
     }
     scaling(bench)
 }
