@@ -19,6 +19,22 @@
 //! products at all: the host runs [`gemm_scale`] (`C = β · C`), which reads
 //! neither `A` nor `B`.
 
+/// `$body::<$consts.., A_K, B_K>(o, row0, col0, a, b)` for the staging
+/// layouts of the panels `a` and `b` (whether each is `k`-major): one body
+/// per pair of layouts, chosen once per launch (the pipelined and
+/// tensor-core steps).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! by_layouts {
+    ($($body:ident)::+; [$($c:tt),*]; $o:expr, $row0:expr, $col0:expr, $a:expr, $b:expr) => {
+        match ($a.k_major, $b.k_major) {
+            (false, true) => $($body)::+::<$($c,)* false, true>($o, $row0, $col0, $a, $b),
+            (true, true) => $($body)::+::<$($c,)* true, true>($o, $row0, $col0, $a, $b),
+            (false, false) => $($body)::+::<$($c,)* false, false>($o, $row0, $col0, $a, $b),
+            (true, false) => $($body)::+::<$($c,)* true, false>($o, $row0, $col0, $a, $b),
+        }
+    };
+}
+
 pub mod coalesced;
 pub mod naive;
 pub mod pipelined;
@@ -154,6 +170,15 @@ pub const TENSOR_TILE: usize = 128;
 /// Stages of the tensor-core steps' ring.
 pub const TENSOR_STAGES: usize = 3;
 
+/// The tiles of the `wgmma` steps: 128 × 128, two warpgroups, the ring
+/// and two converted stages of `B` ([`wgmma::shared_bytes`]).
+pub const WGMMA_TILES: TileConfig = TileConfig {
+    tile_m: TENSOR_TILE as u32,
+    tile_n: TENSOR_TILE as u32,
+    threads: wgmma::THREADS as u32,
+    shared_bytes: wgmma::shared_bytes(),
+};
+
 const fn lesson_tiles(side: u32, threads: u32, shared_bytes: u32) -> TileConfig {
     TileConfig {
         tile_m: side,
@@ -276,12 +301,7 @@ ladder! {
         /// run while the warps prepare the next ones.
         Tf32Wgmma = "tf32_wgmma" => GemmShape {
             kernel: "gemm_wgmma_tf32",
-            tiles: TileConfig {
-                tile_m: TENSOR_TILE as u32,
-                tile_n: TENSOR_TILE as u32,
-                threads: wgmma::THREADS as u32,
-                shared_bytes: wgmma::shared_bytes(),
-            },
+            tiles: WGMMA_TILES,
             precision: Precision::Tf32,
             needs: Needs::Sm90a,
         },
@@ -289,12 +309,7 @@ ladder! {
         /// a small TF32 part: six `wgmma` per stage.
         Tf32x3Wgmma = "tf32x3_wgmma" => GemmShape {
             kernel: "gemm_wgmma_tf32x3",
-            tiles: TileConfig {
-                tile_m: TENSOR_TILE as u32,
-                tile_n: TENSOR_TILE as u32,
-                threads: wgmma::THREADS as u32,
-                shared_bytes: wgmma::shared_bytes(),
-            },
+            tiles: WGMMA_TILES,
             precision: Precision::Tf32x3,
             needs: Needs::Sm90a,
         },

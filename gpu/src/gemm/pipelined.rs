@@ -257,10 +257,5 @@ pub(crate) unsafe fn kernel<
     let (tile_m, tile_n) = o.tile(BM, BN, BAND);
     let (row0, col0) = (tile_m * BM, tile_n * BN);
     let (a, b) = panels(&o, row0, col0);
-    match (a.k_major, b.k_major) {
-        (false, true) => body::<BM, BN, THREADS, QA, QB, false, true>(&o, row0, col0, &a, &b),
-        (true, true) => body::<BM, BN, THREADS, QA, QB, true, true>(&o, row0, col0, &a, &b),
-        (false, false) => body::<BM, BN, THREADS, QA, QB, false, false>(&o, row0, col0, &a, &b),
-        (true, false) => body::<BM, BN, THREADS, QA, QB, true, false>(&o, row0, col0, &a, &b),
-    }
+    by_layouts!(body; [BM, BN, THREADS, QA, QB]; &o, row0, col0, &a, &b)
 }

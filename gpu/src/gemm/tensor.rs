@@ -50,12 +50,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
         let (a, b) = panels(&o, row0, col0);
         // One body per pair of staging layouts, chosen once per launch.
-        match (a.k_major, b.k_major) {
-            (false, true) => tensor::<SPLIT, false, true>(&o, row0, col0, &a, &b),
-            (true, true) => tensor::<SPLIT, true, true>(&o, row0, col0, &a, &b),
-            (false, false) => tensor::<SPLIT, false, false>(&o, row0, col0, &a, &b),
-            (true, false) => tensor::<SPLIT, true, false>(&o, row0, col0, &a, &b),
-        }
+        by_layouts!(tensor; [SPLIT]; &o, row0, col0, &a, &b)
     }
 }
 

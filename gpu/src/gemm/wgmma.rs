@@ -95,12 +95,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: super::Operands) {
         let (tile_m, tile_n) = o.tile(TENSOR_TILE, TENSOR_TILE, BAND);
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
         let (a, b) = panels(&o, row0, col0);
-        match (a.k_major, b.k_major) {
-            (false, true) => device::body::<SPLIT, false, true>(&o, row0, col0, &a, &b),
-            (true, true) => device::body::<SPLIT, true, true>(&o, row0, col0, &a, &b),
-            (false, false) => device::body::<SPLIT, false, false>(&o, row0, col0, &a, &b),
-            (true, false) => device::body::<SPLIT, true, false>(&o, row0, col0, &a, &b),
-        }
+        by_layouts!(device::body; [SPLIT]; &o, row0, col0, &a, &b)
     }
 }
 
