@@ -34,7 +34,8 @@ use super::{TENSOR_TILE, WARP_BK, ring_bytes};
 
 /// Threads of a block: two warpgroups.
 pub const THREADS: usize = 256;
-/// Stages of the ring.
+/// Stages of the ring. Measured (an H200, 4096³, `Tf32x3`, same run): 3
+/// stages 60.6 TFLOP/s, 4 stages 67.2, 6 stages 64.3.
 pub const STAGES: usize = 4;
 /// Quads per thread and operand of a stage.
 pub const QUADS: usize = TENSOR_TILE * WARP_BK / 4 / THREADS;
