@@ -68,8 +68,9 @@
 //! The kernels come from the `warpspeed-gpu` crate and are embedded, so this
 //! crate builds on stable Rust. The device must have compute capability 7.0
 //! or newer; Ampere and Ada (8.x) load machine code built for sm_80, Hopper
-//! (9.x) machine code for sm_90 (no compiling at start-up); other devices get
-//! PTX that the driver compiles (sm_90 PTX on newer GPUs, sm_70 on older).
+//! (9.0) machine code for sm_90a, which adds the `wgmma` SGEMM steps (no
+//! compiling at start-up); other devices get PTX that the driver compiles
+//! (the portable sm_90 PTX on newer GPUs, sm_70 on older).
 //!
 //! Several GPUs: a [`Context`] is `Send` (one per GPU, each on its own
 //! thread), [`Context::devices`] lists them, and [`nccl::Group`] runs sums,
