@@ -80,10 +80,6 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
     );
     let (g, q) = (lane / 4, lane % 4);
     let mut acc = [[[0.0f32; 4]; NI]; MI];
-    let split = |x: f32| {
-        let big = to_tf32(x);
-        (big, to_tf32(x - f32::from_bits(big)))
-    };
     ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
         // Element (x, k) of a staged tile; either layout keeps a
         // fragment's 32 words in 32 banks.
@@ -116,7 +112,7 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
                 for j in 0..NI {
                     let v = b_raw(j, 8 * h);
                     for e in 0..2 {
-                        (b_big[j][e], b_small[j][e]) = split(v[e]);
+                        (b_big[j][e], b_small[j][e]) = split_tf32(v[e]);
                     }
                 }
                 unroll!(i in [0 1 2 3] => {
@@ -124,7 +120,7 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
                     let mut a_big = [0u32; 4];
                     let mut a_small = [0u32; 4];
                     for e in 0..4 {
-                        (a_big[e], a_small[e]) = split(v[e]);
+                        (a_big[e], a_small[e]) = split_tf32(v[e]);
                     }
                     // Small terms first: they are the least significant.
                     // Each product of a tile waits for the one before, so

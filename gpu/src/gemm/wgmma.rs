@@ -152,10 +152,6 @@ mod device {
         let converted = dynamic_shared::<f32>()
             .add(ring_bytes(T, T, STAGES) as usize / 4)
             .cast::<u8>();
-        let split = |x: f32| {
-            let big = to_tf32(x);
-            (big, to_tf32(x - f32::from_bits(big)))
-        };
         let mut acc = [0.0f32; WGMMA_N128_REGS];
         // `Tf32x3`: the products of the stage before, still running.
         let mut part = [0.0f32; WGMMA_N128_REGS];
@@ -174,7 +170,7 @@ mod device {
                 let v: [f32; 4] =
                     core::array::from_fn(|e| *sb.add(Layout::<B_K>::index(T, n, k0 + e)));
                 if SPLIT {
-                    let parts = v.map(split);
+                    let parts = v.map(split_tf32);
                     store4(big.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.0)));
                     store4(small.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.1)));
                 } else {
@@ -213,7 +209,7 @@ mod device {
                 for c in 0..2 {
                     let v = fragment(c);
                     for e in 0..4 {
-                        (a_big[c][e], a_small[c][e]) = split(v[e]);
+                        (a_big[c][e], a_small[c][e]) = split_tf32(v[e]);
                     }
                 }
                 wgmma::fence();

@@ -33,6 +33,16 @@ pub fn to_tf32(x: f32) -> u32 {
     bits
 }
 
+/// `x` split for 3xTF32: `(big, small)` as bits, `big = tf32(x)` and
+/// `small = tf32(x − big)`, which together carry about 21 of `x`'s 24
+/// mantissa bits.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn split_tf32(x: f32) -> (u32, u32) {
+    let big = to_tf32(x);
+    (big, to_tf32(x - f32::from_bits(big)))
+}
+
 /// `d += A · B` on one 16 × 8 × 8 tile, fragments as in the module docs.
 /// Every lane of the warp must call it together (converged), with TF32
 /// operands.
