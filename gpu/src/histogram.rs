@@ -275,12 +275,21 @@ mod device {
     use super::*;
     use crate::prim::*;
 
-    /// Adds `value` to the 16-bit counter of `bin` in the lane column at
+    /// Adds 1 to the 16-bit counter of `bin` in the lane column at
     /// shared address `column`: the word of bin pair `bin / 2`, low half
     /// for even bins.
     #[inline(always)]
     unsafe fn count_in_column(column: u32, bin: u32) {
-        red_shared_add_u32(column + (bin >> 1) * (4 * WARP_SIZE), 1 << ((bin & 1) << 4));
+        add_in_column(column, bin, 1);
+    }
+
+    /// Adds `count` samples to bin `bin`'s counter, as [`count_in_column`].
+    #[inline(always)]
+    unsafe fn add_in_column(column: u32, bin: u32, count: u32) {
+        red_shared_add_u32(
+            column + (bin >> 1) * (4 * WARP_SIZE),
+            count << ((bin & 1) << 4),
+        );
     }
 
     /// Where a sample goes: [`Even`], or the byte itself.
@@ -389,6 +398,31 @@ mod device {
         binner.count_word(w[3], column);
     }
 
+    /// The sample the 4 vectors hold, when they hold one sample repeated
+    /// (every sample in one bin, or a run of sorted data): then they are
+    /// counted with one add instead of one per sample. A rotation by one
+    /// sample's bits maps the first word to itself exactly when its samples
+    /// are equal (a rotation by 32 bits is none); that one test turns most
+    /// other data away, and the 16 words are compared only past it.
+    /// Measured (2^28 bytes, µs): all in one bin 95.5 → 92.9 on an H100,
+    /// where that is the pace of the memory (our sum of as many bytes takes
+    /// 91); the other data sets unchanged. A test of each 16-byte vector
+    /// instead (H200: one bin 71.6 → 66.7) cost 9% on the data it rejects.
+    #[inline(always)]
+    fn one_sample<T: Sample>(w: &[Words4; LANE_UNROLL]) -> Option<T> {
+        let first = w[0][0];
+        if first.rotate_left(32 / T::PER_WORD as u32) != first {
+            return None;
+        }
+        let mut differ = 0;
+        for v in w {
+            for word in v {
+                differ |= word ^ first;
+            }
+        }
+        (differ == 0).then(|| T::from_word(first, 0))
+    }
+
     /// Adds the block's lane columns into `out` and zeroes them. Every thread
     /// of the block calls it at the same point.
     #[inline(always)]
@@ -489,10 +523,17 @@ mod device {
                     load_nc_v4(body.add(first + 2 * threads)),
                     load_nc_v4(body.add(first + 3 * threads)),
                 ];
-                count_vector(binner, w[0], column);
-                count_vector(binner, w[1], column);
-                count_vector(binner, w[2], column);
-                count_vector(binner, w[3], column);
+                if let Some(sample) = one_sample::<T>(&w) {
+                    let bin = binner.bin(sample);
+                    if bin != NOT_COUNTED {
+                        add_in_column(column, bin, (UNROLL * per_vector) as u32);
+                    }
+                } else {
+                    count_vector(binner, w[0], column);
+                    count_vector(binner, w[1], column);
+                    count_vector(binner, w[2], column);
+                    count_vector(binner, w[3], column);
+                }
             } else {
                 for u in 0..UNROLL {
                     let v = first + u * threads;

@@ -22,14 +22,19 @@ enum Data {
     Alternating,
     Normal,
     Sorted,
+    /// Runs of 16 equal samples cycling through 7 values: every 16-byte
+    /// vector of bytes holds one repeated sample, but the vectors a lane
+    /// loads together differ (the kernel's run test must see that).
+    Runs,
 }
 
-const DATA: [Data; 5] = [
+const DATA: [Data; 6] = [
     Data::Uniform,
     Data::OneBin,
     Data::Alternating,
     Data::Normal,
     Data::Sorted,
+    Data::Runs,
 ];
 
 const SIZES: [usize; 6] = [0, 1, 255, 257, 1_000_003, (1 << 28) + 7];
@@ -72,6 +77,7 @@ fn fraction(r: &mut StdRng, data: Data, i: usize, n: usize) -> f64 {
         // range around the middle.
         Data::Normal => 0.5 + 0.04 * ((0..4).map(|_| r.random::<f64>()).sum::<f64>() / 4.0 - 0.5),
         Data::Sorted => i as f64 / n.max(1) as f64 * 1.1 - 0.05,
+        Data::Runs => ((i / 16) % 7) as f64 / 7.0 + 0.05,
     }
 }
 
@@ -444,6 +450,39 @@ fn big_counts(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+fn repeated_uncounted(ctx: &Context) -> Result<(), Failed> {
+    // One sample repeated that no bin takes (NaN, and a value above the
+    // range): the steps that count a run of equal samples at once must
+    // still leave every bin at 0.
+    let n = 1_000_003;
+    for sample in [f32::NAN, 300.0] {
+        let device: DeviceBuffer<f32> = upload(&vec![sample; n])?;
+        let bins = ok(EvenBins::<f32>::new(100, 0.0, 256.0))?;
+        for &variant in HistogramVariant::ALL {
+            let mut out = poisoned(100, 0xdead_beef_u32)?;
+            ok(ctx
+                .histogram_even_into_with(variant, &device, &bins, &mut out)
+                .and_then(|p| p.wait()))?;
+            let got = download(&out)?;
+            ensure(got.iter().all(|&c| c == 0), || {
+                format!("{}: {n} samples of {sample} counted", variant.name())
+            })?;
+        }
+    }
+    let bytes: DeviceBuffer<u8> = upload(&vec![200u8; n])?;
+    let bins = ok(EvenBins::<u8>::new(10, 0, 100))?;
+    for &variant in HistogramVariant::ALL {
+        let mut out = poisoned(10, 0xdead_beef_u32)?;
+        ok(ctx
+            .histogram_even_into_with(variant, &bytes, &bins, &mut out)
+            .and_then(|p| p.wait()))?;
+        ensure(download(&out)?.iter().all(|&c| c == 0), || {
+            format!("{}: {n} bytes of 200 counted in [0, 100)", variant.name())
+        })?;
+    }
+    Ok(())
+}
+
 fn wraps_past_u32(ctx: &Context) -> Result<(), Failed> {
     // 2^32 + 5 samples in one bin, beyond 2^31 elements: the counter wraps
     // to 5 (counts are modulo 2^32, as documented), and on the way the lane
@@ -488,6 +527,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "histogram::one_bin_counts_past_16_bits",
         1 << 24,
         big_counts,
+    ));
+    trials.push(sized_trial(
+        "histogram::repeated_uncounted_samples_count_nothing",
+        1_000_003,
+        repeated_uncounted,
     ));
     trials.push(sized_trial(
         "histogram::wraps_past_2_32_in_one_bin",
