@@ -117,7 +117,25 @@ pub(crate) unsafe fn ring<
         }
         commit_stage();
     }
-    for tile in 0..tiles {
+    // Where both operands' copies of a whole tile are wholly inside (most
+    // blocks, all of `k` but a last partial tile), they come from
+    // addresses worked out once; the rest take the checked copies.
+    #[cfg(target_feature = "sm_80")]
+    let whole = match (
+        a.whole_tiles::<A_K, BM, THREADS, QA>(t),
+        b.whole_tiles::<B_K, BN, THREADS, QB>(t),
+    ) {
+        (Some(copies_a), Some(copies_b)) => Some((copies_a, copies_b)),
+        _ => None,
+    };
+    #[cfg(target_feature = "sm_80")]
+    let (base, stage_bytes, whole_tiles) = (
+        shared_address(ring),
+        ((a_words + b_words) * 4) as u32,
+        k / WARP_BK,
+    );
+    let mut tile = 0;
+    while tile < tiles {
         wait_stage::<WAIT>();
         sync_threads();
         // Stage `tile + STAGES − 1` goes to the slot of stage `tile − 1`,
@@ -126,8 +144,17 @@ pub(crate) unsafe fn ring<
         let now = tile % STAGES;
         #[cfg(target_feature = "sm_80")]
         {
-            if next < tiles {
-                start(next);
+            match whole {
+                Some((copies_a, copies_b)) if next < whole_tiles => {
+                    let slot = base + (next % STAGES) as u32 * stage_bytes;
+                    copies_a.start(slot, next);
+                    copies_b.start(slot + (a_words * 4) as u32, next);
+                }
+                _ => {
+                    if next < tiles {
+                        start(next);
+                    }
+                }
             }
             commit_stage();
             consume(a_stage(now), b_stage(now));
@@ -147,6 +174,7 @@ pub(crate) unsafe fn ring<
                 b.store_quads::<B_K, BN, THREADS, QB>(b_stage(slot), t, qb);
             }
         }
+        tile += 1;
     }
     let _ = start;
 }

@@ -162,6 +162,40 @@ mod device {
         *p.cast::<F4>() = F4(v);
     }
 
+    /// A thread's `cp.async` copies of one operand's whole tiles, addresses
+    /// taken once ([`Panel::whole_tiles`]): each tile's copies are `Q`
+    /// 16-byte copies from fixed offsets, with no bounds to test, where
+    /// [`Panel::copy_async`] works out and tests every quad's place anew.
+    #[cfg(target_feature = "sm_80")]
+    #[derive(Clone, Copy)]
+    pub struct WholeTiles<const Q: usize> {
+        /// Each quad's source in the first tile.
+        src: [*const f32; Q],
+        /// Each quad's byte offset in a staged tile.
+        dst: [u32; Q],
+        /// Elements from one tile to the next (`WARP_BK · ps`).
+        step: usize,
+    }
+
+    #[cfg(target_feature = "sm_80")]
+    impl<const Q: usize> WholeTiles<Q> {
+        /// Starts the copies of tile `tile` into the staged tile at
+        /// shared-window address `stage`. Contract: the tile is whole
+        /// (`(tile + 1) · WARP_BK <= k`), so every quad lies inside the
+        /// panel; `stage` is a staged tile of the panel's layout.
+        #[inline(always)]
+        pub unsafe fn start(&self, stage: u32, tile: usize) {
+            unroll!(s in [0 1 2 3] => {
+                if s < Q {
+                    cp_async_cg_to::<F4>(
+                        stage + self.dst[s],
+                        self.src[s].add(tile * self.step).cast::<F4>(),
+                    );
+                }
+            });
+        }
+    }
+
     /// One operand's panel, from the block's tile origin on: `extent`
     /// values of `x` (the rows or columns left from the tile's first one),
     /// `k` of `p`.
@@ -367,6 +401,44 @@ mod device {
                     }
                 }
             });
+        }
+
+        /// This thread's copies of the panel's whole tiles (`p0 + WARP_BK
+        /// <= k`) laid out as `K_MAJOR` says, where every one of them is a
+        /// 16-byte vector wholly inside: the quads are 16-byte vectors in
+        /// memory and the panel spans the tile's `TX` values of `x`. `None`
+        /// elsewhere (the edges of `C`, misaligned operands), where
+        /// [`Panel::copy_async`] checks each quad.
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub fn whole_tiles<
+            const K_MAJOR: bool,
+            const TX: usize,
+            const THREADS: usize,
+            const Q: usize,
+        >(
+            &self,
+            thread: usize,
+        ) -> Option<WholeTiles<Q>> {
+            if !self.vector::<K_MAJOR>() || self.extent < TX {
+                return None;
+            }
+            let mut copies = WholeTiles {
+                src: [self.base; Q],
+                dst: [0; Q],
+                step: super::super::WARP_BK * self.ps,
+            };
+            unroll!(s in [0 1 2 3] => {
+                if s < Q {
+                    let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
+                    // In bounds: `x < TX <= extent` and `p + 3 < WARP_BK`,
+                    // an element of the first tile, which exists where
+                    // this runs (the ring starts only tiles below `k`).
+                    copies.src[s] = self.base.wrapping_add(x * self.xs + p * self.ps);
+                    copies.dst[s] = (Layout::<K_MAJOR>::index(TX, x, p) * 4) as u32;
+                }
+            });
+            Some(copies)
         }
 
         /// This thread's `Q` quads of the tile at `p0` as [`Panel::copy_async`]

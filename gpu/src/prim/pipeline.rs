@@ -155,6 +155,29 @@ pub unsafe fn cp_async_cg<T>(dst: *mut T, src: *const T) {
     }
 }
 
+/// As [`cp_async_cg`] for a destination given as its shared-window address
+/// ([`shared_address`]): a loop that copies into the same tiles again and
+/// again converts the tiles' base once, instead of every copy converting a
+/// generic pointer.
+///
+/// # Safety
+/// As [`cp_async`], `dst` the shared-window address of 16 bytes, 16-byte
+/// aligned, of the block's shared memory.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn cp_async_cg_to<T>(dst: u32, src: *const T) {
+    const { assert!(size_of::<T>() == 16, "cp.async.cg copies 16 bytes") };
+    // SAFETY: as `cp_async`.
+    unsafe {
+        asm!(
+            "cp.async.cg.shared.global [{d}], [{s}], 16;",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            options(nostack),
+        );
+    }
+}
+
 /// As [`cp_async_cg`], copying only the first `src_bytes` bytes and filling
 /// the rest with zeros (see [`cp_async_zfill`]).
 ///
