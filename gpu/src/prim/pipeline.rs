@@ -143,16 +143,9 @@ pub unsafe fn cp_async_zfill<T>(dst: *mut T, src: *const T, src_bytes: u32) {
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
 pub unsafe fn cp_async_cg<T>(dst: *mut T, src: *const T) {
-    const { assert!(size_of::<T>() == 16, "cp.async.cg copies 16 bytes") };
-    // SAFETY: as `cp_async`.
-    unsafe {
-        asm!(
-            "cp.async.cg.shared.global [{d}], [{s}], 16;",
-            d = in(reg32) shared_address(dst),
-            s = in(reg64) src,
-            options(nostack),
-        );
-    }
+    // SAFETY: as `cp_async`; `dst` points into shared memory, so its
+    // shared-window address names the same bytes.
+    unsafe { cp_async_cg_to(shared_address(dst), src) }
 }
 
 /// As [`cp_async_cg`] for a destination given as its shared-window address
