@@ -26,8 +26,15 @@
 //!
 //! Results: each output is a sum of `taps` products in `f32` with fused
 //! multiply-adds, in an order fixed by the step; against the exact sum the
-//! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. NaN and
-//! ±∞ in the signal reach exactly the outputs whose window covers them.
+//! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
+//! default step, [`Conv1dVariant::Karatsuba`], computes masks of more than
+//! 128 taps with ¾ of the multiply-adds: its even outputs keep that bound,
+//! its odd outputs `i` are within `(2·taps + 8) · 2^-24` times the sum of
+//! `Σ_j |signal · mask|` over outputs `i − 1`, `i` and `i + 1` (see
+//! [`karatsuba_outputs`](warpspeed_gpu::conv1d::karatsuba_outputs)); call
+//! [`Conv1dVariant::RegisterBlocked`] for the direct sum. NaN and ±∞ in
+//! the signal reach exactly the outputs whose window covers them, in every
+//! step.
 //!
 //! The mask lives on the device. [`Conv1dVariant::ConstantMask`] and
 //! [`Conv1dVariant::SharedTile`] read it from constant memory, one symbol
@@ -36,8 +43,9 @@
 //! made to wait on the device (never the host) for every earlier launch of
 //! those two steps on any stream of the device; the kernel follows the copy.
 //! Their launches on different streams therefore run one after another. The
-//! fastest step, [`Conv1dVariant::RegisterBlocked`], stages the mask in
-//! shared memory itself and needs none of this.
+//! register-blocked steps ([`Conv1dVariant::RegisterBlocked`],
+//! [`Conv1dVariant::Karatsuba`]) stage the mask in shared memory
+//! themselves and need none of this.
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -232,7 +240,7 @@ impl Context {
         for (span, what) in [(signal_span, "signal"), (mask_span, "mask")] {
             refuse_overlap("convolution", ("output", out_span), (what, span))?;
         }
-        let Some(tiles) = blocks_for(rows.n, variant.outputs_per_block() as usize) else {
+        let Some(tiles) = blocks_for(rows.n, variant.outputs_per_block(taps) as usize) else {
             return Err(Error::InvalidArgument(format!(
                 "rows of {} elements need too many blocks",
                 rows.n
@@ -242,7 +250,7 @@ impl Context {
         let grid_y = u32::try_from(rows.rows)
             .unwrap_or(u32::MAX)
             .min(self.info().max_grid.1);
-        let grid_x = if variant == Conv1dVariant::RegisterBlocked {
+        let grid_x = if variant.walks_runs(taps) {
             // As many blocks as the GPU holds at once, each walking a run of
             // tiles of its rows.
             let resident = self.blocks_per_sm(
@@ -276,8 +284,8 @@ impl Context {
         // mask holds `taps` elements (`check_mask`); signal and output rows
         // as the caller guarantees, the output overlapping neither the
         // signal nor the mask (refused above); a block of the step's size, a grid of
-        // `ceil(n / outputs_per_block)` blocks across (for RegisterBlocked at
-        // most that many, each walking a run of them) and rows walked
+        // `ceil(n / outputs_per_block)` blocks across (for the steps that walk
+        // runs of tiles at most that many) and rows walked
         // `gridDim.y` apart, and the step's shared memory for `taps`. For the
         // constant-memory steps the mask (`taps · 4` bytes, at most the
         // symbol's 4 100) is copied into `CONV1D_MASK` before the launch,
@@ -333,10 +341,17 @@ mod tests {
         for &v in Conv1dVariant::ALL {
             for taps in [1, MAX_TAPS] {
                 let name = v.entry(taps).kernel().name;
-                assert!(name.starts_with(v.shape().kernel) && name.ends_with("_f32"));
+                let kernel = v.runs_as(taps).shape().kernel;
+                assert!(name.starts_with(kernel) && name.ends_with("_f32"));
             }
         }
-        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::RegisterBlocked);
+        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Karatsuba);
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
+        // Short masks run step 4's narrow kernel, long ones step 5's own.
+        let name = |taps| Conv1dVariant::FASTEST.entry(taps).kernel().name;
+        assert_eq!(name(64), "conv1d_register_blocked_8_f32");
+        assert_eq!(name(128), "conv1d_register_blocked_16_f32");
+        assert_eq!(name(129), "conv1d_karatsuba_f32");
+        assert!(Conv1dVariant::FASTEST.walks_runs(128) && !Conv1dVariant::FASTEST.walks_runs(129));
     }
 }
