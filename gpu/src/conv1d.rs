@@ -454,6 +454,19 @@ pub enum Phase {
     Sum = 2,
 }
 
+/// [`blocked_sums`] of `(lane, taps, segment, weights)` from `init`.
+#[inline(always)]
+fn phase_sums<const N: usize, S, M>(
+    (lane, taps, segment, weights): (usize, usize, S, M),
+    init: [f32; N],
+) -> [f32; N]
+where
+    S: Fn(usize) -> [f32; SPLIT_WIDTH],
+    M: Fn(usize) -> [f32; SPLIT_WIDTH],
+{
+    blocked_sums(lane, taps, init, segment, weights)
+}
+
 /// The outputs of thread `lane` of a [`Conv1dVariant::Karatsuba`] block:
 /// `(even, odd)`, where `even[q]` is tile output `2m` and `odd[q]` output
 /// `2m + 1` for the pair `m = 16·lane + q`. `segment(phase, s)` gives
@@ -486,20 +499,18 @@ pub fn karatsuba_outputs(
 ) -> ([f32; SPLIT_WIDTH], [f32; SPLIT_WIDTH]) {
     const W: usize = SPLIT_WIDTH;
     let (even_taps, odd_taps) = (taps.div_ceil(2), taps / 2);
-    let b: [f32; W] = blocked_sums(
-        lane,
-        odd_taps,
-        [0.0; W],
-        |s| segment(Phase::Odd, s),
-        |c| weights(Phase::Odd, c),
-    );
-    let a: [f32; W + 1] = blocked_sums(
-        lane,
-        even_taps,
-        [0.0; W + 1],
-        |s| segment(Phase::Even, s),
-        |c| weights(Phase::Even, c),
-    );
+    // `taps` terms of one phase's sequence against another's weights.
+    let (segment, weights) = (&segment, &weights);
+    let sums = |sequence: Phase, of: Phase, taps: usize| {
+        (
+            lane,
+            taps,
+            move |s| segment(sequence, s),
+            move |c| weights(of, c),
+        )
+    };
+    let b: [f32; W] = phase_sums(sums(Phase::Odd, Phase::Odd, odd_taps), [0.0; W]);
+    let a: [f32; W + 1] = phase_sums(sums(Phase::Even, Phase::Even, even_taps), [0.0; W + 1]);
     let mut even = [0.0f32; W];
     let mut cross = [0.0f32; W];
     for q in 0..W {
@@ -507,13 +518,7 @@ pub fn karatsuba_outputs(
         cross[q] = -(a[q + 1] + b[q]);
     }
     // C − A(m + 1) − B(m): the sums start from the cross terms.
-    let mut odd = blocked_sums(
-        lane,
-        even_taps,
-        cross,
-        |s| segment(Phase::Sum, s),
-        |c| weights(Phase::Sum, c),
-    );
+    let mut odd: [f32; W] = phase_sums(sums(Phase::Sum, Phase::Sum, even_taps), cross);
     let mut finite = true;
     #[allow(
         clippy::needless_range_loop,
@@ -523,20 +528,8 @@ pub fn karatsuba_outputs(
         finite &= odd[q].is_finite();
     }
     if !finite {
-        let o: [f32; W] = blocked_sums(
-            lane,
-            even_taps,
-            [0.0; W],
-            |s| segment(Phase::Odd, s),
-            |c| weights(Phase::Even, c),
-        );
-        let e: [f32; W + 1] = blocked_sums(
-            lane,
-            odd_taps,
-            [0.0; W + 1],
-            |s| segment(Phase::Even, s),
-            |c| weights(Phase::Odd, c),
-        );
+        let o: [f32; W] = phase_sums(sums(Phase::Odd, Phase::Even, even_taps), [0.0; W]);
+        let e: [f32; W + 1] = phase_sums(sums(Phase::Even, Phase::Odd, odd_taps), [0.0; W + 1]);
         for q in 0..W {
             odd[q] = o[q] + e[q + 1];
         }
