@@ -19,18 +19,17 @@
 //! products at all: the host runs [`gemm_scale`] (`C = β · C`), which reads
 //! neither `A` nor `B`.
 
-/// `$body::<$consts.., A_K, B_K>(o, row0, col0, a, b)` for the staging
-/// layouts of the panels `a` and `b` (whether each is `k`-major): one body
-/// per pair of layouts, chosen once per launch (the pipelined and
-/// tensor-core steps).
+/// `$body::<$consts.., A_K, B_K>($args..)` for the staging layouts of the
+/// panels `a` and `b` (whether each is `k`-major): one body per pair of
+/// layouts, chosen once per launch (the pipelined and tensor-core steps).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! by_layouts {
-    ($($body:ident)::+; [$($c:tt),*]; $o:expr, $row0:expr, $col0:expr, $a:expr, $b:expr) => {
+    ($($body:ident)::+; [$($c:tt),*]; $a:expr, $b:expr; $($arg:expr),*) => {
         match ($a.k_major, $b.k_major) {
-            (false, true) => $($body)::+::<$($c,)* false, true>($o, $row0, $col0, $a, $b),
-            (true, true) => $($body)::+::<$($c,)* true, true>($o, $row0, $col0, $a, $b),
-            (false, false) => $($body)::+::<$($c,)* false, false>($o, $row0, $col0, $a, $b),
-            (true, false) => $($body)::+::<$($c,)* true, false>($o, $row0, $col0, $a, $b),
+            (false, true) => $($body)::+::<$($c,)* false, true>($($arg),*),
+            (true, true) => $($body)::+::<$($c,)* true, true>($($arg),*),
+            (false, false) => $($body)::+::<$($c,)* false, false>($($arg),*),
+            (true, false) => $($body)::+::<$($c,)* true, false>($($arg),*),
         }
     };
 }

@@ -62,7 +62,10 @@ fn commit_stage() {
 /// Runs the ring over `k` for the block's tile: `a` and `b` are the
 /// block's panels, staged `k`-major where `A_K` (`B_K`) is set and
 /// `x`-major otherwise ([`Layout`]); `consume(a, b)` is called on each
-/// staged stage in order. `WAIT` is `STAGES − 2`. Contract: the family's;
+/// staged stage in order. `WAIT` is `STAGES − 2`. `ELEMENTS`: whole tiles
+/// of operands whose quads are not 16-byte vectors (a pitch that is not a
+/// multiple of 4) also take the unchecked copies, as 4-byte ones (see
+/// [`Panel::whole_tiles`]). Contract: the family's;
 /// `THREADS` threads; shared memory of [`super::ring_bytes`]`(BM, BN,
 /// STAGES)`.
 #[cfg(target_arch = "nvptx64")]
@@ -78,6 +81,7 @@ pub(crate) unsafe fn ring<
     const WAIT: u32,
     const A_K: bool,
     const B_K: bool,
+    const ELEMENTS: bool,
 >(
     a: &Panel,
     b: &Panel,
@@ -122,8 +126,8 @@ pub(crate) unsafe fn ring<
     // addresses worked out once; the rest take the checked copies.
     #[cfg(target_feature = "sm_80")]
     let whole = match (
-        a.whole_tiles::<A_K, BM, THREADS, QA>(t),
-        b.whole_tiles::<B_K, BN, THREADS, QB>(t),
+        a.whole_tiles::<A_K, BM, THREADS, QA, ELEMENTS>(t),
+        b.whole_tiles::<B_K, BN, THREADS, QB, ELEMENTS>(t),
     ) {
         (Some(copies_a), Some(copies_b)) => Some((copies_a, copies_b)),
         _ => None,
@@ -253,18 +257,18 @@ unsafe fn body<
     const B_K: bool,
 >(
     o: &Operands,
-    row0: usize,
-    col0: usize,
+    origin: (usize, usize),
+    from: (usize, usize),
     a: &Panel,
     b: &Panel,
 ) {
     const WAIT: u32 = PIPELINE_STAGES as u32 - 2;
     let w = WarpTile::of::<BN>(thread_idx_x() as usize);
     let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
-    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
+    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K, true>(a, b, o.k, |sa, sb| {
         multiply::<A_K, B_K, BM, BN>(&mut acc, sa, sb, w)
     });
-    store::<A_K, B_K>(o, &acc, row0, col0, w);
+    store::<A_K, B_K>(o, &acc, origin, from, w);
 }
 
 /// Contract: the family's; blocks of `THREADS` threads and
@@ -283,7 +287,29 @@ pub(crate) unsafe fn kernel<
     o: Operands,
 ) {
     let (tile_m, tile_n) = o.tile(BM, BN, BAND);
-    let (row0, col0) = (tile_m * BM, tile_n * BN);
-    let (a, b) = panels(&o, row0, col0);
-    by_layouts!(body; [BM, BN, THREADS, QA, QB]; &o, row0, col0, &a, &b)
+    let from = (tile_m * BM, tile_n * BN);
+    // Only `cp.async` targets have the unchecked copies stepping back is for.
+    #[cfg(target_feature = "sm_80")]
+    let origin = (step_back(from.0, o.m, BM), step_back(from.1, o.n, BN));
+    #[cfg(not(target_feature = "sm_80"))]
+    let origin = from;
+    let (a, b) = panels(&o, origin.0, origin.1);
+    by_layouts!(body; [BM, BN, THREADS, QA, QB]; a, b; &o, origin, from, &a, &b)
+}
+
+/// Where a tile that starts at `start` of `len` rows (columns) of `C`
+/// computes from: `start`, or for a last tile that would run past the
+/// edge, `len − tile` where `C` holds a whole tile. The tile's panels are
+/// then whole, so its copies take the unchecked path for all of `k` (a
+/// grid of one wave, `1000 × 999 × 1001`, waits for its slowest block, an
+/// edge one); it stores only from `start` on ([`store`]), the outputs
+/// before being its neighbour's, computed alike.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+#[inline(always)]
+fn step_back(start: usize, len: usize, tile: usize) -> usize {
+    if start + tile > len && len >= tile {
+        len - tile
+    } else {
+        start
+    }
 }

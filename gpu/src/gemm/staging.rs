@@ -164,21 +164,36 @@ mod device {
 
     /// A thread's `cp.async` copies of one operand's whole tiles, addresses
     /// taken once ([`Panel::whole_tiles`]): each tile's copies are `Q`
-    /// 16-byte copies from fixed offsets, with no bounds to test, where
+    /// quads from fixed offsets, with no bounds to test, where
     /// [`Panel::copy_async`] works out and tests every quad's place anew.
+    /// A quad is one 16-byte copy where it is a 16-byte vector in memory,
+    /// else (a pitch or start that is not a multiple of 4 elements:
+    /// `1000 × 999 × 1001`) four 4-byte copies, dealt out across the lanes
+    /// whose quads continue one another: element `u` of lane `g` of such a
+    /// group of `G` is element `g + G · u` of the group's run, so each of the
+    /// 4 copy instructions reads consecutive addresses across the lanes
+    /// (a lane's own 4 consecutive elements would spread every instruction
+    /// over 4 times the sectors).
     #[cfg(target_feature = "sm_80")]
     #[derive(Clone, Copy)]
-    pub struct WholeTiles<const Q: usize> {
+    pub struct WholeTiles<const Q: usize, const ELEMENTS: bool> {
         /// Each quad's source in the first tile.
         src: [*const f32; Q],
         /// Each quad's byte offset in a staged tile.
         dst: [u32; Q],
         /// Elements from one tile to the next (`WARP_BK · ps`).
         step: usize,
+        /// Whether each quad is one 16-byte vector (else 4 elements; never
+        /// without `ELEMENTS`).
+        vector: bool,
+        /// Lanes whose quads continue one another (`G`); for 4-byte copies
+        /// `src` and `dst` are then the lane's first element, `g` past
+        /// the group's run's start.
+        group: usize,
     }
 
     #[cfg(target_feature = "sm_80")]
-    impl<const Q: usize> WholeTiles<Q> {
+    impl<const Q: usize, const ELEMENTS: bool> WholeTiles<Q, ELEMENTS> {
         /// Starts the copies of tile `tile` into the staged tile at
         /// shared-window address `stage`. Contract: the tile is whole
         /// (`(tile + 1) · WARP_BK <= k`), so every quad lies inside the
@@ -187,10 +202,20 @@ mod device {
         pub unsafe fn start(&self, stage: u32, tile: usize) {
             unroll!(s in [0 1 2 3] => {
                 if s < Q {
-                    cp_async_cg_to::<F4>(
-                        stage + self.dst[s],
-                        self.src[s].add(tile * self.step).cast::<F4>(),
-                    );
+                    let src = self.src[s].add(tile * self.step);
+                    if !ELEMENTS || self.vector {
+                        cp_async_cg_to::<F4>(stage + self.dst[s], src.cast::<F4>());
+                    } else {
+                        // Elements `g + G · u` of the group's run, which is
+                        // consecutive in memory and in the staged tile
+                        // (`whole_tiles`), each 4-byte aligned as every
+                        // `f32` is.
+                        let g = self.group;
+                        unroll!(u in [0 1 2 3] => {
+                            let dst = stage + self.dst[s] + (4 * g * u) as u32;
+                            cp_async_to::<f32>(dst, src.add(g * u));
+                        });
+                    }
                 }
             });
         }
@@ -404,11 +429,13 @@ mod device {
         }
 
         /// This thread's copies of the panel's whole tiles (`p0 + WARP_BK
-        /// <= k`) laid out as `K_MAJOR` says, where every one of them is a
-        /// 16-byte vector wholly inside: the quads are 16-byte vectors in
-        /// memory and the panel spans the tile's `TX` values of `x`. `None`
-        /// elsewhere (the edges of `C`, misaligned operands), where
-        /// [`Panel::copy_async`] checks each quad.
+        /// <= k`) laid out as `K_MAJOR` says, where every quad is wholly
+        /// inside and its 4 elements are consecutive in memory: the panel
+        /// spans the tile's `TX` values of `x` and the quads run along its
+        /// stride of 1. `None` elsewhere (the edges of `C`, strides of more
+        /// than one element both ways), where [`Panel::copy_async`] checks
+        /// each quad; `None` too for quads that are not 16-byte vectors
+        /// unless `ELEMENTS`.
         #[cfg(target_feature = "sm_80")]
         #[inline(always)]
         pub fn whole_tiles<
@@ -416,26 +443,56 @@ mod device {
             const TX: usize,
             const THREADS: usize,
             const Q: usize,
+            const ELEMENTS: bool,
         >(
             &self,
             thread: usize,
-        ) -> Option<WholeTiles<Q>> {
-            if !self.vector::<K_MAJOR>() || self.extent < TX {
+        ) -> Option<WholeTiles<Q, ELEMENTS>> {
+            const {
+                assert!(
+                    THREADS.is_multiple_of(32),
+                    "groups of lanes lie within warps"
+                )
+            };
+            // A quad of layout `K_MAJOR` runs along `x` or `p`: its
+            // elements are consecutive where that stride is 1 (a 16-byte
+            // vector is a case of it).
+            let vector = self.vector::<K_MAJOR>();
+            let along = if K_MAJOR { self.xs } else { self.ps };
+            if !(vector || (ELEMENTS && along == 1)) || self.extent < TX {
                 return None;
             }
             let mut copies = WholeTiles {
                 src: [self.base; Q],
                 dst: [0; Q],
                 step: super::super::WARP_BK * self.ps,
+                vector,
+                // Quads run along `x` in a `k`-major tile, `TX / 4` to a
+                // row of `p`; along `p` in an `x`-major one, `WARP_BK / 4`
+                // to an `x` (`Layout::quad`).
+                group: if K_MAJOR {
+                    if TX / 4 < 32 { TX / 4 } else { 32 }
+                } else {
+                    super::super::WARP_BK / 4
+                },
             };
+            // A lane's element `u` of the 4-byte copies: `g + G · u` of its
+            // group's run, which starts `4 · g` before its quad's origin.
+            let g = (thread % 32) % copies.group;
             unroll!(s in [0 1 2 3] => {
                 if s < Q {
                     let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
-                    // In bounds: `x < TX <= extent` and `p + 3 < WARP_BK`,
-                    // an element of the first tile, which exists where
-                    // this runs (the ring starts only tiles below `k`).
+                    // In bounds, with the quad's last element: `x + 3 <
+                    // TX <= extent` (`k`-major) or `x < TX` and `p + 3 <
+                    // WARP_BK` (`x`-major), elements of the first tile,
+                    // which exists where this runs (the ring starts only
+                    // tiles below `k`).
                     copies.src[s] = self.base.wrapping_add(x * self.xs + p * self.ps);
                     copies.dst[s] = (Layout::<K_MAJOR>::index(TX, x, p) * 4) as u32;
+                    if !vector {
+                        copies.src[s] = copies.src[s].wrapping_sub(3 * g);
+                        copies.dst[s] -= (12 * g) as u32;
+                    }
                 }
             });
             Some(copies)

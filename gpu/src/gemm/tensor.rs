@@ -50,7 +50,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
         let (a, b) = panels(&o, row0, col0);
         // One body per pair of staging layouts, chosen once per launch.
-        by_layouts!(tensor; [SPLIT]; &o, row0, col0, &a, &b)
+        by_layouts!(tensor; [SPLIT]; a, b; &o, row0, col0, &a, &b)
     }
 }
 
@@ -80,81 +80,87 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
     );
     let (g, q) = (lane / 4, lane % 4);
     let mut acc = [[[0.0f32; 4]; NI]; MI];
-    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
-        // Element (x, k) of a staged tile; either layout keeps a
-        // fragment's 32 words in 32 banks.
-        let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
-        let at_b = |k: usize, x: usize| *sb.add(Layout::<B_K>::index(T, x, k));
-        // The fragments of 16-row tile `i` of A and 8-column tile `j` of B
-        // at `k = kk ..= kk + 7`.
-        let a_raw = |i: usize, kk: usize| {
-            let x = wm + i * 16 + g;
-            [
-                at_a(kk + q, x),
-                at_a(kk + q, x + 8),
-                at_a(kk + q + 4, x),
-                at_a(kk + q + 4, x + 8),
-            ]
-        };
-        let b_raw = |j: usize, kk: usize| {
-            let x = wn + j * 8 + g;
-            [at_b(kk + q, x), at_b(kk + q + 4, x)]
-        };
-        if SPLIT {
-            // The tensor cores add into their accumulator without rounding
-            // to nearest (measured: an error growing about linearly with
-            // `k`, 12 times the FP32 kernel's at 1024³). So the 3 products
-            // of each tile and 8 `k` go into a fresh accumulator, which
-            // joins the running sum with one rounded `f32` add.
-            for h in 0..2 {
-                let mut b_big = [[0u32; 2]; NI];
-                let mut b_small = [[0u32; 2]; NI];
-                for j in 0..NI {
-                    let v = b_raw(j, 8 * h);
-                    for e in 0..2 {
-                        (b_big[j][e], b_small[j][e]) = split_tf32(v[e]);
-                    }
-                }
-                unroll!(i in [0 1 2 3] => {
-                    let v = a_raw(i, 8 * h);
-                    let mut a_big = [0u32; 4];
-                    let mut a_small = [0u32; 4];
-                    for e in 0..4 {
-                        (a_big[e], a_small[e]) = split_tf32(v[e]);
-                    }
-                    // Small terms first: they are the least significant.
-                    // Each product of a tile waits for the one before, so
-                    // the 4 tiles of the row take turns: 4 independent
-                    // `mma` between dependent ones.
-                    let mut part = [[0.0f32; 4]; NI];
-                    unroll!(j in [0 1 2 3] => {
-                        mma_tf32_16x8x8(&mut part[j], a_small, b_big[j]);
-                    });
-                    unroll!(j in [0 1 2 3] => {
-                        mma_tf32_16x8x8(&mut part[j], a_big, b_small[j]);
-                    });
-                    unroll!(j in [0 1 2 3] => {
-                        mma_tf32_16x8x8(&mut part[j], a_big, b_big[j]);
-                    });
-                    unroll!(j in [0 1 2 3] => {
-                        for e in 0..4 {
-                            acc[i][j][e] += part[j][e];
+    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K, false>(
+        a,
+        b,
+        o.k,
+        |sa, sb| {
+            // Element (x, k) of a staged tile; either layout keeps a
+            // fragment's 32 words in 32 banks.
+            let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
+            let at_b = |k: usize, x: usize| *sb.add(Layout::<B_K>::index(T, x, k));
+            // The fragments of 16-row tile `i` of A and 8-column tile `j` of B
+            // at `k = kk ..= kk + 7`.
+            let a_raw = |i: usize, kk: usize| {
+                let x = wm + i * 16 + g;
+                [
+                    at_a(kk + q, x),
+                    at_a(kk + q, x + 8),
+                    at_a(kk + q + 4, x),
+                    at_a(kk + q + 4, x + 8),
+                ]
+            };
+            let b_raw = |j: usize, kk: usize| {
+                let x = wn + j * 8 + g;
+                [at_b(kk + q, x), at_b(kk + q + 4, x)]
+            };
+            if SPLIT {
+                // The tensor cores add into their accumulator without rounding
+                // to nearest (measured: an error growing about linearly with
+                // `k`, 12 times the FP32 kernel's at 1024³). So the 3 products
+                // of each tile and 8 `k` go into a fresh accumulator, which
+                // joins the running sum with one rounded `f32` add.
+                for h in 0..2 {
+                    let mut b_big = [[0u32; 2]; NI];
+                    let mut b_small = [[0u32; 2]; NI];
+                    for j in 0..NI {
+                        let v = b_raw(j, 8 * h);
+                        for e in 0..2 {
+                            (b_big[j][e], b_small[j][e]) = split_tf32(v[e]);
                         }
+                    }
+                    unroll!(i in [0 1 2 3] => {
+                        let v = a_raw(i, 8 * h);
+                        let mut a_big = [0u32; 4];
+                        let mut a_small = [0u32; 4];
+                        for e in 0..4 {
+                            (a_big[e], a_small[e]) = split_tf32(v[e]);
+                        }
+                        // Small terms first: they are the least significant.
+                        // Each product of a tile waits for the one before, so
+                        // the 4 tiles of the row take turns: 4 independent
+                        // `mma` between dependent ones.
+                        let mut part = [[0.0f32; 4]; NI];
+                        unroll!(j in [0 1 2 3] => {
+                            mma_tf32_16x8x8(&mut part[j], a_small, b_big[j]);
+                        });
+                        unroll!(j in [0 1 2 3] => {
+                            mma_tf32_16x8x8(&mut part[j], a_big, b_small[j]);
+                        });
+                        unroll!(j in [0 1 2 3] => {
+                            mma_tf32_16x8x8(&mut part[j], a_big, b_big[j]);
+                        });
+                        unroll!(j in [0 1 2 3] => {
+                            for e in 0..4 {
+                                acc[i][j][e] += part[j][e];
+                            }
+                        });
                     });
-                });
-            }
-        } else {
-            for h in 0..2 {
-                let b_tf: [[u32; 2]; NI] = core::array::from_fn(|j| b_raw(j, 8 * h).map(to_tf32));
-                unroll!(i in [0 1 2 3] => {
-                    let a_tf = a_raw(i, 8 * h).map(to_tf32);
-                    unroll!(j in [0 1 2 3] => {
-                        mma_tf32_16x8x8(&mut acc[i][j], a_tf, b_tf[j]);
+                }
+            } else {
+                for h in 0..2 {
+                    let b_tf: [[u32; 2]; NI] =
+                        core::array::from_fn(|j| b_raw(j, 8 * h).map(to_tf32));
+                    unroll!(i in [0 1 2 3] => {
+                        let a_tf = a_raw(i, 8 * h).map(to_tf32);
+                        unroll!(j in [0 1 2 3] => {
+                            mma_tf32_16x8x8(&mut acc[i][j], a_tf, b_tf[j]);
+                        });
                     });
-                });
+                }
             }
-        }
-    });
+        },
+    );
     unroll!(i in [0 1 2 3] => {
         unroll!(j in [0 1 2 3] => {
             let (r, c) = (row0 + wm + i * 16 + g, col0 + wn + j * 8 + 2 * q);

@@ -120,44 +120,58 @@ pub(crate) unsafe fn multiply(
     unrolled!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
-/// Stores a thread's outputs of the tile at `(row0, col0)`, its rows and
-/// columns placed as [`WarpTile::row`] and [`WarpTile::col`] say: 16-byte
-/// vectors where the columns are blocked, `C` is aligned for them and the
-/// 4 columns are inside, element by element elsewhere.
+/// Stores a thread's outputs of the tile at `origin` (row, column), its
+/// rows and columns placed as [`WarpTile::row`] and [`WarpTile::col`] say:
+/// 16-byte vectors where the columns are blocked, `C` is aligned for them
+/// and the 4 columns are inside, element by element elsewhere. Outputs
+/// above row `from.0` or left of column `from.1` are not stored: they
+/// belong to the neighbouring tile where a tile stepped back from `C`'s
+/// edge ([`super::pipelined`]).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn store<const ROWS_BLOCKED: bool, const COLS_BLOCKED: bool>(
     o: &Operands,
     acc: &[[f32; THREAD_TILE]; THREAD_TILE],
-    row0: usize,
-    col0: usize,
+    origin: (usize, usize),
+    from: (usize, usize),
     w: WarpTile,
 ) {
-    let vectors = COLS_BLOCKED && o.c.addr().is_multiple_of(16) && o.ldc.is_multiple_of(4);
+    let (row0, col0) = origin;
+    // A tile that stepped back may start on any column: 4-column groups
+    // are 16-byte aligned only from a multiple of 4.
+    let vectors = COLS_BLOCKED
+        && o.c.addr().is_multiple_of(16)
+        && o.ldc.is_multiple_of(4)
+        && col0.is_multiple_of(4);
     unroll!(r in [0 1 2 3 4 5 6 7] => {
         let i = row0 + w.row::<ROWS_BLOCKED>(r);
-        unroll!(u in [0 1] => {
-            let j = col0 + w.col::<COLS_BLOCKED>(4 * u);
-            let row = &acc[r];
-            let sum = [row[4 * u], row[4 * u + 1], row[4 * u + 2], row[4 * u + 3]];
-            if i < o.m && vectors && j + 4 <= o.n {
-                let c = o.c.add(i * o.ldc + j);
-                let mut v = [0.0f32; 4];
-                let old = if o.beta == 0.0 { [0.0; 4] } else { load4(c) };
-                for e in 0..4 {
-                    v[e] = if o.beta == 0.0 {
-                        o.alpha * sum[e]
-                    } else {
-                        fma_f32(o.alpha, sum[e], o.beta * old[e])
-                    };
+        if i >= from.0 {
+            unroll!(u in [0 1] => {
+                let j = col0 + w.col::<COLS_BLOCKED>(4 * u);
+                let row = &acc[r];
+                let sum = [row[4 * u], row[4 * u + 1], row[4 * u + 2], row[4 * u + 3]];
+                if i < o.m && vectors && j >= from.1 && j + 4 <= o.n {
+                    let c = o.c.add(i * o.ldc + j);
+                    let mut v = [0.0f32; 4];
+                    let old = if o.beta == 0.0 { [0.0; 4] } else { load4(c) };
+                    for e in 0..4 {
+                        v[e] = if o.beta == 0.0 {
+                            o.alpha * sum[e]
+                        } else {
+                            fma_f32(o.alpha, sum[e], o.beta * old[e])
+                        };
+                    }
+                    store4(c, v);
+                } else {
+                    unroll!(e in [0 1 2 3] => {
+                        let j = col0 + w.col::<COLS_BLOCKED>(4 * u + e);
+                        if j >= from.1 {
+                            o.store(i, j, sum[e]);
+                        }
+                    });
                 }
-                store4(c, v);
-            } else {
-                unroll!(e in [0 1 2 3] => {
-                    o.store(i, col0 + w.col::<COLS_BLOCKED>(4 * u + e), sum[e]);
-                });
-            }
-        });
+            });
+        }
     });
 }
 
@@ -188,5 +202,5 @@ pub(crate) unsafe fn kernel(o: Operands) {
         sync_threads();
         p0 += WARP_BK;
     }
-    store::<true, true>(&o, &acc, row0, col0, w);
+    store::<true, true>(&o, &acc, (row0, col0), (row0, col0), w);
 }

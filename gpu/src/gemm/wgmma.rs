@@ -106,7 +106,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: super::Operands) {
         let (tile_m, tile_n) = o.tile(TENSOR_TILE, TENSOR_TILE, BAND);
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
         let (a, b) = panels(&o, row0, col0);
-        by_layouts!(device::body; [SPLIT]; &o, row0, col0, &a, &b)
+        by_layouts!(device::body; [SPLIT]; a, b; &o, row0, col0, &a, &b)
     }
 }
 
@@ -156,7 +156,7 @@ mod device {
         // `Tf32x3`: the products of the stage before, still running.
         let mut part = [0.0f32; WGMMA_N128_REGS];
         let mut stage = 0usize;
-        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K>(a, b, o.k, |sa, sb| {
+        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K, false>(a, b, o.k, |sa, sb| {
             // Two converted stages alternate: this one's buffer was last
             // read by the products of two stages ago, which are done.
             let big = converted.add((stage % 2) * CONVERTED_BYTES);

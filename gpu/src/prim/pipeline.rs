@@ -79,6 +79,20 @@ pub fn shared_address<T>(ptr: *const T) -> u32 {
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
 pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
+    // SAFETY: as `cp_async_to`; `dst` points into shared memory, so its
+    // shared-window address names the same bytes.
+    unsafe { cp_async_to(shared_address(dst), src) }
+}
+
+/// As [`cp_async`] for a destination given as its shared-window address
+/// ([`shared_address`]), like [`cp_async_cg_to`].
+///
+/// # Safety
+/// As [`cp_async`], `dst` the shared-window address of `size_of::<T>()`
+/// bytes aligned to that size.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub unsafe fn cp_async_to<T>(dst: u32, src: *const T) {
     const {
         assert!(
             matches!(size_of::<T>(), 4 | 8 | 16),
@@ -92,7 +106,7 @@ pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
     unsafe {
         asm!(
             "cp.async.ca.shared.global [{d}], [{s}], {n};",
-            d = in(reg32) shared_address(dst),
+            d = in(reg32) dst,
             s = in(reg64) src,
             n = const size_of::<T>(),
             options(nostack),
