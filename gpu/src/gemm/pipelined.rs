@@ -24,8 +24,8 @@ use super::{WARP_BK, pipelined_tiles};
 use {
     super::Operands,
     super::PIPELINE_STAGES,
-    super::staging::{Layout, Panel, load4, staged_words},
-    super::warp_tiled::{THREAD_TILE, WarpTile, store},
+    super::staging::{Layout, Panel, load4, staged_words, store4},
+    super::warp_tiled::{THREAD_TILE, WarpTile, store, vector_stores},
     crate::prim::*,
 };
 
@@ -245,6 +245,12 @@ unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: 
 }
 
 /// The body of a pipelined block for staging layouts `A_K`, `B_K`.
+/// Without `ELEMENTS` every copy of a whole tile and every store is a
+/// 16-byte vector (aligned operands, `C`'s columns blocked: the largest
+/// products); with it whole tiles may copy 4-byte elements ([`ring`]) and
+/// the tile is stored through shared memory ([`store_through_shared`]).
+/// Two bodies, so that neither path's branches weigh on the other's loop
+/// (one body for both cost the aligned 4096³ product 3 %).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn body<
@@ -253,6 +259,7 @@ unsafe fn body<
     const THREADS: usize,
     const QA: usize,
     const QB: usize,
+    const ELEMENTS: bool,
     const A_K: bool,
     const B_K: bool,
 >(
@@ -265,10 +272,81 @@ unsafe fn body<
     const WAIT: u32 = PIPELINE_STAGES as u32 - 2;
     let w = WarpTile::of::<BN>(thread_idx_x() as usize);
     let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
-    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K, true>(a, b, o.k, |sa, sb| {
-        multiply::<A_K, B_K, BM, BN>(&mut acc, sa, sb, w)
+    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K, ELEMENTS>(
+        a,
+        b,
+        o.k,
+        |sa, sb| multiply::<A_K, B_K, BM, BN>(&mut acc, sa, sb, w),
+    );
+    if ELEMENTS {
+        store_through_shared::<A_K, B_K, BM, BN, THREADS>(o, &acc, origin, from, w);
+    } else {
+        store::<A_K, B_K>(o, &acc, origin, from, w);
+    }
+}
+
+/// Words from one row to the next of the tile [`store_through_shared`]
+/// stages: a multiple of 4 (16-byte stores of blocked columns) that is
+/// not one of 32.
+#[cfg(target_arch = "nvptx64")]
+const fn staged_c_ld(bn: usize) -> usize {
+    bn + 4
+}
+
+/// Stores the block's tile where `C` takes no 16-byte vectors (a pitch
+/// or start not a multiple of 4 floats, or columns not blocked): the
+/// threads' outputs go to the ring, free once every warp is past its last
+/// stage, and the block then writes `C` row by row, consecutive threads on
+/// consecutive columns. A thread's own outputs lie 4 or 8 columns apart
+/// across the lanes, so storing them directly spreads each 4-byte store
+/// of a warp over 16 sectors for 4 bytes of each 32 (on the 1000 × 999
+/// tiles that tail took about 5 % of the time); here each fills whole
+/// sectors. Outputs before `from` are the neighbouring tile's, as in
+/// [`store`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn store_through_shared<
+    const A_K: bool,
+    const B_K: bool,
+    const BM: usize,
+    const BN: usize,
+    const THREADS: usize,
+>(
+    o: &Operands,
+    acc: &[[f32; THREAD_TILE]; THREAD_TILE],
+    origin: (usize, usize),
+    from: (usize, usize),
+    w: WarpTile,
+) {
+    const {
+        assert!(BM * staged_c_ld(BN) * 4 <= super::ring_bytes(BM, BN, PIPELINE_STAGES) as usize);
+    }
+    let ld = staged_c_ld(BN);
+    let tile = dynamic_shared::<f32>();
+    // Every warp has left the ring (its copies all landed: the groups
+    // still counted are empty ones past `k`).
+    sync_threads();
+    unroll!(r in [0 1 2 3 4 5 6 7] => {
+        let row = tile.add(w.row::<A_K>(r) * ld);
+        if B_K {
+            unroll!(u in [0 1] => {
+                let quad = [acc[r][4 * u], acc[r][4 * u + 1], acc[r][4 * u + 2], acc[r][4 * u + 3]];
+                store4(row.add(w.col::<true>(4 * u)), quad);
+            });
+        } else {
+            unroll!(c in [0 1 2 3 4 5 6 7] => { *row.add(w.col::<false>(c)) = acc[r][c]; });
+        }
     });
-    store::<A_K, B_K>(o, &acc, origin, from, w);
+    sync_threads();
+    let mut e = thread_idx_x() as usize;
+    while e < BM * BN {
+        let (x, y) = (e / BN, e % BN);
+        let (i, j) = (origin.0 + x, origin.1 + y);
+        if i >= from.0 && j >= from.1 {
+            o.store(i, j, *tile.add(x * ld + y));
+        }
+        e += THREADS;
+    }
 }
 
 /// Contract: the family's; blocks of `THREADS` threads and
@@ -294,7 +372,11 @@ pub(crate) unsafe fn kernel<
     #[cfg(not(target_feature = "sm_80"))]
     let origin = from;
     let (a, b) = panels(&o, origin.0, origin.1);
-    by_layouts!(body; [BM, BN, THREADS, QA, QB]; a, b; &o, origin, from, &a, &b)
+    if a.vectors() && b.vectors() && b.k_major && vector_stores::<true>(&o, origin.1) {
+        by_layouts!(body; [BM, BN, THREADS, QA, QB, false]; a, b; &o, origin, from, &a, &b)
+    } else {
+        by_layouts!(body; [BM, BN, THREADS, QA, QB, true]; a, b; &o, origin, from, &a, &b)
+    }
 }
 
 /// Where a tile that starts at `start` of `len` rows (columns) of `C`

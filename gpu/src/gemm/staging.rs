@@ -186,10 +186,11 @@ mod device {
         /// Whether each quad is one 16-byte vector (else 4 elements; never
         /// without `ELEMENTS`).
         vector: bool,
-        /// Lanes whose quads continue one another (`G`); for 4-byte copies
-        /// `src` and `dst` are then the lane's first element, `g` past
-        /// the group's run's start.
-        group: usize,
+        /// For 4-byte copies: elements, and bytes of the staged tile, from
+        /// a lane's element `u` to its element `u + 1`; `src` and `dst` are
+        /// then the lane's element 0.
+        src_u: usize,
+        dst_u: u32,
     }
 
     #[cfg(target_feature = "sm_80")]
@@ -210,10 +211,9 @@ mod device {
                         // consecutive in memory and in the staged tile
                         // (`whole_tiles`), each 4-byte aligned as every
                         // `f32` is.
-                        let g = self.group;
                         unroll!(u in [0 1 2 3] => {
-                            let dst = stage + self.dst[s] + (4 * g * u) as u32;
-                            cp_async_to::<f32>(dst, src.add(g * u));
+                            let dst = stage + self.dst[s] + self.dst_u * u as u32;
+                            cp_async_to::<f32>(dst, src.add(self.src_u * u));
                         });
                     }
                 }
@@ -251,6 +251,13 @@ mod device {
                 mode: Mode::of(base.addr(), xs, ps),
                 k_major: xs < ps,
             }
+        }
+
+        /// Whether the quads are 16-byte vectors in memory (in the
+        /// direction of the layout the pipelined steps stage it in).
+        #[inline(always)]
+        pub fn vectors(&self) -> bool {
+            !matches!(self.mode, Mode::Scalar { .. })
         }
 
         /// Whether element `(x, p)` is inside the panel.
@@ -467,18 +474,38 @@ mod device {
                 dst: [0; Q],
                 step: super::super::WARP_BK * self.ps,
                 vector,
-                // Quads run along `x` in a `k`-major tile, `TX / 4` to a
-                // row of `p`; along `p` in an `x`-major one, `WARP_BK / 4`
-                // to an `x` (`Layout::quad`).
-                group: if K_MAJOR {
-                    if TX / 4 < 32 { TX / 4 } else { 32 }
-                } else {
-                    super::super::WARP_BK / 4
-                },
+                src_u: 0,
+                dst_u: 0,
             };
-            // A lane's element `u` of the 4-byte copies: `g + G · u` of its
-            // group's run, which starts `4 · g` before its quad's origin.
-            let g = (thread % 32) % copies.group;
+            // The 4-byte copies' elements, dealt out so that each copy
+            // instruction reads consecutive addresses across the lanes:
+            // `(elements, staged words)` from a lane's quad origin to its
+            // element 0.
+            // `k`-major: quads run along `x`, and `G = min(TX / 4, 32)`
+            // lanes' quads make one run of `4 · G` elements of a row of
+            // `p`; lane `g` of them takes elements `g + G · u` of it.
+            // `x`-major: quads run along `p`, 4 to an `x` (`Layout::quad`),
+            // so 16 lanes cover 4 consecutive `x` of 16 `p`; lane `h` of
+            // them (its quad at `x₀ + h / 4`, `p = 4 · (h % 4)`) takes
+            // `p = h` of `x₀ + u`: one `x`'s 16 consecutive elements per
+            // instruction, where its own quads would give 4 of each of 4.
+            let lane = thread % 32;
+            let (src_back, dst_back) = if K_MAJOR {
+                let run = if TX / 4 < 32 { TX / 4 } else { 32 };
+                let g = (lane % run) as isize;
+                copies.src_u = run;
+                copies.dst_u = (4 * run) as u32;
+                (-3 * g, -3 * g)
+            } else {
+                let h = lane % 16;
+                let (dx, dp) = (-((h / 4) as isize), h as isize - 4 * (h % 4) as isize);
+                copies.src_u = self.xs;
+                copies.dst_u = (4 * super::X_MAJOR_LD) as u32;
+                (
+                    dx * self.xs as isize + dp,
+                    dx * super::X_MAJOR_LD as isize + dp,
+                )
+            };
             unroll!(s in [0 1 2 3] => {
                 if s < Q {
                     let (x, p) = Layout::<K_MAJOR>::quad(TX, thread + THREADS * s);
@@ -490,8 +517,8 @@ mod device {
                     copies.src[s] = self.base.wrapping_add(x * self.xs + p * self.ps);
                     copies.dst[s] = (Layout::<K_MAJOR>::index(TX, x, p) * 4) as u32;
                     if !vector {
-                        copies.src[s] = copies.src[s].wrapping_sub(3 * g);
-                        copies.dst[s] -= (12 * g) as u32;
+                        copies.src[s] = copies.src[s].wrapping_offset(src_back);
+                        copies.dst[s] = (copies.dst[s] as isize + 4 * dst_back) as u32;
                     }
                 }
             });

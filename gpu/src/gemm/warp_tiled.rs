@@ -120,6 +120,19 @@ pub(crate) unsafe fn multiply(
     unrolled!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
+/// Whether [`store`] writes a tile whose first column is `col0` as 16-byte
+/// vectors: its columns blocked, `C` 16-byte aligned with a pitch of a
+/// multiple of 4, and `col0` one too (a tile that stepped back from the
+/// edge may start on any column).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) fn vector_stores<const COLS_BLOCKED: bool>(o: &Operands, col0: usize) -> bool {
+    COLS_BLOCKED
+        && o.c.addr().is_multiple_of(16)
+        && o.ldc.is_multiple_of(4)
+        && col0.is_multiple_of(4)
+}
+
 /// Stores a thread's outputs of the tile at `origin` (row, column), its
 /// rows and columns placed as [`WarpTile::row`] and [`WarpTile::col`] say:
 /// 16-byte vectors where the columns are blocked, `C` is aligned for them
@@ -137,12 +150,7 @@ pub(crate) unsafe fn store<const ROWS_BLOCKED: bool, const COLS_BLOCKED: bool>(
     w: WarpTile,
 ) {
     let (row0, col0) = origin;
-    // A tile that stepped back may start on any column: 4-column groups
-    // are 16-byte aligned only from a multiple of 4.
-    let vectors = COLS_BLOCKED
-        && o.c.addr().is_multiple_of(16)
-        && o.ldc.is_multiple_of(4)
-        && col0.is_multiple_of(4);
+    let vectors = vector_stores::<COLS_BLOCKED>(o, col0);
     unroll!(r in [0 1 2 3 4 5 6 7] => {
         let i = row0 + w.row::<ROWS_BLOCKED>(r);
         if i >= from.0 {
