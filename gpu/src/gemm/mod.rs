@@ -12,7 +12,9 @@
 //! A block computes one `tile_m × tile_n` tile of `C`; the grid is 1D, one
 //! block per tile (so any `m` and `n` below 2^32 fit), and a block finds its
 //! tile from its index ([`tile_of`]). The blocks past the edges of `C`
-//! load zeros for the rows and columns outside and store only inside.
+//! load zeros for the rows and columns outside and store only inside;
+//! step 8's instead step back to end on the edge where `C` holds a whole
+//! tile ([`pipelined`]), so that every panel they copy is whole.
 //!
 //! BLAS rules, shared by every step: with `β = 0` the kernels never read
 //! `C` (NaN there does not leak); `k = 0` and `α = 0` are not launched as

@@ -18,6 +18,15 @@
 //! Consecutive blocks walk the tiles in bands of [`BAND`] tile rows (see
 //! [`super::tile_of`]): the blocks in flight then read a few rows of `A`
 //! and columns of `B` many times over from L2 instead of DRAM.
+//!
+//! Sizes that are not multiples of the tile, and pitches that are not
+//! multiples of 4 floats (`1000 × 999 × 1001`): a last tile row or column
+//! steps back to end on `C`'s edge, so its panels are whole and its copies
+//! unchecked like everyone's; whole tiles of misaligned operands arrive
+//! as 4-byte copies dealt across the lanes so that each instruction reads
+//! consecutive addresses, and the tile is stored through shared memory.
+//! That path is a second body of each entry, chosen per block, so the
+//! aligned loop carries none of it.
 
 use super::{WARP_BK, pipelined_tiles};
 #[cfg(target_arch = "nvptx64")]
