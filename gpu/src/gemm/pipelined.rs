@@ -309,7 +309,7 @@ const fn staged_c_ld(bn: usize) -> usize {
 /// consecutive columns. A thread's own outputs lie 4 or 8 columns apart
 /// across the lanes, so storing them directly spreads each 4-byte store
 /// of a warp over 16 sectors for 4 bytes of each 32 (on the 1000 × 999
-/// tiles that tail took about 5 % of the time); here each fills whole
+/// tiles it took 8 % of the time); here each fills whole
 /// sectors. Outputs before `from` are the neighbouring tile's, as in
 /// [`store`].
 #[cfg(target_arch = "nvptx64")]
@@ -381,7 +381,7 @@ pub(crate) unsafe fn kernel<
     #[cfg(not(target_feature = "sm_80"))]
     let origin = from;
     let (a, b) = panels(&o, origin.0, origin.1);
-    if a.vectors() && b.vectors() && b.k_major && vector_stores::<true>(&o, origin.1) {
+    if a.vectors() && b.vectors() && vector_stores(&o, origin.1, b.k_major) {
         by_layouts!(body; [BM, BN, THREADS, QA, QB, false]; a, b; &o, origin, from, &a, &b)
     } else {
         by_layouts!(body; [BM, BN, THREADS, QA, QB, true]; a, b; &o, origin, from, &a, &b)

@@ -168,12 +168,11 @@ mod device {
     /// [`Panel::copy_async`] works out and tests every quad's place anew.
     /// A quad is one 16-byte copy where it is a 16-byte vector in memory,
     /// else (a pitch or start that is not a multiple of 4 elements:
-    /// `1000 × 999 × 1001`) four 4-byte copies, dealt out across the lanes
-    /// whose quads continue one another: element `u` of lane `g` of such a
-    /// group of `G` is element `g + G · u` of the group's run, so each of the
-    /// 4 copy instructions reads consecutive addresses across the lanes
-    /// (a lane's own 4 consecutive elements would spread every instruction
-    /// over 4 times the sectors).
+    /// `1000 × 999 × 1001`) four 4-byte copies, dealt out among the lanes
+    /// whose quads together cover a run of memory ([`Panel::whole_tiles`]),
+    /// so that each of the 4 copy instructions reads consecutive addresses
+    /// across the lanes (a lane's own 4 consecutive elements would spread
+    /// every instruction over 4 times the sectors).
     #[cfg(target_feature = "sm_80")]
     #[derive(Clone, Copy)]
     pub struct WholeTiles<const Q: usize, const ELEMENTS: bool> {

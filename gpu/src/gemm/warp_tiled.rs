@@ -121,13 +121,13 @@ pub(crate) unsafe fn multiply(
 }
 
 /// Whether [`store`] writes a tile whose first column is `col0` as 16-byte
-/// vectors: its columns blocked, `C` 16-byte aligned with a pitch of a
-/// multiple of 4, and `col0` one too (a tile that stepped back from the
-/// edge may start on any column).
+/// vectors: its columns blocked (`cols_blocked`), `C` 16-byte aligned with
+/// a pitch of a multiple of 4, and `col0` one too (a tile that stepped back
+/// from the edge may start on any column).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) fn vector_stores<const COLS_BLOCKED: bool>(o: &Operands, col0: usize) -> bool {
-    COLS_BLOCKED
+pub(crate) fn vector_stores(o: &Operands, col0: usize, cols_blocked: bool) -> bool {
+    cols_blocked
         && o.c.addr().is_multiple_of(16)
         && o.ldc.is_multiple_of(4)
         && col0.is_multiple_of(4)
@@ -150,7 +150,7 @@ pub(crate) unsafe fn store<const ROWS_BLOCKED: bool, const COLS_BLOCKED: bool>(
     w: WarpTile,
 ) {
     let (row0, col0) = origin;
-    let vectors = vector_stores::<COLS_BLOCKED>(o, col0);
+    let vectors = vector_stores(o, col0, COLS_BLOCKED);
     unroll!(r in [0 1 2 3 4 5 6 7] => {
         let i = row0 + w.row::<ROWS_BLOCKED>(r);
         if i >= from.0 {
