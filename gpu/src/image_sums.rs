@@ -24,6 +24,35 @@ pub const STRIP_UNROLL: u32 = 4;
 pub const STRIP_SLOT: u32 = 20;
 /// Blocks per SM the host aims for when it splits rows across blocks.
 pub const STRIP_BLOCKS_PER_SM: u32 = 8;
+/// Threads of a [`ColumnSumVariant::WholeColumns`] block: 4 column-threads
+/// (64 columns, 16 each) by 256 row-lanes, one block per SM (64 registers).
+/// A warp's load reads 64 bytes of each of 8 rows; an 8192-wide image gives
+/// 128 blocks. Measured on an H200 (8192², µs): 22.0 here; 2 × 256 (256
+/// blocks of 512 threads) 25.8, 4 × 128 28.5, 8 × 128 (64 blocks) 27.9.
+/// Whole 128-byte lines per row (8 × 128) with the rows split between two
+/// blocks, 128 in all, timed without combining them: only 2.5 % faster on
+/// an H100, not worth a combine across blocks (a cluster's shared memory).
+pub const WHOLE_BLOCK: (u32, u32) = (4, 256);
+/// Columns one block of [`ColumnSumVariant::WholeColumns`] covers.
+pub const WHOLE_BLOCK_COLUMNS: u32 = WHOLE_BLOCK.0 * STRIP_COLUMNS;
+/// Rows each row-lane of a whole-column block loads per round.
+pub const WHOLE_UNROLL: u32 = 8;
+/// Words of a whole-column thread's slot of sums: 16 and one of padding,
+/// so that a warp's accesses to word `j` of its slots hit 32 banks.
+pub const WHOLE_SLOT: u32 = 17;
+
+/// Shared memory of a whole-column block of `(x, y)` threads: each
+/// thread's slot, then each warp's `16 · x` column sums.
+pub const fn whole_shared_bytes((x, y): (u32, u32)) -> u32 {
+    (x * y * WHOLE_SLOT + x * y / WARP_SIZE * 16 * x) * 4
+}
+
+// The row-lanes of a column-thread fill whole warps' lanes in groups of
+// `WHOLE_BLOCK.0`, and the block is whole warps.
+const _: () = assert!(
+    WARP_SIZE.is_multiple_of(WHOLE_BLOCK.0)
+        && (WHOLE_BLOCK.0 * WHOLE_BLOCK.1).is_multiple_of(WARP_SIZE)
+);
 
 // A staging slot holds a thread's sums, and the threads of a strip block then
 // combine the block's columns in whole rounds.
@@ -102,8 +131,27 @@ ladder! {
             shared_bytes: STRIP_BLOCK.0 * STRIP_BLOCK.1 * STRIP_SLOT * 4,
             accumulates: true,
         },
+        /// Step 4: each block owns its columns outright and walks the whole
+        /// image down them: [`WHOLE_BLOCK`], 64 columns by 256 row-lanes,
+        /// step 3's 16-byte loads and 16-bit lanes with [`WHOLE_UNROLL`]
+        /// rows in flight (8: each thread's 32-bit sums wait in shared
+        /// memory, flushed there every 256 rows, so that its registers hold
+        /// loads); the row-lanes are combined by warp shuffles and one pass
+        /// through shared memory and each column is stored once. No atomics,
+        /// so no zeroing launch before it (2 µs of step 3's 23 on an H200),
+        /// and the same bits every run. 8192² image: 25.3 → 22.0 µs on an
+        /// H200, 31 → 28–29 on two H100s. It needs about as many column
+        /// strips as SMs: `Context::column_sums_into` takes step 3 for
+        /// narrower images.
+        WholeColumns = "whole_columns" => ColumnShape {
+            kernel: "column_sums_whole",
+            block: WHOLE_BLOCK,
+            block_columns: WHOLE_BLOCK_COLUMNS,
+            shared_bytes: whole_shared_bytes(WHOLE_BLOCK),
+            accumulates: false,
+        },
     }
-    fastest = Strips;
+    fastest = WholeColumns;
 }
 
 /// How a row-sum step is launched.
@@ -288,13 +336,14 @@ mod device {
         }
     }
 
-    /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`
-    /// to `sums`: with 16-byte loads, [`STRIP_UNROLL`] rows in flight, when
-    /// `vector`; byte by byte (masked at the right edge) otherwise. The 16-bit
-    /// lanes are flushed every 256 rows, before 255 · 257 could overflow them.
+    /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`:
+    /// with 16-byte loads, `UNROLL` rows in flight, when `vector`; byte by
+    /// byte (masked at the right edge) otherwise. Column `j`'s sum leaves
+    /// as `flush(j, partial)`, from 16-bit lanes every 256 rows (before
+    /// 255 · 257 could overflow them) and from each byte on the byte path.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn sum_rows16(
+    unsafe fn sum_rows16<const UNROLL: usize>(
         image: *const u8,
         pitch: usize,
         width: usize,
@@ -303,9 +352,8 @@ mod device {
         y_end: usize,
         step: usize,
         vector: bool,
-        sums: &mut [u32; 16],
+        mut flush: impl FnMut(usize, u32),
     ) {
-        const UNROLL: usize = STRIP_UNROLL as usize;
         while y < y_end {
             let flush_at = (y + 256 * step).min(y_end);
             if vector {
@@ -327,16 +375,16 @@ mod device {
                 // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
                 // lanes 2i + 1 hold 4i + 1 and 4i + 3.
                 for i in 0..4 {
-                    sums[4 * i] += lanes[2 * i] & 0xffff;
-                    sums[4 * i + 2] += lanes[2 * i] >> 16;
-                    sums[4 * i + 1] += lanes[2 * i + 1] & 0xffff;
-                    sums[4 * i + 3] += lanes[2 * i + 1] >> 16;
+                    flush(4 * i, lanes[2 * i] & 0xffff);
+                    flush(4 * i + 2, lanes[2 * i] >> 16);
+                    flush(4 * i + 1, lanes[2 * i + 1] & 0xffff);
+                    flush(4 * i + 3, lanes[2 * i + 1] >> 16);
                 }
             } else {
                 while y < flush_at {
                     for j in 0..16 {
                         if x0 + j < width {
-                            sums[j] = sums[j].wrapping_add(*image.add(y * pitch + x0 + j) as u32);
+                            flush(j, *image.add(y * pitch + x0 + j) as u32);
                         }
                     }
                     y += step;
@@ -369,7 +417,7 @@ mod device {
         let mut sums = [0u32; 16];
         if x0 < width {
             let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
-            sum_rows16(
+            sum_rows16::<{ STRIP_UNROLL as usize }>(
                 image,
                 pitch,
                 width,
@@ -378,7 +426,7 @@ mod device {
                 y_end,
                 ROW_LANES,
                 vector,
-                &mut sums,
+                |j, partial| sums[j] = sums[j].wrapping_add(partial),
             );
         }
         // Stage each thread's 16 sums; then each thread adds up columns
@@ -401,6 +449,82 @@ mod device {
                 O::red_add(out.add(block_x0 + c), total);
             }
             c += threads;
+        }
+    }
+
+    /// Column step 4: block `bx` sums columns `bx · 16 · blockDim.x ..`
+    /// over every row, `blockDim.y` row-lanes apart, and stores them. The
+    /// block is [`WHOLE_BLOCK`] (any shape whose `x` divides 32 and whose
+    /// threads fill whole warps) with [`whole_shared_bytes`] of shared
+    /// memory.
+    pub unsafe fn whole_columns<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        out: *mut O,
+    ) {
+        let (lanes, row_lanes) = (block_dim_x() as usize, block_dim_y() as usize);
+        let columns = lanes * STRIP_COLUMNS as usize;
+        let width = width as usize;
+        let tx = thread_idx_x() as usize;
+        let rank = thread_rank() as usize;
+        let block_x0 = block_idx_x() as usize * columns;
+        let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
+        // Each thread's 16 sums live in its own slot of shared memory, where
+        // the lanes flush every 256 rows: the registers they would hold go
+        // to loads in flight instead.
+        let shared = dynamic_shared::<u32>();
+        let slot = shared.add(rank * WHOLE_SLOT as usize);
+        for j in 0..16 {
+            *slot.add(j) = 0;
+        }
+        if x0 < width {
+            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
+            sum_rows16::<{ WHOLE_UNROLL as usize }>(
+                image,
+                pitch,
+                width,
+                x0,
+                thread_idx_y() as usize,
+                height as usize,
+                row_lanes,
+                vector,
+                |j, partial| *slot.add(j) = (*slot.add(j)).wrapping_add(partial),
+            );
+        }
+        let mut sums = [0u32; 16];
+        for j in 0..16 {
+            sums[j] = *slot.add(j);
+        }
+        // A warp holds `32 / lanes` row-lanes of each column-thread, lane
+        // `tx + lanes · r`: fold them onto lanes `0 .. lanes`.
+        let mut mask = lanes as u32;
+        while mask < WARP_SIZE {
+            for j in 0..16 {
+                sums[j] = sums[j].wrapping_add(shfl_xor(sums[j], mask));
+            }
+            mask *= 2;
+        }
+        // Then each warp's sums through shared memory (past the slots), one
+        // thread per column adding the warps' (consecutive threads,
+        // consecutive columns).
+        let threads = lanes * row_lanes;
+        let staged = shared.add(threads * WHOLE_SLOT as usize);
+        let (warp, lane) = (rank / WARP_SIZE as usize, rank % WARP_SIZE as usize);
+        if lane < lanes {
+            let to = staged.add(warp * columns + lane * STRIP_COLUMNS as usize);
+            for j in 0..16 {
+                *to.add(j) = sums[j];
+            }
+        }
+        sync_threads();
+        if rank < columns && block_x0 + rank < width {
+            let mut total = 0u32;
+            for w in 0..threads / WARP_SIZE as usize {
+                total = total.wrapping_add(*staged.add(w * columns + rank));
+            }
+            *out.add(block_x0 + rank) = O::from_u32(total);
         }
     }
 
@@ -529,6 +653,9 @@ kernels! {
         fn column_sums_strips<T in u32, f32>(
             image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T)
             => device::strips(image, pitch, width, height, rows_per_block, out);
+        fn column_sums_whole<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
+            shares column_sums_per_thread
+            => device::whole_columns(image, pitch, width, height, out);
         fn row_sums_atomic_chunks<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             shares column_sums_per_thread
             => device::atomic_chunks(image, pitch, width, height, out);

@@ -68,6 +68,11 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // for sm_90, 16 bytes for sm_80 and 120 for sm_70, whose ptxas
     // allocates less tightly; measured on the H100 (sm_90) only.
     "conv1d_karatsuba_f32",
+    // Held to 64 registers (`LAUNCH_BOUNDS`, one block of 1024 threads):
+    // no spills for sm_90, 68 bytes for sm_70 and sm_80; measured on the
+    // H100 and H200 (sm_90) only.
+    "column_sums_whole_u32",
+    "column_sums_whole_f32",
 ];
 
 /// Entries compiled for a number of resident blocks per SM, like CUDA's
@@ -117,7 +122,22 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     vector_bounds("transpose_vector_grouped_u16"),
     vector_bounds("transpose_vector_grouped_u32"),
     vector_bounds("transpose_vector_grouped_u64"),
+    // One block of 1024 threads per SM, which can have 64 registers each
+    // (left to itself ptxas took 68 with 4 rows in flight).
+    whole_column_bounds("column_sums_whole_u32"),
+    whole_column_bounds("column_sums_whole_f32"),
 ];
+
+/// The whole-column sums' bounds: [`crate::image_sums::WHOLE_BLOCK`]'s
+/// threads, one block per SM.
+const fn whole_column_bounds(entry: &'static str) -> LaunchBounds {
+    let (x, y) = crate::image_sums::WHOLE_BLOCK;
+    LaunchBounds {
+        entry,
+        threads: x * y,
+        blocks_per_sm: 1,
+    }
+}
 
 /// A transpose vector step's bounds: [`crate::transpose::VECTOR_THREADS`]
 /// threads, 8 blocks per SM.

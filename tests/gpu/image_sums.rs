@@ -11,7 +11,7 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 10] = [
+const SHAPES: [(usize, usize, usize, usize); 11] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
@@ -22,6 +22,7 @@ const SHAPES: [(usize, usize, usize, usize); 10] = [
     (4096, 4096, 4096, 0),
     (8192, 8192, 8192, 0),
     (5000, 300, 5008, 0), // aligned pitch, partial 16-column strip at the edge
+    (80, 70_000, 80, 0),  // past 256 rows for each of 256 row-lanes: lanes flushed
 ];
 
 trait Out: SumOutput + Copy + PartialEq + std::fmt::Debug + Default + 'static {
@@ -58,10 +59,12 @@ fn reference(
     }
 }
 
-/// Either ladder of the family.
+/// Either ladder of the family, or the column sums' default (which picks
+/// a step by the image's width).
 #[derive(Clone, Copy, Debug)]
 enum Variant {
     Columns(ColumnSumVariant),
+    ColumnsDefault,
     Rows(RowSumVariant),
 }
 
@@ -77,13 +80,14 @@ fn check<O: Out>(
         random_vec(len, seed_of(&key), |r| r.random::<u8>())
     })?;
     let (pixels, device) = (&input.0, &input.1);
-    let columns = matches!(variant, Variant::Columns(_));
+    let columns = !matches!(variant, Variant::Rows(_));
     let view = device.index(offset..);
     let image = ok(Matrix::with_pitch(&view, w, h, pitch))?;
     let mut out = poisoned(if columns { w } else { h }, O::POISON)?;
     let aligned = (offset % 4 == 0) && pitch % 4 == 0;
     let result = match variant {
         Variant::Columns(v) => ctx.column_sums_into_with(v, &image, &mut out),
+        Variant::ColumnsDefault => ctx.column_sums_into(&image, &mut out),
         Variant::Rows(v) => ctx.row_sums_into_with(v, &image, &mut out),
     };
     match result {
@@ -135,6 +139,13 @@ fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
         |_, _| true,
         |ctx, v, &shape| check::<O>(ctx, Variant::Rows(v), shape),
     );
+    for (name, n, shape) in cases {
+        trials.push(sized_trial(
+            format!("column_sums::default::{name}"),
+            n,
+            move |ctx| check::<O>(ctx, Variant::ColumnsDefault, shape),
+        ));
+    }
 }
 
 fn zeros_ok<O: Out + DeviceCopy>(ctx: &Context) -> Result<(), Failed> {

@@ -43,7 +43,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             Context::column_sums_into_with,
         ),
         &want_columns,
-        "strips, f32 out",
+        "whole_columns, f32 out",
     )?;
     ladder::<RowSumVariant>(
         bench,
