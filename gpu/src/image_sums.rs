@@ -35,7 +35,11 @@ pub const STRIP_BLOCKS_PER_SM: u32 = 8;
 pub const WHOLE_BLOCK: (u32, u32) = (4, 256);
 /// Columns one block of [`ColumnSumVariant::WholeColumns`] covers.
 pub const WHOLE_BLOCK_COLUMNS: u32 = WHOLE_BLOCK.0 * STRIP_COLUMNS;
-/// Rows each row-lane of a whole-column block loads per round.
+/// Rows each row-lane of a whole-column block loads per round. H200,
+/// 8192², µs: 4 → 23.2, 6 → 23.1, 8 → 22.0 (4 with the sums in registers,
+/// which leaves no room for more: 22.5). Loads that ask L2 to fetch whole
+/// 128- or 256-byte lines (`.L2::128B`, a warp reads half a line of each
+/// row) gave 21.4 and 21.8 against 21.8: within the noise, not kept.
 pub const WHOLE_UNROLL: u32 = 8;
 /// Words of a whole-column thread's slot of sums: 16 and one of padding,
 /// so that a warp's accesses to word `j` of its slots hit 32 banks.
