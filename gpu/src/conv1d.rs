@@ -1,6 +1,7 @@
 //! 1D convolution: the ladder of the lesson's convolution kernels (basic,
-//! mask in constant memory, input tile with its halo in shared memory) and a
-//! register-blocked kernel, for `f32`.
+//! mask in constant memory, input tile with its halo in shared memory),
+//! register-blocked kernels, Karatsuba's for long masks and a streaming one
+//! for short masks, for `f32`.
 //!
 //! `P[i] = Σ_j N[i − r + j] · M[j]` for `j` in `0..taps`, `r = taps / 2`,
 //! with `N` zero outside the signal: the "same" output, as long as the
@@ -69,6 +70,45 @@ pub const SPLIT_THREADS: u32 = (SPLIT_TILE / 2 / SPLIT_WIDTH) as u32;
 /// 2 739 / 2 182.
 pub const SPLIT_MIN_TAPS: usize = 129;
 
+/// Outputs of one tile of [`Conv1dVariant::Streamed`]: one block, one
+/// tile, [`STREAM_WIDTH`] outputs per thread in each of four passes.
+pub const STREAM_TILE: usize = 4096;
+/// Consecutive outputs one thread of [`Conv1dVariant::Streamed`] keeps in
+/// registers in one pass: one 16-byte word, so that a warp's store covers
+/// 512 contiguous bytes (whole 32-byte sectors), and the tile needs no
+/// padding (the 16-byte loads of 8 consecutive lanes are 128 contiguous
+/// bytes).
+pub const STREAM_WIDTH: usize = 4;
+/// Threads of a [`Conv1dVariant::Streamed`] block: each loads four 16-byte
+/// words of the tile.
+pub const STREAM_THREADS: u32 = (STREAM_TILE / 16) as u32;
+/// [`Conv1dVariant::Streamed`] runs its own kernel for masks of up to this
+/// many taps, step 5's (hence step 4's) beyond: with 4 outputs a thread it
+/// loads a 16-byte word of the tile and one of weights per 16 FMAs, which
+/// shared memory sustains for short masks only. Measured on an H200, 2^26
+/// outputs, µs (step 6 / step 4's narrow kernel with its stores passed
+/// through shared memory, a variant not kept): 7 taps 141 / 149, 11 taps
+/// 144 / 151, 15 taps 148 / 152, 19 taps 171 / 152, 23 taps 175 / 154,
+/// 31 taps 205 / 170.
+pub const STREAM_MAX_TAPS: usize = 16;
+
+/// Inputs one [`Conv1dVariant::Streamed`] block stages for a mask of
+/// `taps`: its [`STREAM_TILE`] outputs and a halo for the mask shifted by
+/// up to 3 places (so that the tile starts on 16 bytes), whole 16-byte
+/// words.
+pub const fn stream_tile_len(taps: usize) -> usize {
+    STREAM_TILE + padded_taps(taps + 3, STREAM_WIDTH)
+}
+
+/// How far [`Conv1dVariant::Streamed`] shifts a mask of `taps` for a row
+/// at byte address `row` (a multiple of 4): the `s` in 0..4 for which row
+/// element `t − taps / 2 − s` lies on 16 bytes for every multiple `t` of 4
+/// (the tiles' starts).
+pub const fn stream_shift(row: usize, taps: usize) -> usize {
+    // −r ≡ 3r (mod 4).
+    (row / 4 + 3 * (taps / 2)) % 4
+}
+
 /// Elements of each of the three half-rate sequences a
 /// [`Conv1dVariant::Karatsuba`] block stages for a mask of `taps`: its
 /// `SPLIT_TILE / 2` pairs and a halo of the half mask's [`padded_taps`].
@@ -95,6 +135,14 @@ pub const fn blocked_width(taps: usize) -> usize {
 pub const fn blocked_threads(w: usize) -> u32 {
     (BLOCKED_TILE / w) as u32
 }
+
+// A streamed tile's halo is at most one 16-byte word per thread, and its
+// threads take whole passes of STREAM_WIDTH outputs.
+const _: () = assert!(
+    (stream_tile_len(STREAM_MAX_TAPS) - STREAM_TILE) / 4 <= STREAM_THREADS as usize
+        && STREAM_TILE.is_multiple_of(STREAM_WIDTH * STREAM_THREADS as usize)
+        && STREAM_TILE == 16 * STREAM_THREADS as usize
+);
 
 const _: () = {
     let mut i = 0;
@@ -159,6 +207,9 @@ pub enum Staging {
     /// The three half-rate sequences ([`split_words`] each, laid out as the
     /// register-blocked tile) and three zero-padded half masks.
     Split,
+    /// The streamed tile ([`stream_tile_len`] words, unpadded) and the
+    /// shifted, zero-padded mask.
+    Streamed,
 }
 
 /// How a convolution step is launched.
@@ -263,8 +314,32 @@ ladder! {
             staging: Staging::Split,
             constant_mask: false,
         },
+        /// Step 6: short masks as a stream of whole sectors. Step 4's
+        /// narrow kernel stores a thread's 8 outputs as two 16-byte words
+        /// 32 bytes apart across the lanes, so each store instruction
+        /// writes half of every 32-byte sector it touches: at mask 7 on an
+        /// H200 the L2 counts 15.3 M sector writes where whole sectors take
+        /// 12.6 M, and its throughput (85% busy) limits the kernel before
+        /// DRAM does (70%, ncu). Here a
+        /// thread computes 4 consecutive outputs per pass, so a warp's
+        /// store is 512 contiguous bytes (one request per sector); a block
+        /// computes one tile of 4 096 outputs (four passes) and stops,
+        /// each thread issuing its four 16-byte loads at once (the tile is
+        /// made to start on 16 bytes by shifting the mask up to 3 places;
+        /// the zeros in front are never multiplied), and the 8 blocks of
+        /// 256 threads resident per SM (32 registers) overlap one
+        /// another's loads and arithmetic. Masks of more than
+        /// [`STREAM_MAX_TAPS`] taps run step 5's kernels. What
+        /// `conv1d_into` uses.
+        Streamed = "streamed" => Conv1dShape {
+            kernel: "conv1d_streamed",
+            block: STREAM_THREADS,
+            outputs_per_block: STREAM_TILE as u32,
+            staging: Staging::Streamed,
+            constant_mask: false,
+        },
     }
-    fastest = Karatsuba;
+    fastest = Streamed;
 }
 
 impl Conv1dVariant {
@@ -274,6 +349,9 @@ impl Conv1dVariant {
     pub const fn runs_as(self, taps: usize) -> Conv1dVariant {
         match self {
             Conv1dVariant::Karatsuba if taps < SPLIT_MIN_TAPS => Conv1dVariant::RegisterBlocked,
+            Conv1dVariant::Streamed if taps > STREAM_MAX_TAPS => {
+                Conv1dVariant::Karatsuba.runs_as(taps)
+            }
             _ => self,
         }
     }
@@ -316,6 +394,7 @@ impl Conv1dVariant {
                 padded_words(blocked_tile_len(taps, w), w) + padded_taps(taps, w)
             }
             Staging::Split => 3 * (split_words(taps) + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)),
+            Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
         };
         (words * 4) as u32
     }
@@ -372,21 +451,22 @@ fn tap<const J: usize, const W: usize, const N: usize>(
     }
 }
 
-/// [`tap`] for `J < taps` (at most 16: a constant 16 leaves no test).
-/// Spelled out tap by tap: LLVM does not unroll a 16 × 16 loop nest by
-/// itself, and a rolled one keeps `acc` in local memory.
+/// [`tap`] for `skip <= J < taps` (at most 16: a constant 16 and a
+/// constant 0 leave no test). Spelled out tap by tap: LLVM does not unroll
+/// a 16 × 16 loop nest by itself, and a rolled one keeps `acc` in local
+/// memory.
 #[inline(always)]
 fn accumulate<const W: usize, const N: usize>(
     acc: &mut [f32; N],
     lo: &[f32; W],
     hi: &[f32; W],
     m: &[f32; W],
-    taps: usize,
+    (skip, taps): (usize, usize),
 ) {
     // `J < W` is a constant: the taps beyond the width vanish (W <= 16).
     macro_rules! taps {
         ($($j:literal)*) => {$(
-            if $j < W && $j < taps {
+            if $j < W && $j >= skip && $j < taps {
                 tap::<$j, W, N>(acc, lo, hi, m);
             }
         )*};
@@ -422,17 +502,33 @@ pub fn blocked_sums<const W: usize, const N: usize>(
     segment: impl Fn(usize) -> [f32; W],
     weights: impl Fn(usize) -> [f32; W],
 ) -> [f32; N] {
+    shifted_sums(lane, (0, taps), init, segment, weights)
+}
+
+/// [`blocked_sums`] of the taps `skip..taps` only (`skip < W`): the
+/// weights before `skip` are zeros that shift the mask, and are not
+/// multiplied (`0 · ∞` would be NaN).
+#[inline(always)]
+pub fn shifted_sums<const W: usize, const N: usize>(
+    lane: usize,
+    (skip, taps): (usize, usize),
+    init: [f32; N],
+    segment: impl Fn(usize) -> [f32; W],
+    weights: impl Fn(usize) -> [f32; W],
+) -> [f32; N] {
     let mut acc = init;
     let mut lo = segment(lane);
     let (full, rest) = (taps / W, taps % W);
+    // Only the first round skips (a constant 0 leaves no test).
+    let skip_in = |c: usize| if c == 0 { skip } else { 0 };
     for c in 0..full {
         let hi = segment(lane + c + 1);
-        accumulate(&mut acc, &lo, &hi, &weights(c), W);
+        accumulate(&mut acc, &lo, &hi, &weights(c), (skip_in(c), W));
         lo = hi;
     }
     if rest > 0 {
         let hi = segment(lane + full + 1);
-        accumulate(&mut acc, &lo, &hi, &weights(full), rest);
+        accumulate(&mut acc, &lo, &hi, &weights(full), (skip_in(full), rest));
     }
     acc
 }
@@ -982,6 +1078,132 @@ mod device {
         }
     }
 
+    /// Step 6: block `b` computes tile `b` ([`STREAM_TILE`] outputs from
+    /// `start = b · STREAM_TILE`) of each of its rows. The tile holds
+    /// signal elements from `start − r − s`, where `s` (0 to 3) puts that
+    /// element on a 16-byte boundary, so that output `start + e` is
+    /// `Σ_j tile[e + j] · m'[j]` with the mask shifted by `s` (`m'[j] =
+    /// mask[j − s]`, zeros in front and past the end): [`stream_tile_len`]
+    /// elements, loaded as 16-byte words where the tile lies inside the row
+    /// and element by element (zeros outside) where it does not. Thread `l`
+    /// then computes the 4 outputs from `4 (l + 256 p)` in passes `p` = 0
+    /// to 3 with [`shifted_sums`] of taps `s..taps + s`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub unsafe fn streamed(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        const W: usize = STREAM_WIDTH;
+        const QUADS: usize = STREAM_TILE / 4 / STREAM_THREADS as usize;
+        let threads = STREAM_THREADS as usize;
+        let (taps, r) = (taps as usize, taps as usize / 2);
+        let len = stream_tile_len(taps);
+        let padded = padded_taps(taps + 3, W);
+        let mut carver = SharedCarver::new();
+        // Whole 16-byte words: the weights are 16-byte aligned too.
+        let tile = carver.take::<f32>(len);
+        let weights = carver.take::<f32>(padded);
+        let tid = thread_idx_x() as usize;
+        let start = block_idx_x() as usize * STREAM_TILE;
+
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize {
+            let x = signal.add(row * signal_pitch);
+            let s = stream_shift(x as usize, taps);
+            let lead = r + s;
+            // The shifted mask, zeros around it.
+            let mut j = tid;
+            while j < padded {
+                *weights.add(j) = if j >= s && j - s < taps {
+                    *mask.add(j - s)
+                } else {
+                    0.0
+                };
+                j += threads;
+            }
+            if start >= lead && start - lead + len <= n {
+                // 16-byte aligned by the choice of s.
+                let base = x.add(start - lead).cast::<Words4>();
+                let mut v = [[0u32; 4]; QUADS];
+                for k in 0..QUADS {
+                    v[k] = load_nc_v4(base.add(tid + k * threads));
+                }
+                // The halo: fewer quads than threads (asserted below).
+                let halo = STREAM_TILE / 4 + tid;
+                let h = if halo < len / 4 {
+                    load_nc_v4(base.add(halo))
+                } else {
+                    [0; 4]
+                };
+                let quad = |q: usize| tile.add(4 * q).cast::<Words4>();
+                for k in 0..QUADS {
+                    *quad(tid + k * threads) = v[k];
+                }
+                if halo < len / 4 {
+                    *quad(halo) = h;
+                }
+            } else {
+                let mut e = tid;
+                while e < len {
+                    *tile.add(e) = if start + e >= lead && start + e - lead < n {
+                        f32::from_bits(load_nc_u32(x.add(start + e - lead).cast()))
+                    } else {
+                        0.0
+                    };
+                    e += threads;
+                }
+            }
+            sync_threads();
+
+            for p in 0..STREAM_TILE / W / threads {
+                let lane = tid + p * threads;
+                let acc = shifted_sums::<W, W>(
+                    lane,
+                    (s, taps + s),
+                    [0.0; W],
+                    |seg| {
+                        let Quad(v) = *tile.add(W * seg).cast::<Quad>();
+                        v
+                    },
+                    |c| segment_of_weights::<W>(weights, c),
+                );
+                let first = start + W * lane;
+                if first < n {
+                    let y = out.add(row * out_pitch + first);
+                    if first + W <= n && (y as usize).is_multiple_of(16) {
+                        for q in 0..W / 4 {
+                            let w = [
+                                acc[4 * q].to_bits(),
+                                acc[4 * q + 1].to_bits(),
+                                acc[4 * q + 2].to_bits(),
+                                acc[4 * q + 3].to_bits(),
+                            ];
+                            store_v4(y.add(4 * q).cast(), w);
+                        }
+                    } else {
+                        for a in 0..W {
+                            if first + a < n {
+                                *y.add(a) = acc[a];
+                            }
+                        }
+                    }
+                }
+            }
+            row += grid_dim_y() as usize;
+            if row < rows as usize {
+                // Every thread is done reading before the next row's staging.
+                sync_threads();
+            }
+        }
+    }
+
     /// Weights `16 c .. 16 c + 16` of the staged mask: four 16-byte loads of
     /// one address for the whole warp (a broadcast).
     #[inline(always)]
@@ -1027,6 +1249,11 @@ kernels! {
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
             => device::karatsuba(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_streamed<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => device::streamed(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
     }
 }
 
@@ -1055,6 +1282,7 @@ impl Conv1dVariant {
                 }
             }
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
+            Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
         }
     }
 }
@@ -1072,6 +1300,8 @@ mod tests {
         for &v in Conv1dVariant::ALL {
             for taps in [
                 1,
+                STREAM_MAX_TAPS,
+                STREAM_MAX_TAPS + 1,
                 NARROW_MAX_TAPS,
                 NARROW_MAX_TAPS + 1,
                 SPLIT_MIN_TAPS,
@@ -1090,6 +1320,20 @@ mod tests {
                 "conv1d_register_blocked_16_f32"
             )
         );
+    }
+
+    #[test]
+    fn a_streamed_tile_starts_on_16_bytes() {
+        for row in (0..64).step_by(4) {
+            for taps in 1..=STREAM_MAX_TAPS {
+                let s = stream_shift(row, taps);
+                assert!(s < 4);
+                for start in (64..128).step_by(4) {
+                    let first = start - taps / 2 - s;
+                    assert_eq!((row + 4 * first) % 16, 0, "row {row}, taps {taps}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -1150,6 +1394,12 @@ mod tests {
             Conv1dVariant::RegisterBlocked.shared_bytes(7)
         );
         assert_eq!(Conv1dVariant::SharedTile.shared_bytes(7), (256 + 6) * 4);
+        // 4096 + 12 inputs and 12 weights.
+        assert_eq!(Conv1dVariant::Streamed.shared_bytes(7), (4108 + 12) * 4);
+        assert_eq!(
+            Conv1dVariant::Streamed.shared_bytes(STREAM_MAX_TAPS + 1),
+            Conv1dVariant::RegisterBlocked.shared_bytes(STREAM_MAX_TAPS + 1)
+        );
         assert_eq!(Conv1dVariant::Basic.shared_bytes(MAX_TAPS), 0);
     }
 

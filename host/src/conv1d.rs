@@ -27,8 +27,9 @@
 //! Results: each output is a sum of `taps` products in `f32` with fused
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
-//! default step, [`Conv1dVariant::Karatsuba`], computes masks of more than
-//! 128 taps with ¾ of the multiply-adds: its even outputs keep that bound,
+//! default step, [`Conv1dVariant::Streamed`], hands masks of more than
+//! 128 taps to [`Conv1dVariant::Karatsuba`], which computes them with ¾ of
+//! the multiply-adds: its even outputs keep that bound,
 //! its odd outputs `i` are within `(2·taps + 8) · 2^-24` times the sum of
 //! `Σ_j |signal · mask|` over outputs `i − 1`, `i` and `i + 1` (see
 //! [`karatsuba_outputs`](warpspeed_gpu::conv1d::karatsuba_outputs)); call
@@ -44,8 +45,8 @@
 //! those two steps on any stream of the device; the kernel follows the copy.
 //! Their launches on different streams therefore run one after another. The
 //! register-blocked steps ([`Conv1dVariant::RegisterBlocked`],
-//! [`Conv1dVariant::Karatsuba`]) stage the mask in shared memory
-//! themselves and need none of this.
+//! [`Conv1dVariant::Karatsuba`], [`Conv1dVariant::Streamed`]) stage the
+//! mask in shared memory themselves and need none of this.
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -345,13 +346,18 @@ mod tests {
                 assert!(name.starts_with(kernel) && name.ends_with("_f32"));
             }
         }
-        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Karatsuba);
+        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
-        // Short masks run step 4's narrow kernel, long ones step 5's own.
+        // Short masks run step 6's kernel, then step 4's narrow and wide
+        // ones, long ones step 5's own.
         let name = |taps| Conv1dVariant::FASTEST.entry(taps).kernel().name;
+        assert_eq!(name(1), "conv1d_streamed_f32");
+        assert_eq!(name(16), "conv1d_streamed_f32");
+        assert_eq!(name(17), "conv1d_register_blocked_8_f32");
         assert_eq!(name(64), "conv1d_register_blocked_8_f32");
         assert_eq!(name(128), "conv1d_register_blocked_16_f32");
         assert_eq!(name(129), "conv1d_karatsuba_f32");
+        assert!(!Conv1dVariant::FASTEST.walks_runs(16) && Conv1dVariant::FASTEST.walks_runs(17));
         assert!(Conv1dVariant::FASTEST.walks_runs(128) && !Conv1dVariant::FASTEST.walks_runs(129));
     }
 }

@@ -1,4 +1,4 @@
-//! 1D convolution: every step, masks of 1, 2 (even), 7, 31, 32, 127,
+//! 1D convolution: every step, masks of 1, 2 (even), 7, 16, 31, 32, 127,
 //! 129, 130, 255 and 1 025 taps on signals of 0 to 1 000 003 elements and 2^26, batches of
 //! rows with pitches (rows that do and do not start on 16 bytes, more rows
 //! than a grid has in y), a signal and an output at odd element offsets, NaN
@@ -15,7 +15,7 @@ use std::rc::Rc;
 use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
 use warpspeed::{Context, Matrix, MatrixMut};
 
-const TAPS: [usize; 7] = [1, 2, 7, 31, 32, 127, MAX_TAPS];
+const TAPS: [usize; 8] = [1, 2, 7, 16, 31, 32, 127, MAX_TAPS];
 const LENGTHS: [usize; 7] = [0, 1, 5, 4095, 4096, 4097, 1_000_003];
 
 /// Written to every output before a run: far outside what any test
@@ -324,6 +324,13 @@ fn cases() -> Vec<Case> {
         Case {
             specials: true,
             ..Case::rows(17, 4500, 3, (4500, 4500))
+        },
+        // The streamed step's longest mask, shifted by a different amount
+        // in each row (pitch 10 001), its leading zeros never multiplied.
+        Case {
+            specials: true,
+            signal_offset: 1,
+            ..Case::rows(16, 10_000, 4, (10_001, 10_004))
         },
         // Karatsuba's own kernel (more than 128 taps), odd and even masks:
         // an infinity cancels in its cross terms, and the odd outputs it
