@@ -775,6 +775,34 @@ mod device {
         }
     }
 
+    /// Stores a thread's `W` consecutive outputs, from output `first` of a
+    /// row of `n` starting at `y`: 16-byte stores where all lie inside the
+    /// row on 16 bytes, one by one (inside the row only) otherwise.
+    #[inline(always)]
+    unsafe fn store_outputs<const W: usize>(y: *mut f32, first: usize, n: usize, acc: &[f32; W]) {
+        if first >= n {
+            return;
+        }
+        let y = y.add(first);
+        if first + W <= n && (y as usize).is_multiple_of(16) {
+            for q in 0..W / 4 {
+                let w = [
+                    acc[4 * q].to_bits(),
+                    acc[4 * q + 1].to_bits(),
+                    acc[4 * q + 2].to_bits(),
+                    acc[4 * q + 3].to_bits(),
+                ];
+                store_v4(y.add(4 * q).cast(), w);
+            }
+        } else {
+            for a in 0..W {
+                if first + a < n {
+                    *y.add(a) = acc[a];
+                }
+            }
+        }
+    }
+
     /// The 16 tile elements of segment `s`: four 16-byte shared loads.
     #[inline(always)]
     unsafe fn segment<const W: usize>(tile: *const f32, s: usize) -> [f32; W] {
@@ -897,27 +925,7 @@ mod device {
                     |s| segment::<W>(tile, s),
                     |c| segment_of_weights::<W>(weights, c),
                 );
-                let first = start + tid * W;
-                if first < n {
-                    let y = out.add(row * out_pitch + first);
-                    if first + W <= n && (y as usize).is_multiple_of(16) {
-                        for q in 0..W / 4 {
-                            let w = [
-                                acc[4 * q].to_bits(),
-                                acc[4 * q + 1].to_bits(),
-                                acc[4 * q + 2].to_bits(),
-                                acc[4 * q + 3].to_bits(),
-                            ];
-                            store_v4(y.add(4 * q).cast(), w);
-                        }
-                    } else {
-                        for a in 0..W {
-                            if first + a < n {
-                                *y.add(a) = acc[a];
-                            }
-                        }
-                    }
-                }
+                store_outputs(out.add(row * out_pitch), start + tid * W, n, &acc);
                 // Every thread is done reading the tile (also before the
                 // next row's first tile overwrites it).
                 sync_threads();
@@ -1174,27 +1182,7 @@ mod device {
                     },
                     |c| segment_of_weights::<W>(weights, c),
                 );
-                let first = start + W * lane;
-                if first < n {
-                    let y = out.add(row * out_pitch + first);
-                    if first + W <= n && (y as usize).is_multiple_of(16) {
-                        for q in 0..W / 4 {
-                            let w = [
-                                acc[4 * q].to_bits(),
-                                acc[4 * q + 1].to_bits(),
-                                acc[4 * q + 2].to_bits(),
-                                acc[4 * q + 3].to_bits(),
-                            ];
-                            store_v4(y.add(4 * q).cast(), w);
-                        }
-                    } else {
-                        for a in 0..W {
-                            if first + a < n {
-                                *y.add(a) = acc[a];
-                            }
-                        }
-                    }
-                }
+                store_outputs(out.add(row * out_pitch), start + W * lane, n, &acc);
             }
             row += grid_dim_y() as usize;
             if row < rows as usize {
