@@ -1160,10 +1160,10 @@ mod device {
             } else {
                 let mut e = tid;
                 while e < len {
-                    *tile.add(e) = if start + e >= lead && start + e - lead < n {
-                        f32::from_bits(load_nc_u32(x.add(start + e - lead).cast()))
-                    } else {
-                        0.0
+                    // The tile starts `lead` elements before its outputs.
+                    *tile.add(e) = match tile_source(start, e, lead, n) {
+                        Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
+                        None => 0.0,
                     };
                     e += threads;
                 }
