@@ -36,9 +36,10 @@ pub const BLOCKED_TILE: usize = 2048;
 /// `BLOCKED_TILE / w` threads.
 pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// Masks of up to this many taps run the narrow width (8 outputs a thread:
-/// 65 registers, 24 warps per SM against the wide width's 16, so more loads
-/// are in flight for a memory-bound short mask); longer ones the wide width
-/// (16 outputs a thread, 123 registers: 256 FMAs per 8 shared-memory loads,
+/// 65 registers, 24 warps per SM against the wide width's 16 (when it
+/// took 123 registers), so more loads are in flight for a memory-bound
+/// short mask); longer ones the wide width (16 outputs a thread, 96
+/// registers under its launch bounds: 256 FMAs per 8 shared-memory loads,
 /// the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
 /// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
 /// Measured and not kept (2^26 outputs, same runs): holding the narrow
@@ -489,7 +490,13 @@ pub fn blocked_outputs<const W: usize>(
     segment: impl Fn(usize) -> [f32; W],
     weights: impl Fn(usize) -> [f32; W],
 ) -> [f32; W] {
-    blocked_sums(lane, taps, [0.0; W], segment, weights)
+    // The wide width takes its rounds two at a time (measured: see
+    // `shifted_sums`); the narrow one one at a time.
+    if W == BLOCKED_WIDTHS[1] {
+        shifted_sums::<W, W, true>(lane, (0, taps), [0.0; W], segment, weights)
+    } else {
+        blocked_sums(lane, taps, [0.0; W], segment, weights)
+    }
 }
 
 /// [`blocked_outputs`] for `N` outputs (`W`, or `W + 1`: the first output
@@ -502,14 +509,24 @@ pub fn blocked_sums<const W: usize, const N: usize>(
     segment: impl Fn(usize) -> [f32; W],
     weights: impl Fn(usize) -> [f32; W],
 ) -> [f32; N] {
-    shifted_sums(lane, (0, taps), init, segment, weights)
+    shifted_sums::<W, N, false>(lane, (0, taps), init, segment, weights)
 }
 
 /// [`blocked_sums`] of the taps `skip..taps` only (`skip < W`): the
 /// weights before `skip` are zeros that shift the mask, and are not
-/// multiplied (`0 · ∞` would be NaN).
+/// multiplied (`0 · ∞` would be NaN). `PAIRED` takes two rounds per
+/// iteration of the loop: the second round's new segment takes the
+/// registers of the first's old one, so no segment is copied from round to
+/// round, and the loop's test runs once per `2W` taps (537 instructions
+/// for 512 FMAs instead of 276 for 256 in step 4's wide kernel, held to
+/// its launch bounds). Step 4's wide kernel pairs: 2^26 outputs, same
+/// runs, µs before / after, mask 127 410 / 390 on an H100 and 409 / 390
+/// on an H200, mask 1 025 2 741 / 2 563 and 2 733 / 2 562. Measured and
+/// not kept: pairing the narrow kernel too (its registers fell to 63, a
+/// fourth block of 256 threads per SM: mask 31 on the H100 200 → 204 µs)
+/// and Karatsuba's sums (mask 1 025 2 197 → 2 624 µs, H100).
 #[inline(always)]
-pub fn shifted_sums<const W: usize, const N: usize>(
+pub fn shifted_sums<const W: usize, const N: usize, const PAIRED: bool>(
     lane: usize,
     (skip, taps): (usize, usize),
     init: [f32; N],
@@ -521,7 +538,15 @@ pub fn shifted_sums<const W: usize, const N: usize>(
     let (full, rest) = (taps / W, taps % W);
     // Only the first round skips (a constant 0 leaves no test).
     let skip_in = |c: usize| if c == 0 { skip } else { 0 };
-    for c in 0..full {
+    // Rounds 0..paired two at a time, the rest one at a time.
+    let paired = if PAIRED { full - full % 2 } else { 0 };
+    for c in (0..paired).step_by(2) {
+        let mid = segment(lane + c + 1);
+        accumulate(&mut acc, &lo, &mid, &weights(c), (skip_in(c), W));
+        lo = segment(lane + c + 2);
+        accumulate(&mut acc, &mid, &lo, &weights(c + 1), (0, W));
+    }
+    for c in paired..full {
         let hi = segment(lane + c + 1);
         accumulate(&mut acc, &lo, &hi, &weights(c), (skip_in(c), W));
         lo = hi;
@@ -1172,7 +1197,7 @@ mod device {
 
             for p in 0..STREAM_TILE / W / threads {
                 let lane = tid + p * threads;
-                let acc = shifted_sums::<W, W>(
+                let acc = shifted_sums::<W, W, false>(
                     lane,
                     (s, taps + s),
                     [0.0; W],
