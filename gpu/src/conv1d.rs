@@ -68,7 +68,9 @@ pub const SPLIT_THREADS: u32 = (SPLIT_TILE / 2 / SPLIT_WIDTH) as u32;
 /// costs as much as the FMAs it saves up to about 128 taps. Measured on an
 /// H100, 2^26 outputs, µs (step 4 / step 5's kernel): 65 taps 276 / 356,
 /// 95 taps 333 / 370, 127 taps 410 / 413, 255 taps 730 / 641, 1 025 taps
-/// 2 739 / 2 182.
+/// 2 739 / 2 182. Since then step 4's wide kernel pairs its rounds (127
+/// taps 390 µs, 1 025 taps 2 563), which widens its lead below 129 taps;
+/// at 1 025 step 5's kernel stays ahead (2 197 µs); between, not measured.
 pub const SPLIT_MIN_TAPS: usize = 129;
 
 /// Outputs of one tile of [`Conv1dVariant::Streamed`]: one block, one
@@ -1168,7 +1170,8 @@ mod device {
                 for k in 0..QUADS {
                     v[k] = load_nc_v4(base.add(tid + k * threads));
                 }
-                // The halo: fewer quads than threads (asserted below).
+                // The halo: fewer quads than threads (asserted after
+                // `blocked_threads`).
                 let halo = STREAM_TILE / 4 + tid;
                 let h = if halo < len / 4 {
                     load_nc_v4(base.add(halo))
