@@ -122,10 +122,10 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     vector_bounds("transpose_vector_tile_u16"),
     vector_bounds("transpose_vector_tile_u32"),
     vector_bounds("transpose_vector_tile_u64"),
-    vector_bounds("transpose_vector_grouped_u8"),
-    vector_bounds("transpose_vector_grouped_u16"),
-    vector_bounds("transpose_vector_grouped_u32"),
-    vector_bounds("transpose_vector_grouped_u64"),
+    vector_bounds("transpose_vector_columns_u8"),
+    vector_bounds("transpose_vector_columns_u16"),
+    vector_bounds("transpose_vector_columns_u32"),
+    vector_bounds("transpose_vector_columns_u64"),
     // Its rounds taken two at a time (`shifted_sums`), left to itself
     // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
     // it takes 96 (5 fit) and spills nothing for sm_90. The bounds alone,

@@ -23,7 +23,7 @@ pub const BANK_BYTES: u32 = 4;
 /// Banks of shared memory.
 pub const BANKS: u32 = 32;
 /// Bytes of a vector step's tile ([`TransposeVariant::VectorTile`],
-/// [`TransposeVariant::VectorGrouped`]), in shared memory as in the source:
+/// [`TransposeVariant::VectorColumns`]), in shared memory as in the source:
 /// 16 KiB, [`vector_rows`] rows of [`vector_row_bytes`].
 pub const VECTOR_TILE_BYTES: u32 = 16384;
 /// Source rows per tile of the vector steps for elements of 2, 4 or 8 bytes
@@ -40,8 +40,6 @@ pub const VECTOR_BYTES: u32 = 16;
 /// Chunk columns over which the vector steps' XOR swizzle spreads a column of
 /// chunks: the chunks one pass over the banks holds (32 banks of 4 bytes).
 pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
-/// Tile rows per group in [`TransposeVariant::VectorGrouped`]'s block order.
-pub const GROUP_TILE_ROWS: u32 = 16;
 
 /// The part of the source one block of a transpose step covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,24 +217,24 @@ ladder! {
         /// (0.99 ×); bytes 41.7 → 38.7 µs on the H200 against `Words4x4`,
         /// the same 51.6 µs on the H100.
         VectorTile = "vector_tile" => vector("transpose_vector_tile"),
-        /// Step 7: step 6 with the blocks taking the tiles in groups of
-        /// [`GROUP_TILE_ROWS`] tile rows, column by column within a group
-        /// ([`grouped_tile`]), instead of row by row. In row order the
-        /// blocks resident at once (about a thousand on an H100 or H200)
-        /// cover a few whole tile rows: their reads are long runs in few
-        /// source rows, but their writes are short runs (1 KiB for `f32` at
-        /// 16384²) in every destination row. In groups they cover a band 16
-        /// tiles high and some 66 wide: for `f32`, 4 KiB runs in a quarter
-        /// as many destination rows and 16 KiB runs in 1024 source rows, so
-        /// the pages both sides touch at once are fewer in all (TLB reach,
-        /// DRAM row locality) at large sizes. The grid is the same; each
-        /// block derives its tile from its place in the launch order.
-        /// Measured at 8192²: no gain over step 6 on the H100 or the H200
-        /// (`f32` 192.3 against 191.4 µs and 139.6 against 140.0 µs; bytes
-        /// slower on both), so step 6 stays the default.
-        VectorGrouped = "vector_grouped" => vector("transpose_vector_grouped"),
+        /// Step 7: step 6 with the blocks taking the tiles column by column
+        /// ([`column_tile`]): the launch order runs down a whole column of
+        /// tiles before the next. The blocks resident at once (about a
+        /// thousand on an H100 or H200) then write whole destination rows
+        /// one after another, a contiguous run of some 16 MiB for 8192²
+        /// `f32`, where in row order they wrote a 256-byte piece of every
+        /// destination row; their reads become the short pieces instead
+        /// (a tile's rows, 256 bytes each, 32 KiB apart). DRAM takes the
+        /// long write runs better: 8192², same runs, A/B of the two
+        /// orders, µs: `f32` 191.8 → 188.8 on an H100 and 139.0 → 134.3 on
+        /// an H200, bytes 52.0 → 51.7 and 38.8 → 38.2. (Bands of 16 tile
+        /// rows taken column by column, which this step was first, bought
+        /// nothing: 192.3 and 139.6 µs.) The grid is step 6's; each block
+        /// derives its tile from its place in the launch order. What
+        /// `transpose_into` uses for 16-byte aligned rows.
+        VectorColumns = "vector_columns" => vector("transpose_vector_columns"),
     }
-    fastest = VectorTile;
+    fastest = VectorColumns;
 }
 
 impl TransposeVariant {
@@ -413,27 +411,14 @@ pub const fn vector_byte_word(t: usize, i: usize) -> usize {
     vector_slot(col + i, row, 1)
 }
 
-/// [`TransposeVariant::VectorGrouped`]'s block order: the `(column, row)` of
+/// [`TransposeVariant::VectorColumns`]' block order: the `(column, row)` of
 /// the tile that block `(bx, by)` of a `gx`×`gy` grid moves. Blocks start in
-/// launch order (`by·gx + bx`); each run of [`GROUP_TILE_ROWS`] grid rows
-/// takes the same band of tile rows, column by column (the last band may be
-/// lower). A bijection of the grid onto the tiles; `u32` arithmetic suffices:
-/// `gx` is at most 2^27 (widths below 2^32, tiles at least 32 elements
-/// wide), so the position in a band stays below 16 · 2^27 = 2^31.
-pub const fn grouped_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
-    let first = by / GROUP_TILE_ROWS * GROUP_TILE_ROWS;
-    let rows = if gy - first < GROUP_TILE_ROWS {
-        gy - first
-    } else {
-        GROUP_TILE_ROWS
-    };
-    let local = (by - first) * gx + bx;
-    if rows == GROUP_TILE_ROWS {
-        // Every band but perhaps the last: shifts, not a division.
-        (local / GROUP_TILE_ROWS, first + local % GROUP_TILE_ROWS)
-    } else {
-        (local / rows, first + local % rows)
-    }
+/// launch order (`by·gx + bx`), which here runs down each column of tiles
+/// in turn. A bijection of the grid onto the tiles; the launch position
+/// (below 2^31 · 2^16) is held in `u64`.
+pub const fn column_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
+    let at = by as u64 * gx as u64 + bx as u64;
+    ((at / gy as u64) as u32, (at % gy as u64) as u32)
 }
 
 /// Elements of padding that shift a tile row by one bank (at least one).
@@ -620,13 +605,13 @@ mod device {
     /// [`vector_row_bytes`] bytes (64 × 256, or 128 × 128 for bytes) moved in
     /// 16-byte chunks ([`vector_load_at`], [`vector_slot`],
     /// [`vector_store_at`]; for bytes [`vector_byte_word`]). `T` is `u8`,
-    /// `u16`, `u32` or `u64`; `GROUPED` picks step 7's block order
-    /// ([`grouped_tile`]). Also needs a 1D block of [`VECTOR_THREADS`]
+    /// `u16`, `u32` or `u64`; `COLUMNS` picks step 7's block order
+    /// ([`column_tile`]). Also needs a 1D block of [`VECTOR_THREADS`]
     /// threads, a grid of the variant's tiles
     /// ([`TransposeVariant::tile`]), [`VECTOR_TILE_BYTES`] of shared memory,
     /// and `src` unwritten while the kernel runs (it is read through the
     /// read-only path), which the contract's no-overlap already gives.
-    pub unsafe fn vector<T: Copy, const GROUPED: bool>(
+    pub unsafe fn vector<T: Copy, const COLUMNS: bool>(
         src: *const T,
         src_pitch: usize,
         dst: *mut T,
@@ -638,8 +623,8 @@ mod device {
         let b = vector_elements(size);
         let rows = vector_rows(size); // of the source tile
         let columns = vector_row_bytes(size) / size;
-        let (tile_x, tile_y) = if GROUPED {
-            grouped_tile(block_idx_x(), block_idx_y(), grid_dim_x(), grid_dim_y())
+        let (tile_x, tile_y) = if COLUMNS {
+            column_tile(block_idx_x(), block_idx_y(), grid_dim_x(), grid_dim_y())
         } else {
             (block_idx_x(), block_idx_y())
         };
@@ -773,7 +758,7 @@ kernels! {
             shares transpose_naive
             => device::vector::<T, false>(
                 src, src_pitch, dst, dst_pitch, width, height);
-        fn transpose_vector_grouped<T in u8, u16, u32, u64>(
+        fn transpose_vector_columns<T in u8, u16, u32, u64>(
             src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32)
             shares transpose_naive
             => device::vector::<T, true>(
@@ -798,7 +783,7 @@ impl TransposeVariant {
             TransposeVariant::Tile32 => transpose_tile32::entry::<T>(),
             TransposeVariant::Words4x4 => return transpose_words_4x4::try_entry::<T>(),
             TransposeVariant::VectorTile => return transpose_vector_tile::try_entry::<T>(),
-            TransposeVariant::VectorGrouped => return transpose_vector_grouped::try_entry::<T>(),
+            TransposeVariant::VectorColumns => return transpose_vector_columns::try_entry::<T>(),
         })
     }
 }
@@ -834,7 +819,7 @@ mod tests {
     fn vector_tiles_cover_16_kib() {
         for v in [
             TransposeVariant::VectorTile,
-            TransposeVariant::VectorGrouped,
+            TransposeVariant::VectorColumns,
         ] {
             assert_eq!(v.tile(1), (128, 128));
             assert_eq!(v.tile(2), (128, 64));
@@ -1084,23 +1069,15 @@ mod tests {
     }
 
     #[test]
-    fn grouped_order_takes_every_tile_once_in_bands() {
-        for (gx, gy) in [
-            (1, 1),
-            (1, 17),
-            (3, 16),
-            (5, 18),
-            (128, 128),
-            (7, 1094),
-            (300, 33),
-        ] {
+    fn column_order_takes_every_tile_once_down_the_columns() {
+        for (gx, gy) in [(1, 1), (1, 17), (3, 16), (5, 18), (128, 128), (7, 1094), (300, 33)] {
             let mut seen = vec![false; (gx * gy) as usize];
             for by in 0..gy {
                 for bx in 0..gx {
-                    let (x, y) = grouped_tile(bx, by, gx, gy);
+                    let (x, y) = column_tile(bx, by, gx, gy);
                     assert!(x < gx && y < gy, "{gx}×{gy}: ({bx}, {by}) -> ({x}, {y})");
-                    // Same band of 16 tile rows as the grid row.
-                    assert_eq!(y / GROUP_TILE_ROWS, by / GROUP_TILE_ROWS);
+                    // The launch position, counted down the columns.
+                    assert_eq!(x * gy + y, by * gx + bx);
                     let i = (y * gx + x) as usize;
                     assert!(!seen[i], "{gx}×{gy}: tile ({x}, {y}) twice");
                     seen[i] = true;
@@ -1108,14 +1085,11 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s));
         }
-        // Launch order walks a band column by column.
-        assert_eq!(grouped_tile(0, 0, 100, 64), (0, 0));
-        assert_eq!(grouped_tile(1, 0, 100, 64), (0, 1));
-        assert_eq!(grouped_tile(16, 0, 100, 64), (1, 0));
-        assert_eq!(grouped_tile(0, 1, 100, 64), (6, 4));
-        // The widest grid: no overflow.
-        let gx = u32::MAX.div_ceil(32);
-        assert_eq!(grouped_tile(gx - 1, 15, gx, 16), (gx - 1, 15));
+        assert_eq!(column_tile(1, 0, 100, 64), (0, 1));
+        assert_eq!(column_tile(0, 1, 100, 64), (1, 36));
+        // The largest grid: no overflow.
+        let (gx, gy) = (u32::MAX.div_ceil(32), 65_535);
+        assert_eq!(column_tile(gx - 1, gy - 1, gx, gy), (gx - 1, gy - 1));
     }
 
     #[test]
