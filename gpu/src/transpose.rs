@@ -1070,7 +1070,15 @@ mod tests {
 
     #[test]
     fn column_order_takes_every_tile_once_down_the_columns() {
-        for (gx, gy) in [(1, 1), (1, 17), (3, 16), (5, 18), (128, 128), (7, 1094), (300, 33)] {
+        for (gx, gy) in [
+            (1, 1),
+            (1, 17),
+            (3, 16),
+            (5, 18),
+            (128, 128),
+            (7, 1094),
+            (300, 33),
+        ] {
             let mut seen = vec![false; (gx * gy) as usize];
             for by in 0..gy {
                 for bx in 0..gx {
