@@ -113,8 +113,9 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // The transpose's vector steps are built around 8 blocks of 256 threads
     // per SM (64 bytes in flight per thread, 2048 threads): 32 registers.
     // Left to itself ptxas drifts above that with small changes of the
-    // PTX (sm_90: 34 for bytes, 44 and 56 for step 7's 4- and 2-byte
-    // entries, which is 6, 5 and 4 blocks); held to 8 blocks, none spills.
+    // PTX (sm_90: 34 for bytes, 44 and 56 for the 4- and 2-byte entries of
+    // step 7 when it took bands of tile rows, which is 6, 5 and 4 blocks);
+    // held to 8 blocks, none spills.
     // Timed against the uncapped build on an H200 (8192², same run): the
     // same speed (bytes 38.8 µs either way, `f32` 139.0); kept so that the
     // shape the step was designed for survives changes of the PTX.

@@ -49,42 +49,27 @@ transposable!(u16: u16, i16);
 transposable!(u32: u32, i32, f32);
 transposable!(u64: u64, i64, f64);
 
-/// The variant [`Context::transpose_into`] prefers for 1-byte elements,
-/// where their rows are aligned as its fastest path needs
-/// ([`TransposeVariant::row_alignment`]): the vector steps, which moved
-/// 8192² bytes 8% faster than words (step 5) on an H200 and as fast on an
-/// H100, and of them the column order.
-const BYTES_FASTEST: TransposeVariant = TransposeVariant::VectorColumns;
-
 /// The variant [`Context::transpose_into`] uses for elements of
 /// `element_bytes` bytes in matrices whose first elements and pitches are
-/// all multiples of `row_alignment` bytes: the preferred step where it
-/// moves the element size and the rows are aligned as its fastest path
-/// needs ([`TransposeVariant::row_alignment`]: 16 bytes for the vector
-/// steps), that is the ladder's [`TransposeVariant::FASTEST`], or
-/// `BYTES_FASTEST` for 1-byte elements; then, for bytes in 4-byte aligned
-/// rows, words ([`TransposeVariant::Words4x4`]); everything else uses the
-/// 32×32 tile ([`TransposeVariant::Tile32`]). (A 64×64 tile of element
-/// accesses with 16 rows per thread measured slower on an H100: 0.88
-/// against 0.92 of the copy bandwidth for `f32`.)
+/// all multiples of `row_alignment` bytes: the ladder's
+/// [`TransposeVariant::FASTEST`] where the rows are aligned as its fastest
+/// path needs ([`TransposeVariant::row_alignment`]: 16 bytes for the vector
+/// steps, which also moved 8192² bytes 8% faster than words on an H200 and
+/// as fast on an H100); then, for bytes in 4-byte aligned rows, words
+/// ([`TransposeVariant::Words4x4`]); everything else uses the 32×32 tile
+/// ([`TransposeVariant::Tile32`]). (A 64×64 tile of element accesses with
+/// 16 rows per thread measured slower on an H100: 0.88 against 0.92 of the
+/// copy bandwidth for `f32`.)
 pub fn fastest(element_bytes: usize, row_alignment: usize) -> TransposeVariant {
-    pick(
-        TransposeVariant::FASTEST,
-        BYTES_FASTEST,
-        element_bytes,
-        row_alignment,
-    )
+    pick(TransposeVariant::FASTEST, element_bytes, row_alignment)
 }
 
-/// [`fastest`] with `preferred` and `bytes` in the places of the ladder's
-/// `FASTEST` and of `BYTES_FASTEST`.
+/// [`fastest`] with `preferred` in the place of the ladder's `FASTEST`.
 fn pick(
     preferred: TransposeVariant,
-    bytes: TransposeVariant,
     element_bytes: usize,
     row_alignment: usize,
 ) -> TransposeVariant {
-    let preferred = if element_bytes == 1 { bytes } else { preferred };
     [preferred, TransposeVariant::Words4x4]
         .into_iter()
         .find(|v| v.supports(element_bytes) && v.row_alignment() as usize <= row_alignment)
@@ -206,32 +191,28 @@ impl Context {
 mod tests {
     use super::*;
 
-    /// Whatever steps are preferred (the ladder's fastest, and one for
-    /// bytes), the default moves every element size in rows of any
-    /// alignment, and takes the preferred step wherever it applies; then,
-    /// for bytes in 4-byte aligned rows, words.
+    /// Whatever step is preferred, the default moves every element size in
+    /// rows of any alignment, and takes the preferred step wherever it
+    /// applies; then, for bytes in 4-byte aligned rows, words.
     #[test]
     fn the_default_always_applies() {
         for &preferred in TransposeVariant::ALL {
-            for &bytes in TransposeVariant::ALL {
-                for size in [1, 2, 4, 8] {
-                    for alignment in [1, 2, 4, 8, 16] {
-                        if alignment < size {
-                            continue; // elements are aligned to their size
-                        }
-                        let v = pick(preferred, bytes, size, alignment);
-                        assert!(v.supports(size), "{preferred:?} {size} {alignment}: {v:?}");
-                        assert!(v.row_alignment() as usize <= alignment);
-                        let wanted = if size == 1 { bytes } else { preferred };
-                        let applies =
-                            wanted.supports(size) && wanted.row_alignment() as usize <= alignment;
-                        if applies {
-                            assert_eq!(v, wanted);
-                        } else if size == 1 && alignment >= 4 {
-                            assert_eq!(v, TransposeVariant::Words4x4);
-                        } else {
-                            assert_eq!(v, TransposeVariant::Tile32);
-                        }
+            for size in [1, 2, 4, 8] {
+                for alignment in [1, 2, 4, 8, 16] {
+                    if alignment < size {
+                        continue; // elements are aligned to their size
+                    }
+                    let v = pick(preferred, size, alignment);
+                    assert!(v.supports(size), "{preferred:?} {size} {alignment}: {v:?}");
+                    assert!(v.row_alignment() as usize <= alignment);
+                    let applies =
+                        preferred.supports(size) && preferred.row_alignment() as usize <= alignment;
+                    if applies {
+                        assert_eq!(v, preferred);
+                    } else if size == 1 && alignment >= 4 {
+                        assert_eq!(v, TransposeVariant::Words4x4);
+                    } else {
+                        assert_eq!(v, TransposeVariant::Tile32);
                     }
                 }
             }
@@ -242,17 +223,12 @@ mod tests {
         assert_eq!(fastest(1, 16), TransposeVariant::VectorColumns);
         assert_eq!(fastest(4, 4), TransposeVariant::Tile32);
         assert_eq!(fastest(1, 4), TransposeVariant::Words4x4);
-        // With the vector step preferred for bytes: 16-byte aligned rows
-        // take it, 4-byte aligned ones words, others the 32×32 tile.
-        let vector = TransposeVariant::VectorTile;
-        assert_eq!(pick(vector, vector, 1, 16), vector);
-        assert_eq!(pick(vector, vector, 1, 8), TransposeVariant::Words4x4);
-        assert_eq!(pick(vector, vector, 1, 2), TransposeVariant::Tile32);
-        assert_eq!(pick(vector, BYTES_FASTEST, 4, 16), vector);
-        assert_eq!(pick(vector, BYTES_FASTEST, 4, 8), TransposeVariant::Tile32);
-        assert_eq!(
-            pick(TransposeVariant::VectorTile, BYTES_FASTEST, 2, 16),
-            TransposeVariant::VectorTile
-        );
+        // Bytes with a vector step: 16-byte aligned rows take it, 4-byte
+        // aligned ones words, others the 32×32 tile.
+        let vector = TransposeVariant::VectorColumns;
+        assert_eq!(pick(vector, 1, 16), vector);
+        assert_eq!(pick(vector, 1, 8), TransposeVariant::Words4x4);
+        assert_eq!(pick(vector, 1, 2), TransposeVariant::Tile32);
+        assert_eq!(pick(vector, 4, 8), TransposeVariant::Tile32);
     }
 }
