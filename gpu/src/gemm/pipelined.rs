@@ -213,6 +213,10 @@ pub(crate) unsafe fn panels(o: &Operands, row0: usize, col0: usize) -> (Panel, P
     clippy::needless_range_loop,
     reason = "constant ranges unroll; arrays stay in registers"
 )]
+#[allow(
+    unused_assignments,
+    reason = "the unrolled steps past the last load assign nothing, but the lint sees the assignment of each copy"
+)]
 unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: usize>(
     acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],
     a: *const f32,
@@ -240,17 +244,35 @@ unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: 
         }
         v
     }
-    let step = |acc: &mut [[f32; THREAD_TILE]; THREAD_TILE], q: usize| {
-        let av = values::<A_K>(a, BM, q, |r| w.row::<A_K>(r));
-        let bv = values::<B_K>(b, BN, q, |c| w.col::<B_K>(c));
+    let load = |q: usize| {
+        (
+            values::<A_K>(a, BM, q, |r| w.row::<A_K>(r)),
+            values::<B_K>(b, BN, q, |c| w.col::<B_K>(c)),
+        )
+    };
+    // Serpentine order: odd rows walk the columns backwards, so the first
+    // product of a row shares its `B` value with the last of the row
+    // before and every product finds one operand in the reuse cache.
+    let step = |acc: &mut [[f32; THREAD_TILE]; THREAD_TILE], av: [f32; 8], bv: [f32; 8]| {
         for r in 0..THREAD_TILE {
-            for c in 0..THREAD_TILE {
+            for i in 0..THREAD_TILE {
+                let c = if r % 2 == 0 { i } else { THREAD_TILE - 1 - i };
                 acc[r][c] = fma_f32(av[r], bv[c], acc[r][c]);
             }
         }
     };
     const { assert!(WARP_BK == 16) };
-    unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => { step(acc, q); });
+    // Fragments loaded two `k` ahead of their products: one ahead, ptxas
+    // sinks the loads to 12 to 20 instructions before their use, too close
+    // to hide the shared-memory latency with two warps per scheduler.
+    let mut frags = [load(0), load(1)];
+    unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+        let (av, bv) = frags[q % 2];
+        if q + 2 < WARP_BK {
+            frags[q % 2] = load(q + 2);
+        }
+        step(acc, av, bv);
+    });
 }
 
 /// The body of a pipelined block for staging layouts `A_K`, `B_K`.
