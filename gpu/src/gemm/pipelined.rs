@@ -251,8 +251,10 @@ unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: 
         )
     };
     // Serpentine order: odd rows walk the columns backwards, so the first
-    // product of a row shares its `B` value with the last of the row
-    // before and every product finds one operand in the reuse cache.
+    // product of a row can take its `B` value from the register reuse
+    // cache, where the last of the row before left it (ptxas keeps the
+    // order where both operands are `k`-major; for an `x`-major `A`, whose
+    // 16-byte loads hold 4 `k`s, it reorders the products itself).
     let step = |acc: &mut [[f32; THREAD_TILE]; THREAD_TILE], av: [f32; 8], bv: [f32; 8]| {
         for r in 0..THREAD_TILE {
             for i in 0..THREAD_TILE {
