@@ -6,7 +6,8 @@
 #   bash target/device/run.sh [test] [sanitize] [bench] [ARGS for bench...]
 #
 # Phases (default: all three):
-#   test      every test executable; GPU tests must run (WARPSPEED_REQUIRE_GPU);
+#   test      every test executable and example; GPU tests must run
+#             (WARPSPEED_REQUIRE_GPU);
 #             then the GPU suite again with the baseline PTX forced
 #             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU)
 #   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck,
@@ -82,8 +83,13 @@ for phase in "${phases[@]}"; do
   test)
     for t in "$bin"/*; do
       name=$(basename "$t")
-      [ "$name" = ladder ] && continue
+      # The benchmarks have phases of their own.
+      case $name in ladder|multi) continue ;; esac
       run_logged "test-$name" "$t" --test-threads 1
+    done
+    # The examples, each a short program that checks its own result.
+    for t in "$here"/examples/*; do
+      [ -x "$t" ] && run_logged "example-$(basename "$t")" "$t"
     done
     WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1
     ;;

@@ -2,6 +2,7 @@
 //! the FP32 peak), progress lines, and the results a run collects for its
 //! report.
 
+use crate::hold::{Hold, WINDOW};
 use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
@@ -149,6 +150,8 @@ pub struct Bench<'a> {
     /// The kernels of the families run, read once after the context was
     /// created.
     pub kernels: Vec<KernelUse>,
+    /// Holds the stream while each window of timed launches is enqueued.
+    hold: Hold,
     measurements: usize,
 }
 
@@ -257,6 +260,7 @@ impl<'a> Bench<'a> {
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),
+            hold: Hold::new()?,
             measurements: 0,
         };
         // 1 GiB device-to-device copy: the bandwidth ceiling of this run.
@@ -292,11 +296,13 @@ impl<'a> Bench<'a> {
     /// Median milliseconds of `reps` runs of `launch` after warm-up (fewer
     /// than [`Bench::reps`] for launches of a large fraction of a second).
     ///
-    /// Each run sits between its own pair of events, and all runs are
-    /// enqueued back to back before one final synchronisation: the GPU never
-    /// idles waiting for the host to submit the next launch, so the host's
-    /// launch latency is not counted as kernel time (it would be if the host
-    /// waited after every run). The peer programs time the same way.
+    /// Each run sits between its own pair of events. The runs are enqueued
+    /// in windows of up to [`WINDOW`] behind a kernel that holds the stream
+    /// until the whole window is queued ([`Hold`]): the GPU then runs them
+    /// back to back, so the host's launch latency is never counted as
+    /// kernel time, however short the kernel (without the hold it would be,
+    /// for launches shorter than the host's cost of issuing one). The peer
+    /// programs time the same way.
     pub fn time_reps(
         &self,
         reps: usize,
@@ -309,22 +315,39 @@ impl<'a> Bench<'a> {
             launch()?;
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
-        let mut events = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let (start, stop) = (
-                Event::new(EventFlags::DEFAULT).map_err(err)?,
-                Event::new(EventFlags::DEFAULT).map_err(err)?,
-            );
-            start.record(stream).map_err(err)?;
-            launch()?;
-            stop.record(stream).map_err(err)?;
-            events.push((start, stop));
+        let mut times = Vec::with_capacity(reps);
+        let mut left = reps;
+        while left > 0 {
+            let window = left.min(WINDOW);
+            left -= window;
+            let mut events = Vec::with_capacity(window);
+            self.hold.hold(stream)?;
+            let queued = (0..window).try_for_each(|_| {
+                let (start, stop) = (
+                    Event::new(EventFlags::DEFAULT).map_err(err)?,
+                    Event::new(EventFlags::DEFAULT).map_err(err)?,
+                );
+                start.record(stream).map_err(err)?;
+                launch()?;
+                stop.record(stream).map_err(err)?;
+                events.push((start, stop));
+                Ok::<(), String>(())
+            });
+            // Released even after an error, so that nothing stays held.
+            self.hold.release();
+            self.ctx.synchronize().map_err(|e| e.to_string())?;
+            queued?;
+            if self.hold.timed_out() {
+                return Err(
+                    "a timed launch waited for its own stream (it synchronises): \
+                            the hold timed out"
+                        .into(),
+                );
+            }
+            for (start, stop) in &events {
+                times.push(stop.elapsed_time_f32(start).map(f64::from).map_err(err)?);
+            }
         }
-        self.ctx.synchronize().map_err(|e| e.to_string())?;
-        let mut times = events
-            .iter()
-            .map(|(start, stop)| stop.elapsed_time_f32(start).map(f64::from).map_err(err))
-            .collect::<Result<Vec<_>, _>>()?;
         times.sort_by(f64::total_cmp);
         Ok(times[times.len() / 2])
     }

@@ -19,6 +19,7 @@ mod conv1d;
 mod gemm;
 mod harness;
 mod histogram;
+mod hold;
 mod image_sums;
 mod peers;
 mod reduce;

@@ -708,7 +708,8 @@ pub fn render(text: &str) -> Vec<(String, String)> {
     let mut files = Vec::new();
     let mut md = format!(
         "# warpspeed benchmark: {}\n\nCompute capability {}, {} SMs, PTX `{}`; {} timed launches per \
-         median (CUDA events, 3 warm-ups, launches back to back); this run's device-to-device copy: \
+         median (CUDA events, 3 warm-ups, launches queued behind a kernel that holds the stream, so \
+         that the GPU runs them back to back); this run's device-to-device copy: \
          **{memcpy:.0} GB/s** (read + written). GB/s count each input byte read once and each output \
          byte written once. \"× best peer\" is the fastest NVIDIA library's time over the step's \
          (above 1: faster than the library), measured in the same run with the same method.\n",

@@ -34,9 +34,10 @@
 // Timing, as in the Rust harness: the inputs are rotated among enough device
 // copies that together they are at least twice the L2 cache (1 to 4 copies),
 // so that no launch reads what the previous one left in L2; 3 warm-up
-// launches; then `reps` launches enqueued back to back on one non-default
-// stream, each between its own pair of events, with a single synchronisation
-// at the end; the result is the median of the `reps` elapsed times. All
+// launches; then `reps` launches on one non-default stream, each between its
+// own pair of events, enqueued in windows of up to 32 behind a kernel that
+// holds the stream until the window is queued (so that host launch latency
+// is never timed); the result is the median of the `reps` elapsed times. All
 // memory a launch needs (library scratch, outputs, the cuBLAS handle) exists
 // before the timing starts, and everything of a case is freed when it ends.
 
@@ -146,6 +147,35 @@ private:
     cudaEvent_t event_ = nullptr;
 };
 
+/// Two words of page-locked host memory, mapped into the device's address
+/// space: `[release, timed_out]` of the hold kernel below.
+class HoldFlag {
+public:
+    HoldFlag() {
+        void* words = nullptr;
+        check(cudaHostAlloc(&words, 2 * sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc(hold flag)");
+        words_ = static_cast<unsigned*>(words);
+        void* device = nullptr;
+        const cudaError_t status = cudaHostGetDevicePointer(&device, words, 0);
+        if (status != cudaSuccess) {
+            cudaFreeHost(words);
+            check(status, "cudaHostGetDevicePointer(hold flag)");
+        }
+        device_ = static_cast<unsigned*>(device);
+    }
+    HoldFlag(const HoldFlag&) = delete;
+    HoldFlag& operator=(const HoldFlag&) = delete;
+    ~HoldFlag() { cudaFreeHost(words_); }
+    /// The words as the host sees them; volatile, as the device writes and
+    /// reads them while the host does.
+    volatile unsigned* host() const { return words_; }
+    unsigned* device() const { return device_; }
+
+private:
+    unsigned* words_ = nullptr;
+    unsigned* device_ = nullptr;
+};
+
 class Blas {
 public:
     explicit Blas(cudaStream_t stream, cublasMath_t math = CUBLAS_DEFAULT_MATH) {
@@ -171,6 +201,29 @@ private:
 // The device, its stream and the timing method
 // ---------------------------------------------------------------------------
 
+/// Longest hold, as the Rust harness's `hold::TIMEOUT_NS`.
+constexpr unsigned long long kHoldTimeoutNs = 10'000'000'000ull;
+
+/// Timed launches queued behind one hold (the Rust harness's `hold::WINDOW`).
+constexpr int kWindow = 32;
+
+/// Holds its stream until the host sets `flag[0]`, so that a window of timed
+/// launches is queued before any of them runs (the Rust harness's
+/// `hold.rs` says why); gives up after `timeout_ns` and sets `flag[1]`.
+__global__ void hold_kernel(volatile unsigned* flag, unsigned long long timeout_ns) {
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (flag[0] == 0) {
+        __nanosleep(1000);
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start >= timeout_ns) {
+            flag[1] = 1;
+            return;
+        }
+    }
+}
+
 /// Launches before timing starts (the Rust harness's WARMUP).
 constexpr int kWarmup = 3;
 
@@ -186,6 +239,7 @@ cudaDeviceProp select_device() {
 struct Device {
     cudaDeviceProp prop;  // first: the stream is created on the device it selects
     Stream stream;
+    HoldFlag hold;
 
     Device() : prop(select_device()) {
         std::fprintf(stderr, "peers: %s (compute capability %d.%d, %d SMs, L2 %d MiB)\n", prop.name, prop.major,
@@ -204,29 +258,49 @@ struct Device {
     /// `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across
     /// warm-up and timed launches) on `stream` and must not synchronise.
     ///
-    /// Every timed launch sits between its own pair of events, and all are
-    /// enqueued back to back before one final synchronisation: the GPU does not
-    /// idle waiting for the host, so host launch latency is not counted.
+    /// Every timed launch sits between its own pair of events; they are
+    /// enqueued in windows of up to `kWindow` behind `hold_kernel`, released
+    /// once the window is queued: the GPU runs them back to back, so host
+    /// launch latency is never counted, however short the launch.
     template <class Launch>
     double median_ms(int reps, Launch&& launch) const {
-        std::vector<Event> starts(reps);
-        std::vector<Event> stops(reps);
         int turn = 0;
         for (int i = 0; i < kWarmup; ++i) {
             launch(turn++);
         }
         check(cudaDeviceSynchronize(), "synchronise after warm-up");
-        for (int r = 0; r < reps; ++r) {
-            check(cudaEventRecord(starts[r].get(), stream.get()), "cudaEventRecord(start)");
-            launch(turn++);
-            check(cudaEventRecord(stops[r].get(), stream.get()), "cudaEventRecord(stop)");
-        }
-        check(cudaDeviceSynchronize(), "synchronise after timed launches");
-        std::vector<double> times(reps);
-        for (int r = 0; r < reps; ++r) {
-            float ms = 0.0f;
-            check(cudaEventElapsedTime(&ms, starts[r].get(), stops[r].get()), "cudaEventElapsedTime");
-            times[r] = ms;
+        std::vector<double> times;
+        times.reserve(reps);
+        for (int done = 0; done < reps;) {
+            const int window = std::min(kWindow, reps - done);
+            std::vector<Event> starts(window);
+            std::vector<Event> stops(window);
+            hold.host()[0] = 0;
+            hold.host()[1] = 0;
+            hold_kernel<<<1, 1, 0, stream.get()>>>(hold.device(), kHoldTimeoutNs);
+            check(cudaGetLastError(), "hold kernel launch");
+            try {
+                for (int r = 0; r < window; ++r) {
+                    check(cudaEventRecord(starts[r].get(), stream.get()), "cudaEventRecord(start)");
+                    launch(turn++);
+                    check(cudaEventRecord(stops[r].get(), stream.get()), "cudaEventRecord(stop)");
+                }
+            } catch (...) {
+                hold.host()[0] = 1;  // nothing stays held
+                cudaDeviceSynchronize();
+                throw;
+            }
+            hold.host()[0] = 1;
+            check(cudaDeviceSynchronize(), "synchronise after timed launches");
+            if (hold.host()[1] != 0) {
+                throw Failure("a timed launch waited for its own stream: the hold timed out");
+            }
+            for (int r = 0; r < window; ++r) {
+                float ms = 0.0f;
+                check(cudaEventElapsedTime(&ms, starts[r].get(), stops[r].get()), "cudaEventElapsedTime");
+                times.push_back(ms);
+            }
+            done += window;
         }
         std::sort(times.begin(), times.end());
         return times[times.size() / 2];

@@ -28,6 +28,10 @@ copies that together they are at least twice the L2 cache (1 to 4 copies);
 3 warm-up launches; then `reps` launches enqueued back to back on one
 non-default stream, each between its own pair of CUDA events, with a single
 synchronisation at the end; the result is the median of the `reps` times.
+Unlike the Rust harness and peers.cu, no kernel holds the stream while the
+launches are queued: every case here runs for 50 µs or more, long enough
+that the queue stays ahead of the GPU (the hold matters for launches of a
+few µs).
 """
 
 import json
