@@ -8,7 +8,9 @@
 //! `memory_bytes`, `ptx` (the target loaded), `jit` (`false`: the shipped
 //! cubin of `ptx` was loaded; `true`: the driver compiled its PTX; absent in
 //! JSON written before it was), `reps` (timed launches per
-//! median), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes
+//! median), `stream_held` (`true`: the timed launches were queued behind
+//! the hold kernel of `hold.rs`; absent in JSON written before it was, whose
+//! launches were only enqueued back to back), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes
 //! read and written per second), `fp32_lanes_per_sm`, `sm_clock_khz` (the
 //! SM clock the driver reports: the boost clock; 0 if it did not say) and
 //! `fp32_peak_tflops` (`multiprocessors × fp32_lanes_per_sm × 2 ×
@@ -315,7 +317,7 @@ pub fn json(bench: &Bench) -> String {
         .tflops()
         .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
     format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
+        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
         escape(&info.name),
         info.compute_capability.0,
         info.compute_capability.1,
@@ -706,10 +708,15 @@ pub fn render(text: &str) -> Vec<(String, String)> {
     };
     let memcpy = ceilings.memcpy_gbs;
     let mut files = Vec::new();
+    let queued = if header(text, "stream_held") == "true" {
+        "launches queued behind a kernel that holds the stream, so that the GPU runs them back to \
+         back"
+    } else {
+        "launches back to back"
+    };
     let mut md = format!(
         "# warpspeed benchmark: {}\n\nCompute capability {}, {} SMs, PTX `{}`; {} timed launches per \
-         median (CUDA events, 3 warm-ups, launches queued behind a kernel that holds the stream, so \
-         that the GPU runs them back to back); this run's device-to-device copy: \
+         median (CUDA events, 3 warm-ups, {queued}); this run's device-to-device copy: \
          **{memcpy:.0} GB/s** (read + written). GB/s count each input byte read once and each output \
          byte written once. \"× best peer\" is the fastest NVIDIA library's time over the step's \
          (above 1: faster than the library), measured in the same run with the same method.\n",
