@@ -27,6 +27,11 @@
 #             ... GPUs, all-reduce beside NCCL's own program): $OUT/multi.*
 #             (not part of the default phases)
 # Logs and JSON go to $OUT (or target/device/out).
+#
+# FILTER=WORD (e.g. FILTER=conv1d) keeps the test and sanitize phases to
+# the GPU suite's trials whose names contain WORD (the test harness's
+# filter), and skips the other test executables and the examples: a quick
+# check of one family after a change.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -81,6 +86,11 @@ run_logged() { # name, command...
 for phase in "${phases[@]}"; do
   case $phase in
   test)
+    if [ -n "${FILTER:-}" ]; then
+      run_logged "test-gpu" "$bin/gpu" --test-threads 1 "$FILTER"
+      WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1 "$FILTER"
+      continue
+    fi
     for t in "$bin"/*; do
       name=$(basename "$t")
       # The benchmarks have phases of their own.
@@ -101,8 +111,10 @@ for phase in "${phases[@]}"; do
       # --report-api-errors no: the library checks every driver result itself
       # (the tests assert them); NCCL probes kernels its build lacks for this
       # GPU (error 209) and handles that. Memory errors are still reported.
+      filter=()
+      [ -n "${FILTER:-}" ] && filter=("$FILTER")
       run_logged "sanitize-$tool" compute-sanitizer --tool $tool --report-api-errors no "${extra[@]}" --error-exitcode 1 \
-        "$bin/gpu" --test-threads 1 -q
+        "$bin/gpu" --test-threads 1 -q "${filter[@]}"
       grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$out/sanitize-$tool.log" | tail -2 \
         | sed "s/^/  $tool: /"
     done
