@@ -17,6 +17,37 @@ use crate::{FAMILIES, Kernel};
 /// differs between them.
 pub const TARGETS: [&str; 4] = ["sm_70", "sm_80", "sm_90", "sm_90a"];
 
+/// The instructions a step of any family needs, and so the PTX modules
+/// ([`TARGETS`]) that run it: its entry traps in the others, and the host
+/// refuses it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing beyond sm_70: every module.
+    Any,
+    /// `cp.async` and `mma.sync` on TF32: the sm_80 module and newer.
+    Sm80,
+    /// `wgmma`, one of Hopper's arch-specific instructions: the sm_90a
+    /// module alone, which only compute capability 9.0 loads (the sm_90
+    /// module, which newer GPUs compile, has none).
+    Sm90a,
+}
+
+impl Needs {
+    /// Whether the module built for `target` (`sm_70`, `sm_80`, `sm_90`,
+    /// `sm_90a`) runs these instructions.
+    pub fn met_by(self, target: &str) -> bool {
+        let version = target
+            .strip_prefix("sm_")
+            .map(|v| v.trim_end_matches('a'))
+            .and_then(|v| v.parse::<u32>().ok());
+        match self {
+            Needs::Any => true,
+            Needs::Sm80 => version.is_some_and(|v| v >= 80),
+            Needs::Sm90a => target == "sm_90a",
+        }
+    }
+}
+
 /// The targets for which the library also ships machine code (cubins that
 /// `cargo xtask build-ptx` has ptxas make from the PTX of the same target).
 /// A cubin for sm_80 also loads on 8.6 and 8.9, the one for sm_90a on 9.0

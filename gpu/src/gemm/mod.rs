@@ -82,34 +82,9 @@ pub struct GemmShape {
     pub needs: Needs,
 }
 
-/// The instructions a step needs, and so the PTX modules that run it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Needs {
-    /// Nothing beyond sm_70: every module.
-    Any,
-    /// `cp.async` and `mma.sync` on TF32: the sm_80 module and newer.
-    Sm80,
-    /// `wgmma`, one of Hopper's arch-specific instructions: the sm_90a
-    /// module alone, which only compute capability 9.0 loads (the sm_90
-    /// module, which newer GPUs compile, has none).
-    Sm90a,
-}
-
-impl Needs {
-    /// Whether the module built for `target` (`sm_70`, `sm_80`, `sm_90`,
-    /// `sm_90a`) runs these instructions.
-    pub fn met_by(self, target: &str) -> bool {
-        let version = target
-            .strip_prefix("sm_")
-            .map(|v| v.trim_end_matches('a'))
-            .and_then(|v| v.parse::<u32>().ok());
-        match self {
-            Needs::Any => true,
-            Needs::Sm80 => version.is_some_and(|v| v >= 80),
-            Needs::Sm90a => target == "sm_90a",
-        }
-    }
-}
+/// Where the tensor-core and `wgmma` steps run: [`crate::ptx::Needs`],
+/// shared with every family that has such steps.
+pub use crate::ptx::Needs;
 
 /// A block's tile of `C`, its threads and its shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
