@@ -1287,17 +1287,19 @@ fn device() -> Result<(), String> {
 /// Packs `target/device/` into `target/device.txz`: every executable embeds
 /// the same PTX and cubins (about 20 MB each), which one xz stream with a
 /// dictionary larger than an executable stores once, so that the folder's
-/// ~260 MB travel as ~3 MB. Skipped, with a word, where `tar` or `xz` is
-/// missing.
+/// ~260 MB travel as ~3 MB. Skipped, with a word, where `tar` (with xz)
+/// fails or is missing: one `tar` command, so that its status is the
+/// archive's (a pipe would report only its last command's).
 fn archive(folder: &Path) -> Result<(), String> {
     let target = folder.parent().ok_or("target/device has no parent")?;
     let archive = target.join("device.txz");
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg("tar cf - -C \"$1\" device | xz -T0 --lzma2=preset=6,dict=256MiB > \"$2\"")
-        .arg("sh")
-        .arg(target)
+    let status = Command::new("tar")
+        .env("XZ_OPT", "-T0 --lzma2=preset=6,dict=256MiB")
+        .arg("cJf")
         .arg(&archive)
+        .arg("-C")
+        .arg(target)
+        .arg("device")
         .status();
     match status {
         Ok(s) if s.success() => {
@@ -1309,7 +1311,7 @@ fn archive(folder: &Path) -> Result<(), String> {
         }
         _ => {
             let _ = fs::remove_file(&archive);
-            println!("no archive: tar or xz missing (carry target/device itself)");
+            println!("no archive: tar or xz failed or missing (carry target/device itself)");
         }
     }
     Ok(())

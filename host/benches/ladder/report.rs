@@ -9,9 +9,10 @@
 //! cubin of `ptx` was loaded; `true`: the driver compiled its PTX; absent in
 //! JSON written before it was), `reps` (timed launches per
 //! median), `stream_held` (`true`: the timed launches were queued behind
-//! the hold kernel of `hold.rs`; absent in JSON written before it was, whose
-//! launches were only enqueued back to back), `memcpy_gbs` (this run's 1 GiB device-to-device copy, bytes
-//! read and written per second), `fp32_lanes_per_sm`, `sm_clock_khz` (the
+//! the hold kernel of `hold.rs`; absent in JSON written before it was,
+//! whose launches were only enqueued back to back), `memcpy_gbs` (this
+//! run's 1 GiB device-to-device copy, bytes read and written per second),
+//! `fp32_lanes_per_sm`, `sm_clock_khz` (the
 //! SM clock the driver reports: the boost clock; 0 if it did not say) and
 //! `fp32_peak_tflops` (`multiprocessors × fp32_lanes_per_sm × 2 ×
 //! sm_clock_khz`, absent without a clock). Then `results`, one object per
