@@ -112,6 +112,93 @@ pub const fn stream_shift(row: usize, taps: usize) -> usize {
     (row / 4 + 3 * (taps / 2)) % 4
 }
 
+/// Outputs of one tile of [`Conv1dVariant::Tf32x3`]: one block, one
+/// tile; each of its [`TENSOR_THREADS`]` / 32` warps computes
+/// [`TENSOR_WARP_TILES`] tensor-core tiles of 128 consecutive outputs.
+pub const TENSOR_TILE: usize = 4096;
+/// Threads of a [`Conv1dVariant::Tf32x3`] block: 8 warps.
+pub const TENSOR_THREADS: u32 = 256;
+/// Tensor-core tiles of 16 × 8 outputs (128 consecutive outputs, 8 per
+/// row) one warp of [`Conv1dVariant::Tf32x3`] computes: each weight
+/// fragment, loaded and split once per 8 taps, serves all of them.
+pub const TENSOR_WARP_TILES: usize = 4;
+
+const _: () = assert!(TENSOR_TILE == TENSOR_THREADS as usize / 32 * TENSOR_WARP_TILES * 128);
+
+/// Steps of 8 along `k` that [`Conv1dVariant::Tf32x3`] takes for a mask of
+/// `taps`: output `8m + c` of a tensor-core tile is `Σ_t X[8m + t] ·
+/// M[t − c]` over `t` in `0 .. taps + 7` (the 8 outputs of a row see the
+/// mask shifted by 0 to 7 places), rounded up to whole steps.
+pub const fn tensor_steps(taps: usize) -> usize {
+    (taps + 7).div_ceil(8)
+}
+
+/// Inputs one [`Conv1dVariant::Tf32x3`] block stages for a mask of
+/// `taps`: its [`TENSOR_TILE`] outputs and the [`tensor_steps`]` · 8`
+/// that follow (the last output's window and the zeros its last step
+/// multiplies).
+pub const fn tensor_tile_len(taps: usize) -> usize {
+    TENSOR_TILE + 8 * tensor_steps(taps)
+}
+
+/// Words of [`Conv1dVariant::Tf32x3`]'s zero-padded mask: 8 zeros, the
+/// `taps` weights, zeros up to the last step's last fragment. Weight `j`
+/// is word `j + 8`, so that a fragment reads `M[t − c]` for `t − c` from
+/// −7 without a check.
+pub const fn tensor_mask_len(taps: usize) -> usize {
+    8 * tensor_steps(taps) + 8
+}
+
+/// The shared-memory word of tile element `e` in
+/// [`Conv1dVariant::Tf32x3`]: rows of 8 elements, each row's elements
+/// `c` and `c + 4` side by side (`0 4 1 5 2 6 3 7`), so that the two
+/// elements of an `A` fragment a lane takes from one tensor-core row
+/// (columns `t` and `t + 4`) are one 8-byte load, and the 8-byte loads of
+/// a half warp cover 32 distinct banks.
+pub const fn tensor_index(e: usize) -> usize {
+    e - e % 8 + 2 * (e % 4) + (e % 8) / 4
+}
+
+/// [`Conv1dVariant::Tf32x3`]'s error bound for a mask of `taps`, in units
+/// of `2^-24 · Σ_j |x_j · m_j|` (and, for subnormal results, of 2^-149).
+///
+/// With `u = 2^-24`: rounding to TF32 (11 significant bits, to nearest)
+/// errs by at most `2^-11 = 2^13 u` relative, so `x = big + small + e` with
+/// `|e| <= 2^-22 |x|`, and `x·m − (big_x·big_m + big_x·small_m +
+/// small_x·big_m) = small_x·small_m + (big_x + small_x)·e_m + e_x·m`, at
+/// most `3.01 · 2^-22 |x·m| < 13u |x·m|`. The three products are exact in
+/// `f32` (11 × 11 bits). The tensor cores add them to the `f32`
+/// accumulator, 8 per `mma`, three `mma` per step: `24 · steps` additions,
+/// each taken here to err by up to `2u` (the hardware's rounding of its
+/// sums is not specified as IEEE round-to-nearest), `48u · steps` times
+/// the terms' magnitudes, which are within 0.2% of `Σ|x·m|`. Hence
+/// `48 · steps + 16`; for 127 taps 832, against the direct steps' 129.
+pub const fn tensor_error_units(taps: usize) -> usize {
+    48 * tensor_steps(taps) + 16
+}
+
+/// The tile elements of lane `lane`'s `A` fragment (`a[0]` to `a[3]`, see
+/// `prim::mma`) for step `s` of the tensor-core tile whose
+/// outputs start at tile element `o`: `A[m][t] = X[o + 8m + 8s + t]`.
+pub const fn tensor_a_elements(o: usize, lane: usize, s: usize) -> [usize; 4] {
+    let e = o + 8 * (lane / 4 + s) + lane % 4;
+    [e, e + 64, e + 4, e + 68]
+}
+
+/// The words of [`tensor_mask_len`]'s padded mask in lane `lane`'s `B`
+/// fragment (`b[0]`, `b[1]`) for step `s`: `B[t][c] = M[8s + t − c]`.
+pub const fn tensor_b_words(lane: usize, s: usize) -> [usize; 2] {
+    let w = 8 + 8 * s + lane % 4 - lane / 4;
+    [w, w + 4]
+}
+
+/// The outputs, from the tensor-core tile's first, of lane `lane`'s
+/// accumulator fragment (`d[0]` to `d[3]`): `D[m][c]` is output `8m + c`.
+pub const fn tensor_d_outputs(lane: usize) -> [usize; 4] {
+    let o = 8 * (lane / 4) + 2 * (lane % 4);
+    [o, o + 1, o + 64, o + 65]
+}
+
 /// Elements of each of the three half-rate sequences a
 /// [`Conv1dVariant::Karatsuba`] block stages for a mask of `taps`: its
 /// `SPLIT_TILE / 2` pairs and a halo of the half mask's [`padded_taps`].
@@ -213,6 +300,9 @@ pub enum Staging {
     /// The streamed tile ([`stream_tile_len`] words, unpadded) and the
     /// shifted, zero-padded mask.
     Streamed,
+    /// The tensor-core tile ([`tensor_tile_len`] words laid out by
+    /// [`tensor_index`]) and the zero-padded mask ([`tensor_mask_len`]).
+    Tensor,
 }
 
 /// How a convolution step is launched.
@@ -341,6 +431,28 @@ ladder! {
             staging: Staging::Streamed,
             constant_mask: false,
         },
+        /// Step 7: the convolution as a matrix product on the tensor cores
+        /// (`mma.sync` on TF32, sm_80 and newer), with FP32-level accuracy
+        /// by 3xTF32. Output `8m + c` of a tile of 128 is `Σ_t X[8m + t] ·
+        /// M[t − c]`: a 16 × `k` matrix of inputs (row `m` is the inputs from
+        /// `8m`, so neighbouring rows overlap) times a `k` × 8 matrix whose
+        /// column `c` is the mask shifted down by `c`, `k` = `taps + 7`
+        /// rounded up to 8. That is `(taps + 7) / taps` times step 4's
+        /// multiply-adds, three times over (each operand split into a TF32
+        /// `big` and `small` part; `small·big + big·small + big·big`), on
+        /// units with 8 times or more FP32's rate. A block stages 4 096
+        /// outputs' inputs; a warp splits each 8 weights once for its 4
+        /// tiles of 128 outputs. Outputs that come out non-finite (NaN or ±∞
+        /// in the signal, whose split parts, and the zero weights they meet,
+        /// make NaN) are computed again directly, so NaN and ±∞ reach exactly
+        /// the outputs step 4's do.
+        Tf32x3 = "tf32x3" => Conv1dShape {
+            kernel: "conv1d_tf32x3",
+            block: TENSOR_THREADS,
+            outputs_per_block: TENSOR_TILE as u32,
+            staging: Staging::Tensor,
+            constant_mask: false,
+        },
     }
     fastest = Streamed;
 }
@@ -380,6 +492,15 @@ impl Conv1dVariant {
         matches!(self.runs_as(taps), Conv1dVariant::RegisterBlocked)
     }
 
+    /// The PTX targets that run this step: the tensor-core step needs
+    /// sm_80 (its entry traps in older modules; the host refuses it there).
+    pub const fn needs(self) -> crate::gemm::Needs {
+        match self {
+            Conv1dVariant::Tf32x3 => crate::gemm::Needs::Sm80,
+            _ => crate::gemm::Needs::Any,
+        }
+    }
+
     /// Whether the step reads its mask from [`CONV1D_MASK`].
     pub const fn reads_constant_mask(self) -> bool {
         self.shape().constant_mask
@@ -398,6 +519,7 @@ impl Conv1dVariant {
             }
             Staging::Split => 3 * (split_words(taps) + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)),
             Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
+            Staging::Tensor => tensor_tile_len(taps) + tensor_mask_len(taps),
         };
         (words * 4) as u32
     }
@@ -1220,6 +1342,130 @@ mod device {
         }
     }
 
+    /// Two shared-memory words read as one 8-byte load.
+    #[cfg(target_feature = "sm_80")]
+    #[repr(C, align(8))]
+    #[derive(Clone, Copy)]
+    struct Pair([f32; 2]);
+
+    /// Step 7: block `b` computes tile `b` ([`TENSOR_TILE`] outputs from
+    /// `b · TENSOR_TILE`) of each of its rows. The tile's inputs `X[e]`
+    /// (signal element `start + e − r`, zero outside the row), element `e`
+    /// at word [`tensor_index`]`(e)`, and the mask, weight `j` at word
+    /// `j + 8` among zeros, are staged; warp `w` then computes the
+    /// tensor-core tiles of outputs from `512 w`, `512 w + 128`, ...:
+    /// [`tensor_a_elements`], [`tensor_b_words`] and [`tensor_d_outputs`]
+    /// say which elements each lane holds.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn tf32x3(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        #[cfg(not(target_feature = "sm_80"))]
+        {
+            let _ = (signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+            trap()
+        }
+        #[cfg(target_feature = "sm_80")]
+        {
+            let threads = TENSOR_THREADS as usize;
+            let (taps, r) = (taps as usize, taps as usize / 2);
+            let steps = tensor_steps(taps);
+            let len = tensor_tile_len(taps);
+            let mask_len = tensor_mask_len(taps);
+            let mut carver = SharedCarver::new();
+            // 8-byte aligned: the carver starts on 16 bytes.
+            let tile = carver.take::<f32>(len);
+            let weights = carver.take::<f32>(mask_len);
+            let tid = thread_idx_x() as usize;
+            let lane = tid % 32;
+            // The warp's first tensor-core tile, as a tile element.
+            let first = tid / 32 * TENSOR_WARP_TILES * 128;
+            let start = block_idx_x() as usize * TENSOR_TILE;
+
+            // The mask, zero-padded; read after the first barrier below.
+            let mut j = tid;
+            while j < mask_len {
+                *weights.add(j) = if j >= 8 && j - 8 < taps {
+                    *mask.add(j - 8)
+                } else {
+                    0.0
+                };
+                j += threads;
+            }
+
+            let mut row = block_idx_y() as usize;
+            while row < rows as usize {
+                let x = signal.add(row * signal_pitch);
+                let mut e = tid;
+                while e < len {
+                    *tile.add(tensor_index(e)) = match tile_source(start, e, r, n) {
+                        Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
+                        None => 0.0,
+                    };
+                    e += threads;
+                }
+                sync_threads();
+
+                let mut acc = [[0.0f32; 4]; TENSOR_WARP_TILES];
+                // Uniform across the warp: every lane runs every `mma`.
+                for s in 0..steps {
+                    let [w0, w1] = tensor_b_words(lane, s);
+                    let (b0, b0_small) = split_tf32(*weights.add(w0));
+                    let (b1, b1_small) = split_tf32(*weights.add(w1));
+                    let (big_b, small_b) = ([b0, b1], [b0_small, b1_small]);
+                    for t in 0..TENSOR_WARP_TILES {
+                        let [e0, e1, _, _] = tensor_a_elements(first + 128 * t, lane, s);
+                        // Elements e and e + 4 (a[0], a[2]) are adjacent words,
+                        // as are e + 64 and e + 68 (a[1], a[3]).
+                        let Pair([x0, x2]) = *tile.add(tensor_index(e0)).cast::<Pair>();
+                        let Pair([x1, x3]) = *tile.add(tensor_index(e1)).cast::<Pair>();
+                        let (a0, a0_small) = split_tf32(x0);
+                        let (a1, a1_small) = split_tf32(x1);
+                        let (a2, a2_small) = split_tf32(x2);
+                        let (a3, a3_small) = split_tf32(x3);
+                        let big_a = [a0, a1, a2, a3];
+                        let small_a = [a0_small, a1_small, a2_small, a3_small];
+                        // The small terms first, as they are the smaller.
+                        mma_tf32_16x8x8(&mut acc[t], small_a, big_b);
+                        mma_tf32_16x8x8(&mut acc[t], big_a, small_b);
+                        mma_tf32_16x8x8(&mut acc[t], big_a, big_b);
+                    }
+                }
+
+                let y = out.add(row * out_pitch);
+                for t in 0..TENSOR_WARP_TILES {
+                    let outputs = tensor_d_outputs(lane);
+                    for k in 0..4 {
+                        let o = first + 128 * t + outputs[k];
+                        if start + o >= n {
+                            continue;
+                        }
+                        let mut v = acc[t][k];
+                        if !v.is_finite() {
+                            // Again directly, over exactly the window's terms.
+                            v = 0.0;
+                            for j in 0..taps {
+                                v = fma(*tile.add(tensor_index(o + j)), *weights.add(j + 8), v);
+                            }
+                        }
+                        *y.add(start + o) = v;
+                    }
+                }
+                // Every warp is done reading the tile before the next row
+                // overwrites it.
+                sync_threads();
+                row += grid_dim_y() as usize;
+            }
+        }
+    }
+
     /// Weights `16 c .. 16 c + 16` of the staged mask: four 16-byte loads of
     /// one address for the whole warp (a broadcast).
     #[inline(always)]
@@ -1270,6 +1516,11 @@ kernels! {
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
             => device::streamed(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_tf32x3<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => device::tf32x3(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
     }
 }
 
@@ -1299,6 +1550,7 @@ impl Conv1dVariant {
             }
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
+            Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
         }
     }
 }
@@ -1649,5 +1901,133 @@ mod tests {
             // The staged inputs cover the last output's window.
             assert!(BLOCKED_TILE - 1 + taps <= blocked_tile_len(taps, w));
         }
+    }
+
+    /// Runs the tensor-core tiles of one [`Conv1dVariant::Tf32x3`] block
+    /// on the host: stages the tile and the mask by [`tensor_index`] and
+    /// [`tensor_mask_len`], gathers every lane's fragments by
+    /// [`tensor_a_elements`] and [`tensor_b_words`] (the `A` pairs as the
+    /// kernel's 8-byte loads take them), multiplies the 16 × 8 × 8 matrices
+    /// the fragments form (the layout of `prim::mma`) in `f64`, and
+    /// compares each lane's outputs ([`tensor_d_outputs`]) with an `f64` sum
+    /// of the definition's products. Unwritten tile words hold NaN.
+    fn simulate_tensor(n: usize, taps: usize, block: usize) {
+        let seed = (n * 31 + taps) as u64;
+        let signal: Vec<f32> = (0..n).map(|i| value(i, seed)).collect();
+        let mask: Vec<f32> = (0..taps).map(|j| value(j, !seed)).collect();
+        let (r, start) = (taps / 2, block * TENSOR_TILE);
+        let len = tensor_tile_len(taps);
+        assert!(len.is_multiple_of(8));
+        let mut tile = vec![f32::NAN; len];
+        let mut written = vec![false; len];
+        for e in 0..len {
+            let w = tensor_index(e);
+            assert!(!written[w], "word {w} twice");
+            written[w] = true;
+            tile[w] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
+        }
+        let mut weights = vec![0.0f32; tensor_mask_len(taps)];
+        weights[8..8 + taps].copy_from_slice(&mask);
+        let warps = TENSOR_THREADS as usize / 32;
+        for warp in 0..warps {
+            for t in 0..TENSOR_WARP_TILES {
+                let o = (warp * TENSOR_WARP_TILES + t) * 128;
+                let mut d = [[0.0f64; 4]; 32];
+                for s in 0..tensor_steps(taps) {
+                    let mut a = [[f64::NAN; 8]; 16];
+                    let mut b = [[f64::NAN; 8]; 8];
+                    let mut banks = [[false; 32]; 2];
+                    for lane in 0..32 {
+                        let (g, q) = (lane / 4, lane % 4);
+                        let [e0, e1, e2, e3] = tensor_a_elements(o, lane, s);
+                        let (w0, w1) = (tensor_index(e0), tensor_index(e1));
+                        // One 8-byte load each: (a[0], a[2]) and (a[1], a[3]).
+                        assert!(w0.is_multiple_of(2) && w1.is_multiple_of(2));
+                        assert_eq!((tensor_index(e2), tensor_index(e3)), (w0 + 1, w1 + 1));
+                        // A half warp's 8-byte loads: 32 distinct banks.
+                        for w in [w0, w0 + 1] {
+                            let bank = &mut banks[lane / 16][w % 32];
+                            assert!(!*bank, "bank {} twice (step {s})", w % 32);
+                            *bank = true;
+                        }
+                        a[g][q] = tile[w0] as f64;
+                        a[g + 8][q] = tile[w1] as f64;
+                        a[g][q + 4] = tile[w0 + 1] as f64;
+                        a[g + 8][q + 4] = tile[w1 + 1] as f64;
+                        let [m0, m1] = tensor_b_words(lane, s);
+                        b[q][g] = weights[m0] as f64;
+                        b[q + 4][g] = weights[m1] as f64;
+                    }
+                    for (lane, d) in d.iter_mut().enumerate() {
+                        let (g, q) = (lane / 4, lane % 4);
+                        for (k, (m, c)) in [
+                            (g, 2 * q),
+                            (g, 2 * q + 1),
+                            (g + 8, 2 * q),
+                            (g + 8, 2 * q + 1),
+                        ]
+                        .into_iter()
+                        .enumerate()
+                        {
+                            d[k] += (0..8).map(|i| a[m][i] * b[i][c]).sum::<f64>();
+                        }
+                    }
+                }
+                for (lane, d) in d.iter().enumerate() {
+                    for (k, at) in tensor_d_outputs(lane).into_iter().enumerate() {
+                        let i = start + o + at;
+                        if i >= n {
+                            continue;
+                        }
+                        let (mut want, mut size) = (0.0f64, 0.0f64);
+                        for j in 0..taps {
+                            if i + j >= r && i + j - r < n {
+                                let p = signal[i + j - r] as f64 * mask[j] as f64;
+                                want += p;
+                                size += p.abs();
+                            }
+                        }
+                        let got = d[k];
+                        assert!(
+                            (got - want).abs() <= 1e-12 * size.max(1.0),
+                            "n {n}, taps {taps}, output {i}: {got} against {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tensor_core_tiles_compute_the_convolution() {
+        for taps in [1, 2, 7, 8, 9, 31, 64, 127, 128, 1025] {
+            // One block over a short row, and the first and last blocks of
+            // a row that ends inside its second tile.
+            simulate_tensor(1000, taps, 0);
+            simulate_tensor(TENSOR_TILE + 999, taps, 0);
+            simulate_tensor(TENSOR_TILE + 999, taps, 1);
+        }
+    }
+
+    #[test]
+    fn the_tensor_tile_holds_every_element_a_lane_reads() {
+        for taps in 1..=MAX_TAPS {
+            let steps = tensor_steps(taps);
+            let last = TENSOR_TILE - 128;
+            for lane in 0..32 {
+                let [.., e3] = tensor_a_elements(last, lane, steps - 1);
+                assert!(e3 < tensor_tile_len(taps));
+                let [_, m1] = tensor_b_words(lane, steps - 1);
+                assert!(m1 < tensor_mask_len(taps));
+                // Every weight is in some fragment of the last column... and
+                // the steps cover every tap of the last output of a row.
+                assert!(8 * steps >= taps + 7);
+            }
+        }
+        // 4096 + 1032 inputs and 1040 weights for the longest mask.
+        assert_eq!(
+            Conv1dVariant::Tf32x3.shared_bytes(MAX_TAPS),
+            ((4096 + 1032 + 1040) * 4) as u32
+        );
     }
 }

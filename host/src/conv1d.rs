@@ -33,9 +33,12 @@
 //! its odd outputs `i` are within `(2·taps + 8) · 2^-24` times the sum of
 //! `Σ_j |signal · mask|` over outputs `i − 1`, `i` and `i + 1` (see
 //! [`karatsuba_outputs`](warpspeed_gpu::conv1d::karatsuba_outputs)); call
-//! [`Conv1dVariant::RegisterBlocked`] for the direct sum. NaN and ±∞ in
-//! the signal reach exactly the outputs whose window covers them, in every
-//! step.
+//! [`Conv1dVariant::RegisterBlocked`] for the direct sum.
+//! [`Conv1dVariant::Tf32x3`] sums on the tensor cores (sm_80 and newer)
+//! with each operand split into two TF32 parts: within
+//! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (832 units
+//! for 127 taps, derived there). NaN and ±∞ in the signal reach exactly
+//! the outputs whose window covers them, in every step.
 //!
 //! The mask lives on the device. [`Conv1dVariant::ConstantMask`] and
 //! [`Conv1dVariant::SharedTile`] read it from constant memory, one symbol
@@ -56,7 +59,7 @@ use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
-pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS};
+pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units};
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// The rows of one launch: device addresses, pitches in elements.
@@ -111,6 +114,8 @@ impl Context {
     /// [`MAX_TAPS`], an output overlapping the signal or the mask, or a
     /// signal too long for the grid; [`Error::LengthMismatch`] for an
     /// output of another length.
+    /// [`Error::Unsupported`] for [`Conv1dVariant::Tf32x3`] (with the
+    /// `_with` calls) on a context that loaded PTX older than `sm_80`.
     pub fn conv1d_into<'a>(
         &'a self,
         signal: &'a DeviceSlice<f32>,
@@ -231,6 +236,17 @@ impl Context {
         mask: &'a DeviceSlice<f32>,
         rows: Rows,
     ) -> Result<Pending<'a>> {
+        let target = self.info().ptx_target;
+        if !variant.needs().met_by(target) {
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason: format!(
+                    "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
+                     or newer), but this context loaded the {target} PTX (a GPU older than \
+                     Ampere, or WARPSPEED_PTX={target}); the other steps run everywhere"
+                ),
+            });
+        }
         if rows.n == 0 || rows.rows == 0 {
             return Ok(Pending::new(self));
         }

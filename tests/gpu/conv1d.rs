@@ -12,7 +12,7 @@ use cust::memory::{DeviceBuffer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
+use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units};
 use warpspeed::{Context, Matrix, MatrixMut};
 
 const TAPS: [usize; 8] = [1, 2, 7, 16, 31, 32, 127, MAX_TAPS];
@@ -208,14 +208,29 @@ fn reference(case: &Case, host: &[f32]) -> Reference {
 ///
 /// A non-finite exact sum (∞ or NaN in the window) must come out as the same
 /// infinity, or as NaN.
-fn close(got: f32, want: f64, magnitude: f64, taps: usize, near: Option<f64>) -> bool {
+///
+/// [`Conv1dVariant::Tf32x3`] (`tensor`) sums on the tensor cores, with
+/// TF32 parts of each operand: its bound is
+/// [`tensor_error_units`]`(taps)` in place of `taps + 2` (derived there).
+fn close(
+    got: f32,
+    want: f64,
+    magnitude: f64,
+    taps: usize,
+    near: Option<f64>,
+    tensor: bool,
+) -> bool {
     if want.is_nan() {
         return got.is_nan();
     }
     if want.is_infinite() {
         return got as f64 == want;
     }
-    let k = (taps + 2) as f64;
+    let k = if tensor {
+        tensor_error_units(taps)
+    } else {
+        taps + 2
+    } as f64;
     let tolerance = match near {
         None => k * 2f64.powi(-24) * magnitude,
         Some(near) => (2 * taps + 8) as f64 * 2f64.powi(-24) * near,
@@ -242,6 +257,22 @@ fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> 
         ctx.conv1d_into_with(step, &signal, &mask, &mut out_view)
             .and_then(|p| p.wait())
     };
+    if !step.needs().met_by(ctx.info().ptx_target) {
+        // The tensor-core step on PTX older than sm_80: refused, untouched.
+        return match run {
+            Err(warpspeed::Error::Unsupported { .. }) => ensure(
+                download(&out)?
+                    .iter()
+                    .all(|v| v.to_bits() == POISON.to_bits()),
+                || format!("{step:?}: a refused call wrote its output"),
+            ),
+            other => Err(format!(
+                "{step:?} on {} PTX: {other:?}, want Unsupported",
+                ctx.info().ptx_target
+            )
+            .into()),
+        };
+    }
     ok(run)?;
     let got = download(&out)?;
     let (want, magnitude) = (&reference.0, &reference.1);
@@ -267,7 +298,8 @@ fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> 
         let near = split.then(|| {
             magnitude[k - 1] + magnitude[k] + if i + 1 < w { magnitude[k + 1] } else { 0.0 }
         });
-        if !close(g, want[k], magnitude[k], case.taps, near) {
+        let tensor = step.runs_as(case.taps) == Conv1dVariant::Tf32x3;
+        if !close(g, want[k], magnitude[k], case.taps, near, tensor) {
             return Err(format!(
                 "{step:?}: row {y}, output {i} is {g:e}, want {:e} (Σ|products| {:e}, \
                  {} taps)",
@@ -397,9 +429,10 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
         for step in steps {
             let got = run_once(stream, step, &signal, mask, &mut out)?;
             for (i, &g) in got.iter().enumerate() {
-                ensure(close(g, reference.0[i], reference.1[i], TAPS, None), || {
-                    format!("{step:?} alone: output {i} is {g}, want {}", reference.0[i])
-                })?;
+                ensure(
+                    close(g, reference.0[i], reference.1[i], TAPS, None, false),
+                    || format!("{step:?} alone: output {i} is {g}, want {}", reference.0[i]),
+                )?;
             }
             solo.push(got);
         }

@@ -8,7 +8,7 @@
 
 use crate::harness::{Bench, Case, Family, device_copies, enqueued, ladder_rows};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
-use warpspeed::conv1d::Conv1dVariant;
+use warpspeed::conv1d::{Conv1dVariant, tensor_error_units};
 
 pub const FAMILY: Family = Family {
     name: "conv1d",
@@ -77,7 +77,8 @@ fn run(bench: &mut Bench) -> Result<(), String> {
 /// few scattered outputs against an `f64` reference, within the bounds of
 /// the test suite: `(taps + 2) · 2^-24 · Σ|signal · mask|`, and for
 /// Karatsuba's odd outputs `(2·taps + 8) · 2^-24` times that sum over the
-/// output and its two neighbours.
+/// output and its two neighbours, and for the tensor-core step
+/// `tensor_error_units(taps) · 2^-24` times it.
 fn spot_check(
     variant: Conv1dVariant,
     signal: &[f32],
@@ -122,6 +123,8 @@ fn spot_check(
         let tolerance = if split {
             let near = exact(i - 1).1 + magnitude + exact(i + 1).1;
             (2 * taps + 8) as f64 * 2f64.powi(-24) * near
+        } else if variant.runs_as(taps) == Conv1dVariant::Tf32x3 {
+            tensor_error_units(taps) as f64 * 2f64.powi(-24) * magnitude
         } else {
             (taps + 2) as f64 * 2f64.powi(-24) * magnitude
         };
