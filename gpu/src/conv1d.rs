@@ -952,6 +952,33 @@ mod device {
         }
     }
 
+    /// Stages tile elements `from`, `from + step`, ... below `len` of the
+    /// tile whose outputs start at `start`: element `e`, input `start + e −
+    /// r` of the row at `x` (zero outside the row of `n`), at word `word(e)`
+    /// of `tile`, with read-only loads.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn stage_elements(
+        tile: *mut f32,
+        word: impl Fn(usize) -> usize,
+        x: *const f32,
+        start: usize,
+        r: usize,
+        n: usize,
+        from: usize,
+        len: usize,
+        step: usize,
+    ) {
+        let mut e = from;
+        while e < len {
+            *tile.add(word(e)) = match tile_source(start, e, r, n) {
+                Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
+                None => 0.0,
+            };
+            e += step;
+        }
+    }
+
     /// The 16 tile elements of segment `s`: four 16-byte shared loads.
     #[inline(always)]
     unsafe fn segment<const W: usize>(tile: *const f32, s: usize) -> [f32; W] {
@@ -1048,14 +1075,8 @@ mod device {
             for k in 0..W {
                 *tile.add(padded_index(tid + k * threads, W)) = v[k];
             }
-            let mut e = BLOCKED_TILE + tid;
-            while e < len {
-                *tile.add(padded_index(e, W)) = match tile_source(start, e, r, n) {
-                    Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
-                    None => 0.0,
-                };
-                e += threads;
-            }
+            let word = |e| padded_index(e, W);
+            stage_elements(tile, word, x, start, r, n, BLOCKED_TILE + tid, len, threads);
             sync_threads();
 
             for t in first_tile..end_tile {
@@ -1308,15 +1329,8 @@ mod device {
                     *quad(halo) = h;
                 }
             } else {
-                let mut e = tid;
-                while e < len {
-                    // The tile starts `lead` elements before its outputs.
-                    *tile.add(e) = match tile_source(start, e, lead, n) {
-                        Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
-                        None => 0.0,
-                    };
-                    e += threads;
-                }
+                // The tile starts `lead` elements before its outputs.
+                stage_elements(tile, |e| e, x, start, lead, n, tid, len, threads);
             }
             sync_threads();
 
@@ -1403,14 +1417,7 @@ mod device {
             let mut row = block_idx_y() as usize;
             while row < rows as usize {
                 let x = signal.add(row * signal_pitch);
-                let mut e = tid;
-                while e < len {
-                    *tile.add(tensor_index(e)) = match tile_source(start, e, r, n) {
-                        Some(i) => f32::from_bits(load_nc_u32(x.add(i).cast())),
-                        None => 0.0,
-                    };
-                    e += threads;
-                }
+                stage_elements(tile, tensor_index, x, start, r, n, tid, len, threads);
                 sync_threads();
 
                 let mut acc = [[0.0f32; 4]; TENSOR_WARP_TILES];
