@@ -162,19 +162,21 @@ pub const fn tensor_index(e: usize) -> usize {
 /// [`Conv1dVariant::Tf32x3`]'s error bound for a mask of `taps`, in units
 /// of `2^-24 · Σ_j |x_j · m_j|` (and, for subnormal results, of 2^-149).
 ///
-/// With `u = 2^-24`: rounding to TF32 (11 significant bits, to nearest)
-/// errs by at most `2^-11 = 2^13 u` relative, so `x = big + small + e` with
-/// `|e| <= 2^-22 |x|`, and `x·m − (big_x·big_m + big_x·small_m +
-/// small_x·big_m) = small_x·small_m + (big_x + small_x)·e_m + e_x·m`, at
-/// most `3.01 · 2^-22 |x·m| < 13u |x·m|`. The three products are exact in
+/// With `u = 2^-24`: each operand is split by truncation
+/// (`prim::split_tf32_truncated`): `big` keeps 11 significant bits, so
+/// `|x − big| < 2^-10 |x|`; `x − big` is exact, and truncating it errs by
+/// less than `2^-10` of it: `x = big + small + e` with `|e| < 2^-20 |x|`
+/// and `|small| < 2^-10 |x|`. Then `x·m − (big_x·big_m + big_x·small_m +
+/// small_x·big_m) = small_x·small_m + (big_x + small_x)·e_m + e_x·m`, less
+/// than `3.01 · 2^-20 |x·m| < 49u |x·m|`. The three products are exact in
 /// `f32` (11 × 11 bits). The tensor cores add them to the `f32`
 /// accumulator, 8 per `mma`, three `mma` per step: `24 · steps` additions,
 /// each taken here to err by up to `2u` (the hardware's rounding of its
 /// sums is not specified as IEEE round-to-nearest), `48u · steps` times
-/// the terms' magnitudes, which are within 0.2% of `Σ|x·m|`. Hence
-/// `48 · steps + 16`; for 127 taps 832, against the direct steps' 129.
+/// the terms' magnitudes, which are within 0.3% of `Σ|x·m|`. Hence
+/// `48 · steps + 52`; for 127 taps 868, against the direct steps' 129.
 pub const fn tensor_error_units(taps: usize) -> usize {
-    48 * tensor_steps(taps) + 16
+    48 * tensor_steps(taps) + 52
 }
 
 /// The tile elements of lane `lane`'s `A` fragment (`a[0]` to `a[3]`, see
@@ -438,8 +440,9 @@ ladder! {
         /// `8m`, so neighbouring rows overlap) times a `k` × 8 matrix whose
         /// column `c` is the mask shifted down by `c`, `k` = `taps + 7`
         /// rounded up to 8. That is `(taps + 7) / taps` times step 4's
-        /// multiply-adds, three times over (each operand split into a TF32
-        /// `big` and `small` part; `small·big + big·small + big·big`), on
+        /// multiply-adds, three times over (each operand split, by truncation,
+        /// into a TF32 `big` and `small` part; `small·big + big·small +
+        /// big·big`), on
         /// units with 8 times or more FP32's rate. A block stages 4 096
         /// outputs' inputs; a warp splits each 8 weights once for its 4
         /// tiles of 128 outputs. Outputs that come out non-finite (NaN or ±∞
@@ -1424,8 +1427,8 @@ mod device {
                 // Uniform across the warp: every lane runs every `mma`.
                 for s in 0..steps {
                     let [w0, w1] = tensor_b_words(lane, s);
-                    let (b0, b0_small) = split_tf32(*weights.add(w0));
-                    let (b1, b1_small) = split_tf32(*weights.add(w1));
+                    let (b0, b0_small) = split_tf32_truncated(*weights.add(w0));
+                    let (b1, b1_small) = split_tf32_truncated(*weights.add(w1));
                     let (big_b, small_b) = ([b0, b1], [b0_small, b1_small]);
                     for t in 0..TENSOR_WARP_TILES {
                         let [e0, e1, _, _] = tensor_a_elements(first + 128 * t, lane, s);
@@ -1433,10 +1436,10 @@ mod device {
                         // as are e + 64 and e + 68 (a[1], a[3]).
                         let Pair([x0, x2]) = *tile.add(tensor_index(e0)).cast::<Pair>();
                         let Pair([x1, x3]) = *tile.add(tensor_index(e1)).cast::<Pair>();
-                        let (a0, a0_small) = split_tf32(x0);
-                        let (a1, a1_small) = split_tf32(x1);
-                        let (a2, a2_small) = split_tf32(x2);
-                        let (a3, a3_small) = split_tf32(x3);
+                        let (a0, a0_small) = split_tf32_truncated(x0);
+                        let (a1, a1_small) = split_tf32_truncated(x1);
+                        let (a2, a2_small) = split_tf32_truncated(x2);
+                        let (a3, a3_small) = split_tf32_truncated(x3);
                         let big_a = [a0, a1, a2, a3];
                         let small_a = [a0_small, a1_small, a2_small, a3_small];
                         // The small terms first, as they are the smaller.

@@ -35,8 +35,8 @@
 //! [`karatsuba_outputs`](warpspeed_gpu::conv1d::karatsuba_outputs)); call
 //! [`Conv1dVariant::RegisterBlocked`] for the direct sum.
 //! [`Conv1dVariant::Tf32x3`] sums on the tensor cores (sm_80 and newer)
-//! with each operand split into two TF32 parts: within
-//! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (832 units
+//! with each operand split into two TF32 parts (by truncation): within
+//! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (868 units
 //! for 127 taps, derived there). NaN and ±∞ in the signal reach exactly
 //! the outputs whose window covers them, in every step.
 //!

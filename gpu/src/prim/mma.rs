@@ -43,6 +43,20 @@ pub fn split_tf32(x: f32) -> (u32, u32) {
     (big, to_tf32(x - f32::from_bits(big)))
 }
 
+/// `x` split for 3xTF32 by truncation: `(big, small)` as bits, `big` = `x`
+/// with its 13 low mantissa bits cleared and `small` = `x − big` (exact)
+/// cleared the same way: `|x − big − small| < 2^-20 |x|`, against
+/// [`split_tf32`]'s `2^-22`, for three integer and float operations where
+/// `cvt.rna.tf32.f32` takes about five on sm_90 (it is emulated there: a
+/// rounding add, a mask, and checks for NaN and ±∞). ±∞ and NaN give a
+/// NaN `small`.
+#[inline(always)]
+pub fn split_tf32_truncated(x: f32) -> (u32, u32) {
+    const MASK: u32 = 0xffff_e000;
+    let big = x.to_bits() & MASK;
+    (big, (x - f32::from_bits(big)).to_bits() & MASK)
+}
+
 /// `d += A · B` on one 16 × 8 × 8 tile, fragments as in the module docs.
 /// Every lane of the warp must call it together (converged), with TF32
 /// operands.
