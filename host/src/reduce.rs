@@ -27,10 +27,11 @@ use std::fmt::Debug;
 pub use warpspeed_gpu::Op;
 pub use warpspeed_gpu::reduce::ReduceVariant;
 use warpspeed_gpu::reduce::{
-    self as consts, BLOCK, PassArgs, SinglePassArgs, VECTOR_UNROLL, VECTOR_WIDTH, reduce_cascading,
-    reduce_complete_unroll, reduce_first_add, reduce_fold, reduce_interleaved_divergent,
-    reduce_interleaved_strided, reduce_sequential, reduce_unroll_last_warp, reduce_vectorized_max,
-    reduce_vectorized_min, reduce_vectorized_sum, reduce_warp_shuffle,
+    self as consts, BLOCK, PassArgs, SinglePassArgs, VECTOR_SMALL_BLOCK, VECTOR_SMALL_MAX,
+    VECTOR_UNROLL, VECTOR_WIDTH, reduce_cascading, reduce_complete_unroll, reduce_first_add,
+    reduce_fold, reduce_interleaved_divergent, reduce_interleaved_strided, reduce_sequential,
+    reduce_unroll_last_warp, reduce_vectorized_max, reduce_vectorized_min, reduce_vectorized_sum,
+    reduce_warp_shuffle,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 
@@ -100,10 +101,13 @@ struct Limits {
 
 /// The block size a variant uses for `n` elements: its first, except that
 /// `CompleteUnroll` takes the smallest of its sizes that covers a small input
-/// in one block, and [`BLOCK`] otherwise.
+/// in one block, and [`BLOCK`] otherwise, and `Vectorized` takes
+/// [`VECTOR_SMALL_BLOCK`] threads for at most [`VECTOR_SMALL_MAX`]
+/// elements.
 pub fn default_block(variant: ReduceVariant, n: usize) -> u32 {
     let blocks = variant.shape().blocks;
     match variant {
+        ReduceVariant::Vectorized if n <= VECTOR_SMALL_MAX => VECTOR_SMALL_BLOCK,
         ReduceVariant::CompleteUnroll => blocks
             .iter()
             .copied()
@@ -633,6 +637,8 @@ mod tests {
         assert_eq!(default_block(ReduceVariant::CompleteUnroll, 128), 64);
         assert_eq!(default_block(ReduceVariant::CompleteUnroll, 129), 128);
         assert_eq!(default_block(ReduceVariant::CompleteUnroll, 1 << 20), 256);
+        assert_eq!(default_block(ReduceVariant::Vectorized, 4096), 256);
+        assert_eq!(default_block(ReduceVariant::Vectorized, 4097), 1024);
     }
 
     #[test]
