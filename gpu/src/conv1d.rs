@@ -125,6 +125,14 @@ pub const TENSOR_WARP_TILES: usize = 4;
 
 const _: () = assert!(TENSOR_TILE == TENSOR_THREADS as usize / 32 * TENSOR_WARP_TILES * 128);
 
+/// The default convolution runs [`Conv1dVariant::Tf32x3`] for masks of at
+/// least this many taps where the loaded PTX has tensor cores (sm_80 and
+/// newer; [`Conv1dVariant::fastest_for`]). A guess from the instruction
+/// count (about 210 µs for 2^26 outputs at 127 taps on an H100 against
+/// step 4's 390; below about 48 taps every step is bound by memory): to be
+/// measured.
+pub const TENSOR_MIN_TAPS: usize = 48;
+
 /// Steps of 8 along `k` that [`Conv1dVariant::Tf32x3`] takes for a mask of
 /// `taps`: output `8m + c` of a tensor-core tile is `Σ_t X[8m + t] ·
 /// M[t − c]` over `t` in `0 .. taps + 7` (the 8 outputs of a row see the
@@ -493,6 +501,19 @@ impl Conv1dVariant {
     /// tile.
     pub const fn walks_runs(self, taps: usize) -> bool {
         matches!(self.runs_as(taps), Conv1dVariant::RegisterBlocked)
+    }
+
+    /// The step the default convolution (`conv1d_into`) runs for a mask of
+    /// `taps` in the module built for `target`: [`Conv1dVariant::Tf32x3`]
+    /// from [`TENSOR_MIN_TAPS`] taps where the module has tensor cores,
+    /// [`Conv1dVariant::FASTEST`] (which hands each mask length to its
+    /// step, [`Conv1dVariant::runs_as`]) otherwise.
+    pub fn fastest_for(taps: usize, target: &str) -> Conv1dVariant {
+        if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
+            Conv1dVariant::Tf32x3
+        } else {
+            Conv1dVariant::FASTEST
+        }
     }
 
     /// The PTX targets that run this step: the tensor-core step needs

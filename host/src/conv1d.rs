@@ -27,7 +27,10 @@
 //! Results: each output is a sum of `taps` products in `f32` with fused
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
-//! default step, [`Conv1dVariant::Streamed`], hands masks of more than
+//! default ([`Conv1dVariant::fastest_for`]) runs
+//! [`Conv1dVariant::Tf32x3`] for masks of 48 taps or more where the device
+//! has tensor cores (bound below), and [`Conv1dVariant::Streamed`]
+//! otherwise, which hands masks of more than
 //! 128 taps to [`Conv1dVariant::Karatsuba`], which computes them with ¾ of
 //! the multiply-adds: its even outputs keep that bound,
 //! its odd outputs `i` are within `(2·taps + 8) · 2^-24` times the sum of
@@ -103,7 +106,8 @@ fn check_mask(mask: &DeviceSlice<f32>) -> Result<()> {
 
 impl Context {
     /// Enqueues `out = signal ⊛ mask` (see the [module docs](crate::conv1d))
-    /// with the fastest variant. `out` must be as long as `signal` and
+    /// with the fastest variant for the mask and the device
+    /// ([`Conv1dVariant::fastest_for`]). `out` must be as long as `signal` and
     /// share no byte with `signal` or `mask` (checked: a `&mut` borrow does
     /// not guarantee it, since cust's `DeviceSlice::index` gives out
     /// aliasing slices of one buffer). Returns at once; see [`Pending`]. An
@@ -122,7 +126,8 @@ impl Context {
         mask: &'a DeviceSlice<f32>,
         out: &'a mut DeviceSlice<f32>,
     ) -> Result<Pending<'a>> {
-        self.conv1d_into_with(Conv1dVariant::FASTEST, signal, mask, out)
+        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        self.conv1d_into_with(variant, signal, mask, out)
     }
 
     /// Enqueues the convolution with one step of the ladder. For
@@ -166,7 +171,8 @@ impl Context {
 
     /// Enqueues the convolution of every row of `signal` into the same row
     /// of `out` (each row on its own, zero outside the row) with the
-    /// fastest variant. `out` must have `signal`'s shape (pitches may
+    /// fastest variant for the mask and the device
+    /// ([`Conv1dVariant::fastest_for`]). `out` must have `signal`'s shape (pitches may
     /// differ), and the bytes from its first to its last element must not
     /// overlap those of `signal` or `mask`. Returns at once; see
     /// [`Pending`]. An empty matrix launches nothing.
@@ -182,7 +188,8 @@ impl Context {
         mask: &'a DeviceSlice<f32>,
         out: &mut MatrixMut<'a, f32>,
     ) -> Result<Pending<'a>> {
-        self.conv1d_rows_into_with(Conv1dVariant::FASTEST, signal, mask, out)
+        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        self.conv1d_rows_into_with(variant, signal, mask, out)
     }
 
     /// Enqueues the convolution of every row with one step of the ladder.
@@ -363,6 +370,22 @@ mod tests {
             }
         }
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
+        // Tensor cores for long masks where the module has them.
+        let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
+        for target in ["sm_80", "sm_90", "sm_90a"] {
+            assert_eq!(
+                Conv1dVariant::fastest_for(tensor, target),
+                Conv1dVariant::Tf32x3
+            );
+            assert_eq!(
+                Conv1dVariant::fastest_for(tensor - 1, target),
+                Conv1dVariant::FASTEST
+            );
+        }
+        assert_eq!(
+            Conv1dVariant::fastest_for(1025, "sm_70"),
+            Conv1dVariant::FASTEST
+        );
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
         // Short masks run step 6's kernel, then step 4's narrow and wide
         // ones, long ones step 5's own.

@@ -405,6 +405,36 @@ fn run_once(
 /// launches in flight on each; every result must equal, bit for bit, the
 /// same launch run alone (which is checked against the CPU). A copy of one
 /// stream's mask landing under the other's kernel would change its sums.
+/// The default call runs the step `fastest_for` names for the mask and the
+/// loaded module: the same bits as that step, for a short and a long mask.
+fn default_runs_the_fastest_step(ctx: &Context) -> Result<(), Failed> {
+    const N: usize = 100_003;
+    let host = random_vec(N + 127, 17, draw_f32);
+    let signal = upload(&host[..N])?;
+    for taps in [7, 127] {
+        let mask = upload(&host[N..N + taps])?;
+        let step = Conv1dVariant::fastest_for(taps, ctx.info().ptx_target);
+        let mut out = poisoned(N, POISON)?;
+        ok(ctx
+            .conv1d_into(&signal, &mask, &mut out)
+            .and_then(|p| p.wait()))?;
+        let default = download(&out)?;
+        let mut out = poisoned(N, POISON)?;
+        ok(ctx
+            .conv1d_into_with(step, &signal, &mask, &mut out)
+            .and_then(|p| p.wait()))?;
+        let stepped = download(&out)?;
+        ensure(
+            default
+                .iter()
+                .zip(&stepped)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            || format!("{taps} taps: the default differs from {step:?}"),
+        )?;
+    }
+    Ok(())
+}
+
 fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
     const N: usize = 1 << 20;
     const TAPS: usize = 31;
@@ -585,4 +615,8 @@ pub fn trials(trials: &mut Vec<Trial>) {
         constant_mask_race,
     ));
     trials.push(gpu_trial("conv1d::refuses_bad_arguments", refusals));
+    trials.push(gpu_trial(
+        "conv1d::default_runs_the_fastest_step",
+        default_runs_the_fastest_step,
+    ));
 }
