@@ -518,10 +518,10 @@ impl Conv1dVariant {
 
     /// The PTX targets that run this step: the tensor-core step needs
     /// sm_80 (its entry traps in older modules; the host refuses it there).
-    pub const fn needs(self) -> crate::gemm::Needs {
+    pub const fn needs(self) -> crate::ptx::Needs {
         match self {
-            Conv1dVariant::Tf32x3 => crate::gemm::Needs::Sm80,
-            _ => crate::gemm::Needs::Any,
+            Conv1dVariant::Tf32x3 => crate::ptx::Needs::Sm80,
+            _ => crate::ptx::Needs::Any,
         }
     }
 
