@@ -127,44 +127,53 @@ const _: () = assert!(TENSOR_TILE == TENSOR_THREADS as usize / 32 * TENSOR_WARP_
 
 /// The default convolution runs [`Conv1dVariant::Tf32x3`] for masks of at
 /// least this many taps where the loaded PTX has tensor cores (sm_80 and
-/// newer; [`Conv1dVariant::fastest_for`]). A guess from the instruction
-/// count (about 210 µs for 2^26 outputs at 127 taps on an H100 against
-/// step 4's 390; below about 48 taps every step is bound by memory): to be
-/// measured.
+/// newer; [`Conv1dVariant::fastest_for`]). Measured at 2^26 outputs (H100
+/// and H200): at 31 taps every step is bound by memory (step 7 and step 6
+/// within 2% either way, step 6 ahead at 7 taps); at 63 taps step 7 takes
+/// 226 µs against 257 (H100).
 pub const TENSOR_MIN_TAPS: usize = 48;
 
 /// Steps of 8 along `k` that [`Conv1dVariant::Tf32x3`] takes for a mask of
-/// `taps`: output `8m + c` of a tensor-core tile is `Σ_t X[8m + t] ·
-/// M[t − c]` over `t` in `0 .. taps + 7` (the 8 outputs of a row see the
-/// mask shifted by 0 to 7 places), rounded up to whole steps.
+/// `taps`: output `16m + c` of a tensor-core tile is `Σ_t M[t − c] ·
+/// X[16m + t]` over `t` in `0 .. taps + 15` (the 16 outputs of a column
+/// see the mask shifted by 0 to 15 places), rounded up to whole steps.
 pub const fn tensor_steps(taps: usize) -> usize {
-    (taps + 7).div_ceil(8)
+    (taps + 15).div_ceil(8)
 }
 
-/// Inputs one [`Conv1dVariant::Tf32x3`] block stages for a mask of
-/// `taps`: its [`TENSOR_TILE`] outputs and the [`tensor_steps`]` · 8`
-/// that follow (the last output's window and the zeros its last step
-/// multiplies).
+/// Inputs one [`Conv1dVariant::Tf32x3`] tile stages for a mask of
+/// `taps`: its [`TENSOR_TILE`] outputs' and the `8 · steps − 16` that
+/// follow (the last output's window and the zeros its last step
+/// multiplies); the next tile's first ones.
 pub const fn tensor_tile_len(taps: usize) -> usize {
-    TENSOR_TILE + 8 * tensor_steps(taps)
+    TENSOR_TILE + 8 * tensor_steps(taps) - 16
 }
 
-/// Words of [`Conv1dVariant::Tf32x3`]'s zero-padded mask: 8 zeros, the
+/// Words of [`Conv1dVariant::Tf32x3`]'s zero-padded mask: 16 zeros, the
 /// `taps` weights, zeros up to the last step's last fragment. Weight `j`
-/// is word `j + 8`, so that a fragment reads `M[t − c]` for `t − c` from
-/// −7 without a check.
+/// is word `j + 16`, so that a fragment reads `M[t − c]` for `t − c` from
+/// −15 without a check.
 pub const fn tensor_mask_len(taps: usize) -> usize {
-    8 * tensor_steps(taps) + 8
+    8 * tensor_steps(taps) + 16
 }
 
 /// The shared-memory word of tile element `e` in
 /// [`Conv1dVariant::Tf32x3`]: rows of 8 elements, each row's elements
 /// `c` and `c + 4` side by side (`0 4 1 5 2 6 3 7`), so that the two
-/// elements of an `A` fragment a lane takes from one tensor-core row
-/// (columns `t` and `t + 4`) are one 8-byte load, and the 8-byte loads of
-/// a half warp cover 32 distinct banks.
+/// elements of a `B` fragment a lane takes from one tensor-core column
+/// (rows `t` and `t + 4`) are one 8-byte load; and rows 4 to 7 of every
+/// 8 swapped in pairs (row `R` at `R ^ (R >> 2 & 1)`), so that the rows a
+/// half warp's 8-byte loads take, `R`, `R + 2`, `R + 4` and `R + 6` (see
+/// [`tensor_b_elements`]), lie in four different groups of 8 banks.
 pub const fn tensor_index(e: usize) -> usize {
-    e - e % 8 + 2 * (e % 4) + (e % 8) / 4
+    let row = e / 8;
+    8 * (row ^ ((row >> 2) & 1)) + 2 * (e % 4) + (e % 8) / 4
+}
+
+/// Words of [`Conv1dVariant::Tf32x3`]'s tile: [`tensor_tile_len`]
+/// rounded up to whole pairs of rows, which [`tensor_index`] may swap.
+pub const fn tensor_tile_words(taps: usize) -> usize {
+    tensor_tile_len(taps).next_multiple_of(16)
 }
 
 /// [`Conv1dVariant::Tf32x3`]'s error bound for a mask of `taps`, in units
@@ -182,31 +191,36 @@ pub const fn tensor_index(e: usize) -> usize {
 /// each taken here to err by up to `2u` (the hardware's rounding of its
 /// sums is not specified as IEEE round-to-nearest), `48u · steps` times
 /// the terms' magnitudes, which are within 0.3% of `Σ|x·m|`. Hence
-/// `48 · steps + 52`; for 127 taps 868, against the direct steps' 129.
+/// `48 · steps + 52`; for 127 taps 916, against the direct steps' 129.
 pub const fn tensor_error_units(taps: usize) -> usize {
     48 * tensor_steps(taps) + 52
 }
 
-/// The tile elements of lane `lane`'s `A` fragment (`a[0]` to `a[3]`, see
-/// `prim::mma`) for step `s` of the tensor-core tile whose
-/// outputs start at tile element `o`: `A[m][t] = X[o + 8m + 8s + t]`.
-pub const fn tensor_a_elements(o: usize, lane: usize, s: usize) -> [usize; 4] {
-    let e = o + 8 * (lane / 4 + s) + lane % 4;
-    [e, e + 64, e + 4, e + 68]
+/// The words of [`tensor_mask_len`]'s padded mask in lane `lane`'s `A`
+/// fragment (`a[0]` to `a[3]`, see `prim::mma`) for step `s`: `A[c][t] =
+/// M[8s + t − c]`, row `c` the mask shifted by `c`. The same for every
+/// tensor-core tile: a warp loads and splits it once per step.
+pub const fn tensor_a_words(lane: usize, s: usize) -> [usize; 4] {
+    let w = 16 + 8 * s + lane % 4 - lane / 4;
+    [w, w - 8, w + 4, w - 4]
 }
 
-/// The words of [`tensor_mask_len`]'s padded mask in lane `lane`'s `B`
-/// fragment (`b[0]`, `b[1]`) for step `s`: `B[t][c] = M[8s + t − c]`.
-pub const fn tensor_b_words(lane: usize, s: usize) -> [usize; 2] {
-    let w = 8 + 8 * s + lane % 4 - lane / 4;
-    [w, w + 4]
+/// The tile elements of lane `lane`'s `B` fragment (`b[0]`, `b[1]`) for
+/// step `s` of the tensor-core tile whose outputs start at tile element
+/// `o`: `B[t][m] = X[o + 16m + 8s + t]`, column `m` the inputs of outputs
+/// `o + 16m ..`. The two are one 8-byte load ([`tensor_index`]).
+pub const fn tensor_b_elements(o: usize, lane: usize, s: usize) -> [usize; 2] {
+    let e = o + 16 * (lane / 4) + 8 * s + lane % 4;
+    [e, e + 4]
 }
 
 /// The outputs, from the tensor-core tile's first, of lane `lane`'s
-/// accumulator fragment (`d[0]` to `d[3]`): `D[m][c]` is output `8m + c`.
+/// accumulator fragment (`d[0]` to `d[3]`): `D[c][m]` is output `16m + c`.
+/// For each `k`, the warp's `d[k]` are 4 runs of 8 consecutive outputs:
+/// its stores write whole 32-byte sectors.
 pub const fn tensor_d_outputs(lane: usize) -> [usize; 4] {
-    let o = 8 * (lane / 4) + 2 * (lane % 4);
-    [o, o + 1, o + 64, o + 65]
+    let o = 32 * (lane % 4) + lane / 4;
+    [o, o + 16, o + 8, o + 24]
 }
 
 /// Elements of each of the three half-rate sequences a
@@ -310,7 +324,7 @@ pub enum Staging {
     /// The streamed tile ([`stream_tile_len`] words, unpadded) and the
     /// shifted, zero-padded mask.
     Streamed,
-    /// The tensor-core tile ([`tensor_tile_len`] words laid out by
+    /// The tensor-core tile ([`tensor_tile_words`], laid out by
     /// [`tensor_index`]) and the zero-padded mask ([`tensor_mask_len`]).
     Tensor,
 }
@@ -443,20 +457,22 @@ ladder! {
         },
         /// Step 7: the convolution as a matrix product on the tensor cores
         /// (`mma.sync` on TF32, sm_80 and newer), with FP32-level accuracy
-        /// by 3xTF32. Output `8m + c` of a tile of 128 is `Σ_t X[8m + t] ·
-        /// M[t − c]`: a 16 × `k` matrix of inputs (row `m` is the inputs from
-        /// `8m`, so neighbouring rows overlap) times a `k` × 8 matrix whose
-        /// column `c` is the mask shifted down by `c`, `k` = `taps + 7`
-        /// rounded up to 8. That is `(taps + 7) / taps` times step 4's
-        /// multiply-adds, three times over (each operand split, by truncation,
-        /// into a TF32 `big` and `small` part; `small·big + big·small +
-        /// big·big`), on
-        /// units with 8 times or more FP32's rate. A block stages 4 096
-        /// outputs' inputs; a warp splits each 8 weights once for its 4
-        /// tiles of 128 outputs. Outputs that come out non-finite (NaN or ±∞
-        /// in the signal, whose split parts, and the zero weights they meet,
-        /// make NaN) are computed again directly, so NaN and ±∞ reach exactly
-        /// the outputs step 4's do.
+        /// by 3xTF32. Output `16m + c` of a tile of 128 is `Σ_t M[t − c] ·
+        /// X[16m + t]`: a 16 × `k` matrix of the mask (row `c` the mask
+        /// shifted by `c`, the same for every tile) times a `k` × 8 matrix
+        /// of inputs (column `m` the inputs from `16m`), `k` = `taps + 15`
+        /// rounded up to 8. That is `(taps + 15) / taps` times step 4's
+        /// multiply-adds, three times over (each operand split, by
+        /// truncation, into a TF32 `big` and `small` part; `small·big +
+        /// big·small + big·big`), on units with 8 times or more FP32's
+        /// rate. Per 8 taps a warp loads and splits the mask's fragment once
+        /// for its 4 tiles of 128 outputs, and each tile one 8-byte pair of
+        /// inputs: 57 instructions for 12 `mma` on sm_90. Blocks walk runs of
+        /// tiles of 4 096 outputs, the next tile's inputs in flight during
+        /// this one's products, as in step 4. Outputs that come out
+        /// non-finite (NaN or ±∞ in the signal, whose split parts, and the
+        /// zero weights they meet, make NaN) are computed again directly, so
+        /// NaN and ±∞ reach exactly the outputs step 4's do.
         Tf32x3 = "tf32x3" => Conv1dShape {
             kernel: "conv1d_tf32x3",
             block: TENSOR_THREADS,
@@ -497,10 +513,13 @@ impl Conv1dVariant {
     }
 
     /// Whether the launch for a mask of `taps` fills the GPU once with
-    /// blocks that walk runs of tiles (step 4), rather than one block per
-    /// tile.
+    /// blocks that walk runs of tiles (steps 4 and 7), rather than one
+    /// block per tile.
     pub const fn walks_runs(self, taps: usize) -> bool {
-        matches!(self.runs_as(taps), Conv1dVariant::RegisterBlocked)
+        matches!(
+            self.runs_as(taps),
+            Conv1dVariant::RegisterBlocked | Conv1dVariant::Tf32x3
+        )
     }
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
@@ -543,7 +562,7 @@ impl Conv1dVariant {
             }
             Staging::Split => 3 * (split_words(taps) + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)),
             Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
-            Staging::Tensor => tensor_tile_len(taps) + tensor_mask_len(taps),
+            Staging::Tensor => tensor_tile_words(taps) + tensor_mask_len(taps),
         };
         (words * 4) as u32
     }
@@ -1017,28 +1036,28 @@ mod device {
         x
     }
 
-    /// Loads `LOADS` inputs of `x` for tile elements `first + tid + k ·
-    /// THREADS` of the tile whose outputs start at `start` (zero outside the
+    /// Loads `L` inputs of `x` for tile elements `first + tid + k ·
+    /// threads` of the tile whose outputs start at `start` (zero outside the
     /// row), all in flight at once: unchecked where they all lie inside the
     /// row.
     #[inline(always)]
-    unsafe fn load_inputs<const W: usize>(
+    unsafe fn load_inputs<const L: usize>(
         x: *const f32,
         start: usize,
         first: usize,
         tid: usize,
+        threads: usize,
         r: usize,
         n: usize,
-    ) -> [f32; W] {
-        let threads = blocked_threads(W) as usize;
-        let mut v = [0.0f32; W];
-        if start + first >= r && start + first - r + BLOCKED_TILE <= n {
+    ) -> [f32; L] {
+        let mut v = [0.0f32; L];
+        if start + first >= r && start + first - r + L * threads <= n {
             let base = x.add(start + first - r);
-            for k in 0..W {
+            for k in 0..L {
                 v[k] = f32::from_bits(load_nc_u32(base.add(tid + k * threads).cast()));
             }
         } else {
-            for k in 0..W {
+            for k in 0..L {
                 if let Some(i) = tile_source(start, first + tid + k * threads, r, n) {
                     v[k] = f32::from_bits(load_nc_u32(x.add(i).cast()));
                 }
@@ -1095,7 +1114,7 @@ mod device {
             // The first tile of the run, whole: its first BLOCKED_TILE
             // elements with all loads of a thread in flight, then the rest.
             let start = first_tile * BLOCKED_TILE;
-            let v = load_inputs::<W>(x, start, 0, tid, r, n);
+            let v = load_inputs::<W>(x, start, 0, tid, threads, r, n);
             for k in 0..W {
                 *tile.add(padded_index(tid + k * threads, W)) = v[k];
             }
@@ -1108,7 +1127,7 @@ mod device {
                 let next = t + 1 < end_tile;
                 // The next tile's new inputs, in flight during the FMAs.
                 let v = if next {
-                    load_inputs::<W>(x, start + BLOCKED_TILE, padded, tid, r, n)
+                    load_inputs::<W>(x, start + BLOCKED_TILE, padded, tid, threads, r, n)
                 } else {
                     [0.0; W]
                 };
@@ -1386,14 +1405,18 @@ mod device {
     #[derive(Clone, Copy)]
     struct Pair([f32; 2]);
 
-    /// Step 7: block `b` computes tile `b` ([`TENSOR_TILE`] outputs from
-    /// `b · TENSOR_TILE`) of each of its rows. The tile's inputs `X[e]`
-    /// (signal element `start + e − r`, zero outside the row), element `e`
-    /// at word [`tensor_index`]`(e)`, and the mask, weight `j` at word
-    /// `j + 8` among zeros, are staged; warp `w` then computes the
-    /// tensor-core tiles of outputs from `512 w`, `512 w + 128`, ...:
-    /// [`tensor_a_elements`], [`tensor_b_words`] and [`tensor_d_outputs`]
-    /// say which elements each lane holds.
+    /// Step 7: block `b` computes a run of consecutive tiles of
+    /// [`TENSOR_TILE`] outputs of each of its rows, as step 4 does. A
+    /// tile's inputs `X[e]` (signal element `start + e − r`, zero outside
+    /// the row), element `e` at word [`tensor_index`]`(e)`, and the mask,
+    /// weight `j` at word `j + 16` among zeros, are staged; warp `w` then
+    /// computes the tensor-core tiles of outputs from `512 w`, `512 w +
+    /// 128`, ...: [`tensor_a_words`], [`tensor_b_elements`] and
+    /// [`tensor_d_outputs`] say which elements each lane holds. The next
+    /// tile's first `8 · steps − 16` inputs are this tile's last ones (moved
+    /// within shared memory); its other [`TENSOR_TILE`] are loaded into
+    /// registers before this tile's products, so their latency hides
+    /// behind them.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn tf32x3(
         signal: *const f32,
@@ -1412,26 +1435,33 @@ mod device {
         }
         #[cfg(target_feature = "sm_80")]
         {
+            const LOADS: usize = TENSOR_TILE / TENSOR_THREADS as usize;
             let threads = TENSOR_THREADS as usize;
             let (taps, r) = (taps as usize, taps as usize / 2);
             let steps = tensor_steps(taps);
+            // The elements a tile shares with the next.
+            let halo = tensor_tile_len(taps) - TENSOR_TILE;
             let len = tensor_tile_len(taps);
             let mask_len = tensor_mask_len(taps);
             let mut carver = SharedCarver::new();
             // 8-byte aligned: the carver starts on 16 bytes.
-            let tile = carver.take::<f32>(len);
+            let tile = carver.take::<f32>(tensor_tile_words(taps));
             let weights = carver.take::<f32>(mask_len);
             let tid = thread_idx_x() as usize;
             let lane = tid % 32;
             // The warp's first tensor-core tile, as a tile element.
             let first = tid / 32 * TENSOR_WARP_TILES * 128;
-            let start = block_idx_x() as usize * TENSOR_TILE;
+            // This block's run of tiles (the same in every row).
+            let tiles = n.div_ceil(TENSOR_TILE);
+            let run = tiles.div_ceil(grid_dim_x() as usize);
+            let first_tile = block_idx_x() as usize * run;
+            let end_tile = (first_tile + run).min(tiles);
 
             // The mask, zero-padded; read after the first barrier below.
             let mut j = tid;
             while j < mask_len {
-                *weights.add(j) = if j >= 8 && j - 8 < taps {
-                    *mask.add(j - 8)
+                *weights.add(j) = if j >= 16 && j - 16 < taps {
+                    *mask.add(j - 16)
                 } else {
                     0.0
                 };
@@ -1439,62 +1469,154 @@ mod device {
             }
 
             let mut row = block_idx_y() as usize;
-            while row < rows as usize {
+            while row < rows as usize && first_tile < end_tile {
                 let x = signal.add(row * signal_pitch);
-                stage_elements(tile, tensor_index, x, start, r, n, tid, len, threads);
+                // The first tile of the run, whole: its first TENSOR_TILE
+                // elements with all loads of a thread in flight, then the rest.
+                let start = first_tile * TENSOR_TILE;
+                let v = load_inputs::<LOADS>(x, start, 0, tid, threads, r, n);
+                for k in 0..LOADS {
+                    *tile.add(tensor_index(tid + k * threads)) = v[k];
+                }
+                stage_elements(
+                    tile,
+                    tensor_index,
+                    x,
+                    start,
+                    r,
+                    n,
+                    TENSOR_TILE + tid,
+                    len,
+                    threads,
+                );
                 sync_threads();
 
-                let mut acc = [[0.0f32; 4]; TENSOR_WARP_TILES];
-                // Uniform across the warp: every lane runs every `mma`.
-                for s in 0..steps {
-                    let [w0, w1] = tensor_b_words(lane, s);
-                    let (b0, b0_small) = split_tf32_truncated(*weights.add(w0));
-                    let (b1, b1_small) = split_tf32_truncated(*weights.add(w1));
-                    let (big_b, small_b) = ([b0, b1], [b0_small, b1_small]);
-                    for t in 0..TENSOR_WARP_TILES {
-                        let [e0, e1, _, _] = tensor_a_elements(first + 128 * t, lane, s);
-                        // Elements e and e + 4 (a[0], a[2]) are adjacent words,
-                        // as are e + 64 and e + 68 (a[1], a[3]).
-                        let Pair([x0, x2]) = *tile.add(tensor_index(e0)).cast::<Pair>();
-                        let Pair([x1, x3]) = *tile.add(tensor_index(e1)).cast::<Pair>();
-                        let (a0, a0_small) = split_tf32_truncated(x0);
-                        let (a1, a1_small) = split_tf32_truncated(x1);
-                        let (a2, a2_small) = split_tf32_truncated(x2);
-                        let (a3, a3_small) = split_tf32_truncated(x3);
-                        let big_a = [a0, a1, a2, a3];
-                        let small_a = [a0_small, a1_small, a2_small, a3_small];
-                        // The small terms first, as they are the smaller.
-                        mma_tf32_16x8x8(&mut acc[t], small_a, big_b);
-                        mma_tf32_16x8x8(&mut acc[t], big_a, small_b);
-                        mma_tf32_16x8x8(&mut acc[t], big_a, big_b);
-                    }
-                }
+                for t in first_tile..end_tile {
+                    let start = t * TENSOR_TILE;
+                    let next = t + 1 < end_tile;
+                    // The next tile's new inputs, in flight during the products.
+                    let v = if next {
+                        load_inputs::<LOADS>(x, start + TENSOR_TILE, halo, tid, threads, r, n)
+                    } else {
+                        [0.0; LOADS]
+                    };
 
-                let y = out.add(row * out_pitch);
-                for t in 0..TENSOR_WARP_TILES {
+                    let mut acc = tensor_tiles(tile, weights, first, lane, steps);
+                    if !acc.iter().flatten().all(|v| v.is_finite()) {
+                        acc = tensor_outputs_directly(
+                            acc, tile, weights, taps, start, first, lane, n,
+                        );
+                    }
+                    let y = out.add(row * out_pitch);
                     let outputs = tensor_d_outputs(lane);
-                    for k in 0..4 {
-                        let o = first + 128 * t + outputs[k];
-                        if start + o >= n {
-                            continue;
-                        }
-                        let mut v = acc[t][k];
-                        if !v.is_finite() {
-                            // Again directly, over exactly the window's terms.
-                            v = 0.0;
-                            for j in 0..taps {
-                                v = fma(*tile.add(tensor_index(o + j)), *weights.add(j + 8), v);
+                    for (t, d) in acc.iter().enumerate() {
+                        for k in 0..4 {
+                            let i = start + first + 128 * t + outputs[k];
+                            if i < n {
+                                *y.add(i) = d[k];
                             }
                         }
-                        *y.add(start + o) = v;
+                    }
+                    // Every warp is done reading the tile (also before the
+                    // next row's first tile overwrites it).
+                    sync_threads();
+                    if next {
+                        // Elements TENSOR_TILE .. len become 0 .. halo (no
+                        // overlap: halo <= TENSOR_TILE; the same words less
+                        // TENSOR_TILE, a whole number of 8 rows); then, once
+                        // every thread has moved its part, the new elements
+                        // from `halo` on, which cover where the old ones were.
+                        let mut e = tid;
+                        while e < halo {
+                            *tile.add(tensor_index(e)) = *tile.add(tensor_index(TENSOR_TILE + e));
+                            e += threads;
+                        }
+                        sync_threads();
+                        for k in 0..LOADS {
+                            *tile.add(tensor_index(halo + tid + k * threads)) = v[k];
+                        }
+                        sync_threads();
                     }
                 }
-                // Every warp is done reading the tile before the next row
-                // overwrites it.
-                sync_threads();
                 row += grid_dim_y() as usize;
             }
         }
+    }
+
+    /// The accumulators of a warp's [`TENSOR_WARP_TILES`] tensor-core tiles
+    /// from tile element `first`, 3xTF32: per step of 8 taps, the mask's
+    /// fragment is loaded and split once for all tiles, and each tile
+    /// loads and splits one pair of inputs.
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    unsafe fn tensor_tiles(
+        tile: *const f32,
+        weights: *const f32,
+        first: usize,
+        lane: usize,
+        steps: usize,
+    ) -> [[f32; 4]; TENSOR_WARP_TILES] {
+        let mut acc = [[0.0f32; 4]; TENSOR_WARP_TILES];
+        // Uniform across the warp: every lane runs every `mma`. (A 32-bit
+        // count: steps <= 130.)
+        for s in 0..steps as u32 {
+            let s = s as usize;
+            let words = tensor_a_words(lane, s);
+            let (mut big_a, mut small_a) = ([0u32; 4], [0u32; 4]);
+            for k in 0..4 {
+                (big_a[k], small_a[k]) = split_tf32_truncated(*weights.add(words[k]));
+            }
+            // The tiles are 128 elements (16 rows) apart, and so are their
+            // words: tensor_index(e + 128 t) = tensor_index(e) + 128 t.
+            let [e, _] = tensor_b_elements(first, lane, s);
+            let word = tensor_index(e);
+            for (t, acc) in acc.iter_mut().enumerate() {
+                let Pair([x0, x1]) = *tile.add(word + 128 * t).cast::<Pair>();
+                let (b0, b0_small) = split_tf32_truncated(x0);
+                let (b1, b1_small) = split_tf32_truncated(x1);
+                let (big_b, small_b) = ([b0, b1], [b0_small, b1_small]);
+                // The small terms first, as they are the smaller.
+                mma_tf32_16x8x8(acc, small_a, big_b);
+                mma_tf32_16x8x8(acc, big_a, small_b);
+                mma_tf32_16x8x8(acc, big_a, big_b);
+            }
+        }
+        acc
+    }
+
+    /// `acc` ([`tensor_tiles`]) with its non-finite outputs computed again
+    /// directly, over exactly the window's terms (`Σ_j X[at + j] · M[j]`
+    /// for the output from tile element `at`): NaN and ±∞ in the signal
+    /// meet zero weights and split parts in the products, which the
+    /// window's own terms may not give. Not inlined: a rare path, which
+    /// would otherwise keep the caller's loops over tiles from unrolling
+    /// (and the accumulators from staying in registers).
+    #[cfg(target_feature = "sm_80")]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tensor_outputs_directly(
+        mut acc: [[f32; 4]; TENSOR_WARP_TILES],
+        tile: *const f32,
+        weights: *const f32,
+        taps: usize,
+        start: usize,
+        first: usize,
+        lane: usize,
+        n: usize,
+    ) -> [[f32; 4]; TENSOR_WARP_TILES] {
+        let outputs = tensor_d_outputs(lane);
+        for (t, d) in acc.iter_mut().enumerate() {
+            for (v, at) in d.iter_mut().zip(outputs) {
+                let at = first + 128 * t + at;
+                if !v.is_finite() && start + at < n {
+                    *v = 0.0;
+                    for j in 0..taps {
+                        *v = fma(*tile.add(tensor_index(at + j)), *weights.add(j + 16), *v);
+                    }
+                }
+            }
+        }
+        acc
     }
 
     /// Weights `16 c .. 16 c + 16` of the staged mask: four 16-byte loads of
@@ -1934,14 +2056,15 @@ mod tests {
         }
     }
 
-    /// Runs the tensor-core tiles of one [`Conv1dVariant::Tf32x3`] block
-    /// on the host: stages the tile and the mask by [`tensor_index`] and
+    /// Runs the tensor-core tiles of one [`Conv1dVariant::Tf32x3`] tile
+    /// on the host: stages the inputs and the mask by [`tensor_index`] and
     /// [`tensor_mask_len`], gathers every lane's fragments by
-    /// [`tensor_a_elements`] and [`tensor_b_words`] (the `A` pairs as the
-    /// kernel's 8-byte loads take them), multiplies the 16 × 8 × 8 matrices
-    /// the fragments form (the layout of `prim::mma`) in `f64`, and
-    /// compares each lane's outputs ([`tensor_d_outputs`]) with an `f64` sum
-    /// of the definition's products. Unwritten tile words hold NaN.
+    /// [`tensor_a_words`] and [`tensor_b_elements`] (the `B` pairs as the
+    /// kernel's 8-byte loads take them, checking their banks), multiplies
+    /// the 16 × 8 × 8 matrices the fragments form (the layout of
+    /// `prim::mma`) in `f64`, and compares each lane's outputs
+    /// ([`tensor_d_outputs`]) with an `f64` sum of the definition's
+    /// products. Unwritten tile words hold NaN.
     fn simulate_tensor(n: usize, taps: usize, block: usize) {
         let seed = (n * 31 + taps) as u64;
         let signal: Vec<f32> = (0..n).map(|i| value(i, seed)).collect();
@@ -1949,8 +2072,9 @@ mod tests {
         let (r, start) = (taps / 2, block * TENSOR_TILE);
         let len = tensor_tile_len(taps);
         assert!(len.is_multiple_of(8));
-        let mut tile = vec![f32::NAN; len];
-        let mut written = vec![false; len];
+        let words = tensor_tile_words(taps);
+        let mut tile = vec![f32::NAN; words];
+        let mut written = vec![false; words];
         for e in 0..len {
             let w = tensor_index(e);
             assert!(!written[w], "word {w} twice");
@@ -1958,7 +2082,7 @@ mod tests {
             tile[w] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
         }
         let mut weights = vec![0.0f32; tensor_mask_len(taps)];
-        weights[8..8 + taps].copy_from_slice(&mask);
+        weights[16..16 + taps].copy_from_slice(&mask);
         let warps = TENSOR_THREADS as usize / 32;
         for warp in 0..warps {
             for t in 0..TENSOR_WARP_TILES {
@@ -1970,24 +2094,27 @@ mod tests {
                     let mut banks = [[false; 32]; 2];
                     for lane in 0..32 {
                         let (g, q) = (lane / 4, lane % 4);
-                        let [e0, e1, e2, e3] = tensor_a_elements(o, lane, s);
-                        let (w0, w1) = (tensor_index(e0), tensor_index(e1));
-                        // One 8-byte load each: (a[0], a[2]) and (a[1], a[3]).
-                        assert!(w0.is_multiple_of(2) && w1.is_multiple_of(2));
-                        assert_eq!((tensor_index(e2), tensor_index(e3)), (w0 + 1, w1 + 1));
+                        let [m0, m1, m2, m3] = tensor_a_words(lane, s);
+                        a[g][q] = weights[m0] as f64;
+                        a[g + 8][q] = weights[m1] as f64;
+                        a[g][q + 4] = weights[m2] as f64;
+                        a[g + 8][q + 4] = weights[m3] as f64;
+                        let [e0, e1] = tensor_b_elements(o, lane, s);
+                        let w = tensor_index(e0);
+                        // One 8-byte load: (b[0], b[1]).
+                        assert!(w.is_multiple_of(2));
+                        assert_eq!(tensor_index(e1), w + 1);
+                        // The kernel finds the words of each tile from
+                        // those of the block's first.
+                        assert_eq!(w, tensor_index(tensor_b_elements(0, lane, s)[0]) + o);
                         // A half warp's 8-byte loads: 32 distinct banks.
-                        for w in [w0, w0 + 1] {
+                        for w in [w, w + 1] {
                             let bank = &mut banks[lane / 16][w % 32];
                             assert!(!*bank, "bank {} twice (step {s})", w % 32);
                             *bank = true;
                         }
-                        a[g][q] = tile[w0] as f64;
-                        a[g + 8][q] = tile[w1] as f64;
-                        a[g][q + 4] = tile[w0 + 1] as f64;
-                        a[g + 8][q + 4] = tile[w1 + 1] as f64;
-                        let [m0, m1] = tensor_b_words(lane, s);
-                        b[q][g] = weights[m0] as f64;
-                        b[q + 4][g] = weights[m1] as f64;
+                        b[q][g] = tile[w] as f64;
+                        b[q + 4][g] = tile[w + 1] as f64;
                     }
                     for (lane, d) in d.iter_mut().enumerate() {
                         let (g, q) = (lane / 4, lane % 4);
@@ -2004,8 +2131,11 @@ mod tests {
                         }
                     }
                 }
+                let mut seen = [false; 128];
                 for (lane, d) in d.iter().enumerate() {
                     for (k, at) in tensor_d_outputs(lane).into_iter().enumerate() {
+                        assert!(!seen[at], "output {at} twice");
+                        seen[at] = true;
                         let i = start + o + at;
                         if i >= n {
                             continue;
@@ -2032,8 +2162,8 @@ mod tests {
     #[test]
     fn tensor_core_tiles_compute_the_convolution() {
         for taps in [1, 2, 7, 8, 9, 31, 64, 127, 128, 1025] {
-            // One block over a short row, and the first and last blocks of
-            // a row that ends inside its second tile.
+            // One block over a short row, and the first and second tiles
+            // of a row that ends inside its second.
             simulate_tensor(1000, taps, 0);
             simulate_tensor(TENSOR_TILE + 999, taps, 0);
             simulate_tensor(TENSOR_TILE + 999, taps, 1);
@@ -2046,19 +2176,36 @@ mod tests {
             let steps = tensor_steps(taps);
             let last = TENSOR_TILE - 128;
             for lane in 0..32 {
-                let [.., e3] = tensor_a_elements(last, lane, steps - 1);
-                assert!(e3 < tensor_tile_len(taps));
-                let [_, m1] = tensor_b_words(lane, steps - 1);
-                assert!(m1 < tensor_mask_len(taps));
-                // Every weight is in some fragment of the last column... and
-                // the steps cover every tap of the last output of a row.
-                assert!(8 * steps >= taps + 7);
+                let [_, e1] = tensor_b_elements(last, lane, steps - 1);
+                assert!(e1 < tensor_tile_len(taps));
+                let words = tensor_a_words(lane, steps - 1);
+                assert!(words.iter().all(|&w| w < tensor_mask_len(taps)));
+                assert!(tensor_a_words(lane, 0).iter().all(|&w| w >= 1));
             }
+            // The steps cover every tap of output 15 of a column, and the
+            // tile shares at least nothing with the next (steps >= 2).
+            assert!(8 * steps >= taps + 15 && steps >= 2);
         }
-        // 4096 + 1032 inputs and 1040 weights for the longest mask.
+        // 130 steps for the longest mask: 4096 + 1024 inputs and 1056
+        // weights.
         assert_eq!(
             Conv1dVariant::Tf32x3.shared_bytes(MAX_TAPS),
-            ((4096 + 1032 + 1040) * 4) as u32
+            ((5120 + 1056) * 4) as u32
         );
+        // Odd steps: the tile's words round up to whole pairs of rows.
+        assert_eq!(tensor_steps(121), 17);
+        assert_eq!(tensor_tile_len(121), 4096 + 120);
+        assert_eq!(tensor_tile_words(121), 4096 + 128);
+        // The swizzle keeps every element inside the tile's words, and
+        // moves by whole tiles: the halo's move is a shift of words.
+        for taps in [1, 2, 9, 127, MAX_TAPS] {
+            for e in 0..tensor_tile_len(taps) {
+                assert!(tensor_index(e) < tensor_tile_words(taps));
+                assert_eq!(tensor_index(TENSOR_TILE + e), tensor_index(e) + TENSOR_TILE);
+                // `tensor_tiles` steps from one tensor-core tile to the next
+                // by adding 128 to the word.
+                assert_eq!(tensor_index(e + 128), tensor_index(e) + 128);
+            }
+        }
     }
 }

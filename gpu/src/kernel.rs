@@ -96,6 +96,15 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
         threads: crate::conv1d::SPLIT_THREADS,
         blocks_per_sm: 8,
     },
+    // Built around 2 blocks of 256 threads per SM, one's products hiding
+    // the other's staging: 127 registers for sm_90 uncapped, 150 for
+    // sm_80 (one block), held here to 128 with no spills; the sm_80 build is
+    // not measured (no such GPU here).
+    LaunchBounds {
+        entry: "conv1d_tf32x3_f32",
+        threads: crate::conv1d::TENSOR_THREADS,
+        blocks_per_sm: 2,
+    },
     // 165 and 170 registers gave one block of 8 warps per SM; with two,
     // 4096³ on an H100 went from 90 to 107 TFLOP/s (TF32) and from 41.5 to
     // 43.6 (3xTF32); the TF32 entry spills a little for it

@@ -39,7 +39,7 @@
 //! [`Conv1dVariant::RegisterBlocked`] for the direct sum.
 //! [`Conv1dVariant::Tf32x3`] sums on the tensor cores (sm_80 and newer)
 //! with each operand split into two TF32 parts (by truncation): within
-//! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (868 units
+//! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (916 units
 //! for 127 taps, derived there). NaN and ±∞ in the signal reach exactly
 //! the outputs whose window covers them, in every step.
 //!

@@ -1,6 +1,7 @@
 //! The 1D convolution ladder on one signal of 2^26 `f32` (2^24 with
-//! `--quick`) with masks of 7, 31, 127 and 1 025 taps (the last one where
-//! step 5 runs its own kernel), against cuDNN through
+//! `--quick`) with masks of 7, 31, 63, 127 and 1 025 taps (63: near where
+//! the tensor cores' step 7 overtakes the direct steps; 1 025: where step 5
+//! runs its own kernel), against cuDNN through
 //! `torch.nn.functional.conv1d` (FP32, TF32 off). GB/s count the signal read
 //! once and the output written once (8 bytes per element); the
 //! constant-memory steps' times include copying their mask into constant
@@ -15,7 +16,7 @@ pub const FAMILY: Family = Family {
     run,
 };
 
-const MASKS: [usize; 4] = [7, 31, 127, 1025];
+const MASKS: [usize; 5] = [7, 31, 63, 127, 1025];
 
 /// The signal: `hash(i) / 1000 − 0.5`, the values of the reduction bench.
 fn signal(i: usize) -> f32 {
