@@ -31,7 +31,8 @@ pub const VECTOR_BLOCK: u32 = 1024;
 /// loads in flight: one block either way, and 8 warps to start and to
 /// combine instead of 32 (the shape of CUB's single-tile kernel, which
 /// took 4.3 µs for 2^12 elements on an H100 against our 4.6 with 1024
-/// threads, the stream held). Not yet measured.
+/// threads, the stream held). Measured with it (2^12, stream held): 4.3
+/// µs on the H100 against CUB's 4.2, 4.0 on the H200 against 3.8.
 pub const VECTOR_SMALL_BLOCK: u32 = 256;
 
 /// The most elements [`VECTOR_SMALL_BLOCK`] threads cover with
