@@ -927,9 +927,10 @@ fn kernels(check: bool, mut reports: Vec<(&'static str, String)>) -> Result<(), 
             None => problems.push(format!(
                 "SPILLS_ON_PURPOSE names `{name}`, which no kernel table declares"
             )),
-            Some(row) if !row.spills() => {
-                println!("note: `{name}` is in SPILLS_ON_PURPOSE but no longer spills")
-            }
+            Some(row) if !row.usage.iter().any(|u| u.stack > 0 || u.spills()) => println!(
+                "note: `{name}` is in SPILLS_ON_PURPOSE but no longer uses local memory \
+                 (no stack, no spills)"
+            ),
             Some(_) => {}
         }
     }
