@@ -20,6 +20,9 @@
 //! the row; steps 3 and 4 multiply the zeros they stage there, which differs
 //! only for a non-finite mask weight (`0 · ∞` is NaN).
 
+pub mod wgmma;
+pub use wgmma::{WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
+
 /// The most weights a mask may have (4 100 bytes of constant memory for
 /// [`CONV1D_MASK`]). The one limit both sides check against.
 pub const MAX_TAPS: usize = 1025;
@@ -327,6 +330,9 @@ pub enum Staging {
     /// The tensor-core tile ([`tensor_tile_words`], laid out by
     /// [`tensor_index`]) and the zero-padded mask ([`tensor_mask_len`]).
     Tensor,
+    /// The warpgroup step's two staged parts of the inputs and of the mask
+    /// ([`wgmma::wgmma_shared_bytes`]).
+    Warpgroup,
 }
 
 /// How a convolution step is launched.
@@ -480,6 +486,23 @@ ladder! {
             staging: Staging::Tensor,
             constant_mask: false,
         },
+        /// Step 8: step 7's 3xTF32 products as warpgroup products
+        /// (`wgmma.m64n128k8`, sm_90a only), tiles of 64 × 128 outputs:
+        /// the mask's 64 shifts are `A`, in registers, and the inputs `B`,
+        /// read by the tensor cores straight from shared memory, staged once
+        /// (each split part in a layout where every step's `B` is one
+        /// descriptor: [`wgmma`]). One product does for the block what 64
+        /// of step 7's `mma.sync` do and runs while the warps load the next
+        /// step's mask fragments; `t` spans `taps + 63` instead of `taps +
+        /// 15`, the price of the 64 rows. Non-finite outputs are computed
+        /// again directly, as in step 7.
+        Tf32x3Wgmma = "tf32x3_wgmma" => Conv1dShape {
+            kernel: "conv1d_tf32x3_wgmma",
+            block: WGMMA_THREADS,
+            outputs_per_block: WGMMA_TILE as u32,
+            staging: Staging::Warpgroup,
+            constant_mask: false,
+        },
     }
     fastest = Streamed;
 }
@@ -518,7 +541,7 @@ impl Conv1dVariant {
     pub const fn walks_runs(self, taps: usize) -> bool {
         matches!(
             self.runs_as(taps),
-            Conv1dVariant::RegisterBlocked | Conv1dVariant::Tf32x3
+            Conv1dVariant::RegisterBlocked | Conv1dVariant::Tf32x3 | Conv1dVariant::Tf32x3Wgmma
         )
     }
 
@@ -540,7 +563,19 @@ impl Conv1dVariant {
     pub const fn needs(self) -> crate::ptx::Needs {
         match self {
             Conv1dVariant::Tf32x3 => crate::ptx::Needs::Sm80,
+            Conv1dVariant::Tf32x3Wgmma => crate::ptx::Needs::Sm90a,
             _ => crate::ptx::Needs::Any,
+        }
+    }
+
+    /// The tensor-core steps' error bound for a mask of `taps`, in units
+    /// of `2^-24 · Σ_j |x_j · m_j|` ([`tensor_error_units`],
+    /// [`wgmma_error_units`]); `None` for the steps that sum in `f32` FMAs.
+    pub const fn error_units(self, taps: usize) -> Option<usize> {
+        match self.runs_as(taps) {
+            Conv1dVariant::Tf32x3 => Some(tensor_error_units(taps)),
+            Conv1dVariant::Tf32x3Wgmma => Some(wgmma_error_units(taps)),
+            _ => None,
         }
     }
 
@@ -551,7 +586,8 @@ impl Conv1dVariant {
 
     /// Dynamic shared memory for a mask of `taps` weights (1 to
     /// [`MAX_TAPS`]): at most 29 616 bytes, below the 48 KiB every device
-    /// grants without opting in.
+    /// grants without opting in, except step 8's (up to 83 456 bytes, which
+    /// the launch opts into on the sm_90a devices that run it).
     pub const fn shared_bytes(self, taps: usize) -> u32 {
         let words = match self.runs_as(taps).shape().staging {
             Staging::None => 0,
@@ -563,6 +599,7 @@ impl Conv1dVariant {
             Staging::Split => 3 * (split_words(taps) + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)),
             Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
             Staging::Tensor => tensor_tile_words(taps) + tensor_mask_len(taps),
+            Staging::Warpgroup => wgmma::wgmma_shared_bytes(taps) / 4,
         };
         (words * 4) as u32
     }
@@ -1674,6 +1711,11 @@ kernels! {
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
             => device::tf32x3(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        fn conv1d_tf32x3_wgmma<T in f32>(
+            signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
+            shares conv1d_basic
+            => wgmma::kernel(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
     }
 }
 
@@ -1704,6 +1746,7 @@ impl Conv1dVariant {
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
             Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
+            Conv1dVariant::Tf32x3Wgmma => conv1d_tf32x3_wgmma::entry::<f32>(),
         }
     }
 }
@@ -1797,6 +1840,9 @@ mod tests {
     #[test]
     fn shared_memory_fits_without_opting_in() {
         for &v in Conv1dVariant::ALL {
+            if v == Conv1dVariant::Tf32x3Wgmma {
+                continue;
+            }
             for taps in 1..=MAX_TAPS {
                 assert!(v.shared_bytes(taps) <= 48 << 10, "{v:?} {taps}");
             }
@@ -1822,6 +1868,10 @@ mod tests {
             Conv1dVariant::RegisterBlocked.shared_bytes(STREAM_MAX_TAPS + 1)
         );
         assert_eq!(Conv1dVariant::Basic.shared_bytes(MAX_TAPS), 0);
+        assert_eq!(
+            Conv1dVariant::Tf32x3Wgmma.shared_bytes(MAX_TAPS) as usize,
+            wgmma::wgmma_shared_bytes(MAX_TAPS)
+        );
     }
 
     /// A value in [-1, 1) that depends on `i` and `seed` only.

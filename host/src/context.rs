@@ -560,6 +560,35 @@ impl Context {
         &self.runtime.kernels[entry.index()]
     }
 
+    /// Opts `loaded` into `shared_bytes` of dynamic shared memory where that
+    /// is more than every kernel may have unasked (48 KiB), once per size:
+    /// before a launch, and before an occupancy query, which otherwise
+    /// counts no block as fitting.
+    fn allow_shared(&self, loaded: &Loaded, shared_bytes: u32) -> Result<()> {
+        if shared_bytes > self.info().max_shared_per_block
+            && shared_bytes > loaded.shared_optin.load(Ordering::Relaxed)
+        {
+            // SAFETY: a valid function handle; sets one attribute.
+            let status = unsafe {
+                driver::cuFuncSetAttribute(
+                    loaded.function,
+                    driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as c_int,
+                )
+            };
+            check(status, || {
+                format!(
+                    "allowing {} {} B of shared memory",
+                    loaded.kernel.name, shared_bytes
+                )
+            })?;
+            loaded
+                .shared_optin
+                .fetch_max(shared_bytes, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Blocks of `block` threads with `shared_bytes` that one SM holds at
     /// once for this kernel (at least 1).
     pub(crate) fn blocks_per_sm<A>(
@@ -573,6 +602,7 @@ impl Context {
         if (b, s) == (block, shared_bytes) && cached > 0 {
             return Ok(cached);
         }
+        self.allow_shared(loaded, shared_bytes)?;
         let mut blocks: c_int = 0;
         // SAFETY: `function` is a resolved handle of the loaded module;
         // writes one int.
@@ -612,27 +642,7 @@ impl Context {
         let loaded = self.loaded(entry);
         let kernel = loaded.kernel;
         self.info().check_launch(kernel.name, &cfg)?;
-        if cfg.shared_bytes > self.info().max_shared_per_block
-            && cfg.shared_bytes > loaded.shared_optin.load(Ordering::Relaxed)
-        {
-            // SAFETY: a valid function handle; sets one attribute.
-            let status = unsafe {
-                driver::cuFuncSetAttribute(
-                    loaded.function,
-                    driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    cfg.shared_bytes as c_int,
-                )
-            };
-            check(status, || {
-                format!(
-                    "allowing {} {} B of shared memory",
-                    kernel.name, cfg.shared_bytes
-                )
-            })?;
-            loaded
-                .shared_optin
-                .fetch_max(cfg.shared_bytes, Ordering::Relaxed);
-        }
+        self.allow_shared(loaded, cfg.shared_bytes)?;
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
         args.params(&mut params);
         // SAFETY: the handle belongs to the loaded module; `params` holds one

@@ -63,6 +63,7 @@ use crate::pending::Pending;
 use cust::memory::DeviceSlice;
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
 pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units};
+use warpspeed_gpu::ptx::Needs;
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// The rows of one launch: device addresses, pitches in elements.
@@ -244,14 +245,23 @@ impl Context {
         rows: Rows,
     ) -> Result<Pending<'a>> {
         let target = self.info().ptx_target;
-        if !variant.needs().met_by(target) {
-            return Err(Error::Unsupported {
-                variant: variant.name(),
-                reason: format!(
+        let needs = variant.needs();
+        if !needs.met_by(target) {
+            let reason = match needs {
+                Needs::Sm90a => format!(
+                    "needs `wgmma` (the sm_90a PTX, which compute capability 9.0 alone \
+                     loads), but this context loaded the {target} PTX; conv1d_into picks \
+                     the fastest step the device has"
+                ),
+                _ => format!(
                     "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
                      or newer), but this context loaded the {target} PTX (a GPU older than \
                      Ampere, or WARPSPEED_PTX={target}); the other steps run everywhere"
                 ),
+            };
+            return Err(Error::Unsupported {
+                variant: variant.name(),
+                reason,
             });
         }
         if rows.n == 0 || rows.rows == 0 {

@@ -12,7 +12,7 @@ use cust::memory::{DeviceBuffer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units};
+use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
 use warpspeed::{Context, Matrix, MatrixMut};
 
 const TAPS: [usize; 8] = [1, 2, 7, 16, 31, 32, 127, MAX_TAPS];
@@ -209,16 +209,18 @@ fn reference(case: &Case, host: &[f32]) -> Reference {
 /// A non-finite exact sum (∞ or NaN in the window) must come out as the same
 /// infinity, or as NaN.
 ///
-/// [`Conv1dVariant::Tf32x3`] (`tensor`) sums on the tensor cores, with
-/// TF32 parts of each operand: its bound is
-/// [`tensor_error_units`]`(taps)` in place of `taps + 2` (derived there).
+/// The tensor-core steps ([`Conv1dVariant::Tf32x3`] and
+/// [`Conv1dVariant::Tf32x3Wgmma`]) sum on the tensor cores, with TF32
+/// parts of each operand: their bound is `tensor`, the step's
+/// [`Conv1dVariant::error_units`]`(taps)`, in place of `taps + 2` (derived
+/// beside those units).
 fn close(
     got: f32,
     want: f64,
     magnitude: f64,
     taps: usize,
     near: Option<f64>,
-    tensor: bool,
+    tensor: Option<usize>,
 ) -> bool {
     if want.is_nan() {
         return got.is_nan();
@@ -226,11 +228,7 @@ fn close(
     if want.is_infinite() {
         return got as f64 == want;
     }
-    let k = if tensor {
-        tensor_error_units(taps)
-    } else {
-        taps + 2
-    } as f64;
+    let k = tensor.unwrap_or(taps + 2) as f64;
     let tolerance = match near {
         None => k * 2f64.powi(-24) * magnitude,
         Some(near) => (2 * taps + 8) as f64 * 2f64.powi(-24) * near,
@@ -298,7 +296,7 @@ fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> 
         let near = split.then(|| {
             magnitude[k - 1] + magnitude[k] + if i + 1 < w { magnitude[k + 1] } else { 0.0 }
         });
-        let tensor = step.runs_as(case.taps) == Conv1dVariant::Tf32x3;
+        let tensor = step.error_units(case.taps);
         if !close(g, want[k], magnitude[k], case.taps, near, tensor) {
             return Err(format!(
                 "{step:?}: row {y}, output {i} is {g:e}, want {:e} (Σ|products| {:e}, \
@@ -460,7 +458,7 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
             let got = run_once(stream, step, &signal, mask, &mut out)?;
             for (i, &g) in got.iter().enumerate() {
                 ensure(
-                    close(g, reference.0[i], reference.1[i], TAPS, None, false),
+                    close(g, reference.0[i], reference.1[i], TAPS, None, None),
                     || format!("{step:?} alone: output {i} is {g}, want {}", reference.0[i]),
                 )?;
             }

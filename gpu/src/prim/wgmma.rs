@@ -20,6 +20,10 @@
 //! * shared memory written by ordinary stores must be made visible to the
 //!   products' (asynchronous) reads by [`fence_proxy_async`] on the writing
 //!   threads, then a barrier;
+//! * the registers of a product's `A` fragment must not be written until
+//!   a [`wait`] covers it: a kernel that loads the next fragments while
+//!   products run loads them into other variables and [`hold`]s the old
+//!   ones after that wait;
 //! * the accumulator must not be touched between a product and the
 //!   [`wait`] that covers it; [`wait`] takes it as an operand, so the
 //!   compiler cannot move its reads above the wait;
@@ -147,6 +151,28 @@ pub fn wait<const PENDING: u32>(d: &mut [f32; WGMMA_N128_REGS]) {
             "wgmma.wait_group.sync.aligned {n}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}",
             n = const PENDING,
         );
+    }
+}
+
+/// Marks fragment `a` as read here: an empty `asm` that takes its
+/// registers. A product reads its `A` fragment while it runs, until a
+/// [`wait`] covers it, but the compiler sees the read end at the `wgmma`
+/// instruction and may load the next fragment into the same registers.
+/// Called after that [`wait`], it keeps them apart. (Found the hard way: a
+/// step's next mask fragments, loaded while its products ran, reached the
+/// products that were still to read theirs.)
+#[inline(always)]
+pub fn hold(a: &[u32; 4]) {
+    // SAFETY: emits only a PTX comment; reads the registers, writes nothing.
+    unsafe {
+        asm!(
+            "// hold {0}, {1}, {2}, {3}",
+            in(reg32) a[0],
+            in(reg32) a[1],
+            in(reg32) a[2],
+            in(reg32) a[3],
+            options(nostack, preserves_flags),
+        )
     }
 }
 

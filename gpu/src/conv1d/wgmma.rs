@@ -1,0 +1,546 @@
+//! Step 8 (sm_90a): step 7's 3xTF32 convolution as warpgroup products
+//! (`wgmma`), the mask in registers and the signal read by the tensor cores
+//! straight from shared memory.
+//!
+//! A tile is [`WGMMA_COLS`] columns of [`WGMMA_ROWS`] consecutive outputs:
+//! output `64c + m` (from the tile's start) is `D[m][c] = Σ_t A[m][t] ·
+//! B[t][c]` with `A[m][t] = M[t − m]` (row `m` the mask shifted by `m`,
+//! zero outside it: the same for every tile) and `B[t][c] = X[64c + t]`
+//! (column `c` the inputs from `64c`), `t` in `0 .. taps + 63`. One
+//! `wgmma.m64n128k8` per 8 values of `t` and TF32 part does for the block's
+//! warpgroup what 64 of step 7's `mma.sync` do, with `B` never passing
+//! through registers: `A`'s fragments, the split mask, are 8 shared loads
+//! per thread and step for 3 products of 65 536 multiply-adds each.
+//!
+//! `B` needs no copy per step: the staged inputs are laid out so that
+//! every step's `B` is one shared-memory descriptor ([`wgmma_offset`]).
+//! Element `e = 64·line + u` lies at byte `(u / 4)·16·lines + 16·line +
+//! 4·(u % 4)`: for each group of 4 values of `u`, the lines' 16-byte rows
+//! one after another. A core matrix of `B` (8 columns × 4 `t`, 8 rows of
+//! 16 contiguous bytes) at step `s` is then 8 consecutive lines of one
+//! group, 128 contiguous bytes; moving to the next 8 columns is 128 bytes
+//! on, to the next 4 `t` one group (`16·lines` bytes) on; and a step that
+//! crosses a line (`t ≥ 64`) starts 16 bytes further. Each input is staged
+//! once, split into its TF32 parts, in a layout of its own for each part.
+//!
+//! The price against step 7: `t` spans `taps + 63` instead of `taps + 15`
+//! (the tensor cores' 64 rows of `A` are 64 shifts of the mask), 1.51
+//! times the multiply-adds at 127 taps (step 7: 1.13), on units that
+//! `wgmma` keeps busy where `mma.sync` cannot.
+
+/// Threads of a block: one warpgroup.
+pub const WGMMA_THREADS: u32 = 128;
+/// Consecutive outputs of one column: the rows of `wgmma`'s `A` and `D`.
+pub const WGMMA_ROWS: usize = 64;
+/// Columns of a tile: `wgmma`'s `N` (`m64n128k8`).
+pub const WGMMA_COLS: usize = 128;
+/// Outputs of a tile.
+pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
+/// Inputs each thread has in flight at once while staging a tile: a third
+/// of the longest mask's [`wgmma_tile_len`] over the block's threads, 2
+/// chunks at 127 taps. Measured (H100, 2^26 outputs, µs at 7 / 127 /
+/// 1 025 taps): 8 at a time 488 / 605 / 1 423, about 430 µs of it staging
+/// whatever the mask. All 72 at once keep an array of them in local memory.
+pub const WGMMA_LOADS: usize = 24;
+
+/// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
+/// `t = m .. m + taps`, so `t` runs to `taps + 63`.
+pub const fn wgmma_steps(taps: usize) -> usize {
+    (taps + WGMMA_ROWS - 1).div_ceil(8)
+}
+
+/// Inputs a tile stages: the last column's `8 · steps` from element
+/// `64 · 127` on.
+pub const fn wgmma_tile_len(taps: usize) -> usize {
+    WGMMA_ROWS * (WGMMA_COLS - 1) + 8 * wgmma_steps(taps)
+}
+
+/// Lines of 64 inputs in a staged part: enough for [`wgmma_tile_len`],
+/// rounded up to an odd number, so that the groups of 4 values of `u`
+/// start in different banks and a warp's 32 consecutive elements are 32
+/// banks ([`wgmma_offset`]).
+pub const fn wgmma_lines(taps: usize) -> usize {
+    wgmma_tile_len(taps).div_ceil(WGMMA_ROWS) | 1
+}
+
+/// Byte offset of tile element `e` in a staged part of `lines` lines (see
+/// the module docs).
+pub const fn wgmma_offset(lines: usize, e: usize) -> usize {
+    let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
+    (u / 4) * 16 * lines + 16 * line + 4 * (u % 4)
+}
+
+/// Bytes from one group of 4 values of `u` to the next: the descriptor's
+/// leading offset (core matrices adjacent along `t`).
+pub const fn wgmma_leading(lines: usize) -> usize {
+    16 * lines
+}
+
+/// Bytes from one core matrix to the next along the columns: the
+/// descriptor's stride offset.
+pub const WGMMA_STRIDE: usize = 128;
+
+/// Byte offset in a staged part where step `s`'s `B` starts: element `8s`,
+/// the first of column 0.
+pub const fn wgmma_b_start(lines: usize, s: usize) -> usize {
+    wgmma_offset(lines, 8 * s)
+}
+
+/// Bytes of one staged part (big or small) for a mask of `taps`.
+pub const fn wgmma_part_bytes(taps: usize) -> usize {
+    WGMMA_ROWS / 4 * wgmma_leading(wgmma_lines(taps))
+}
+
+/// Words of each part of the split, zero-padded mask: 64 zeros, the `taps`
+/// weights, zeros to the last step. Weight `j` is word `j + 64`, so that
+/// `A[m][t] = M[t − m]` is word `64 + t − m` without a check.
+pub const fn wgmma_mask_len(taps: usize) -> usize {
+    WGMMA_ROWS + 8 * wgmma_steps(taps)
+}
+
+/// Shared memory of a block: the two staged parts of the inputs, then the
+/// two parts of the mask (83 456 bytes at 1 025 taps, 69 120 at 127).
+pub const fn wgmma_shared_bytes(taps: usize) -> usize {
+    2 * wgmma_part_bytes(taps) + 2 * 4 * wgmma_mask_len(taps)
+}
+
+/// Step 8's error bound for a mask of `taps`, in units of `2^-24 ·
+/// Σ_j |x_j · m_j|` (and of 2^-149 for subnormal results): step 7's
+/// derivation ([`super::tensor_error_units`]) with this step's
+/// [`wgmma_steps`], 24 additions of exact products per step, each taken
+/// to err by up to `2u`. For 127 taps 1 204.
+pub const fn wgmma_error_units(taps: usize) -> usize {
+    48 * wgmma_steps(taps) + 52
+}
+
+/// The mask words of thread `lane` of warp `warp`'s `A` fragment at step
+/// `s` (`a[0]` to `a[3]`: rows `16 warp + g` and `+ 8`, `t = 8s + q` and
+/// `+ 4`, with `g = lane / 4`, `q = lane % 4`).
+pub const fn wgmma_a_words(warp: usize, lane: usize, s: usize) -> [usize; 4] {
+    let w = WGMMA_ROWS + 8 * s + lane % 4 - 16 * warp - lane / 4;
+    [w, w - 8, w + 4, w - 4]
+}
+
+/// The tile output in accumulator register `reg` of thread `lane` of warp
+/// `warp`: row `16 warp + g + 8 (reg % 4 / 2)`, column `8 (reg / 4) + 2q +
+/// reg % 2`. A warp's store of one register is 4 runs of 8 consecutive
+/// outputs, whole 32-byte sectors.
+pub const fn wgmma_d_output(warp: usize, lane: usize, reg: usize) -> usize {
+    let row = 16 * warp + lane / 4 + 8 * (reg % 4 / 2);
+    let col = 8 * (reg / 4) + 2 * (lane % 4) + reg % 2;
+    WGMMA_ROWS * col + row
+}
+
+const _: () = assert!(
+    WGMMA_THREADS as usize == 4 * 32
+        && WGMMA_ROWS == 64
+        && WGMMA_COLS == 128
+        && wgmma_shared_bytes(super::MAX_TAPS) <= 227 * 1024
+        && wgmma_tile_len(super::MAX_TAPS) <= 3 * WGMMA_LOADS * WGMMA_THREADS as usize
+        // A thread's elements lie 2 lines apart (`tid + 128k`).
+        && WGMMA_THREADS as usize == 2 * WGMMA_ROWS
+        // The descriptor's leading offset field: 14 bits of 16-byte units.
+        && wgmma_leading(wgmma_lines(super::MAX_TAPS)) / 16 < 1 << 14
+);
+
+/// Contract: the family's (`conv1d`'s device module), with blocks of
+/// [`WGMMA_THREADS`] threads and [`wgmma_shared_bytes`] of shared memory;
+/// PTX for sm_90a (other targets trap: the host refuses them first).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn kernel(
+    signal: *const f32,
+    signal_pitch: usize,
+    n: usize,
+    rows: u32,
+    mask: *const f32,
+    taps: u32,
+    out: *mut f32,
+    out_pitch: usize,
+) {
+    #[cfg(not(target_feature = "sm_90a"))]
+    {
+        let _ = (signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        crate::prim::trap()
+    }
+    #[cfg(target_feature = "sm_90a")]
+    device::run(signal, signal_pitch, n, rows, mask, taps, out, out_pitch)
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod device {
+    use super::super::{fma, tile_source};
+    use super::*;
+    use crate::gemm::wgmma::descriptor;
+    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+    use crate::prim::*;
+
+    use super::WGMMA_LOADS as LOADS;
+
+    /// Block `b` computes a run of consecutive tiles of each of its rows
+    /// (the grid's runs as step 7's). Per tile: (1) the block stages its
+    /// inputs, split, by [`wgmma_offset`], then a proxy fence and a
+    /// barrier; (2) per step, each thread loads its fragments of the split
+    /// mask and the warpgroup issues 3 products (small·big, big·small,
+    /// big·big) and commits them, waiting only for the step before's, whose
+    /// fragments the next ones may replace; (3) once all are done, each
+    /// thread stores its 64 outputs, computes any that came out non-finite
+    /// again directly ([`outputs_directly`]), and a barrier lets the next
+    /// tile's staging overwrite what the products read.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn run(
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        mask: *const f32,
+        taps: u32,
+        out: *mut f32,
+        out_pitch: usize,
+    ) {
+        let threads = WGMMA_THREADS as usize;
+        let (taps, r) = (taps as usize, taps as usize / 2);
+        let steps = wgmma_steps(taps);
+        let len = wgmma_tile_len(taps);
+        let lines = wgmma_lines(taps);
+        let part = wgmma_part_bytes(taps);
+        let mask_len = wgmma_mask_len(taps);
+        let shared = dynamic_shared::<u8>();
+        let (big, small) = (shared, shared.add(part));
+        let mask_big = shared.add(2 * part).cast::<u32>();
+        let mask_small = mask_big.add(mask_len);
+        let tid = thread_idx_x() as usize;
+        let (warp, lane) = (tid / 32, tid % 32);
+
+        // The mask's parts, zero-padded; read after the first barrier below.
+        let mut j = tid;
+        while j < mask_len {
+            let w = if j >= WGMMA_ROWS && j - WGMMA_ROWS < taps {
+                *mask.add(j - WGMMA_ROWS)
+            } else {
+                0.0
+            };
+            (*mask_big.add(j), *mask_small.add(j)) = split_tf32_truncated(w);
+            j += threads;
+        }
+
+        let (big_at, small_at) = (shared_address(big), shared_address(small));
+        let leading = wgmma_leading(lines) as u32;
+        let tiles = n.div_ceil(WGMMA_TILE);
+        let run = tiles.div_ceil(grid_dim_x() as usize);
+        let first_tile = block_idx_x() as usize * run;
+        let end_tile = (first_tile + run).min(tiles);
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize && first_tile < end_tile {
+            let x = signal.add(row * signal_pitch);
+            let y = out.add(row * out_pitch);
+            for tile in first_tile..end_tile {
+                let start = tile * WGMMA_TILE;
+                // 1. The inputs, a thread's loads of a chunk all in flight
+                // at once (the accumulators are not live yet), then split.
+                // A thread's elements `tid + 128k` share `u = tid % 64`:
+                // lines `2k` apart. A warp's 32 consecutive elements fall
+                // in 32 banks (`wgmma_lines` is odd).
+                let at = wgmma_offset(lines, tid);
+                let mut first = 0;
+                while first < len {
+                    let v = inputs(x, start, first, tid, r, n);
+                    let at = at + 32 * (first / threads);
+                    unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
+                        if first + tid + k * threads < len {
+                            let (b, s) = split_tf32_truncated(v[k]);
+                            *big.add(at + 32 * k).cast::<u32>() = b;
+                            *small.add(at + 32 * k).cast::<u32>() = s;
+                        }
+                    });
+                    first += LOADS * threads;
+                }
+                wgmma::fence_proxy_async();
+                sync_threads();
+
+                // 2. The products.
+                let fragment = |s: usize| {
+                    let words = wgmma_a_words(warp, lane, s);
+                    (
+                        words.map(|w| *mask_big.add(w)),
+                        words.map(|w| *mask_small.add(w)),
+                    )
+                };
+                // One step's products: small·big, big·small, big·big (the
+                // small terms first, as they are the smaller).
+                let issue =
+                    |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
+                        let at = wgmma_b_start(lines, s) as u32;
+                        let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
+                        let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
+                        wgmma::fence();
+                        wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
+                        wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
+                        wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
+                        wgmma::commit();
+                    };
+                let hold = |a: &([u32; 4], [u32; 4])| {
+                    wgmma::hold(&a.0);
+                    wgmma::hold(&a.1);
+                };
+                // Steps in pairs, the fragments of even and odd steps in
+                // variables of their own: a step's are loaded while the
+                // products of the step before run, once those of two steps
+                // before (which read the same variable) are done, and each
+                // is held until then ([`wgmma::hold`]). Uniform across the
+                // warpgroup, as `wgmma` requires.
+                let mut acc = [0.0f32; WGMMA_N128_REGS];
+                let mut even = fragment(0);
+                let mut odd = ([0u32; 4], [0u32; 4]);
+                let mut s = 0;
+                loop {
+                    issue(&mut acc, s, &even);
+                    // Step s − 1 is done: `odd` is free.
+                    wgmma::wait::<1>(&mut acc);
+                    hold(&odd);
+                    if s + 1 >= steps {
+                        break;
+                    }
+                    odd = fragment(s + 1);
+                    issue(&mut acc, s + 1, &odd);
+                    // Step s is done: `even` is free.
+                    wgmma::wait::<1>(&mut acc);
+                    hold(&even);
+                    if s + 2 >= steps {
+                        break;
+                    }
+                    even = fragment(s + 2);
+                    s += 2;
+                }
+                wgmma::wait::<0>(&mut acc);
+
+                // 3. The outputs.
+                // Spelled out: a rolled loop would keep `acc` in local memory.
+                let mut finite = true;
+                unroll!(c in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                    unroll!(e in [0 1 2 3] => {
+                        let reg = 4 * c + e;
+                        let i = start + wgmma_d_output(warp, lane, reg);
+                        finite &= acc[reg].is_finite();
+                        if i < n {
+                            *y.add(i) = acc[reg];
+                        }
+                    });
+                });
+                if !finite {
+                    outputs_directly(x, y, mask, taps, start, warp, lane, n);
+                }
+                // Every warp's products are done (each waited for its
+                // own): the next tile's staging may overwrite their inputs.
+                sync_threads();
+            }
+            row += grid_dim_y() as usize;
+        }
+    }
+
+    /// Tile elements `first + tid + 128k` for `k < LOADS` of the tile at
+    /// `start` (zero outside the row), all loads in flight at once; spelled
+    /// out, since a rolled loop keeps the array in local memory.
+    #[inline(always)]
+    unsafe fn inputs(
+        x: *const f32,
+        start: usize,
+        first: usize,
+        tid: usize,
+        r: usize,
+        n: usize,
+    ) -> [f32; LOADS] {
+        const { assert!(LOADS == 24) };
+        let threads = WGMMA_THREADS as usize;
+        let mut v = [0.0f32; LOADS];
+        let load = |i: usize| f32::from_bits(load_nc_u32(x.add(i).cast()));
+        if start + first >= r && start + first - r + LOADS * threads <= n {
+            let base = start + first - r + tid;
+            unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
+                v[k] = load(base + k * threads);
+            });
+        } else {
+            unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
+                if let Some(i) = tile_source(start, first + tid + k * threads, r, n) {
+                    v[k] = load(i);
+                }
+            });
+        }
+        v
+    }
+
+    /// Computes again, directly, this thread's outputs of the tile at
+    /// `start` that it stored non-finite: `Σ_j X[i − r + j] · M[j]` over the
+    /// window's terms in step 7's order, zeros outside the row multiplied
+    /// as step 7 multiplies them (NaN and ±∞ in the signal meet zero
+    /// weights and split parts in the products, which the window's own
+    /// terms may not give). Reads back the thread's own stores. Not
+    /// inlined, and given no array, so that it costs the products' loop
+    /// neither registers nor a stack frame.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn outputs_directly(
+        x: *const f32,
+        y: *mut f32,
+        mask: *const f32,
+        taps: usize,
+        start: usize,
+        warp: usize,
+        lane: usize,
+        n: usize,
+    ) {
+        let r = taps / 2;
+        for reg in 0..WGMMA_N128_REGS as u32 {
+            let i = start + wgmma_d_output(warp, lane, reg as usize);
+            if i < n && !(*y.add(i)).is_finite() {
+                let mut v = 0.0;
+                for j in 0..taps {
+                    let input = match tile_source(i, j, r, n) {
+                        Some(at) => *x.add(at),
+                        None => 0.0,
+                    };
+                    v = fma(input, *mask.add(j), v);
+                }
+                *y.add(i) = v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
+    use super::*;
+    use std::vec;
+
+    /// Runs one tile on the host as the tensor cores read it: stages
+    /// inputs by [`wgmma_offset`] into bytes, reads every step's `B`
+    /// through the descriptor's addressing (start, leading and stride
+    /// offsets, 16-byte rows of core matrices), every lane's `A` by
+    /// [`wgmma_a_words`], and places `D` by [`wgmma_d_output`]; the sums
+    /// (in `f64`, unsplit) must equal the definition's.
+    fn simulate(taps: usize) {
+        let (steps, lines) = (wgmma_steps(taps), wgmma_lines(taps));
+        let len = wgmma_tile_len(taps);
+        assert!(len <= WGMMA_ROWS * lines);
+        let x = |e: usize| ((e * 7919 + 13) % 1009) as f64 - 504.0;
+        let m = |j: usize| ((j * 31 + 7) % 61) as f64 - 30.0;
+        let mut staged = vec![f64::NAN; wgmma_part_bytes(taps) / 4];
+        for e in 0..len {
+            let at = wgmma_offset(lines, e);
+            assert!(at.is_multiple_of(4) && staged[at / 4].is_nan(), "element {e}");
+            staged[at / 4] = x(e);
+        }
+        let mut padded = vec![0.0f64; wgmma_mask_len(taps)];
+        for j in 0..taps {
+            padded[j + WGMMA_ROWS] = m(j);
+        }
+        let mut d = vec![0.0f64; WGMMA_TILE];
+        for s in 0..steps {
+            let start = wgmma_b_start(lines, s);
+            let b = |t: usize, c: usize| {
+                let at = start
+                    + (t / 4) * wgmma_leading(lines)
+                    + (c / 8) * WGMMA_STRIDE
+                    + (c % 8) * 16
+                    + (t % 4) * 4;
+                staged[at / 4]
+            };
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    let (g, q) = (lane / 4, lane % 4);
+                    let words = wgmma_a_words(warp, lane, s);
+                    let a = [
+                        (16 * warp + g, q),
+                        (16 * warp + g + 8, q),
+                        (16 * warp + g, q + 4),
+                        (16 * warp + g + 8, q + 4),
+                    ];
+                    for (k, &(row, t)) in a.iter().enumerate() {
+                        // The fragment holds A[row][8s + t] = M[8s + t − row].
+                        let want = (8 * s + t)
+                            .checked_sub(row)
+                            .filter(|&j| j < taps)
+                            .map_or(0.0, m);
+                        assert_eq!(padded[words[k]], want, "step {s} warp {warp} lane {lane}");
+                        for c in 0..WGMMA_COLS {
+                            d[WGMMA_ROWS * c + row] += padded[words[k]] * b(t, c);
+                        }
+                    }
+                }
+            }
+        }
+        let mut seen = vec![false; WGMMA_TILE];
+        for warp in 0..4 {
+            for lane in 0..32 {
+                for reg in 0..64 {
+                    let o = wgmma_d_output(warp, lane, reg);
+                    assert!(!seen[o]);
+                    seen[o] = true;
+                }
+            }
+        }
+        for (o, &got) in d.iter().enumerate() {
+            let want: f64 = (0..taps).map(|j| x(o + j) * m(j)).sum();
+            assert_eq!(got, want, "output {o}, {taps} taps");
+        }
+    }
+
+    #[test]
+    fn descriptors_read_the_convolution() {
+        for taps in [1, 2, 8, 57, 64, 127, 128] {
+            simulate(taps);
+        }
+    }
+
+    #[test]
+    fn a_threads_elements_are_two_lines_apart() {
+        // The staging's offsets: element `tid + 128k` at thread `tid`'s
+        // first offset plus 32 k bytes.
+        for taps in [1, 127, 1025] {
+            let lines = wgmma_lines(taps);
+            for tid in 0..WGMMA_THREADS as usize {
+                for k in 0..3 * WGMMA_LOADS {
+                    let e = tid + k * WGMMA_THREADS as usize;
+                    assert_eq!(wgmma_offset(lines, e), wgmma_offset(lines, tid) + 32 * k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn staged_rows_of_a_warp_hit_distinct_banks() {
+        for taps in [1, 127, 1025] {
+            let lines = wgmma_lines(taps);
+            for first in (0..wgmma_tile_len(taps)).step_by(32) {
+                let mut banks: std::vec::Vec<usize> = (first..first + 32)
+                    .map(|e| wgmma_offset(lines, e) / 4 % 32)
+                    .collect();
+                banks.sort_unstable();
+                banks.dedup();
+                assert_eq!(banks.len(), 32, "{taps} taps, from {first}");
+            }
+        }
+    }
+
+    #[test]
+    fn shared_memory_and_bounds() {
+        assert_eq!(wgmma_shared_bytes(1025), 83_456);
+        assert_eq!(wgmma_shared_bytes(127), 69_120);
+        assert_eq!(wgmma_error_units(127), 1204);
+        for taps in 1..=super::super::MAX_TAPS {
+            let lines = wgmma_lines(taps);
+            // The last step's last core matrix lies inside the part.
+            let last = wgmma_b_start(lines, wgmma_steps(taps) - 1)
+                + wgmma_leading(lines)
+                + (WGMMA_COLS / 8 - 1) * WGMMA_STRIDE
+                + 128;
+            assert!(last <= wgmma_part_bytes(taps), "{taps} taps");
+            assert!(wgmma_a_words(0, 3, wgmma_steps(taps) - 1)[2] < wgmma_mask_len(taps));
+            assert!(wgmma_a_words(3, 28, 0)[1] >= 1);
+        }
+    }
+}
