@@ -21,7 +21,7 @@
 //! only for a non-finite mask weight (`0 · ∞` is NaN).
 
 pub mod wgmma;
-pub use wgmma::{WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
+pub use wgmma::{WGMMA_MIN_TAPS, WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
 
 /// The most weights a mask may have (4 100 bytes of constant memory for
 /// [`CONV1D_MASK`]). The one limit both sides check against.
@@ -546,12 +546,16 @@ impl Conv1dVariant {
     }
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
-    /// `taps` in the module built for `target`: [`Conv1dVariant::Tf32x3`]
-    /// from [`TENSOR_MIN_TAPS`] taps where the module has tensor cores,
-    /// [`Conv1dVariant::FASTEST`] (which hands each mask length to its
-    /// step, [`Conv1dVariant::runs_as`]) otherwise.
+    /// `taps` in the module built for `target`:
+    /// [`Conv1dVariant::Tf32x3Wgmma`] from [`WGMMA_MIN_TAPS`] taps in the
+    /// sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
+    /// taps where the module has tensor cores, [`Conv1dVariant::FASTEST`]
+    /// (which hands each mask length to its step,
+    /// [`Conv1dVariant::runs_as`]) otherwise.
     pub fn fastest_for(taps: usize, target: &str) -> Conv1dVariant {
-        if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
+        if taps >= WGMMA_MIN_TAPS && Conv1dVariant::Tf32x3Wgmma.needs().met_by(target) {
+            Conv1dVariant::Tf32x3Wgmma
+        } else if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
             Conv1dVariant::Tf32x3
         } else {
             Conv1dVariant::FASTEST

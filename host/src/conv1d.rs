@@ -28,8 +28,10 @@
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
 //! default ([`Conv1dVariant::fastest_for`]) runs
-//! [`Conv1dVariant::Tf32x3`] for masks of 48 taps or more where the device
-//! has tensor cores (bound below), and [`Conv1dVariant::Streamed`]
+//! [`Conv1dVariant::Tf32x3Wgmma`] for masks of 104 taps or more on
+//! compute capability 9.0 (the sm_90a module), [`Conv1dVariant::Tf32x3`]
+//! for masks of 48 taps or more where the device has tensor cores (bounds
+//! below), and [`Conv1dVariant::Streamed`]
 //! otherwise, which hands masks of more than
 //! 128 taps to [`Conv1dVariant::Karatsuba`], which computes them with ¾ of
 //! the multiply-adds: its even outputs keep that bound,
@@ -40,8 +42,12 @@
 //! [`Conv1dVariant::Tf32x3`] sums on the tensor cores (sm_80 and newer)
 //! with each operand split into two TF32 parts (by truncation): within
 //! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (916 units
-//! for 127 taps, derived there). NaN and ±∞ in the signal reach exactly
-//! the outputs whose window covers them, in every step.
+//! for 127 taps, derived there); [`Conv1dVariant::Tf32x3Wgmma`], the same
+//! sums as warpgroup products over more zeros, within
+//! [`wgmma_error_units`]`(taps)` units (1 204 for 127 taps);
+//! [`Conv1dVariant::error_units`] gives a step's. NaN and ±∞ in the
+//! signal reach exactly the outputs whose window covers them, in every
+//! step.
 //!
 //! The mask lives on the device. [`Conv1dVariant::ConstantMask`] and
 //! [`Conv1dVariant::SharedTile`] read it from constant memory, one symbol
@@ -62,7 +68,7 @@ use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
-pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units};
+pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units, wgmma_error_units};
 use warpspeed_gpu::ptx::Needs;
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -120,7 +126,8 @@ impl Context {
     /// signal too long for the grid; [`Error::LengthMismatch`] for an
     /// output of another length.
     /// [`Error::Unsupported`] for [`Conv1dVariant::Tf32x3`] (with the
-    /// `_with` calls) on a context that loaded PTX older than `sm_80`.
+    /// `_with` calls) on a context that loaded PTX older than `sm_80`, and
+    /// for [`Conv1dVariant::Tf32x3Wgmma`] on any but the `sm_90a` module.
     pub fn conv1d_into<'a>(
         &'a self,
         signal: &'a DeviceSlice<f32>,
@@ -382,6 +389,20 @@ mod tests {
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
         // Tensor cores for long masks where the module has them.
         let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
+        let wgmma = warpspeed_gpu::conv1d::WGMMA_MIN_TAPS;
+        assert!(wgmma > tensor);
+        assert_eq!(
+            Conv1dVariant::fastest_for(wgmma, "sm_90a"),
+            Conv1dVariant::Tf32x3Wgmma
+        );
+        assert_eq!(
+            Conv1dVariant::fastest_for(wgmma - 1, "sm_90a"),
+            Conv1dVariant::Tf32x3
+        );
+        assert_eq!(
+            Conv1dVariant::fastest_for(MAX_TAPS, "sm_90"),
+            Conv1dVariant::Tf32x3
+        );
         for target in ["sm_80", "sm_90", "sm_90a"] {
             assert_eq!(
                 Conv1dVariant::fastest_for(tensor, target),

@@ -38,10 +38,24 @@ pub const WGMMA_COLS: usize = 128;
 pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// Inputs each thread has in flight at once while staging a tile: a third
 /// of the longest mask's [`wgmma_tile_len`] over the block's threads, 2
-/// chunks at 127 taps. Measured (H100, 2^26 outputs, µs at 7 / 127 /
-/// 1 025 taps): 8 at a time 488 / 605 / 1 423, about 430 µs of it staging
-/// whatever the mask. All 72 at once keep an array of them in local memory.
+/// chunks at 127 taps (226 registers: 2 blocks per SM; the products alone
+/// take about 7.4 µs per step of the 2^26 outputs, 87% of the tensor
+/// cores' TF32 rate, and the staging of one block hides behind the other's
+/// products only in part). Measured (H100, 2^26 outputs, µs at 7 / 127 /
+/// 1 025 taps): 24 at a time 245 / 329 / 1 049; 8 at a time (160
+/// registers, 3 blocks per SM) 268 / 360 / 1 179; 24 held to 168
+/// registers for 3 blocks (96 bytes of spills) 273 / 320 / 1 078. All 72
+/// at once keep an array of them in local memory. Tried and not kept: the next tile's inputs copied by `cp.async` into a
+/// third buffer during the products (102 400 bytes of shared memory at 127
+/// taps, 2 blocks per SM; 120 320 at 1 025, one): 127 taps 439 µs, 1 025
+/// taps 1.51 ms (H100).
 pub const WGMMA_LOADS: usize = 24;
+
+/// The default convolution runs this step for masks of at least this many
+/// taps on the sm_90a module ([`super::Conv1dVariant::fastest_for`]), step
+/// 7 below. Measured on an H100 at 2^26 outputs, µs (step 7 / this step):
+/// 63 taps 228 / 277, 127 taps 354 / 329; they cross near 105.
+pub const WGMMA_MIN_TAPS: usize = 104;
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
 /// `t = m .. m + taps`, so `t` runs to `taps + 63`.
@@ -431,7 +445,10 @@ mod tests {
         let mut staged = vec![f64::NAN; wgmma_part_bytes(taps) / 4];
         for e in 0..len {
             let at = wgmma_offset(lines, e);
-            assert!(at.is_multiple_of(4) && staged[at / 4].is_nan(), "element {e}");
+            assert!(
+                at.is_multiple_of(4) && staged[at / 4].is_nan(),
+                "element {e}"
+            );
             staged[at / 4] = x(e);
         }
         let mut padded = vec![0.0f64; wgmma_mask_len(taps)];
