@@ -252,25 +252,11 @@ impl Context {
         rows: Rows,
     ) -> Result<Pending<'a>> {
         let target = self.info().ptx_target;
-        let needs = variant.needs();
-        if !needs.met_by(target) {
-            let reason = match needs {
-                Needs::Sm90a => format!(
-                    "needs `wgmma` (the sm_90a PTX, which compute capability 9.0 alone \
-                     loads), but this context loaded the {target} PTX; conv1d_into picks \
-                     the fastest step the device has"
-                ),
-                _ => format!(
-                    "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
-                     or newer), but this context loaded the {target} PTX (a GPU older than \
-                     Ampere, or WARPSPEED_PTX={target}); the other steps run everywhere"
-                ),
-            };
-            return Err(Error::Unsupported {
-                variant: variant.name(),
-                reason,
-            });
-        }
+        let instead = match variant.needs() {
+            Needs::Sm90a => "conv1d_into picks the fastest step the device has",
+            _ => "the other steps run everywhere",
+        };
+        crate::ptx::require(variant.needs(), target, variant.name(), instead)?;
         if rows.n == 0 || rows.rows == 0 {
             return Ok(Pending::new(self));
         }

@@ -350,25 +350,11 @@ impl Context {
         }
         let variant = self.gemm_variant(gemm);
         let target = self.info().ptx_target;
-        let needs = variant.needs();
-        if !needs.met_by(target) {
-            let reason = match needs {
-                Needs::Sm90a => format!(
-                    "needs `wgmma` (the sm_90a PTX, which compute capability 9.0 alone \
-                     loads), but this context loaded the {target} PTX; \
-                     Gemm::precision picks the fastest step the device has"
-                ),
-                _ => format!(
-                    "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
-                     or newer), but this context loaded the {target} PTX (a GPU older than \
-                     Ampere, or WARPSPEED_PTX={target}); Precision::Fp32 runs everywhere"
-                ),
-            };
-            return Err(Error::Unsupported {
-                variant: variant.name(),
-                reason,
-            });
-        }
+        let instead = match variant.needs() {
+            Needs::Sm90a => "Gemm::precision picks the fastest step the device has",
+            _ => "Precision::Fp32 runs everywhere",
+        };
+        crate::ptx::require(variant.needs(), target, variant.name(), instead)?;
         refuse_overlap("GEMM", ("C", c.span()), ("A", a.span()))?;
         refuse_overlap("GEMM", ("C", c.span()), ("B", b.span()))?;
         if m == 0 || n == 0 {

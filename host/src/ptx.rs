@@ -204,6 +204,34 @@ pub(crate) fn ptx_of(target: &str) -> Option<&'static str> {
     MODULES.iter().find(|m| m.target == target).map(|m| m.ptx)
 }
 
+/// `Err(Unsupported)` for `variant`, which needs `needs`, where the loaded
+/// module, built for `target`, lacks it; `instead` says what runs there
+/// (the family's way to the fastest step the device has). One wording of
+/// what each need asks of the device, for every family with such steps.
+pub(crate) fn require(
+    needs: warpspeed_gpu::ptx::Needs,
+    target: &str,
+    variant: &'static str,
+    instead: &str,
+) -> crate::Result<()> {
+    use warpspeed_gpu::ptx::Needs;
+    if needs.met_by(target) {
+        return Ok(());
+    }
+    let reason = match needs {
+        Needs::Sm90a => format!(
+            "needs `wgmma` (the sm_90a PTX, which compute capability 9.0 alone \
+             loads), but this context loaded the {target} PTX; {instead}"
+        ),
+        _ => format!(
+            "needs TF32 tensor cores (compute capability 8.0 and PTX built for sm_80 \
+             or newer), but this context loaded the {target} PTX (a GPU older than \
+             Ampere, or WARPSPEED_PTX={target}); {instead}"
+        ),
+    };
+    Err(crate::Error::Unsupported { variant, reason })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,6 +160,17 @@ const _: () = assert!(
 /// Contract: the family's (`conv1d`'s device module), with blocks of
 /// [`WGMMA_THREADS`] threads and [`wgmma_shared_bytes`] of shared memory;
 /// PTX for sm_90a (other targets trap: the host refuses them first).
+///
+/// Block `b` computes a run of consecutive tiles of each of its rows
+/// (the grid's runs as step 7's). Per tile: (1) the block stages its
+/// inputs, split, by [`wgmma_offset`], then a proxy fence and a
+/// barrier; (2) per step, each thread loads its fragments of the split
+/// mask and the warpgroup issues 3 products (small·big, big·small,
+/// big·big) and commits them, waiting only for the step before's, whose
+/// fragments the next ones may replace; (3) once all are done, each
+/// thread stores its 64 outputs, computes any that came out non-finite
+/// again directly ([`device::outputs_directly`]), and a barrier lets the next
+/// tile's staging overwrite what the products read.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -179,41 +190,13 @@ pub(super) unsafe fn kernel(
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
-    device::run(signal, signal_pitch, n, rows, mask, taps, out, out_pitch)
-}
+    {
+        use crate::gemm::wgmma::descriptor;
+        use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+        use crate::prim::*;
+        use WGMMA_LOADS as LOADS;
+        use device::{inputs, outputs_directly};
 
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-mod device {
-    use super::super::{fma, tile_source};
-    use super::*;
-    use crate::gemm::wgmma::descriptor;
-    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
-    use crate::prim::*;
-
-    use super::WGMMA_LOADS as LOADS;
-
-    /// Block `b` computes a run of consecutive tiles of each of its rows
-    /// (the grid's runs as step 7's). Per tile: (1) the block stages its
-    /// inputs, split, by [`wgmma_offset`], then a proxy fence and a
-    /// barrier; (2) per step, each thread loads its fragments of the split
-    /// mask and the warpgroup issues 3 products (small·big, big·small,
-    /// big·big) and commits them, waiting only for the step before's, whose
-    /// fragments the next ones may replace; (3) once all are done, each
-    /// thread stores its 64 outputs, computes any that came out non-finite
-    /// again directly ([`outputs_directly`]), and a barrier lets the next
-    /// tile's staging overwrite what the products read.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn run(
-        signal: *const f32,
-        signal_pitch: usize,
-        n: usize,
-        rows: u32,
-        mask: *const f32,
-        taps: u32,
-        out: *mut f32,
-        out_pitch: usize,
-    ) {
         let threads = WGMMA_THREADS as usize;
         let (taps, r) = (taps as usize, taps as usize / 2);
         let steps = wgmma_steps(taps);
@@ -353,12 +336,22 @@ mod device {
             row += grid_dim_y() as usize;
         }
     }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod device {
+    use super::super::{fma, tile_source};
+    use super::*;
+    use crate::prim::wgmma::WGMMA_N128_REGS;
+    use crate::prim::*;
+
+    use super::WGMMA_LOADS as LOADS;
 
     /// Tile elements `first + tid + 128k` for `k < LOADS` of the tile at
     /// `start` (zero outside the row), all loads in flight at once; spelled
     /// out, since a rolled loop keeps the array in local memory.
     #[inline(always)]
-    unsafe fn inputs(
+    pub(super) unsafe fn inputs(
         x: *const f32,
         start: usize,
         first: usize,
@@ -395,7 +388,7 @@ mod device {
     /// neither registers nor a stack frame.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn outputs_directly(
+    pub(super) unsafe fn outputs_directly(
         x: *const f32,
         y: *mut f32,
         mask: *const f32,
