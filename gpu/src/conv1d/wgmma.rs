@@ -48,7 +48,9 @@ pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// at once keep an array of them in local memory. Tried and not kept: the next tile's inputs copied by `cp.async` into a
 /// third buffer during the products (102 400 bytes of shared memory at 127
 /// taps, 2 blocks per SM; 120 320 at 1 025, one): 127 taps 439 µs, 1 025
-/// taps 1.51 ms (H100).
+/// taps 1.51 ms (H100). Since the next tile is asked of L2 during the
+/// products ([`device::prefetch_inputs`]): 218 / 283 / 1 030 µs, and 8 at a
+/// time with 3 blocks per SM 233 / 298 / 1 072 (H100, one run).
 pub const WGMMA_LOADS: usize = 24;
 
 /// The default convolution runs this step for masks of at least this many
@@ -164,7 +166,8 @@ const _: () = assert!(
 /// Block `b` computes a run of consecutive tiles of each of its rows
 /// (the grid's runs as step 7's). Per tile: (1) the block stages its
 /// inputs, split, by [`wgmma_offset`], then a proxy fence and a
-/// barrier; (2) per step, each thread loads its fragments of the split
+/// barrier, and one thread asks L2 for the next tile's inputs
+/// ([`device::prefetch_inputs`]); (2) per step, each thread loads its fragments of the split
 /// mask and the warpgroup issues 3 products (small·big, big·small,
 /// big·big) and commits them, waiting only for the step before's, whose
 /// fragments the next ones may replace; (3) once all are done, each
@@ -195,7 +198,7 @@ pub(super) unsafe fn kernel(
         use crate::prim::wgmma::{self, WGMMA_N128_REGS};
         use crate::prim::*;
         use WGMMA_LOADS as LOADS;
-        use device::{inputs, outputs_directly};
+        use device::{inputs, outputs_directly, prefetch_inputs};
 
         let threads = WGMMA_THREADS as usize;
         let (taps, r) = (taps as usize, taps as usize / 2);
@@ -256,6 +259,18 @@ pub(super) unsafe fn kernel(
                 }
                 wgmma::fence_proxy_async();
                 sync_threads();
+
+                // The next tile's inputs, asked of L2 now: memory brings
+                // them while this tile's products run, and the next
+                // staging reads L2.
+                if tid == 0 {
+                    if tile + 1 < end_tile {
+                        prefetch_inputs(x, start + WGMMA_TILE, len, r, n);
+                    } else if row + (grid_dim_y() as usize) < rows as usize {
+                        let next = signal.add((row + grid_dim_y() as usize) * signal_pitch);
+                        prefetch_inputs(next, first_tile * WGMMA_TILE, len, r, n);
+                    }
+                }
 
                 // 2. The products.
                 let fragment = |s: usize| {
@@ -376,6 +391,26 @@ mod device {
             });
         }
         v
+    }
+
+    /// Asks L2 for the inputs of the tile at `start` that lie in the row,
+    /// in whole 16-byte units ([`prefetch_l2`]'s rule; a hint needs no
+    /// exact edges).
+    #[inline(always)]
+    pub(super) unsafe fn prefetch_inputs(
+        x: *const f32,
+        start: usize,
+        len: usize,
+        r: usize,
+        n: usize,
+    ) {
+        let lo = x.add(start.saturating_sub(r)).cast::<u8>();
+        let hi = x.add((start + len).saturating_sub(r).min(n)).cast::<u8>();
+        let pad = lo.addr().next_multiple_of(16) - lo.addr();
+        let end = hi.addr() & !15;
+        if end > lo.addr() + pad {
+            prefetch_l2(lo.add(pad), (end - lo.addr() - pad) as u32);
+        }
     }
 
     /// Computes again, directly, this thread's outputs of the tile at

@@ -143,6 +143,9 @@ pub struct Bench<'a> {
     /// The device's FP32 peak, from its facts ([`Peak`]).
     pub peak: Peak,
     pub peers: Peers,
+    /// The conv1d masks' tap counts to run instead of the family's own
+    /// (`--masks 63,79,95`: where two steps cross).
+    pub masks: Vec<usize>,
     /// Every case recorded, with what its rate counts.
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
@@ -257,6 +260,7 @@ impl<'a> Bench<'a> {
                 clock_khz,
             },
             peers,
+            masks: Vec::new(),
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),

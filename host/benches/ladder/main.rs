@@ -55,6 +55,7 @@ struct Options {
     out: PathBuf,
     peers: bool,
     report: Option<PathBuf>,
+    masks: Vec<usize>,
 }
 
 fn options() -> Result<Options, String> {
@@ -65,6 +66,7 @@ fn options() -> Result<Options, String> {
         out: PathBuf::from("target/bench"),
         peers: true,
         report: None,
+        masks: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -76,6 +78,12 @@ fn options() -> Result<Options, String> {
             "--out" | "--json" => o.out = PathBuf::from(value()?),
             "--no-peers" => o.peers = false,
             "--report" => o.report = Some(PathBuf::from(value()?)),
+            "--masks" => {
+                for taps in value()?.split(',') {
+                    o.masks
+                        .push(taps.parse().map_err(|e| format!("--masks: {e}"))?);
+                }
+            }
             // Flags cargo bench passes to every bench target.
             "--bench" | "--nocapture" => {}
             family if names().contains(&family) => o.families.push(family.to_string()),
@@ -146,6 +154,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     };
     let mut bench = Bench::new(ctx, o.reps, o.quick, peers)?;
     bench.kernels = kernels;
+    bench.masks = o.masks.clone();
     for family in FAMILIES
         .iter()
         .filter(|f| o.families.iter().any(|n| n == f.name))
