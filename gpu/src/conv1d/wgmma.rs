@@ -50,14 +50,22 @@ pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// taps, 2 blocks per SM; 120 320 at 1 025, one): 127 taps 439 µs, 1 025
 /// taps 1.51 ms (H100). Since the next tile is asked of L2 during the
 /// products ([`device::prefetch_inputs`]): 218 / 283 / 1 030 µs, and 8 at a
-/// time with 3 blocks per SM 233 / 298 / 1 072 (H100, one run).
+/// time with 3 blocks per SM 233 / 298 / 1 072 (H100, one run). Also
+/// tried and not kept (H100, µs at 7 / 127 / 1 025 taps): one block per SM
+/// of a warpgroup that multiplies and one (254 / 278 / 1 123) or two (224
+/// / 288 / 1 113) that stage the next tile into a second buffer
+/// meanwhile, handing buffers over by named barriers: the staging bound
+/// the short masks and the one warpgroup's products the long ones.
 pub const WGMMA_LOADS: usize = 24;
 
 /// The default convolution runs this step for masks of at least this many
 /// taps on the sm_90a module ([`super::Conv1dVariant::fastest_for`]), step
-/// 7 below. Measured on an H100 at 2^26 outputs, µs (step 7 / this step):
-/// 63 taps 228 / 277, 127 taps 354 / 329; they cross near 105.
-pub const WGMMA_MIN_TAPS: usize = 104;
+/// 7 below. Measured at 2^26 outputs with the next tile asked of L2, µs
+/// (step 7 / this step): H100 63 taps 226 / 240, 71 taps 247 / about 246
+/// (between 63 and 127: 283), 127 taps 349 / 283; H200 55 taps 216 /
+/// 219, 63 taps 227 / 227, 71 taps 250 / 234. They cross near 71 on the
+/// H100 and 60 on the H200; one threshold serves both.
+pub const WGMMA_MIN_TAPS: usize = 72;
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
 /// `t = m .. m + taps`, so `t` runs to `taps + 63`.
