@@ -66,10 +66,10 @@ pub const WGMMA_LOADS: usize = 24;
 /// The default convolution runs this step for masks of at least this many
 /// taps on the sm_90a module ([`super::Conv1dVariant::fastest_for`]), step
 /// 7 below. Measured at 2^26 outputs with the next tile asked of L2, µs
-/// (step 7 / this step): H100 63 taps 226 / 240, 71 taps 247 / about 246
-/// (between 63 and 127: 283), 127 taps 349 / 283; H200 55 taps 216 /
-/// 219, 63 taps 227 / 227, 71 taps 250 / 234. They cross near 71 on the
-/// H100 and 60 on the H200; one threshold serves both.
+/// (step 7 / this step): H100 63 taps 225 / 240, 71 taps 247 / 244, 79
+/// taps 260 / 249, 127 taps 351 / 283; H200 55 taps 216 / 219, 63 taps 227
+/// / 227, 71 taps 250 / 234. They cross near 71 on the H100 and 60 on the
+/// H200; one threshold serves both.
 pub const WGMMA_MIN_TAPS: usize = 72;
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
@@ -180,13 +180,13 @@ const _: () = assert!(
 /// (the grid's runs as step 7's). Per tile: (1) the block stages its
 /// inputs, split, by [`wgmma_offset`], then a proxy fence and a
 /// barrier, and one thread asks L2 for the next tile's inputs
-/// ([`device::prefetch_inputs`]); (2) per step, each thread loads its fragments of the split
-/// mask and the warpgroup issues 3 products (small·big, big·small,
-/// big·big) and commits them, waiting only for the step before's, whose
-/// fragments the next ones may replace; (3) once all are done, each
-/// thread stores its 64 outputs, computes any that came out non-finite
-/// again directly ([`device::outputs_directly`]), and a barrier lets the next
-/// tile's staging overwrite what the products read.
+/// ([`device::prefetch_inputs`]); (2) per step, each thread loads its
+/// fragments of the split mask and the warpgroup issues 3 products
+/// (small·big, big·small, big·big) and commits them, waiting only for the
+/// step before's, whose fragments the next ones may replace; (3) once all
+/// are done, each thread stores its 64 outputs, computes any that came
+/// out non-finite again directly ([`device::outputs_directly`]), and a
+/// barrier lets the next tile's staging overwrite what the products read.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -408,7 +408,8 @@ mod device {
 
     /// Asks L2 for the inputs of the tile at `start` that lie in the row,
     /// in whole 16-byte units ([`prefetch_l2`]'s rule; a hint needs no
-    /// exact edges).
+    /// exact edges). `x` is a row of `n` elements and `start < n`, so the
+    /// range stays inside the row.
     #[inline(always)]
     pub(super) unsafe fn prefetch_inputs(
         x: *const f32,
