@@ -49,8 +49,9 @@ pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// third buffer during the products (102 400 bytes of shared memory at 127
 /// taps, 2 blocks per SM; 120 320 at 1 025, one): 127 taps 439 µs, 1 025
 /// taps 1.51 ms (H100). Since the next tile is asked of L2 during the
-/// products ([`device::prefetch_inputs`]): 218 / 283 / 1 030 µs, and 8 at a
-/// time with 3 blocks per SM 233 / 298 / 1 072 (H100, one run). Also
+/// products (`prefetch_inputs`, one bulk prefetch): 218 / 283 / 1 030 µs,
+/// and 8 at a time with 3 blocks per SM 233 / 298 / 1 072 (H100, one
+/// run). Also
 /// tried and not kept (H100, µs at 7 / 127 / 1 025 taps): one block per SM
 /// of a warpgroup that multiplies and one (254 / 278 / 1 123) or two (224
 /// / 288 / 1 113) that stage the next tile into a second buffer
