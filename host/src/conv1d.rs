@@ -28,7 +28,7 @@
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
 //! default ([`Conv1dVariant::fastest_for`]) runs
-//! [`Conv1dVariant::Tf32x3Wgmma`] for masks of 72 taps or more on
+//! [`Conv1dVariant::Tf32x3Wgmma`] for masks of 56 taps or more on
 //! compute capability 9.0 (the sm_90a module), [`Conv1dVariant::Tf32x3`]
 //! for masks of 48 taps or more where the device has tensor cores (bounds
 //! below), and [`Conv1dVariant::Streamed`]

@@ -36,42 +36,65 @@ pub const WGMMA_ROWS: usize = 64;
 pub const WGMMA_COLS: usize = 128;
 /// Outputs of a tile.
 pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
-/// Inputs each thread has in flight at once while staging a tile: a third
-/// of the longest mask's [`wgmma_tile_len`] over the block's threads, 2
-/// chunks at 127 taps (226 registers: 2 blocks per SM; the products alone
-/// take about 7.4 µs per step of the 2^26 outputs, 87% of the tensor
-/// cores' TF32 rate, and the staging of one block hides behind the other's
-/// products only in part). Measured (H100, 2^26 outputs, µs at 7 / 127 /
-/// 1 025 taps): 24 at a time 245 / 329 / 1 049; 8 at a time (160
-/// registers, 3 blocks per SM) 268 / 360 / 1 179; 24 held to 168
-/// registers for 3 blocks (96 bytes of spills) 273 / 320 / 1 078. All 72
-/// at once keep an array of them in local memory. Tried and not kept: the next tile's inputs copied by `cp.async` into a
-/// third buffer during the products (102 400 bytes of shared memory at 127
-/// taps, 2 blocks per SM; 120 320 at 1 025, one): 127 taps 439 µs, 1 025
-/// taps 1.51 ms (H100). Since the next tile is asked of L2 during the
-/// products (`prefetch_inputs`, one bulk prefetch): 218 / 283 / 1 030 µs,
-/// and 8 at a time with 3 blocks per SM 233 / 298 / 1 072 (H100, one
-/// run). Also
-/// tried and not kept (H100, µs at 7 / 127 / 1 025 taps): one block per SM
-/// of a warpgroup that multiplies and one (254 / 278 / 1 123) or two (224
-/// / 288 / 1 113) that stage the next tile into a second buffer
-/// meanwhile, handing buffers over by named barriers: the staging bound
-/// the short masks and the one warpgroup's products the long ones. On an
-/// H200 (GB/s at 7 / 63 / 127 / 1 025 taps, one run; this build 2 856 /
-/// 2 354 / 1 940 / 519): the prefetch issued before the staging instead
-/// of after it 2 608 / 2 204 / 1 853 / 513; the next chunk's loads in
-/// flight while this one is split (120 bytes of spills) 2 512 / 2 192 /
-/// 1 852 / 515, and with 16 loads a chunk 2 414 / 2 065 / 1 757 / 505.
-pub const WGMMA_LOADS: usize = 24;
+/// Bytes of the raw buffer, into which one bulk copy (TMA) brings a
+/// tile's inputs as they lie in the row while the tile before is
+/// multiplied: the tile's [`wgmma_tile_len`] elements shifted by up to 3
+/// so that the copy starts on a 16-byte boundary, in whole 16-byte units.
+///
+/// Why: with their staging skipped, the tiles' products and stores take
+/// 211 µs at 127 taps on an H200 against 278 with it, though the products
+/// alone run near the tensor cores' TF32 rate (a step of 8 taps adds about
+/// 6 µs over 2^26 outputs). The staging was each thread's 24 inputs in
+/// flight by 4-byte loads (12 KiB a block), then split: latency-bound, and
+/// the other block's products hid it only in part. Now the copy engine
+/// fetches the next tile during the products, and the staging is a pass
+/// over shared memory (16-byte loads, split, 16-byte stores), 166
+/// registers instead of 255. Same H200 runs, µs at 7 / 31 / 63 / 127 /
+/// 1 025 taps: loads with an L2 prefetch (the build before) 189 / 204 /
+/// 228 / 278 / 1 140, the bulk copy 177 / 191 / 212 / 263 / 1 120. The
+/// buffer costs 1 025 taps its second block per SM (120 352 bytes of
+/// shared memory), which the copy makes up for.
+///
+/// Measured on the way (H200, 127 taps): the split pass costs 20 µs (243
+/// with it skipped), of which 6 are the second 16-byte load of a
+/// misaligned tile (257 with every tile read as if aligned), and the
+/// outputs' stores 19 (244 without them). Tried and not kept: the
+/// outputs parked in the parts' space and sent by a bulk copy per column
+/// (256 bytes each), 302 µs at 127 taps against 263; the barrier at the
+/// end of each tile left out (the split waits at the barrier after the
+/// copy anyway), no faster (264 against 263).
+///
+/// The staging before (H100, 2^26 outputs, µs at 7 / 127 / 1 025 taps):
+/// each thread's loads of a chunk in flight at once, 24 at a time 245 /
+/// 329 / 1 049, 8 at a time (160 registers, 3 blocks per SM) 268 / 360 /
+/// 1 179, 24 held to 168 registers for 3 blocks (96 bytes of spills) 273
+/// / 320 / 1 078; the next tile's inputs copied by 4-byte `cp.async` into
+/// a third buffer during the products 439 µs at 127 taps and 1.51 ms at
+/// 1 025; the next tile asked of L2 by a bulk prefetch during the
+/// products 218 / 283 / 1 030 (kept until the bulk copy), with 8 at a
+/// time and 3 blocks per SM 233 / 298 / 1 072. One block per SM of a
+/// warpgroup that multiplies and one (254 / 278 / 1 123) or two (224 /
+/// 288 / 1 113) that stage the next tile into a second buffer meanwhile,
+/// handing buffers over by named barriers: the staging bound the short
+/// masks and the one warpgroup's products the long ones. On an H200 (GB/s
+/// at 7 / 63 / 127 / 1 025 taps, one run; the prefetch build 2 856 / 2 354
+/// / 1 940 / 519): the prefetch issued before the staging instead of after
+/// it 2 608 / 2 204 / 1 853 / 513; the next chunk's loads in flight while
+/// this one is split (120 bytes of spills) 2 512 / 2 192 / 1 852 / 515,
+/// and with 16 loads a chunk 2 414 / 2 065 / 1 757 / 505.
+pub const fn wgmma_raw_bytes(taps: usize) -> usize {
+    16 * (wgmma_tile_len(taps) / 4 + 1)
+}
 
 /// The default convolution runs this step for masks of at least this many
 /// taps on the sm_90a module ([`super::Conv1dVariant::fastest_for`]), step
-/// 7 below. Measured at 2^26 outputs with the next tile asked of L2, µs
-/// (step 7 / this step): H100 63 taps 225 / 240, 71 taps 247 / 244, 79
-/// taps 260 / 249, 127 taps 351 / 283; H200 55 taps 216 / 219, 63 taps 227
-/// / 227, 71 taps 250 / 234. They cross near 71 on the H100 and 60 on the
-/// H200; one threshold serves both.
-pub const WGMMA_MIN_TAPS: usize = 72;
+/// 7 below. Measured at 2^26 outputs with the bulk copy, µs (step 7 / this
+/// step, one run per GPU): H100 39 taps 199 / 208, 47 taps 201 / 203, 55
+/// taps 215 / 224, 63 taps 226 / 216, 71 taps 247 / 228; H200 39 taps 189
+/// / 189, 47 taps 197 / 193, 55 taps 215 / 199, 63 taps 228 / 212, 71 taps
+/// 250 / 214. They cross near 59 on the H100 and 40 on the H200; one
+/// threshold serves both (with the L2 prefetch before, near 71 and 60).
+pub const WGMMA_MIN_TAPS: usize = 56;
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
 /// `t = m .. m + taps`, so `t` runs to `taps + 63`.
@@ -128,10 +151,51 @@ pub const fn wgmma_mask_len(taps: usize) -> usize {
     WGMMA_ROWS + 8 * wgmma_steps(taps)
 }
 
-/// Shared memory of a block: the two staged parts of the inputs, then the
-/// two parts of the mask (83 456 bytes at 1 025 taps, 69 120 at 127).
-pub const fn wgmma_shared_bytes(taps: usize) -> usize {
+/// Byte offset of the raw buffer in a block's shared memory: after the
+/// two staged parts of the inputs and the two parts of the mask (a
+/// multiple of 16, as the bulk copies need).
+pub const fn wgmma_raw_offset(taps: usize) -> usize {
     2 * wgmma_part_bytes(taps) + 2 * 4 * wgmma_mask_len(taps)
+}
+
+/// Shared memory of a block: the two staged parts of the inputs, the two
+/// parts of the mask, the raw buffer and its barrier (8 bytes, rounded to
+/// 16): 120 352 bytes at 1 025 taps, 102 432 at 127.
+pub const fn wgmma_shared_bytes(taps: usize) -> usize {
+    wgmma_raw_offset(taps) + wgmma_raw_bytes(taps) + 16
+}
+
+/// The part of the tile at `start` that its bulk copy brings, for a row
+/// whose element 0 is word `word0` of memory (its address / 4) and has `n`
+/// elements (`start < n`): `(first, last, shift)`, tile elements `first ..
+/// last` (row elements `start + e − r`), the longest run inside the row
+/// whose ends are 16-byte aligned in memory, and the shift that puts them
+/// on 16-byte boundaries of the raw buffer (element `e` at word `e +
+/// shift`). `(len, len, 0)`, nothing, where the row holds no such run.
+pub const fn wgmma_copy_span(
+    word0: usize,
+    start: usize,
+    len: usize,
+    r: usize,
+    n: usize,
+) -> (usize, usize, usize) {
+    // Tile elements inside the row: `lo .. hi`, not empty since `start <
+    // n` (tile element `r` is row element `start`).
+    let lo = r.saturating_sub(start);
+    let hi = if len < n + r - start {
+        len
+    } else {
+        n + r - start
+    };
+    // Memory words of tile elements `lo` and `hi`.
+    let (at_lo, at_hi) = (word0 + start + lo - r, word0 + start + hi - r);
+    let first = lo + (4 - at_lo % 4) % 4;
+    let last = hi.saturating_sub(at_hi % 4);
+    if first < last {
+        (first, last, (4 - first % 4) % 4)
+    } else {
+        (len, len, 0)
+    }
 }
 
 /// Step 8's error bound for a mask of `taps`, in units of `2^-24 ·
@@ -166,7 +230,8 @@ const _: () = assert!(
         && WGMMA_ROWS == 64
         && WGMMA_COLS == 128
         && wgmma_shared_bytes(super::MAX_TAPS) <= 227 * 1024
-        && wgmma_tile_len(super::MAX_TAPS) <= 3 * WGMMA_LOADS * WGMMA_THREADS as usize
+        && wgmma_raw_offset(super::MAX_TAPS).is_multiple_of(16)
+        && wgmma_tile_len(1).is_multiple_of(8)
         // A thread's elements lie 2 lines apart (`tid + 128k`).
         && WGMMA_THREADS as usize == 2 * WGMMA_ROWS
         // The descriptor's leading offset field: 14 bits of 16-byte units.
@@ -178,16 +243,18 @@ const _: () = assert!(
 /// PTX for sm_90a (other targets trap: the host refuses them first).
 ///
 /// Block `b` computes a run of consecutive tiles of each of its rows
-/// (the grid's runs as step 7's). Per tile: (1) the block stages its
-/// inputs, split, by [`wgmma_offset`], then a proxy fence and a
-/// barrier, and one thread asks L2 for the next tile's inputs
-/// ([`device::prefetch_inputs`]); (2) per step, each thread loads its
-/// fragments of the split mask and the warpgroup issues 3 products
-/// (small·big, big·small, big·big) and commits them, waiting only for the
-/// step before's, whose fragments the next ones may replace; (3) once all
-/// are done, each thread stores its 64 outputs, computes any that came
-/// out non-finite again directly ([`device::outputs_directly`]), and a
-/// barrier lets the next tile's staging overwrite what the products read.
+/// (the grid's runs as step 7's). Per tile: (1) the block writes the
+/// inputs the bulk copy did not bring into the raw buffer
+/// ([`wgmma_raw_bytes`], [`wgmma_copy_span`]), waits for the copy, splits
+/// the tile by [`wgmma_offset`] into its staged parts, then a proxy fence
+/// and a barrier, and one thread starts the next tile's copy; (2) per
+/// step, each thread loads its fragments of the split mask and the
+/// warpgroup issues 3 products (small·big, big·small, big·big) and
+/// commits them, waiting only for the step before's, whose fragments the
+/// next ones may replace; (3) once all are done, each thread stores its 64
+/// outputs, computes any that came out non-finite again directly
+/// ([`device::outputs_directly`]), and a barrier lets the next tile's
+/// staging overwrite what the products read.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -211,8 +278,7 @@ pub(super) unsafe fn kernel(
         use crate::gemm::wgmma::descriptor;
         use crate::prim::wgmma::{self, WGMMA_N128_REGS};
         use crate::prim::*;
-        use WGMMA_LOADS as LOADS;
-        use device::{inputs, outputs_directly, prefetch_inputs};
+        use device::{Raw, outputs_directly};
 
         let threads = WGMMA_THREADS as usize;
         let (taps, r) = (taps as usize, taps as usize / 2);
@@ -225,6 +291,9 @@ pub(super) unsafe fn kernel(
         let (big, small) = (shared, shared.add(part));
         let mask_big = shared.add(2 * part).cast::<u32>();
         let mask_small = mask_big.add(mask_len);
+        let raw = shared.add(wgmma_raw_offset(taps)).cast::<f32>();
+        let raw_at = shared_address(raw);
+        let barrier = raw_at + wgmma_raw_bytes(taps) as u32;
         let tid = thread_idx_x() as usize;
         let (warp, lane) = (tid / 32, tid % 32);
 
@@ -247,42 +316,50 @@ pub(super) unsafe fn kernel(
         let first_tile = block_idx_x() as usize * run;
         let end_tile = (first_tile + run).min(tiles);
         let mut row = block_idx_y() as usize;
+        let row_of = |row: usize| signal.add(row * signal_pitch);
+        // One thread owns the barrier and starts every copy: the first
+        // tile's now, each next one's once the tile before is split.
+        if tid == 0 {
+            bulk::init_barrier(barrier, 1);
+            if row < rows as usize && first_tile < end_tile {
+                Raw::of(row_of(row), first_tile * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
+            }
+        }
+        sync_threads();
+        let mut parity = 0;
         while row < rows as usize && first_tile < end_tile {
-            let x = signal.add(row * signal_pitch);
+            let x = row_of(row);
             let y = out.add(row * out_pitch);
             for tile in first_tile..end_tile {
                 let start = tile * WGMMA_TILE;
-                // 1. The inputs, a thread's loads of a chunk all in flight
-                // at once (the accumulators are not live yet), then split.
-                // A thread's elements `tid + 128k` share `u = tid % 64`:
-                // lines `2k` apart. A warp's 32 consecutive elements fall
-                // in 32 banks (`wgmma_lines` is odd).
-                let at = wgmma_offset(lines, tid);
-                let mut first = 0;
-                while first < len {
-                    let v = inputs(x, start, first, tid, r, n);
-                    let at = at + 32 * (first / threads);
-                    unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
-                        if first + tid + k * threads < len {
-                            let (b, s) = split_tf32_truncated(v[k]);
-                            *big.add(at + 32 * k).cast::<u32>() = b;
-                            *small.add(at + 32 * k).cast::<u32>() = s;
-                        }
-                    });
-                    first += LOADS * threads;
+                // 1. The inputs: the copy brought the row's 16-byte units;
+                // the threads write the few elements at their ends (and
+                // zeros outside the row), wait for the copy, and split
+                // the tile by quads into the staged parts.
+                let span = Raw::of(x, start, len, r, n);
+                span.edges(raw, x, start, len, r, n, tid);
+                bulk::wait_parity(barrier, parity);
+                parity ^= 1;
+                sync_threads();
+                match span.shift {
+                    0 => device::split::<0>(raw, big, small, lines, len, tid),
+                    1 => device::split::<1>(raw, big, small, lines, len, tid),
+                    2 => device::split::<2>(raw, big, small, lines, len, tid),
+                    _ => device::split::<3>(raw, big, small, lines, len, tid),
                 }
+                // The parts are read by the products and the raw buffer
+                // rewritten by the next copy: both through the async proxy.
                 wgmma::fence_proxy_async();
                 sync_threads();
 
-                // The next tile's inputs, asked of L2 now: memory brings
-                // them while this tile's products run, and the next
-                // staging reads L2.
+                // The next tile's copy, which lands while this tile's
+                // products run.
                 if tid == 0 {
                     if tile + 1 < end_tile {
-                        prefetch_inputs(x, start + WGMMA_TILE, len, r, n);
+                        Raw::of(x, start + WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
                     } else if row + (grid_dim_y() as usize) < rows as usize {
-                        let next = signal.add((row + grid_dim_y() as usize) * signal_pitch);
-                        prefetch_inputs(next, first_tile * WGMMA_TILE, len, r, n);
+                        let next = row_of(row + grid_dim_y() as usize);
+                        Raw::of(next, first_tile * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
                     }
                 }
 
@@ -374,57 +451,145 @@ mod device {
     use crate::prim::wgmma::WGMMA_N128_REGS;
     use crate::prim::*;
 
-    use super::WGMMA_LOADS as LOADS;
-
-    /// Tile elements `first + tid + 128k` for `k < LOADS` of the tile at
-    /// `start` (zero outside the row), all loads in flight at once; spelled
-    /// out, since a rolled loop keeps the array in local memory.
-    #[inline(always)]
-    pub(super) unsafe fn inputs(
-        x: *const f32,
-        start: usize,
-        first: usize,
-        tid: usize,
-        r: usize,
-        n: usize,
-    ) -> [f32; LOADS] {
-        const { assert!(LOADS == 24) };
-        let threads = WGMMA_THREADS as usize;
-        let mut v = [0.0f32; LOADS];
-        let load = |i: usize| f32::from_bits(load_nc_u32(x.add(i).cast()));
-        if start + first >= r && start + first - r + LOADS * threads <= n {
-            let base = start + first - r + tid;
-            unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
-                v[k] = load(base + k * threads);
-            });
-        } else {
-            unroll!(k in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23] => {
-                if let Some(i) = tile_source(start, first + tid + k * threads, r, n) {
-                    v[k] = load(i);
-                }
-            });
-        }
-        v
+    /// Where a tile's inputs lie in the raw buffer: tile element `e` (row
+    /// element `start + e − r`) at word `e + shift`. The bulk copy brings
+    /// tile elements `copied.0 .. copied.1` from `source`: the longest run
+    /// inside the row whose ends are 16-byte aligned in memory, which
+    /// `shift` puts on 16-byte boundaries of the buffer too. The threads
+    /// write the rest ([`Raw::edges`]): at most 3 elements at either end,
+    /// and the zeros of a tile that reaches past an end of the row.
+    #[derive(Clone, Copy)]
+    pub(super) struct Raw {
+        source: *const f32,
+        copied: (usize, usize),
+        pub(super) shift: usize,
     }
 
-    /// Asks L2 for the inputs of the tile at `start` that lie in the row,
-    /// in whole 16-byte units ([`prefetch_l2`]'s rule; a hint needs no
-    /// exact edges). `x` is a row of `n` elements and `start < n`, so the
-    /// range stays inside the row.
+    impl Raw {
+        /// The tile at `start` of row `x` (`n` elements, `start < n`).
+        #[inline(always)]
+        pub(super) fn of(x: *const f32, start: usize, len: usize, r: usize, n: usize) -> Raw {
+            let (first, last, shift) = wgmma_copy_span(x.addr() / 4, start, len, r, n);
+            Raw {
+                source: x.wrapping_add((start + first).wrapping_sub(r)),
+                copied: (first, last),
+                shift,
+            }
+        }
+
+        /// Tells the barrier at `barrier` to expect the copy and starts it
+        /// (with nothing to copy, only arrives). One thread calls it.
+        ///
+        /// # Safety
+        /// `self` is [`Raw::of`] a row of the signal; the raw buffer at
+        /// `raw_at` is free (every thread is past its reads and writes of
+        /// it, with a proxy fence before); the barrier's phase in progress
+        /// expects this one arrival.
+        #[inline(always)]
+        pub(super) unsafe fn fetch(self, raw_at: u32, barrier: u32) {
+            let bytes = 4 * (self.copied.1 - self.copied.0) as u32;
+            // SAFETY: the caller's contract; with `bytes > 0` both ends are
+            // 16-byte aligned (`of`), the source lies in the row and the
+            // destination in the buffer (`copied.1 + shift <= len + 3`).
+            unsafe {
+                bulk::expect_bytes(barrier, bytes);
+                if bytes > 0 {
+                    bulk::bulk_copy_to_shared(
+                        raw_at + 4 * (self.copied.0 + self.shift) as u32,
+                        self.source.cast(),
+                        bytes,
+                        barrier,
+                    );
+                }
+            }
+        }
+
+        /// Writes the tile elements the copy does not bring into the raw
+        /// buffer `raw`: the row's inputs at the copy's ends and zeros
+        /// outside the row, thread `tid`'s every 128th.
+        ///
+        /// # Safety
+        /// `self` is [`Raw::of`] row `x` and `start`; `raw` is the block's
+        /// raw buffer, not read by anyone until a barrier follows.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub(super) unsafe fn edges(
+            self,
+            raw: *mut f32,
+            x: *const f32,
+            start: usize,
+            len: usize,
+            r: usize,
+            n: usize,
+            tid: usize,
+        ) {
+            let threads = WGMMA_THREADS as usize;
+            let value = |e: usize| match tile_source(start, e, r, n) {
+                // SAFETY: `tile_source` gives an element of the row.
+                Some(i) => unsafe { *x.add(i) },
+                None => 0.0,
+            };
+            let mut e = tid;
+            while e < self.copied.0 {
+                // SAFETY: `e + shift < len + 4`: inside the buffer.
+                unsafe { *raw.add(e + self.shift) = value(e) };
+                e += threads;
+            }
+            let mut e = self.copied.1 + tid;
+            while e < len {
+                // SAFETY: as above.
+                unsafe { *raw.add(e + self.shift) = value(e) };
+                e += threads;
+            }
+        }
+    }
+
+    /// Splits the tile in the raw buffer (element `e` at word `e + SHIFT`)
+    /// into the staged parts `big` and `small` by [`wgmma_offset`], 4
+    /// elements at a time: thread `tid` takes every 128th quad, one or two
+    /// 16-byte loads (consecutive across a warp) and a 16-byte store into
+    /// each part (the 8 lanes of a store's phase `16 · lines` bytes apart,
+    /// distinct banks as `lines` is odd).
+    ///
+    /// # Safety
+    /// The raw buffer holds the tile (the copy waited for, the edges
+    /// written, a barrier after); the parts are not read by anyone until a
+    /// barrier follows.
     #[inline(always)]
-    pub(super) unsafe fn prefetch_inputs(
-        x: *const f32,
-        start: usize,
+    pub(super) unsafe fn split<const SHIFT: usize>(
+        raw: *const f32,
+        big: *mut u8,
+        small: *mut u8,
+        lines: usize,
         len: usize,
-        r: usize,
-        n: usize,
+        tid: usize,
     ) {
-        let lo = x.add(start.saturating_sub(r)).cast::<u8>();
-        let hi = x.add((start + len).saturating_sub(r).min(n)).cast::<u8>();
-        let pad = lo.addr().next_multiple_of(16) - lo.addr();
-        let end = hi.addr() & !15;
-        if end > lo.addr() + pad {
-            prefetch_l2(lo.add(pad), (end - lo.addr() - pad) as u32);
+        let threads = WGMMA_THREADS as usize;
+        let mut q = tid;
+        while q < len / 4 {
+            // SAFETY: words `4q .. 4q + 8` lie in the buffer (`len / 4 + 1`
+            // quads); the offsets of a quad's 4 elements are consecutive
+            // words of a part (`wgmma_offset`, `4q` a multiple of 4).
+            unsafe {
+                let lo = load4(raw.add(4 * q));
+                let v = if SHIFT == 0 {
+                    lo
+                } else {
+                    let hi = load4(raw.add(4 * q + 4));
+                    core::array::from_fn(|i| {
+                        if i + SHIFT < 4 {
+                            lo[i + SHIFT]
+                        } else {
+                            hi[i + SHIFT - 4]
+                        }
+                    })
+                };
+                let halves = v.map(split_tf32_truncated);
+                let at = wgmma_offset(lines, 4 * q);
+                store4(big.add(at).cast(), halves.map(|h| f32::from_bits(h.0)));
+                store4(small.add(at).cast(), halves.map(|h| f32::from_bits(h.1)));
+            }
+            q += threads;
         }
     }
 
@@ -557,15 +722,66 @@ mod tests {
     }
 
     #[test]
-    fn a_threads_elements_are_two_lines_apart() {
-        // The staging's offsets: element `tid + 128k` at thread `tid`'s
-        // first offset plus 32 k bytes.
+    fn a_quads_elements_are_consecutive_words() {
+        // The split's 16-byte stores: elements `4q .. 4q + 4` at one
+        // 16-byte aligned offset and the 3 words after it.
         for taps in [1, 127, 1025] {
             let lines = wgmma_lines(taps);
-            for tid in 0..WGMMA_THREADS as usize {
-                for k in 0..3 * WGMMA_LOADS {
-                    let e = tid + k * WGMMA_THREADS as usize;
-                    assert_eq!(wgmma_offset(lines, e), wgmma_offset(lines, tid) + 32 * k);
+            for q in 0..wgmma_tile_len(taps) / 4 {
+                let at = wgmma_offset(lines, 4 * q);
+                assert!(at.is_multiple_of(16));
+                for i in 1..4 {
+                    assert_eq!(wgmma_offset(lines, 4 * q + i), at + 4 * i);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_phase_of_quad_stores_hits_distinct_banks() {
+        // 8 lanes' 16-byte stores (quads `8p .. 8p + 8`) cover 32 banks.
+        for taps in [1, 127, 1025] {
+            let lines = wgmma_lines(taps);
+            for p in 0..wgmma_tile_len(taps) / 32 {
+                let mut banks: std::vec::Vec<usize> = (8 * p..8 * p + 8)
+                    .flat_map(|q| (0..4).map(move |i| (wgmma_offset(lines, 4 * q) / 4 + i) % 32))
+                    .collect();
+                banks.sort_unstable();
+                banks.dedup();
+                assert_eq!(banks.len(), 32, "{taps} taps, phase {p}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_copy_and_the_edges_cover_the_tile() {
+        // Every alignment of the row, first, inner and last tiles, rows
+        // shorter than a tile: the copy is 16-byte aligned at both ends in
+        // memory and in the buffer, lies inside the row, and the tile
+        // elements it leaves inside the row number at most 3 at each end.
+        for taps in [1, 2, 7, 127, 1025] {
+            let (len, r) = (wgmma_tile_len(taps), taps / 2);
+            for word0 in 0..4 {
+                for n in [1, 3, 5, 64, 1000, WGMMA_TILE, 3 * WGMMA_TILE + 5] {
+                    for start in (0..n).step_by(WGMMA_TILE) {
+                        let (first, last, shift) = wgmma_copy_span(word0, start, len, r, n);
+                        let inside = |e: usize| start + e >= r && start + e - r < n;
+                        if first == last {
+                            assert_eq!((first, shift), (len, 0));
+                            continue;
+                        }
+                        assert!(first < last && last <= len && inside(first) && inside(last - 1));
+                        assert!((word0 + start + first - r).is_multiple_of(4));
+                        assert!((word0 + start + last - r).is_multiple_of(4));
+                        assert!((first + shift).is_multiple_of(4) && shift < 4);
+                        assert!(last + shift <= 4 * (len / 4 + 1));
+                        let before = (0..first).filter(|&e| inside(e)).count();
+                        let after = (last..len).filter(|&e| inside(e)).count();
+                        assert!(
+                            before <= 3 && after <= 3,
+                            "{taps} taps, n {n}, start {start}"
+                        );
+                    }
                 }
             }
         }
@@ -588,8 +804,8 @@ mod tests {
 
     #[test]
     fn shared_memory_and_bounds() {
-        assert_eq!(wgmma_shared_bytes(1025), 83_456);
-        assert_eq!(wgmma_shared_bytes(127), 69_120);
+        assert_eq!(wgmma_shared_bytes(1025), 120_352);
+        assert_eq!(wgmma_shared_bytes(127), 102_432);
         assert_eq!(wgmma_error_units(127), 1204);
         for taps in 1..=super::super::MAX_TAPS {
             let lines = wgmma_lines(taps);

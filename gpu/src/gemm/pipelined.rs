@@ -33,7 +33,7 @@ use super::{WARP_BK, pipelined_tiles};
 use {
     super::Operands,
     super::PIPELINE_STAGES,
-    super::staging::{Layout, Panel, load4, staged_words, store4},
+    super::staging::{Layout, Panel, staged_words},
     super::warp_tiled::{THREAD_TILE, WarpTile, store, vector_stores},
     crate::prim::*,
 };

@@ -133,34 +133,12 @@ pub const fn quad_origin<const TX: usize>(e: usize, along_x: bool) -> (usize, us
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub(crate) use device::{Panel, load4, store4};
+pub(crate) use device::Panel;
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::{Layout, Mode, quad_origin};
-    #[cfg(target_feature = "sm_80")]
     use crate::prim::*;
-
-    /// Four floats as one 16-byte-aligned value: loads and stores of it are
-    /// single vector instructions (`ld.v4.f32`), where a `[f32; 4]`, aligned
-    /// to 4 bytes, becomes four scalar ones.
-    #[repr(C, align(16))]
-    #[derive(Clone, Copy)]
-    struct F4([f32; 4]);
-
-    /// The 4 floats at `p`, one 16-byte load. Contract: `p` 16-byte
-    /// aligned and readable for 16 bytes.
-    #[inline(always)]
-    pub unsafe fn load4(p: *const f32) -> [f32; 4] {
-        (*p.cast::<F4>()).0
-    }
-
-    /// Stores 4 floats at `p`, one 16-byte store. Contract: `p` 16-byte
-    /// aligned and writable for 16 bytes.
-    #[inline(always)]
-    pub unsafe fn store4(p: *mut f32, v: [f32; 4]) {
-        *p.cast::<F4>() = F4(v);
-    }
 
     /// A thread's `cp.async` copies of one operand's whole tiles, addresses
     /// taken once ([`Panel::whole_tiles`]): each tile's copies are `Q`

@@ -6,7 +6,7 @@
 use {
     super::Operands,
     super::register_2d::{THREADS, TILE, TT},
-    super::staging::{Panel, load4},
+    super::staging::Panel,
     crate::prim::*,
 };
 

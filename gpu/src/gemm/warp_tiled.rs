@@ -10,12 +10,7 @@
 
 use super::WARP_BK;
 #[cfg(target_arch = "nvptx64")]
-use {
-    super::Operands,
-    super::STAGE_PAD,
-    super::staging::{Panel, load4, store4},
-    crate::prim::*,
-};
+use {super::Operands, super::STAGE_PAD, super::staging::Panel, crate::prim::*};
 
 /// Rows and columns of a warp's block of outputs.
 pub const WARP_M: usize = 32;

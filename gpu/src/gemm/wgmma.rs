@@ -112,7 +112,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: super::Operands) {
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod device {
-    use super::super::staging::{Layout, Panel, store4};
+    use super::super::staging::{Layout, Panel};
     use super::super::{Operands, TENSOR_TILE};
     use super::*;
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};

@@ -88,23 +88,29 @@ pub unsafe fn store_v4(ptr: *mut Words4, v: Words4) {
     }
 }
 
-/// `cp.async.bulk.prefetch.L2.global`: asks the copy engine (TMA) to bring
-/// `bytes` bytes from `ptr` into L2, and returns at once. One instruction
-/// for a whole tile, no registers held, nothing to wait for: a kernel that
-/// asks for its next tile before a long stretch of arithmetic has it in L2
-/// when it stages it. A hint only (the data may be evicted first); only
-/// the sm_90a build has it (PTX ISA 8.0).
+/// Four floats as one 16-byte-aligned value: loads and stores of it are
+/// single vector instructions (`ld.v4.f32`), where a `[f32; 4]`, aligned
+/// to 4 bytes, becomes four scalar ones (and `cp.async` copies it whole).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+pub struct F4(pub [f32; 4]);
+
+/// The 4 floats at `p` (global or shared memory), one 16-byte load.
 ///
 /// # Safety
-/// `ptr` is 16-byte aligned, `bytes` a multiple of 16, and the range lies
-/// in one allocation of global memory.
-#[cfg(target_feature = "sm_90a")]
+/// `p` is 16-byte aligned and readable for 16 bytes.
 #[inline(always)]
-pub unsafe fn prefetch_l2(ptr: *const u8, bytes: u32) {
-    // SAFETY: the caller guarantees an aligned range inside an allocation;
-    // a prefetch writes nothing that the program can see.
-    unsafe {
-        asm!("cp.async.bulk.prefetch.L2.global [{p}], {n};", p = in(reg64) ptr,
-             n = in(reg32) bytes, options(readonly, nostack));
-    }
+pub unsafe fn load4(p: *const f32) -> [f32; 4] {
+    // SAFETY: the caller's contract.
+    unsafe { (*p.cast::<F4>()).0 }
+}
+
+/// Stores 4 floats at `p` (global or shared memory), one 16-byte store.
+///
+/// # Safety
+/// `p` is 16-byte aligned and writable for 16 bytes.
+#[inline(always)]
+pub unsafe fn store4(p: *mut f32, v: [f32; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe { *p.cast::<F4>() = F4(v) }
 }

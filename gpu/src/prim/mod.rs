@@ -10,14 +10,15 @@
 //! * [`warp`]: shuffles and votes;
 //! * [`atomic`]: atomics on shared and global memory;
 //! * [`bytes`]: byte permutes (`prmt`) and byte dot products (`dp4a`);
-//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores, and
-//!   bulk prefetches into L2 (sm_90a);
+//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores;
 //! * [`collective`]: warp and block reductions, generic over the operation;
 //! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail);
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;
 //! * [`pipeline`]: asynchronous global-to-shared copies (`cp.async`, sm_80+);
 //! * [`mma`]: tensor-core products on TF32 (`mma.sync`, sm_80+);
 //! * [`wgmma`]: warpgroup tensor-core products (`wgmma`, sm_90a only);
+//! * [`bulk`]: bulk copies into shared memory by the copy engine (TMA),
+//!   completed on transaction barriers (sm_90a only);
 //! * [`print`]: `gpu_print!`, the device's `printf`, and panic locations, for
 //!   debugging (feature `debug-print` only; never in the shipped PTX);
 //! * and, outside `prim` because the host needs their names and sizes too,
@@ -27,6 +28,8 @@
 //! grid that covers more than 2^32 elements never wraps.
 
 pub mod atomic;
+#[cfg(target_feature = "sm_90a")]
+pub mod bulk;
 pub mod bytes;
 pub mod collective;
 pub mod index;

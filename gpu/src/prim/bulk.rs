@@ -1,0 +1,114 @@
+//! Bulk copies from global into shared memory by the copy engine (TMA),
+//! completed on a transaction barrier (`mbarrier`), sm_90a only.
+//!
+//! One thread starts a copy of any number of 16-byte units with one
+//! instruction ([`bulk_copy_to_shared`]); the copy engine moves the bytes
+//! while the block computes, and counts them off on a barrier in shared
+//! memory that the thread has told how many bytes to expect
+//! ([`expect_bytes`]). The threads that need the data wait for the
+//! barrier's phase to complete ([`wait_parity`]), which also makes the
+//! copied bytes visible to them. A barrier's phases alternate in parity:
+//! the first completes with parity 0, the next with 1, and so on.
+//!
+//! Barriers and destinations are shared-window addresses
+//! ([`super::shared_address`]).
+
+use core::arch::asm;
+
+/// `mbarrier.init.shared::cta.b64`: makes the 8 bytes at `bar` a barrier
+/// whose phases complete after `count` arrivals (and the bytes they
+/// expect), then fences the initialisation for the copy engine.
+///
+/// # Safety
+/// `bar` is the 8-byte aligned shared-window address of 8 bytes that
+/// nothing else uses while the barrier lives; one thread initialises it,
+/// and a block barrier follows before any other thread uses it.
+#[inline(always)]
+pub unsafe fn init_barrier(bar: u32, count: u32) {
+    // SAFETY: the caller's contract; the fence has no operands.
+    unsafe {
+        asm!(
+            "mbarrier.init.shared::cta.b64 [{b}], {c};",
+            "fence.mbarrier_init.release.cluster;",
+            b = in(reg32) bar,
+            c = in(reg32) count,
+            options(nostack),
+        );
+    }
+}
+
+/// `mbarrier.arrive.expect_tx.shared::cta.b64`: arrives on the barrier at
+/// `bar` and tells it to expect `bytes` more bytes in the current phase,
+/// which then completes once they have all been copied (at once if
+/// `bytes` is 0 and this was the last arrival).
+///
+/// # Safety
+/// `bar` is an initialised barrier ([`init_barrier`]) whose current phase
+/// still expects this arrival.
+#[inline(always)]
+pub unsafe fn expect_bytes(bar: u32, bytes: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{b}], {n};",
+            b = in(reg32) bar,
+            n = in(reg32) bytes,
+            options(nostack),
+        );
+    }
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`:
+/// starts copying `bytes` bytes from global `src` to shared `dst`, counted
+/// off on the barrier at `bar` as they land.
+///
+/// # Safety
+/// `src` and `dst` are 16-byte aligned and `bytes` a multiple of 16;
+/// `src .. src + bytes` lies in one allocation of global memory that
+/// nothing writes during the kernel; `dst .. dst + bytes` lies in the
+/// block's shared memory and nothing reads or writes it until a
+/// [`wait_parity`] of the phase has returned; the phase expects these
+/// bytes ([`expect_bytes`]); and the block does not exit before that
+/// phase completes.
+#[inline(always)]
+pub unsafe fn bulk_copy_to_shared(dst: u32, src: *const u8, bytes: u32, bar: u32) {
+    // SAFETY: the caller's contract. Not `nomem`: shared memory changes
+    // under the program's feet once this returns.
+    unsafe {
+        asm!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            n = in(reg32) bytes,
+            b = in(reg32) bar,
+            options(nostack),
+        );
+    }
+}
+
+/// Waits until the phase of parity `parity` of the barrier at `bar` has
+/// completed; the bytes copied in that phase are then visible to this
+/// thread.
+///
+/// # Safety
+/// `bar` is an initialised barrier whose phase of that parity will
+/// complete (the one in progress or the one just completed).
+#[inline(always)]
+pub unsafe fn wait_parity(bar: u32, parity: u32) {
+    loop {
+        let done: u32;
+        // SAFETY: the caller's contract; a test of the barrier's state.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{b}], {q}; selp.u32 {d}, 1, 0, p; }}",
+                d = out(reg32) done,
+                b = in(reg32) bar,
+                q = in(reg32) parity,
+                options(nostack),
+            );
+        }
+        if done != 0 {
+            return;
+        }
+    }
+}
