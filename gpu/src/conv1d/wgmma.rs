@@ -337,7 +337,7 @@ pub(super) unsafe fn kernel(
                 // zeros outside the row), wait for the copy, and split
                 // the tile by quads into the staged parts.
                 let span = Raw::of(x, start, len, r, n);
-                span.edges(raw, x, start, len, r, n, tid);
+                span.edges(raw, tid);
                 bulk::wait_parity(barrier, parity);
                 parity ^= 1;
                 sync_threads();
@@ -453,14 +453,20 @@ mod device {
 
     /// Where a tile's inputs lie in the raw buffer: tile element `e` (row
     /// element `start + e − r`) at word `e + shift`. The bulk copy brings
-    /// tile elements `copied.0 .. copied.1` from `source`: the longest run
+    /// tile elements `copied.0 .. copied.1` from the row: the longest run
     /// inside the row whose ends are 16-byte aligned in memory, which
     /// `shift` puts on 16-byte boundaries of the buffer too. The threads
     /// write the rest ([`Raw::edges`]): at most 3 elements at either end,
     /// and the zeros of a tile that reaches past an end of the row.
+    /// It remembers the tile (row `x` of `n` elements, `start`, `len`
+    /// elements from row element `start − r`) for [`Raw::edges`].
     #[derive(Clone, Copy)]
     pub(super) struct Raw {
-        source: *const f32,
+        x: *const f32,
+        start: usize,
+        len: usize,
+        r: usize,
+        n: usize,
         copied: (usize, usize),
         pub(super) shift: usize,
     }
@@ -471,7 +477,11 @@ mod device {
         pub(super) fn of(x: *const f32, start: usize, len: usize, r: usize, n: usize) -> Raw {
             let (first, last, shift) = wgmma_copy_span(x.addr() / 4, start, len, r, n);
             Raw {
-                source: x.wrapping_add((start + first).wrapping_sub(r)),
+                x,
+                start,
+                len,
+                r,
+                n,
                 copied: (first, last),
                 shift,
             }
@@ -496,7 +506,9 @@ mod device {
                 if bytes > 0 {
                     bulk::bulk_copy_to_shared(
                         raw_at + 4 * (self.copied.0 + self.shift) as u32,
-                        self.source.cast(),
+                        self.x
+                            .wrapping_add(self.start + self.copied.0 - self.r)
+                            .cast(),
                         bytes,
                         barrier,
                     );
@@ -509,20 +521,11 @@ mod device {
         /// outside the row, thread `tid`'s every 128th.
         ///
         /// # Safety
-        /// `self` is [`Raw::of`] row `x` and `start`; `raw` is the block's
+        /// `self` is [`Raw::of`] a row of the signal; `raw` is the block's
         /// raw buffer, not read by anyone until a barrier follows.
         #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        pub(super) unsafe fn edges(
-            self,
-            raw: *mut f32,
-            x: *const f32,
-            start: usize,
-            len: usize,
-            r: usize,
-            n: usize,
-            tid: usize,
-        ) {
+        pub(super) unsafe fn edges(self, raw: *mut f32, tid: usize) {
+            let (x, start, len, r, n) = (self.x, self.start, self.len, self.r, self.n);
             let threads = WGMMA_THREADS as usize;
             let value = |e: usize| match tile_source(start, e, r, n) {
                 // SAFETY: `tile_source` gives an element of the row.
