@@ -525,6 +525,7 @@ impl Conv1dVariant {
     pub const fn block(self, taps: usize) -> u32 {
         match self.runs_as(taps) {
             Conv1dVariant::RegisterBlocked => blocked_threads(blocked_width(taps)),
+            Conv1dVariant::Tf32x3Wgmma => WGMMA_THREADS * wgmma::wgmma_groups(taps) as u32,
             v => v.shape().block,
         }
     }
@@ -603,7 +604,7 @@ impl Conv1dVariant {
             Staging::Split => 3 * (split_words(taps) + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)),
             Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
             Staging::Tensor => tensor_tile_words(taps) + tensor_mask_len(taps),
-            Staging::Warpgroup => wgmma::wgmma_shared_bytes(taps) / 4,
+            Staging::Warpgroup => wgmma::wgmma_groups(taps) * wgmma::wgmma_group_bytes(taps) / 4,
         };
         (words * 4) as u32
     }
@@ -1715,18 +1716,31 @@ kernels! {
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
             => device::tf32x3(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-        fn conv1d_tf32x3_wgmma<T in f32>(
+        /// One entry per number of warpgroups in a block:
+        /// `conv1d_tf32x3_wgmma_1_f32`, `..._2_f32` ([`wgmma::wgmma_groups`]).
+        /// A constant count lets the one-warpgroup entry drop the turns: 125
+        /// registers; with the count read from the block's size, one entry
+        /// took 233 to 246 and ran 1 025 taps 5% slower (H200, 1 168 against
+        /// 1 111 µs).
+        fn conv1d_tf32x3_wgmma<T in f32; const GROUPS: u32 = { 1, 2 }>(
             signal: *const T, signal_pitch: usize, n: usize, rows: u32,
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize)
             shares conv1d_basic
-            => wgmma::kernel(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+            => wgmma::kernel::<{ GROUPS as usize }>(
+                signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
     }
 }
 
 /// The arguments every convolution kernel takes.
 pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
 
-// The kernel table's widths are the ones the host chooses from.
+// The kernel tables' widths and warpgroup counts are the ones the host
+// chooses from.
+const _: () = assert!(
+    conv1d_tf32x3_wgmma::VALUES.len() == 2
+        && conv1d_tf32x3_wgmma::VALUES[0] == 1
+        && conv1d_tf32x3_wgmma::VALUES[1] as usize == wgmma::WGMMA_GROUPS_MAX
+);
 const _: () = assert!(
     conv1d_register_blocked::VALUES.len() == 2
         && conv1d_register_blocked::VALUES[0] as usize == BLOCKED_WIDTHS[0]
@@ -1750,7 +1764,13 @@ impl Conv1dVariant {
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
             Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
-            Conv1dVariant::Tf32x3Wgmma => conv1d_tf32x3_wgmma::entry::<f32>(),
+            Conv1dVariant::Tf32x3Wgmma => {
+                match conv1d_tf32x3_wgmma::entry::<f32>(wgmma::wgmma_groups(taps) as u32) {
+                    Some(entry) => entry,
+                    // The counts are the table's (asserted above).
+                    None => unreachable!("a warpgroup count without an entry"),
+                }
+            }
         }
     }
 }
@@ -1872,10 +1892,14 @@ mod tests {
             Conv1dVariant::RegisterBlocked.shared_bytes(STREAM_MAX_TAPS + 1)
         );
         assert_eq!(Conv1dVariant::Basic.shared_bytes(MAX_TAPS), 0);
+        // One warpgroup at 1 025 taps, two at 127.
         assert_eq!(
             Conv1dVariant::Tf32x3Wgmma.shared_bytes(MAX_TAPS) as usize,
-            wgmma::wgmma_shared_bytes(MAX_TAPS)
+            wgmma::wgmma_group_bytes(MAX_TAPS)
         );
+        assert_eq!(Conv1dVariant::Tf32x3Wgmma.block(MAX_TAPS), WGMMA_THREADS);
+        assert_eq!(Conv1dVariant::Tf32x3Wgmma.shared_bytes(127), 2 * 102_528);
+        assert_eq!(Conv1dVariant::Tf32x3Wgmma.block(127), 2 * WGMMA_THREADS);
     }
 
     /// A value in [-1, 1) that depends on `i` and `seed` only.

@@ -156,7 +156,9 @@ ladder! {
         /// read-only path, [`VECTOR_UNROLL`] loads in flight per thread, a
         /// grid sized to the occupancy the SMs allow, warp-shuffle block
         /// reductions, and the last block to finish (found with an atomic
-        /// ticket) reduces the per-block partials — no second launch; a grid
+        /// ticket whose acquire-release order publishes the partials, no
+        /// separate fences: `prim::ticket_u32`) reduces the
+        /// per-block partials — no second launch; a grid
         /// of one block (small inputs) writes its total directly. A slice
         /// starting at any element is handled by a scalar head up to the
         /// first 16-byte boundary and a scalar tail. Sum, min and max.
@@ -492,15 +494,15 @@ mod device {
         }
         if thread_idx_x() == 0 {
             *partials.add(block_idx_x() as usize) = block_total;
-            // Publish the partial before taking a ticket.
-            thread_fence();
-            let ticket = atomic_add_u32(counter, 1);
+            // The ticket publishes the partial (release) and, for the last
+            // block, acquires every other block's.
+            let ticket = ticket_u32(counter, 1);
             *is_last = (ticket == grid_dim_x() - 1) as u32;
         }
         sync_threads();
         if *is_last != 0 {
-            // Every other block's partial is published; read them from L2.
-            thread_fence();
+            // Every other block's partial is published to this block (its
+            // thread 0 acquired them before the barrier); read them from L2.
             let mut acc = op.identity();
             let mut j = thread_idx_x();
             while j < grid_dim_x() {

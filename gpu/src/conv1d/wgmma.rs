@@ -28,7 +28,7 @@
 //! times the multiply-adds at 127 taps (step 7: 1.13), on units that
 //! `wgmma` keeps busy where `mma.sync` cannot.
 
-/// Threads of a block: one warpgroup.
+/// Threads of a warpgroup, of which a block has 1 or [`WGMMA_GROUPS_MAX`].
 pub const WGMMA_THREADS: u32 = 128;
 /// Consecutive outputs of one column: the rows of `wgmma`'s `A` and `D`.
 pub const WGMMA_ROWS: usize = 64;
@@ -94,6 +94,8 @@ pub const fn wgmma_raw_bytes(taps: usize) -> usize {
 /// / 189, 47 taps 197 / 193, 55 taps 215 / 199, 63 taps 228 / 212, 71 taps
 /// 250 / 214. They cross near 59 on the H100 and 40 on the H200; one
 /// threshold serves both (with the L2 prefetch before, near 71 and 60).
+/// With the warpgroups' turns ([`WGMMA_GROUPS_MAX`]), H100, µs: 31 taps
+/// 196.3 / 199.5, 39 198.7 / 202.0, 47 201.2 / 199.4, 55 214.8 / 220.0.
 pub const WGMMA_MIN_TAPS: usize = 56;
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
@@ -165,6 +167,51 @@ pub const fn wgmma_shared_bytes(taps: usize) -> usize {
     wgmma_raw_offset(taps) + wgmma_raw_bytes(taps) + 16
 }
 
+/// Warpgroups of a block for masks of up to [`WGMMA_TURNS_MAX_TAPS`]
+/// ([`wgmma_groups`]): two, which take turns on the tensor cores, one
+/// storing and staging while the other multiplies.
+///
+/// Why: two blocks of one warpgroup per SM (the step before) fall into
+/// step with each other. Sharing the tensor cores, their products end
+/// together, and then both split and store while the tensor cores idle.
+/// Named barriers now hand the tensor cores from one warpgroup to the
+/// other once its last products are issued, so that one's staging runs
+/// under the other's products. Same runs, µs at 63 / 127 / 255 / 511 /
+/// 767 taps (2^26 outputs), two blocks of one warpgroup → one block of
+/// two: H100 219.5 → 209.8, 266.8 → 243.7, 370.6 → 353.2, 586.7 →
+/// 591.4, 806.7 → 831.0; H200 213.1 → 198.3, 265.7 → 241.8, 370.8 →
+/// 353.5, 589.6 → 594.4. Longer masks lose: their products dwarf the
+/// staging, and each hand-over drains the tensor cores' queue once.
+/// Handing over after the products had finished instead of once issued:
+/// H200 243.2 µs at 127 taps and 360.9 at 255.
+pub const WGMMA_GROUPS_MAX: usize = 2;
+
+/// The longest mask for which a block has [`WGMMA_GROUPS_MAX`] warpgroups:
+/// between 255 taps, where two win by 5 %, and 511, where they lose by 1 %.
+pub const WGMMA_TURNS_MAX_TAPS: usize = 383;
+
+/// Shared memory one block may opt into on sm_90 devices, the only ones
+/// that run this step: 227 KiB.
+pub const SM90_MAX_SHARED: usize = 227 * 1024;
+
+/// Shared memory of one warpgroup's slice of a block: [`wgmma_shared_bytes`]
+/// rounded up to 128 bytes, so that every slice's parts and barrier keep
+/// their alignment.
+pub const fn wgmma_group_bytes(taps: usize) -> usize {
+    wgmma_shared_bytes(taps).next_multiple_of(128)
+}
+
+/// Warpgroups of a block for a mask of `taps`: [`WGMMA_GROUPS_MAX`] up to
+/// [`WGMMA_TURNS_MAX_TAPS`] taps, one beyond (two blocks per SM where
+/// their shared memory fits, as before).
+pub const fn wgmma_groups(taps: usize) -> usize {
+    if taps <= WGMMA_TURNS_MAX_TAPS {
+        WGMMA_GROUPS_MAX
+    } else {
+        1
+    }
+}
+
 /// The part of the tile at `start` that its bulk copy brings, for a row
 /// whose element 0 is word `word0` of memory (its address / 4) and has `n`
 /// elements (`start < n`): `(first, last, shift)`, tile elements `first ..
@@ -229,7 +276,12 @@ const _: () = assert!(
     WGMMA_THREADS as usize == 4 * 32
         && WGMMA_ROWS == 64
         && WGMMA_COLS == 128
-        && wgmma_shared_bytes(super::MAX_TAPS) <= 227 * 1024
+        && wgmma_group_bytes(super::MAX_TAPS) <= SM90_MAX_SHARED
+        // The warpgroups' slices fit in one block wherever there are two.
+        && WGMMA_GROUPS_MAX * wgmma_group_bytes(WGMMA_TURNS_MAX_TAPS) <= SM90_MAX_SHARED
+        // Named barriers: one per warpgroup and one per turn after 0, ids
+        // up to `2 · WGMMA_GROUPS_MAX`, of 16.
+        && 2 * WGMMA_GROUPS_MAX < 16
         && wgmma_raw_offset(super::MAX_TAPS).is_multiple_of(16)
         && wgmma_tile_len(1).is_multiple_of(8)
         // A thread's elements lie 2 lines apart (`tid + 128k`).
@@ -239,26 +291,32 @@ const _: () = assert!(
 );
 
 /// Contract: the family's (`conv1d`'s device module), with blocks of
-/// [`WGMMA_THREADS`] threads and [`wgmma_shared_bytes`] of shared memory;
-/// PTX for sm_90a (other targets trap: the host refuses them first).
+/// `GROUPS` (1 or [`WGMMA_GROUPS_MAX`]) warpgroups ([`WGMMA_THREADS`]
+/// threads each) and
+/// [`wgmma_group_bytes`] of shared memory per warpgroup; PTX for sm_90a
+/// (other targets trap: the host refuses them first).
 ///
 /// Block `b` computes a run of consecutive tiles of each of its rows
-/// (the grid's runs as step 7's). Per tile: (1) the block writes the
-/// inputs the bulk copy did not bring into the raw buffer
-/// ([`wgmma_raw_bytes`], [`wgmma_copy_span`]), waits for the copy, splits
-/// the tile by [`wgmma_offset`] into its staged parts, then a proxy fence
-/// and a barrier, and one thread starts the next tile's copy; (2) per
+/// (the grid's runs as step 7's), its warpgroups taking the run's tiles
+/// in turn, each in its own slice of shared memory. Per tile of a
+/// warpgroup: (1) it writes the inputs the bulk copy did not bring into
+/// the raw buffer ([`wgmma_raw_bytes`], [`wgmma_copy_span`]), waits for
+/// the copy, splits the tile by [`wgmma_offset`] into its staged parts,
+/// then a proxy fence and a barrier, and one thread starts the next
+/// tile's copy; (2) per
 /// step, each thread loads its fragments of the split mask and the
 /// warpgroup issues 3 products (small·big, big·small, big·big) and
 /// commits them, waiting only for the step before's, whose fragments the
-/// next ones may replace; (3) once all are done, each thread stores its 64
-/// outputs, computes any that came out non-finite again directly
-/// ([`device::outputs_directly`]), and a barrier lets the next tile's
-/// staging overwrite what the products read.
+/// next ones may replace, and with two warpgroups only in its turn, which
+/// it hands over once its last products are issued ([`WGMMA_GROUPS_MAX`]);
+/// (3) once all are done, each thread stores its 64 outputs, computes any
+/// that came out non-finite again directly ([`device::outputs_directly`]),
+/// and a barrier lets the next tile's staging overwrite what the products
+/// read. Every barrier but the first is the warpgroup's own (named).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn kernel(
+pub(super) unsafe fn kernel<const GROUPS: usize>(
     signal: *const f32,
     signal_pitch: usize,
     n: usize,
@@ -287,15 +345,29 @@ pub(super) unsafe fn kernel(
         let lines = wgmma_lines(taps);
         let part = wgmma_part_bytes(taps);
         let mask_len = wgmma_mask_len(taps);
-        let shared = dynamic_shared::<u8>();
+        // Warpgroup `group` of `groups` works in its own slice of shared
+        // memory, on every `groups`-th tile of the block's runs.
+        // A constant, so that the one-warpgroup entry compiles without the
+        // turns (160 registers instead of 233).
+        let groups = GROUPS;
+        let group = if GROUPS == 1 {
+            0
+        } else {
+            thread_idx_x() as usize / threads
+        };
+        let shared = dynamic_shared::<u8>().add(group * wgmma_group_bytes(taps));
         let (big, small) = (shared, shared.add(part));
         let mask_big = shared.add(2 * part).cast::<u32>();
         let mask_small = mask_big.add(mask_len);
         let raw = shared.add(wgmma_raw_offset(taps)).cast::<f32>();
         let raw_at = shared_address(raw);
         let barrier = raw_at + wgmma_raw_bytes(taps) as u32;
-        let tid = thread_idx_x() as usize;
+        let tid = thread_idx_x() as usize % threads;
         let (warp, lane) = (tid / 32, tid % 32);
+        // This warpgroup's barrier, and the turns of the tensor cores.
+        let own = 1 + group as u32;
+        let turn = |g: usize| 1 + WGMMA_GROUPS_MAX as u32 + g as u32;
+        let both = (threads * groups) as u32;
 
         // The mask's parts, zero-padded; read after the first barrier below.
         let mut j = tid;
@@ -315,131 +387,173 @@ pub(super) unsafe fn kernel(
         let run = tiles.div_ceil(grid_dim_x() as usize);
         let first_tile = block_idx_x() as usize * run;
         let end_tile = (first_tile + run).min(tiles);
-        let mut row = block_idx_y() as usize;
+        // Turns per row, and this warpgroup's tiles among them, tile
+        // `mine(k)` at turn `k`: the second warpgroup has one tile fewer
+        // than turns where the run is odd.
+        let run_len = end_tile.max(first_tile) - first_tile;
+        let turns = run_len.div_ceil(groups);
+        let tiles_mine = (run_len + groups - 1 - group) / groups;
+        let mine = |k: usize| first_tile + k * groups + group;
         let row_of = |row: usize| signal.add(row * signal_pitch);
-        // One thread owns the barrier and starts every copy: the first
-        // tile's now, each next one's once the tile before is split.
+        let step_rows = grid_dim_y() as usize;
+        // One thread of each warpgroup owns its barrier and starts its
+        // copies: the first tile's now, each next one's once the tile
+        // before is split.
+        let mut row = block_idx_y() as usize;
         if tid == 0 {
             bulk::init_barrier(barrier, 1);
-            if row < rows as usize && first_tile < end_tile {
-                Raw::of(row_of(row), first_tile * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
+            if row < rows as usize && tiles_mine > 0 {
+                Raw::of(row_of(row), mine(0) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
             }
         }
         sync_threads();
+        // The first turn is the first warpgroup's.
+        if group == 1 && row < rows as usize && turns > 0 {
+            arrive_named(turn(0), both);
+        }
+        // The other warpgroup's turn, after this one's turn `k` of a row;
+        // the second warpgroup passes none after its last, which nobody
+        // would take.
+        let pass_turn = |k: usize, last_row: bool| {
+            if groups > 1 && !(group == 1 && last_row && k + 1 == turns) {
+                arrive_named(turn(1 - group), both);
+            }
+        };
         let mut parity = 0;
-        while row < rows as usize && first_tile < end_tile {
+        while row < rows as usize && turns > 0 {
             let x = row_of(row);
             let y = out.add(row * out_pitch);
-            for tile in first_tile..end_tile {
-                let start = tile * WGMMA_TILE;
+            let last_row = row + step_rows >= rows as usize;
+            for k in 0..tiles_mine {
+                let start = mine(k) * WGMMA_TILE;
                 // 1. The inputs: the copy brought the row's 16-byte units;
                 // the threads write the few elements at their ends (and
                 // zeros outside the row), wait for the copy, and split
                 // the tile by quads into the staged parts.
-                let span = Raw::of(x, start, len, r, n);
-                span.edges(raw, tid);
-                bulk::wait_parity(barrier, parity);
-                parity ^= 1;
-                sync_threads();
-                match span.shift {
-                    0 => device::split::<0>(raw, big, small, lines, len, tid),
-                    1 => device::split::<1>(raw, big, small, lines, len, tid),
-                    2 => device::split::<2>(raw, big, small, lines, len, tid),
-                    _ => device::split::<3>(raw, big, small, lines, len, tid),
-                }
-                // The parts are read by the products and the raw buffer
-                // rewritten by the next copy: both through the async proxy.
-                wgmma::fence_proxy_async();
-                sync_threads();
-
-                // The next tile's copy, which lands while this tile's
-                // products run.
-                if tid == 0 {
-                    if tile + 1 < end_tile {
-                        Raw::of(x, start + WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
-                    } else if row + (grid_dim_y() as usize) < rows as usize {
-                        let next = row_of(row + grid_dim_y() as usize);
-                        Raw::of(next, first_tile * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
+                {
+                    let span = Raw::of(x, start, len, r, n);
+                    span.edges(raw, tid);
+                    bulk::wait_parity(barrier, parity);
+                    parity ^= 1;
+                    sync_named(own, threads as u32);
+                    match span.shift {
+                        0 => device::split::<0>(raw, big, small, lines, len, tid),
+                        1 => device::split::<1>(raw, big, small, lines, len, tid),
+                        2 => device::split::<2>(raw, big, small, lines, len, tid),
+                        _ => device::split::<3>(raw, big, small, lines, len, tid),
                     }
-                }
+                    // The parts are read by the products and the raw
+                    // buffer rewritten by the next copy: both through the
+                    // async proxy.
+                    wgmma::fence_proxy_async();
+                    sync_named(own, threads as u32);
 
-                // 2. The products.
-                let fragment = |s: usize| {
-                    let words = wgmma_a_words(warp, lane, s);
-                    (
-                        words.map(|w| *mask_big.add(w)),
-                        words.map(|w| *mask_small.add(w)),
-                    )
-                };
-                // One step's products: small·big, big·small, big·big (the
-                // small terms first, as they are the smaller).
-                let issue =
-                    |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
-                        let at = wgmma_b_start(lines, s) as u32;
-                        let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
-                        let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
-                        wgmma::fence();
-                        wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
-                        wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
-                        wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
-                        wgmma::commit();
-                    };
-                let hold = |a: &([u32; 4], [u32; 4])| {
-                    wgmma::hold(&a.0);
-                    wgmma::hold(&a.1);
-                };
-                // Steps in pairs, the fragments of even and odd steps in
-                // variables of their own: a step's are loaded while the
-                // products of the step before run, once those of two steps
-                // before (which read the same variable) are done, and each
-                // is held until then ([`wgmma::hold`]). Uniform across the
-                // warpgroup, as `wgmma` requires.
-                let mut acc = [0.0f32; WGMMA_N128_REGS];
-                let mut even = fragment(0);
-                let mut odd = ([0u32; 4], [0u32; 4]);
-                let mut s = 0;
-                loop {
-                    issue(&mut acc, s, &even);
-                    // Step s − 1 is done: `odd` is free.
-                    wgmma::wait::<1>(&mut acc);
-                    hold(&odd);
-                    if s + 1 >= steps {
-                        break;
-                    }
-                    odd = fragment(s + 1);
-                    issue(&mut acc, s + 1, &odd);
-                    // Step s is done: `even` is free.
-                    wgmma::wait::<1>(&mut acc);
-                    hold(&even);
-                    if s + 2 >= steps {
-                        break;
-                    }
-                    even = fragment(s + 2);
-                    s += 2;
-                }
-                wgmma::wait::<0>(&mut acc);
-
-                // 3. The outputs.
-                // Spelled out: a rolled loop would keep `acc` in local memory.
-                let mut finite = true;
-                unroll!(c in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                    unroll!(e in [0 1 2 3] => {
-                        let reg = 4 * c + e;
-                        let i = start + wgmma_d_output(warp, lane, reg);
-                        finite &= acc[reg].is_finite();
-                        if i < n {
-                            *y.add(i) = acc[reg];
+                    // The next tile's copy, which lands while this tile's
+                    // products run.
+                    if tid == 0 {
+                        if k + 1 < tiles_mine {
+                            Raw::of(x, mine(k + 1) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
+                        } else if !last_row {
+                            let next = row_of(row + step_rows);
+                            Raw::of(next, mine(0) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
                         }
-                    });
-                });
-                if !finite {
-                    outputs_directly(x, y, mask, taps, start, warp, lane, n);
+                    }
                 }
-                // Every warp's products are done (each waited for its
-                // own): the next tile's staging may overwrite their inputs.
-                sync_threads();
+
+                // 2. The products, on the tensor cores by turns: while one
+                // warpgroup multiplies, the other stores and stages.
+                if groups > 1 {
+                    sync_named(turn(group), both);
+                }
+                {
+                    let mut acc = [0.0f32; WGMMA_N128_REGS];
+                    let fragment = |s: usize| {
+                        let words = wgmma_a_words(warp, lane, s);
+                        (
+                            words.map(|w| *mask_big.add(w)),
+                            words.map(|w| *mask_small.add(w)),
+                        )
+                    };
+                    // One step's products: small·big, big·small, big·big
+                    // (the small terms first, as they are the smaller).
+                    let issue =
+                        |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
+                            let at = wgmma_b_start(lines, s) as u32;
+                            let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
+                            let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
+                            wgmma::fence();
+                            wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
+                            wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
+                            wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
+                            wgmma::commit();
+                        };
+                    let hold = |a: &([u32; 4], [u32; 4])| {
+                        wgmma::hold(&a.0);
+                        wgmma::hold(&a.1);
+                    };
+                    // Steps in pairs, the fragments of even and odd steps
+                    // in variables of their own: a step's are loaded while
+                    // the products of the step before run, once those of
+                    // two steps before (which read the same variable) are
+                    // done, and each is held until then
+                    // ([`wgmma::hold`]). Uniform across the warpgroup, as
+                    // `wgmma` requires.
+                    let mut even = fragment(0);
+                    let mut odd = ([0u32; 4], [0u32; 4]);
+                    let mut s = 0;
+                    loop {
+                        issue(&mut acc, s, &even);
+                        // Step s − 1 is done: `odd` is free.
+                        wgmma::wait::<1>(&mut acc);
+                        hold(&odd);
+                        if s + 1 >= steps {
+                            break;
+                        }
+                        odd = fragment(s + 1);
+                        issue(&mut acc, s + 1, &odd);
+                        // Step s is done: `even` is free.
+                        wgmma::wait::<1>(&mut acc);
+                        hold(&even);
+                        if s + 2 >= steps {
+                            break;
+                        }
+                        even = fragment(s + 2);
+                        s += 2;
+                    }
+                    // Passed once this warpgroup's last products are
+                    // issued, so that the other's first queue behind them.
+                    pass_turn(k, last_row);
+                    wgmma::wait::<0>(&mut acc);
+
+                    // 3. The outputs.
+                    // Spelled out: a rolled loop would keep `acc` in local
+                    // memory.
+                    let mut finite = true;
+                    unroll!(c in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                        unroll!(e in [0 1 2 3] => {
+                            let reg = 4 * c + e;
+                            let i = start + wgmma_d_output(warp, lane, reg);
+                            finite &= acc[reg].is_finite();
+                            if i < n {
+                                *y.add(i) = acc[reg];
+                            }
+                        });
+                    });
+                    if !finite {
+                        outputs_directly(x, y, mask, taps, start, warp, lane, n);
+                    }
+                    // Every warp's products are done (each waited for its
+                    // own): the next tile's staging may overwrite their
+                    // inputs.
+                    sync_named(own, threads as u32);
+                }
             }
-            row += grid_dim_y() as usize;
+            // A turn without a tile: taken and passed on.
+            if tiles_mine < turns {
+                sync_named(turn(group), both);
+                pass_turn(turns - 1, last_row);
+            }
+            row += step_rows;
         }
     }
 }

@@ -3,7 +3,7 @@
 //! * `ld.global.nc`: read-only data path (the `__ldg` of the lessons): the
 //!   data must not be written by anyone during the kernel.
 //! * `ld.global.cg`: cached in L2 only, so it sees writes that other blocks
-//!   made visible with a fence — the last block of a single-pass reduction
+//!   published (a release) — the last block of a single-pass reduction
 //!   reads the others' partials this way.
 //! * `v4`: one 16-byte access per thread, a quarter of the instructions of
 //!   four 4-byte loads and full 128-byte lines per 8 lanes.

@@ -5,7 +5,7 @@
 //! kernels compose it. One file per idea:
 //!
 //! * [`index`]: thread, block and grid indices, 1D and 2D, and grid-stride loops;
-//! * [`sync`]: block and warp barriers, memory fences, `trap`;
+//! * [`sync`]: block, named and warp barriers, `trap`;
 //! * [`shared`]: the block's dynamic shared memory, typed and carved;
 //! * [`warp`]: shuffles and votes;
 //! * [`atomic`]: atomics on shared and global memory;

@@ -1,4 +1,4 @@
-//! Barriers, fences and `trap`.
+//! Barriers and `trap`.
 
 use core::arch::{asm, nvptx};
 
@@ -26,12 +26,30 @@ pub fn sync_warp(mask: u32) {
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
-/// `__threadfence()`: this thread's earlier global writes become visible to
-/// the whole device before its later ones.
+/// Named barrier `id` (1 to 15; 0 is [`sync_threads`]'s) for `threads`
+/// threads (a multiple of 32): waits until that many have reached it, by
+/// this call or by [`arrive_named`], and orders their shared- and
+/// global-memory accesses as [`sync_threads`] does. Lets part of a block,
+/// such as one warpgroup, wait for itself or for another part.
+///
+/// Every warp that calls it must reach it whole, and the calls and
+/// arrivals of one phase must add up to exactly `threads`.
 #[inline(always)]
-pub fn thread_fence() {
-    // SAFETY: a memory fence; no operands.
-    unsafe { asm!("membar.gl;", options(nostack)) }
+pub fn sync_named(id: u32, threads: u32) {
+    // SAFETY: a hardware barrier; touches no memory beyond ordering it.
+    // The counts are the documented contract.
+    unsafe { asm!("bar.sync {i}, {t};", i = in(reg32) id, t = in(reg32) threads, options(nostack)) }
+}
+
+/// Arrives at named barrier `id` for `threads` threads without waiting:
+/// the other side of [`sync_named`], for a part of a block that signals
+/// another part and goes on.
+#[inline(always)]
+pub fn arrive_named(id: u32, threads: u32) {
+    // SAFETY: as `sync_named`.
+    unsafe {
+        asm!("bar.arrive {i}, {t};", i = in(reg32) id, t = in(reg32) threads, options(nostack))
+    }
 }
 
 /// Aborts the kernel; the host sees a launch failure.
