@@ -4,7 +4,8 @@ reader needs to see why a step is fast or slow.
 
     profile.py LADDER_BIN FAMILY [VARIANT]
 
-Runs the ladder benchmark (`LADDER_BIN --families FAMILY --quick --no-peers`)
+Runs the ladder benchmark (`LADDER_BIN --families FAMILY --quick --no-peers
+--no-hold`: the profiler serialises launches, so nothing may hold the stream)
 under `ncu --clock-control none`, on the first launch of the kernel whose
 entry name starts with `<family>_<variant>` after a few warm-ups, and prints:
 duration, DRAM throughput against the peak, achieved and theoretical
@@ -50,7 +51,7 @@ STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 def ncu(args, ladder, family):
     command = [
         "ncu", "--clock-control", "none", "--launch-skip", "3", "--launch-count", "1",
-        *args, ladder, "--families", family, "--quick", "--no-peers", "--reps", "1",
+        *args, ladder, "--families", family, "--quick", "--no-peers", "--no-hold", "--reps", "1",
         "--out", "/tmp/warpspeed-profile",
     ]
     run = subprocess.run(command, capture_output=True, text=True)

@@ -153,8 +153,9 @@ pub struct Bench<'a> {
     /// The kernels of the families run, read once after the context was
     /// created.
     pub kernels: Vec<KernelUse>,
-    /// Holds the stream while each window of timed launches is enqueued.
-    hold: Hold,
+    /// Holds the stream while each window of timed launches is enqueued
+    /// (none with `--no-hold`, for profilers).
+    hold: Option<Hold>,
     measurements: usize,
 }
 
@@ -234,7 +235,13 @@ pub fn ladder_rows<L: Ladder>(
 }
 
 impl<'a> Bench<'a> {
-    pub fn new(ctx: &'a Context, reps: usize, quick: bool, peers: Peers) -> Result<Self, String> {
+    pub fn new(
+        ctx: &'a Context,
+        reps: usize,
+        quick: bool,
+        peers: Peers,
+        hold: bool,
+    ) -> Result<Self, String> {
         let info = ctx.info();
         println!(
             "device: {} (compute capability {}.{}, {} SMs, {:.1} GiB, L2 {} MiB), PTX {}",
@@ -264,7 +271,7 @@ impl<'a> Bench<'a> {
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),
-            hold: Hold::new()?,
+            hold: if hold { Some(Hold::new()?) } else { None },
             measurements: 0,
         };
         // 1 GiB device-to-device copy: the bandwidth ceiling of this run.
@@ -325,7 +332,9 @@ impl<'a> Bench<'a> {
             let window = left.min(WINDOW);
             left -= window;
             let mut events = Vec::with_capacity(window);
-            self.hold.hold(stream)?;
+            if let Some(hold) = &self.hold {
+                hold.hold(stream)?;
+            }
             let queued = (0..window).try_for_each(|_| {
                 let (start, stop) = (
                     Event::new(EventFlags::DEFAULT).map_err(err)?,
@@ -338,10 +347,12 @@ impl<'a> Bench<'a> {
                 Ok::<(), String>(())
             });
             // Released even after an error, so that nothing stays held.
-            self.hold.release();
+            if let Some(hold) = &self.hold {
+                hold.release();
+            }
             self.ctx.synchronize().map_err(|e| e.to_string())?;
             queued?;
-            if self.hold.timed_out() {
+            if self.hold.as_ref().is_some_and(Hold::timed_out) {
                 return Err(
                     "a timed launch waited for its own stream (it synchronises): \
                             the hold timed out"

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
-//!        [--reps N] [--out DIR] [--no-peers]
+//!        [--reps N] [--out DIR] [--no-peers] [--no-hold]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ```
 //!
@@ -54,6 +54,7 @@ struct Options {
     reps: usize,
     out: PathBuf,
     peers: bool,
+    hold: bool,
     report: Option<PathBuf>,
     masks: Vec<usize>,
 }
@@ -65,6 +66,7 @@ fn options() -> Result<Options, String> {
         reps: 20,
         out: PathBuf::from("target/bench"),
         peers: true,
+        hold: true,
         report: None,
         masks: Vec::new(),
     };
@@ -77,6 +79,9 @@ fn options() -> Result<Options, String> {
             "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
             "--out" | "--json" => o.out = PathBuf::from(value()?),
             "--no-peers" => o.peers = false,
+            // Under a profiler, which serialises launches: a held stream
+            // would wait for launches the profiler has not let through.
+            "--no-hold" => o.hold = false,
             "--report" => o.report = Some(PathBuf::from(value()?)),
             "--masks" => {
                 for taps in value()?.split(',') {
@@ -152,7 +157,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     } else {
         peers::Peers::none("--no-peers")
     };
-    let mut bench = Bench::new(ctx, o.reps, o.quick, peers)?;
+    let mut bench = Bench::new(ctx, o.reps, o.quick, peers, o.hold)?;
     bench.kernels = kernels;
     bench.masks = o.masks.clone();
     for family in FAMILIES
