@@ -16,6 +16,27 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use warpspeed_gpu::ConstantSymbol;
 use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
 
+/// Where a context's scratch memory ([`Context::scratch`]) keeps what its
+/// families leave there, in bytes from its start. The tickets are zero
+/// between launches (zeroed when the scratch is allocated, reset by the
+/// kernel that takes the last one); the partials are whatever the last
+/// work left, and each launch writes before it reads them.
+pub(crate) mod scratch {
+    use warpspeed_gpu::gemm::SPLIT_TICKETS;
+
+    /// The single-pass reduction's ticket.
+    pub const COUNTER_OFFSET: u64 = 0;
+    /// The result slot of the waiting reductions (`sum`, `min`, `max`).
+    pub const RESULT_OFFSET: u64 = 16;
+    /// A split product's workspace: its tile tickets, then its slices'
+    /// partial tiles, which share the space of the reduction's partials
+    /// (work on one stream runs one kernel at a time).
+    pub const SPLIT_OFFSET: usize = 256;
+    /// The reductions' per-block partials: after the split product's
+    /// tickets, which must stay zero.
+    pub const PARTIALS_OFFSET: usize = SPLIT_OFFSET + SPLIT_TICKETS * 4;
+}
+
 /// A resolved kernel: its driver handle and its table row.
 struct Loaded {
     function: CUfunction,

@@ -103,12 +103,21 @@
 //! `sm_70` baseline (a Volta or Turing GPU, or `WARPSPEED_PTX=sm_70`)
 //! refuses them with [`Error::Unsupported`].
 //!
-//! No step uses atomics or splits `k` across blocks: each output is summed
-//! in an order fixed by the step and its tile configuration, which
-//! [`GemmVariant::Pipelined`] chooses from `m`, `n` and the device's SM
-//! count, so one input gives the same bits on one device every run.
+//! No step uses floating-point atomics: each output is summed in an order
+//! fixed by the step and its plan, which [`GemmVariant::Pipelined`] chooses
+//! from `m`, `n`, `k` and the device's SM count, so one input gives the
+//! same bits on one device every run. Where even 64 × 128 tiles leave SMs
+//! idle (at most 132 such tiles on a 132-SM GPU: 512² and below, or a
+//! large `k` under small `m × n`), `Pipelined` splits `k` into slices
+//! ([`warpspeed_gpu::gemm::split_slices`]), one block per tile and slice;
+//! the last slice of a tile to finish adds the partial tiles in slice
+//! order and stores `C`. The partials live in the context's scratch
+//! memory (at most one 64 × 128 tile per SM, 4.1 MiB on a 132-SM GPU),
+//! allocated, with a wait for the stream, by the first product that needs
+//! more than it holds.
 
 use crate::context::Context;
+use crate::context::scratch::SPLIT_OFFSET;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::matrix::{Matrix, MatrixMut};
@@ -398,8 +407,12 @@ impl Context {
             };
             return Ok(Pending::new(self));
         }
-        let plan = variant.plan(m, n, self.info().multiprocessors);
+        let plan = variant.plan(m, n, k, self.info().multiprocessors);
         let grid = product_grid(m, n, plan.blocks(m, n))?;
+        let work = match plan.work_words(m, n) {
+            0 => 0,
+            words => self.scratch(SPLIT_OFFSET + words * size_of::<f32>())? + SPLIT_OFFSET as u64,
+        };
         let (a_row, a_col) = strides(gemm.transpose_a, a.pitch());
         let (b_row, b_col) = strides(gemm.transpose_b, b.pitch());
         let args = GemmArgs {
@@ -416,6 +429,9 @@ impl Context {
             beta,
             c: DevPtrMut::new(c.address()),
             ldc: c.pitch(),
+            // At most `k / MIN_SLICE_K` slices, `k` below 2^32.
+            slices: plan.slices as u32,
+            work: DevPtrMut::new(work),
         };
         let cfg = LaunchConfig::linear(grid, plan.tiles.threads, plan.tiles.shared_bytes);
         // SAFETY: the kernels' contract (`gemm::device::Operands`): every
@@ -427,7 +443,12 @@ impl Context {
         // ldc + j]` inside `c`; `c` overlaps neither `a` nor `b` (refused
         // above); `k ≥ 1` (`k = 0` took the branch above); a 1D grid of
         // exactly `plan.blocks(m, n)` blocks of `plan.tiles.threads`
-        // threads with `plan.tiles.shared_bytes` of dynamic shared memory
+        // threads with `plan.tiles.shared_bytes` of dynamic shared memory;
+        // for a split plan, `plan.work_words(m, n)` words of this
+        // context's scratch at `work`, whose tickets (the first
+        // `SPLIT_TICKETS` words) are zero between launches (zeroed on
+        // allocation, reset by each split launch, written by nothing else)
+        // and which work enqueued later on this stream waits for
         // (the launch opts in beyond 48 KiB and checks the device's
         // limits); the tensor-core steps only on PTX for sm_80 or newer
         // (checked above). The `Pending` keeps all three borrowed until the
@@ -545,7 +566,7 @@ mod tests {
     fn every_step_plans_a_launch_with_an_entry() {
         for &v in GemmVariant::ALL {
             for (m, n) in [(1, 1), (17, 33), (4096, 4096)] {
-                let plan = v.plan(m, n, 132);
+                let plan = v.plan(m, n, 1000, 132);
                 assert!(plan.entry.kernel().name.starts_with(v.shape().kernel));
                 assert!(plan.blocks(m, n) >= 1);
                 let (tm, tn) = (plan.tiles.tile_m as usize, plan.tiles.tile_n as usize);

@@ -53,13 +53,7 @@ mod sealed {
     impl Sealed for u32 {}
 }
 
-/// Where a context's scratch memory keeps the reduction's state: the single
-/// pass's ticket counter (zero between launches: zeroed when the scratch is
-/// allocated, reset by every launch), the result slot of the waiting
-/// functions, then the per-block partials of whichever pass runs.
-const COUNTER_OFFSET: u64 = 0;
-const RESULT_OFFSET: u64 = 16;
-const PARTIALS_OFFSET: usize = 256;
+use crate::context::scratch::{COUNTER_OFFSET, PARTIALS_OFFSET, RESULT_OFFSET};
 
 /// Where a pass reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! SGEMM: every step on 1×1×1 up to 1000×999×1001 with every transpose
 //! combination, row pitches (multiples of 4 and not) and views starting at
-//! odd element offsets, the fast steps on 1537×1665×129 (128 × 128 tiles);
+//! odd element offsets, the fast steps on 1537×1665×129 (128 × 128 tiles)
+//! and 200×300×1000 (`k` split across blocks);
 //! the fastest step on 4096³, 8192×8192×256 and 256×256×65536 (sampled);
 //! `Tf32x3` against the FP32 kernel's own error; the BLAS rules (`k = 0`,
 //! `α = 0` with NaN operands, `β = 0` with NaN in `C`, `β ≠ 0`
@@ -618,6 +619,29 @@ fn cases() -> Vec<Case> {
                 .steps(Steps::Fast),
         );
     }
+    // 4 × 3 tiles of 64 × 128 with 1000 of `k`: the pipelined step splits
+    // `k` (11 slices on a 132-SM GPU, the last one shorter), in every
+    // transpose combination, aligned and packed, and with odd pitches
+    // and offsets, β ≠ 0 accumulating.
+    for (ta, tb) in transposes {
+        cases.push(
+            Case::new(200, 300, 1000)
+                .transposed(ta, tb)
+                .steps(Steps::Fast),
+        );
+        cases.push(
+            Case::new(200, 300, 1000)
+                .transposed(ta, tb)
+                .aligned()
+                .steps(Steps::Fast),
+        );
+    }
+    cases.push(
+        Case::new(200, 300, 1000)
+            .padded([1, 6, 3], [1, 2, 1])
+            .scaled(0.75, -2.0)
+            .steps(Steps::Fast),
+    );
     // The big ones, once each with the fastest step, sampled (skipped
     // above WARPSPEED_TEST_MAX_N, i.e. under the sanitizers).
     cases.push(Case::new(4096, 4096, 4096).sampled());
@@ -850,7 +874,18 @@ fn a_times_a_transposed(ctx: &Context) -> Result<(), Failed> {
 
 /// The same call twice gives the same bits (no atomics, a fixed order).
 fn repeatable(ctx: &Context) -> Result<(), Failed> {
-    let case = Case::new(129, 257, 100).aligned();
+    // One tile per block, and `k` split across blocks (the pipelined step
+    // on 132 SMs), whose slices may finish in any order.
+    for case in [
+        Case::new(129, 257, 100).aligned(),
+        Case::new(200, 300, 1000).aligned(),
+    ] {
+        repeatable_on(ctx, &case)?;
+    }
+    Ok(())
+}
+
+fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
     let input = upload(&case.input())?;
     let steps: Vec<GemmVariant> = [
         GemmVariant::FASTEST,
@@ -864,14 +899,16 @@ fn repeatable(ctx: &Context) -> Result<(), Failed> {
         let mut outs = Vec::new();
         for _ in 0..2 {
             let mut c = upload(&case.initial_c())?;
-            ok(run(ctx, &case.gemm().variant(step), &case, &input, &mut c))?;
+            ok(run(ctx, &case.gemm().variant(step), case, &input, &mut c))?;
             outs.push(download(&c)?);
         }
         let same = outs[0]
             .iter()
             .zip(&outs[1])
             .all(|(x, y)| x.to_bits() == y.to_bits());
-        ensure(same, || format!("{step:?}: two runs gave different bits"))?;
+        ensure(same, || {
+            format!("{step:?} {}: two runs gave different bits", case.name())
+        })?;
     }
     Ok(())
 }

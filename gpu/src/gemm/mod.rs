@@ -11,7 +11,8 @@
 //!
 //! A block computes one `tile_m × tile_n` tile of `C`; the grid is 1D, one
 //! block per tile (so any `m` and `n` below 2^32 fit), and a block finds its
-//! tile from its index ([`tile_of`]). The blocks past the edges of `C`
+//! tile from its index ([`tile_of`]); step 8 may split `k` too, one block
+//! per tile and slice of `k` ([`split_slices`]). The blocks past the edges of `C`
 //! load zeros for the rows and columns outside and store only inside;
 //! step 8's instead step back to end on the edge where `C` holds a whole
 //! tile ([`pipelined`]), so that every panel they copy is whole.
@@ -141,6 +142,47 @@ pub const fn pipelined_tiles(value: u32) -> TileConfig {
     warp_tiles(value as usize, PIPELINED_TILE_N, PIPELINE_STAGES)
 }
 
+/// Tickets at the start of a split product's workspace: one per tile, so
+/// a split takes at most this many tiles ([`split_slices`]).
+pub const SPLIT_TICKETS: usize = 2048;
+/// The least `k` a slice of a split product takes: 2 stages. Measured on
+/// an H100 (µs, unsplit / at least 4 stages / 2 / 1): 256³ 20.6 / 14.7 /
+/// 14.4 / 16.4, 512³ 34.1 / 18.6 / 18.2 / 18.1.
+pub const MIN_SLICE_K: usize = 2 * WARP_BK;
+
+/// Slices of `k` a [`GemmVariant::Pipelined`] product of `tiles` tiles
+/// runs on a GPU of `sms` multiprocessors: 1 where the tiles fill the
+/// SMs, else enough that tiles × slices is about `sms`, each slice at
+/// least [`MIN_SLICE_K`] deep; no slice is empty (see [`slice_k`]).
+pub const fn split_slices(tiles: usize, k: usize, sms: usize) -> usize {
+    if tiles == 0 || tiles >= sms || tiles > SPLIT_TICKETS {
+        return 1;
+    }
+    let wanted = sms / tiles;
+    let deep = k / MIN_SLICE_K;
+    let slices = if wanted < deep { wanted } else { deep };
+    if slices <= 1 {
+        return 1;
+    }
+    k.div_ceil(slice_k(k, slices))
+}
+
+/// `k` per slice of a product split in `slices`: whole stages, the last
+/// slice the rest.
+pub const fn slice_k(k: usize, slices: usize) -> usize {
+    k.div_ceil(slices).div_ceil(WARP_BK) * WARP_BK
+}
+
+/// Words of a split product's workspace: the tickets, then each slice's
+/// partial tile.
+pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> usize {
+    if slices <= 1 {
+        0
+    } else {
+        SPLIT_TICKETS + tiles * slices * tile_elements
+    }
+}
+
 /// Tile of the tensor-core steps: 128 × 128, 8 warps of 64 × 32.
 pub const TENSOR_TILE: usize = 128;
 /// Stages of the tensor-core steps' ring.
@@ -247,7 +289,9 @@ ladder! {
         /// copies store conflict-free, consecutive blocks walk `C` in
         /// bands of 8 tile rows (rasterized) so the tiles they share stay
         /// in L2, and products with too few 128 × 128 tiles to fill the
-        /// GPU run 64 × 128 tiles. Each `k`'s products go in serpentine
+        /// GPU run 64 × 128 tiles, split along `k` where even those leave
+        /// SMs idle ([`split_slices`]: 512³ 34 → 18 µs on an H100). Each
+        /// `k`'s products go in serpentine
         /// order (a row's first product can reuse the `B` value of the row
         /// before's last) from fragments loaded two `k` ahead: the two
         /// together 1.8% at 4096³ on an H100.
@@ -296,19 +340,33 @@ ladder! {
     fastest = Pipelined;
 }
 
-/// One launch of a step for one product: its entry and tiles.
+/// One launch of a step for one product: its entry, tiles and slices.
 #[derive(Clone, Copy, Debug)]
 pub struct GemmPlan {
     /// The entry point.
     pub entry: crate::Entry<GemmArgs<f32>>,
     /// Its tiles, threads and shared memory.
     pub tiles: TileConfig,
+    /// Slices of `k` ([`split_slices`]; 1 for every step but
+    /// [`GemmVariant::Pipelined`]).
+    pub slices: usize,
 }
 
 impl GemmPlan {
-    /// Blocks of the launch: one per tile of an `m × n` product.
-    pub fn blocks(&self, m: usize, n: usize) -> usize {
+    /// Tiles of an `m × n` product.
+    pub fn tile_count(&self, m: usize, n: usize) -> usize {
         m.div_ceil(self.tiles.tile_m as usize) * n.div_ceil(self.tiles.tile_n as usize)
+    }
+
+    /// Blocks of the launch: one per tile and slice of an `m × n` product.
+    pub fn blocks(&self, m: usize, n: usize) -> usize {
+        self.tile_count(m, n) * self.slices
+    }
+
+    /// Words of workspace the launch needs ([`split_words`]: none unsplit).
+    pub fn work_words(&self, m: usize, n: usize) -> usize {
+        let tile = (self.tiles.tile_m * self.tiles.tile_n) as usize;
+        split_words(self.tile_count(m, n), self.slices, tile)
     }
 }
 
@@ -343,13 +401,15 @@ impl GemmVariant {
         self.shape().needs
     }
 
-    /// The launch of this step for an `m × n` product on a GPU of `sms`
-    /// multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 128 tiles
-    /// when 128 × 128 ones would not give every SM a tile.
-    pub fn plan(self, m: usize, n: usize, sms: u32) -> GemmPlan {
+    /// The launch of this step for an `m × n × k` product on a GPU of
+    /// `sms` multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 128
+    /// tiles when 128 × 128 ones would not give every SM a tile, and splits
+    /// `k` when even those leave SMs idle ([`split_slices`]).
+    pub fn plan(self, m: usize, n: usize, k: usize, sms: u32) -> GemmPlan {
         let fixed = |entry| GemmPlan {
             entry,
             tiles: self.shape().tiles,
+            slices: 1,
         };
         match self {
             GemmVariant::Naive => fixed(gemm_naive::entry::<f32>()),
@@ -371,10 +431,13 @@ impl GemmVariant {
                 } else {
                     PIPELINED_CONFIGS[1]
                 };
+                let tiles = pipelined_tiles(value);
+                let count = m.div_ceil(tiles.tile_m as usize) * n.div_ceil(tiles.tile_n as usize);
                 match gemm_pipelined::entry::<f32>(value) {
                     Some(entry) => GemmPlan {
                         entry,
-                        tiles: pipelined_tiles(value),
+                        tiles,
+                        slices: split_slices(count, k, sms as usize),
                     },
                     // The values are the table's (asserted below).
                     None => unreachable!("a pipelined configuration without an entry"),
@@ -428,6 +491,10 @@ mod device {
         pub beta: f32,
         pub c: *mut f32,
         pub ldc: usize,
+        /// Slices of `k` (1: not split; [`super::split_slices`]) and the
+        /// workspace they meet in ([`super::split_words`]; null unsplit).
+        pub slices: usize,
+        pub work: *mut f32,
     }
 
     impl Operands {
@@ -484,7 +551,7 @@ mod device {
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use device::Operands;
 
-/// The kernel table: every product kernel takes the same 13 parameters
+/// The kernel table: every product kernel takes the same 15 parameters
 /// (see the module docs), written once here; each row names the entry, its
 /// constants if any, and the step's body, a function of [`Operands`].
 /// The first row owns the shared `Args`; the others share it.
@@ -501,17 +568,17 @@ macro_rules! gemm_kernels {
                     m: u32, n: u32, k: u32, alpha: f32,
                     a: *const T, a_row: usize, a_col: usize,
                     b: *const T, b_row: usize, b_col: usize,
-                    beta: f32, c: *mut T, ldc: usize)
-                    => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc));
+                    beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T)
+                    => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
                 $(
                     $(#[$meta])*
                     fn $name<T in f32 $(; const $c: u32 = { $($v),+ })?>(
                         m: u32, n: u32, k: u32, alpha: f32,
                         a: *const T, a_row: usize, a_col: usize,
                         b: *const T, b_row: usize, b_col: usize,
-                        beta: f32, c: *mut T, ldc: usize)
+                        beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T)
                         shares $first
-                        => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc));
+                        => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
                 )*
                 /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
                 fn gemm_scale<T in f32>(m: u32, n: u32, beta: f32, c: *mut T, ldc: usize)
@@ -522,7 +589,8 @@ macro_rules! gemm_kernels {
     // The kernel's parameters as [`Operands`] (passed in: identifiers
     // written here would not name the parameters of another expansion).
     (@operands $m:ident $n:ident $k:ident $alpha:ident $a:ident $a_row:ident $a_col:ident
-        $b:ident $b_row:ident $b_col:ident $beta:ident $c:ident $ldc:ident) => {
+        $b:ident $b_row:ident $b_col:ident $beta:ident $c:ident $ldc:ident
+        $slices:ident $work:ident) => {
         $crate::gemm::Operands {
             m: $m as usize,
             n: $n as usize,
@@ -537,6 +605,8 @@ macro_rules! gemm_kernels {
             beta: $beta,
             c: $c,
             ldc: $ldc,
+            slices: $slices as usize,
+            work: $work,
         }
     };
 }
@@ -598,6 +668,35 @@ mod tests {
         }
     }
 
+    #[test]
+    fn splits_fill_the_sms_with_slices_none_empty() {
+        for sms in [1, 80, 132, 144] {
+            for tiles in [1, 2, 8, 12, 131, 132, 500] {
+                for k in [1, 15, 63, 64, 65, 127, 128, 1000, 1025, 65_536] {
+                    let s = split_slices(tiles, k, sms);
+                    assert!(s >= 1);
+                    if tiles >= sms || k < 2 * MIN_SLICE_K {
+                        assert_eq!(s, 1, "{tiles} tiles, k {k}, {sms} SMs");
+                    }
+                    if s > 1 {
+                        let deep = slice_k(k, s);
+                        assert!(tiles * s <= sms, "{tiles} tiles × {s} > {sms} SMs");
+                        assert!(deep >= MIN_SLICE_K && deep.is_multiple_of(WARP_BK));
+                        // Every slice non-empty, together exactly `k`.
+                        assert!((s - 1) * deep < k && s * deep >= k, "k {k}: {s} × {deep}");
+                        assert_eq!(k.div_ceil(deep), s);
+                    }
+                }
+            }
+        }
+        // The benchmark's small squares on 132 SMs, 64 × 128 tiles.
+        assert_eq!(split_slices(8, 256, 132), 8);
+        assert_eq!(split_slices(32, 512, 132), 4);
+        assert_eq!(split_slices(128, 1024, 132), 1);
+        assert_eq!(split_words(8, 1, 8192), 0);
+        assert_eq!(split_words(8, 4, 8192), SPLIT_TICKETS + 32 * 8192);
+    }
+
     /// Within the opt-in limit of every device that runs the step: 99 KiB
     /// (compute capability 8.6 and 8.9), 227 KiB for the sm_90a steps.
     #[test]
@@ -605,7 +704,7 @@ mod tests {
         for v in GemmVariant::ALL {
             let limit = if v.needs() == Needs::Sm90a { 227 } else { 99 } * 1024;
             for m in [1, 100_000] {
-                let plan = v.plan(m, m, 132);
+                let plan = v.plan(m, m, m, 132);
                 assert!(plan.tiles.shared_bytes <= limit, "{v:?}");
                 assert!(plan.tiles.threads <= 1024 && plan.tiles.threads % 32 == 0);
             }

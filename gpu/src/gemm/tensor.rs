@@ -48,7 +48,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
         use super::pipelined::{BAND, panels};
         let (tile_m, tile_n) = o.tile(TENSOR_TILE, TENSOR_TILE, BAND);
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
-        let (a, b) = panels(&o, row0, col0);
+        let (a, b) = panels(&o, row0, col0, 0, o.k);
         // One body per pair of staging layouts, chosen once per launch.
         by_layouts!(tensor; [SPLIT]; a, b; &o, row0, col0, &a, &b)
     }

@@ -71,6 +71,26 @@ pub unsafe fn load_cg_u32(ptr: *const u32) -> u32 {
     v
 }
 
+/// `ld.global.cg.v4.b32`: a 16-byte load cached in L2 only, never a stale
+/// L1 line (words another block wrote and published by a ticket).
+///
+/// # Safety
+/// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory.
+#[inline(always)]
+pub unsafe fn load_cg_v4(ptr: *const Words4) -> Words4 {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees a valid, aligned location. Not `pure`:
+    // the words may change between calls (other blocks write them).
+    unsafe {
+        asm!(
+            "ld.global.cg.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            p = in(reg64) ptr, options(readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}
+
 /// `st.global.v4.b32`: one 16-byte store.
 ///
 /// # Safety
