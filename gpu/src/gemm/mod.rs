@@ -437,7 +437,11 @@ impl GemmVariant {
                     Some(entry) => GemmPlan {
                         entry,
                         tiles,
-                        slices: split_slices(count, k, sms as usize),
+                        slices: if pipelined::splits(value) {
+                            split_slices(count, k, sms as usize)
+                        } else {
+                            1
+                        },
                     },
                     // The values are the table's (asserted below).
                     None => unreachable!("a pipelined configuration without an entry"),
@@ -627,6 +631,7 @@ gemm_kernels! {
         { pipelined::threads(CONFIG) },
         { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
         { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+        { pipelined::splits(CONFIG) },
     >;
     gemm_tf32 => tensor::kernel::<false>;
     gemm_tf32x3 => tensor::kernel::<true>;
