@@ -431,19 +431,18 @@ impl GemmVariant {
                 } else {
                     PIPELINED_CONFIGS[1]
                 };
-                let tiles = pipelined_tiles(value);
-                let count = m.div_ceil(tiles.tile_m as usize) * n.div_ceil(tiles.tile_n as usize);
                 match gemm_pipelined::entry::<f32>(value) {
-                    Some(entry) => GemmPlan {
-                        entry,
-                        tiles,
-                        slices: if pipelined::splits(value) {
-                            split_slices(count, k, sms as usize)
-                        } else {
-                            1
-                        },
-                    },
-                    // The values are the table's (asserted below).
+                    Some(entry) => {
+                        let mut plan = GemmPlan {
+                            entry,
+                            tiles: pipelined_tiles(value),
+                            slices: 1,
+                        };
+                        if pipelined::splits(value) {
+                            plan.slices = split_slices(plan.tile_count(m, n), k, sms as usize);
+                        }
+                        plan
+                    }
                     None => unreachable!("a pipelined configuration without an entry"),
                 }
             }
@@ -700,6 +699,12 @@ mod tests {
         assert_eq!(split_slices(128, 1024, 132), 1);
         assert_eq!(split_words(8, 1, 8192), 0);
         assert_eq!(split_words(8, 4, 8192), SPLIT_TICKETS + 32 * 8192);
+        // Only the small tiles split; the other steps never do.
+        let small = GemmVariant::Pipelined.plan(256, 256, 256, 132);
+        assert_eq!((small.tiles.tile_m, small.slices), (64, 8));
+        assert_eq!(small.blocks(256, 256), 64);
+        assert_eq!(GemmVariant::Pipelined.plan(4096, 4096, 4096, 132).slices, 1);
+        assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132).slices, 1);
     }
 
     /// Within the opt-in limit of every device that runs the step: 99 KiB
