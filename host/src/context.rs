@@ -23,18 +23,31 @@ use warpspeed_gpu::kernel::{Entry, Kernel, KernelArgs, MAX_PARAMS};
 /// work left, and each launch writes before it reads them.
 pub(crate) mod scratch {
     use warpspeed_gpu::gemm::SPLIT_TICKETS;
+    use warpspeed_gpu::histogram::LANE_WORK_WORDS;
 
     /// The single-pass reduction's ticket.
     pub const COUNTER_OFFSET: u64 = 0;
     /// The result slot of the waiting reductions (`sum`, `min`, `max`).
     pub const RESULT_OFFSET: u64 = 16;
+    /// The lane-private histogram's running counts and ticket, zero
+    /// between launches.
+    pub const HISTOGRAM_OFFSET: usize = 256;
     /// A split product's workspace: its tile tickets, then its slices'
     /// partial tiles, which share the space of the reduction's partials
     /// (work on one stream runs one kernel at a time).
-    pub const SPLIT_OFFSET: usize = 256;
+    pub const SPLIT_OFFSET: usize = HISTOGRAM_OFFSET + 1280;
     /// The reductions' per-block partials: after the split product's
     /// tickets, which must stay zero.
     pub const PARTIALS_OFFSET: usize = SPLIT_OFFSET + SPLIT_TICKETS * 4;
+
+    // The regions follow each other without overlap, each 256-byte
+    // aligned (the partials are read as 16-byte vectors).
+    const _: () = assert!(
+        RESULT_OFFSET as usize + 8 <= HISTOGRAM_OFFSET
+            && HISTOGRAM_OFFSET + LANE_WORK_WORDS * 4 <= SPLIT_OFFSET
+            && SPLIT_OFFSET.is_multiple_of(256)
+            && PARTIALS_OFFSET.is_multiple_of(256)
+    );
 }
 
 /// A resolved kernel: its driver handle and its table row.

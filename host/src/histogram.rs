@@ -31,6 +31,7 @@
 //!   exact and the same on every run.
 
 use crate::context::Context;
+use crate::context::scratch::HISTOGRAM_OFFSET;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::overlap::{Span, refuse_overlap};
@@ -38,10 +39,11 @@ use crate::pending::Pending;
 use cust::memory::{CopyDestination, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed_gpu::histogram::{
-    BYTE_BINS, Even, HistogramArgs, HistogramShape, LANE_MAX_BINS, LANE_UNROLL, MAX_BINS,
-    NOT_COUNTED, SHARED_COARSENING, histogram_bytes_global_atomics, histogram_bytes_lane_private,
-    histogram_bytes_shared_privatized, histogram_global_atomics, histogram_lane_private,
-    histogram_shared_privatized, lane_private_shared_bytes, shared_privatized_bytes,
+    BYTE_BINS, Even, HistogramArgs, HistogramShape, LANE_MAX_BINS, LANE_UNROLL, LANE_WORK_WORDS,
+    MAX_BINS, NOT_COUNTED, SHARED_COARSENING, histogram_bytes_global_atomics,
+    histogram_bytes_lane_private, histogram_bytes_shared_privatized, histogram_global_atomics,
+    histogram_lane_private, histogram_shared_privatized, lane_private_shared_bytes,
+    shared_privatized_bytes,
 };
 pub use warpspeed_gpu::histogram::{HistogramVariant, Sample};
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
@@ -304,13 +306,19 @@ impl Context {
             HistogramVariant::LanePrivate => Kernel::GlobalAtomics,
         };
         let output = out.as_device_ptr().as_raw();
-        // SAFETY: `out` holds `count` counters (checked above) and stays
-        // borrowed by the returned `Pending`.
-        unsafe { self.zero_words(output, count as usize)? };
         let n = samples.len();
+        if n == 0 || kernel != Kernel::LanePrivate {
+            // Steps 2 and 3 add into the output; with no samples it is all
+            // zeros. (Step 4 overwrites it from zeroed running counts.)
+            // SAFETY: `out` holds `count` counters (checked above) and
+            // stays borrowed by the returned `Pending`.
+            unsafe { self.zero_words(output, count as usize)? };
+        }
         if n == 0 {
             return Ok(Pending::new(self));
         }
+        let work = self.scratch(HISTOGRAM_OFFSET + LANE_WORK_WORDS * size_of::<u32>())?
+            + HISTOGRAM_OFFSET as u64;
 
         let entry = kernel.entry::<T>(bins.is_bytes());
         let HistogramShape::Kernel { block } = variant_shape(kernel) else {
@@ -338,13 +346,18 @@ impl Context {
             lower: T::level(bins.lower()),
             upper: T::level(bins.upper()),
             bins: count,
+            work: DevPtrMut::new(work),
             out: DevPtrMut::new(output),
         };
         // SAFETY: `samples` is a live slice of `n` elements and `out` one of
         // `count` counters (checked above), zeroed just before in stream
-        // order; a `&mut` borrow cannot overlap `samples`; `bins` passed the
-        // checks of `EvenBins::new` (1 to 65 536 bins, `lower < upper`,
-        // finite); the lane kernel runs only for at most 256 bins and the
+        // order for the steps that add into it; a `&mut` borrow cannot
+        // overlap `samples`; `bins` passed the checks of `EvenBins::new` (1
+        // to 65 536 bins, `lower < upper`, finite); the lane kernel runs
+        // only for at most 256 bins, with `LANE_WORK_WORDS` words of this
+        // context's scratch at `work`, zero between launches (zeroed on
+        // allocation, reset by the kernel's last block, written by nothing
+        // else) and used by nothing else on this stream while it runs; the
         // shared one only where its counters fit the block's shared memory,
         // which the launch requests; the `Pending` keeps both buffers
         // borrowed until the stream has run the kernel.
