@@ -446,24 +446,45 @@ mod device {
         }
     }
 
-    /// Adds the block's lane columns into the running counts `totals` and
-    /// zeroes them. Every thread of the block calls it at the same point.
+    /// Adds the block's lane columns into the running counts `totals`;
+    /// with `ZERO`, zeroes them for the counting that follows (the last
+    /// merge leaves them: each launch zeroes its columns when it starts).
+    /// Every thread of the block calls it at the same point.
     #[inline(always)]
-    unsafe fn merge_lanes(counters: *mut u32, pairs: usize, bins: u32, totals: *mut u32) {
+    unsafe fn merge_lanes<const ZERO: bool>(
+        counters: *mut u32,
+        pairs: usize,
+        bins: u32,
+        totals: *mut u32,
+    ) {
         const LANES: usize = WARP_SIZE as usize;
+        /// Words read before any is zeroed: a read after a store to a
+        /// word the compiler cannot tell apart waits for the store, so
+        /// word by word each read would wait out the shared memory's
+        /// latency on the block's (and, for the last block, the kernel's)
+        /// tail.
+        const GROUP: usize = 8;
         sync_threads();
         let tid = thread_idx_x() as usize;
         let mut p = tid;
         while p < pairs {
             let (mut even, mut odd) = (0u32, 0u32);
             let row = counters.add(p * LANES);
-            for j in 0..LANES {
+            for g in 0..LANES / GROUP {
                 // Rotated by thread: the lanes of a warp read 32 different
                 // banks at each step.
-                let word = row.add((tid + j) % LANES);
-                even += *word & 0xffff;
-                odd += *word >> 16;
-                *word = 0;
+                let at = |j: usize| row.add((tid + g * GROUP + j) % LANES);
+                let mut words = [0u32; GROUP];
+                for j in 0..GROUP {
+                    words[j] = *at(j);
+                }
+                for j in 0..GROUP {
+                    even += words[j] & 0xffff;
+                    odd += words[j] >> 16;
+                    if ZERO {
+                        *at(j) = 0;
+                    }
+                }
             }
             if even > 0 {
                 red_add_u32(totals.add(2 * p), even);
@@ -566,11 +587,11 @@ mod device {
             }
             since_merge += 1;
             if since_merge == flush_rounds {
-                merge_lanes(counters, pairs, bins, totals);
+                merge_lanes::<true>(counters, pairs, bins, totals);
                 since_merge = 0;
             }
         }
-        merge_lanes(counters, pairs, bins, totals);
+        merge_lanes::<false>(counters, pairs, bins, totals);
 
         // The last block to get here copies the counts out. The merge ended
         // with a barrier, after which the lane columns are free: the first
