@@ -35,7 +35,7 @@ pub(crate) mod scratch {
     /// A split product's workspace: its tile tickets, then its slices'
     /// partial tiles, which share the space of the reduction's partials
     /// (work on one stream runs one kernel at a time).
-    pub const SPLIT_OFFSET: usize = HISTOGRAM_OFFSET + 1280;
+    pub const SPLIT_OFFSET: usize = HISTOGRAM_OFFSET + (LANE_WORK_WORDS * 4).next_multiple_of(256);
     /// The reductions' per-block partials: after the split product's
     /// tickets, which must stay zero.
     pub const PARTIALS_OFFSET: usize = SPLIT_OFFSET + SPLIT_TICKETS * 4;
