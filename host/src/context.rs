@@ -40,6 +40,18 @@ pub(crate) mod scratch {
     /// tickets, which must stay zero.
     pub const PARTIALS_OFFSET: usize = SPLIT_OFFSET + SPLIT_TICKETS * 4;
 
+    /// Where a product packs its operands (`gemm::Packing`): after its
+    /// split workspace of `split_words` words, or after the tickets alone
+    /// where it does not split, 256-byte aligned.
+    pub const fn packed_offset(split_words: usize) -> usize {
+        let words = if split_words > SPLIT_TICKETS {
+            split_words
+        } else {
+            SPLIT_TICKETS
+        };
+        (SPLIT_OFFSET + words * 4).next_multiple_of(256)
+    }
+
     // The regions follow each other without overlap, each 256-byte
     // aligned (the partials are read as 16-byte vectors).
     const _: () = assert!(

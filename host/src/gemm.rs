@@ -115,16 +115,30 @@
 //! memory (at most one 64 × 128 tile per SM, 4.1 MiB on a 132-SM GPU),
 //! allocated, with a wait for the stream, by the first product that needs
 //! more than it holds.
+//!
+//! # Packing
+//!
+//! The fast steps compute outer products and read both operands fastest
+//! with consecutive elements along `m` (for `op(A)`) and `n` (for
+//! `op(B)`). A large product whose `A` is stored `m × k` (the default, like
+//! cuBLAS's row-major "NN") or whose `B` is stored `n × k` first transposes
+//! that operand into the context's scratch memory with the transpose
+//! family's fastest step, then multiplies the packed copy: one more launch
+//! on the stream and `k × m` (or `k × n`) floats of scratch, for about 9%
+//! at 4096³ ([`Packing`] says when, and how to turn it off).
 
 use crate::context::Context;
-use crate::context::scratch::SPLIT_OFFSET;
+use crate::context::scratch::{SPLIT_OFFSET, packed_offset};
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
+use crate::transpose;
 use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale};
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
+use warpspeed_gpu::kernel::Entry;
+use warpspeed_gpu::transpose::TransposeArgs;
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
 /// One product's configuration: the shape `m × n × k`, whether `A` and
@@ -153,6 +167,72 @@ pub struct Gemm {
     /// Set by [`Gemm::precision`] (and [`Gemm::new`]): run the fastest step
     /// of the precision that the device's module has, not `variant` itself.
     by_precision: bool,
+    packing: Packing,
+}
+
+/// Whether [`Context::gemm_into`] first transposes an operand whose
+/// elements run along `k` in memory (`A` as stored by default, `B` with
+/// [`Gemm::transpose_b`]) into the context's scratch memory, so that the
+/// product reads both operands with consecutive elements along `m` and
+/// `n`.
+///
+/// Why: [`GemmVariant::Pipelined`] computes outer products, a column of
+/// `op(A)` by a row of `op(B)` for each `k`; an operand stored along `k`
+/// reaches its registers four `k`s at a time, which holds 32 registers of
+/// fragments and leaves ptxas a schedule that stalls (see the README's
+/// SGEMM section: on an H100 at 4096³, 3.19 ms for `A` stored `m × k`
+/// against 2.87 for `A` stored `k × m`). Transposing `A` first moves
+/// `8 · m · k` bytes, about 50 µs at 4096² on an H100, against a product of
+/// `2 · m · n · k` flops: worth it where the other side (`n` for `A`, `m`
+/// for `B`) is long.
+///
+/// The packed operand takes `k × m` (or `k × n`) floats, rows rounded up
+/// to 16 bytes, of the context's scratch memory, which stays allocated
+/// for the next product ([`Context::release_scratch`] frees it); growing
+/// the scratch waits for the context's stream once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Packing {
+    /// Pack where it pays: an operand stored along `k` of a
+    /// [`GemmVariant::Pipelined`] product (what [`Precision::Fp32`] runs)
+    /// or a [`GemmVariant::Tf32Wgmma`] one (what [`Precision::Tf32`] runs
+    /// on an H100 or H200) whose other side is at least [`PACK_MIN_SIDE`].
+    /// Measured on an H100 (`A` packed against read where it lies, µs):
+    /// `Pipelined` 2048³ 406 → 387, 4096³ 3217 → 2920, 8192³ 25 595 →
+    /// 23 121, but 1024³ 64.2 → 70.1; `Tf32Wgmma` 4096³ 1222 → 1151,
+    /// 8192³ 9273 → 8499. [`GemmVariant::Tf32x3Wgmma`], which reads `A`
+    /// into registers and converts it there, gains nothing (4096³ 1827 →
+    /// 1815, 8192³ 14 278 → 14 342).
+    #[default]
+    Auto,
+    /// Pack every operand stored along `k`, whatever the step and size.
+    Always,
+    /// Never pack: the kernels read the operands where they lie, and the
+    /// product takes no scratch memory beyond a split's.
+    Never,
+}
+
+/// The least length of the other side (`n` for `A`, `m` for `B`) at
+/// which [`Packing::Auto`] packs an operand.
+pub const PACK_MIN_SIDE: usize = 2048;
+
+impl Packing {
+    /// Which of `op(A)` and `op(B)` a product of `step` packs: an operand
+    /// stored along `k` (`A` untransposed, `B` transposed), as the policy
+    /// says.
+    pub fn packs(self, step: GemmVariant, gemm: &Gemm) -> [bool; 2] {
+        let wanted = |other_side: usize| match self {
+            Packing::Auto => {
+                matches!(step, GemmVariant::Pipelined | GemmVariant::Tf32Wgmma)
+                    && other_side >= PACK_MIN_SIDE
+            }
+            Packing::Always => true,
+            Packing::Never => false,
+        };
+        [
+            !gemm.transpose_a && wanted(gemm.n),
+            gemm.transpose_b && wanted(gemm.m),
+        ]
+    }
 }
 
 impl Gemm {
@@ -169,6 +249,7 @@ impl Gemm {
             transpose_b: false,
             variant: GemmVariant::FASTEST,
             by_precision: true,
+            packing: Packing::Auto,
         }
     }
 
@@ -210,6 +291,17 @@ impl Gemm {
             by_precision: false,
             ..self
         }
+    }
+
+    /// Whether an operand stored along `k` is transposed into scratch
+    /// memory first ([`Packing`]; [`Packing::Auto`] by default).
+    pub const fn packing(self, packing: Packing) -> Gemm {
+        Gemm { packing, ..self }
+    }
+
+    /// The [`Packing`] policy.
+    pub const fn get_packing(&self) -> Packing {
+        self.packing
     }
 
     /// Rows of `op(A)` and of `C`.
@@ -307,6 +399,37 @@ fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
             "a {m}×{n} product needs {blocks} blocks, more than a grid holds"
         ))
     })
+}
+
+/// An operand stored along `k` packed into scratch memory: its transpose,
+/// `k` rows of `pitch` elements at byte `at` of the scratch.
+struct Pack {
+    entry: Entry<TransposeArgs<u32>>,
+    cfg: LaunchConfig,
+    pitch: usize,
+    at: usize,
+    bytes: usize,
+}
+
+impl Pack {
+    /// The packing of `x` (`side × k` as stored: `k` wide), at byte `at`
+    /// of the scratch or the next 256-byte boundary; its rows rounded up to
+    /// 16 bytes, for the product's vector copies.
+    fn plan(x: &Matrix<'_, f32>, side: usize, at: usize) -> Result<Pack> {
+        let variant = transpose::fastest(size_of::<f32>(), x.row_alignment());
+        let entry = variant.entry::<u32>().ok_or_else(|| Error::Unsupported {
+            variant: variant.name(),
+            reason: "it moves no 4-byte elements".into(),
+        })?;
+        let pitch = side.next_multiple_of(4);
+        Ok(Pack {
+            entry,
+            cfg: transpose::launch_config(variant, size_of::<f32>(), x.width(), x.height())?,
+            pitch,
+            at: at.next_multiple_of(256),
+            bytes: x.width() * pitch * size_of::<f32>(),
+        })
+    }
 }
 
 impl Context {
@@ -409,21 +532,73 @@ impl Context {
         }
         let plan = variant.plan(m, n, k, self.info().multiprocessors);
         let grid = product_grid(m, n, plan.blocks(m, n))?;
-        let work = match plan.work_words(m, n) {
+        let split_words = plan.work_words(m, n);
+        // Operands to pack, each after the split's workspace and the one
+        // before it in the scratch memory; all checked before any launch.
+        let [pack_a, pack_b] = gemm.packing.packs(variant, gemm);
+        let mut scratch_bytes = match split_words {
             0 => 0,
-            words => self.scratch(SPLIT_OFFSET + words * size_of::<f32>())? + SPLIT_OFFSET as u64,
+            words => SPLIT_OFFSET + words * size_of::<f32>(),
         };
-        let (a_row, a_col) = strides(gemm.transpose_a, a.pitch());
-        let (b_row, b_col) = strides(gemm.transpose_b, b.pitch());
+        let mut packed_end = packed_offset(split_words);
+        let mut packs = [None, None];
+        for (o, (pack, x, side)) in [(pack_a, a, m), (pack_b, b, n)].into_iter().enumerate() {
+            if pack {
+                let p = Pack::plan(x, side, packed_end)?;
+                packed_end = p.at + p.bytes;
+                scratch_bytes = packed_end;
+                packs[o] = Some(p);
+            }
+        }
+        let base = match scratch_bytes {
+            0 => 0,
+            bytes => self.scratch(bytes)?,
+        };
+        let work = match split_words {
+            0 => 0,
+            _ => base + SPLIT_OFFSET as u64,
+        };
+        let mut operands = [(a, gemm.transpose_a), (b, gemm.transpose_b)]
+            .map(|(x, transposed)| (x.address(), strides(transposed, x.pitch())));
+        for (o, (pack, x)) in packs.iter().zip([a, b]).enumerate() {
+            let Some(p) = pack else { continue };
+            let to = base + p.at as u64;
+            // SAFETY: the transpose's contract: `x` lies inside its slice
+            // for its shape and pitch (`Matrix::with_pitch`), both sides
+            // below 2^32 and not 0 (`m`, `n`, `k` ≥ 1 here); the
+            // destination, `k` rows of `p.pitch` ≥ `x.height()` elements,
+            // is the `p.bytes` of this context's scratch at `p.at`, inside
+            // the `scratch_bytes` allocated above and after every other
+            // region a launch on this stream uses (`packed_offset`), so it
+            // overlaps neither `x` (the caller's memory), nor the split's
+            // workspace, nor the other packed operand; work enqueued later
+            // on this stream waits for the kernel; the `Pending` returned
+            // keeps `x` borrowed, so nothing writes it until the stream
+            // has run the kernel; `p.entry` and `p.cfg` are the fastest
+            // variant's for 4-byte elements and `x`'s alignment.
+            unsafe {
+                self.enqueue_transpose(
+                    p.entry,
+                    p.cfg,
+                    (x.address(), x.pitch()),
+                    (to, p.pitch),
+                    (x.width(), x.height()),
+                )?
+            };
+            // `op(A)` is the packed `k × m` matrix transposed; `op(B)` the
+            // packed `k × n` matrix itself.
+            operands[o] = (to, strides(o == 0, p.pitch));
+        }
+        let [(a_at, (a_row, a_col)), (b_at, (b_row, b_col))] = operands;
         let args = GemmArgs {
             m: m32,
             n: n32,
             k: k32,
             alpha,
-            a: DevPtr::new(a.address()),
+            a: DevPtr::new(a_at),
             a_row,
             a_col,
-            b: DevPtr::new(b.address()),
+            b: DevPtr::new(b_at),
             b_row,
             b_col,
             beta,
@@ -505,6 +680,60 @@ mod tests {
             (t.a_shape(), t.b_shape(), t.c_shape()),
             ((2, 5), (5, 3), (3, 2))
         );
+    }
+
+    #[test]
+    fn packing_takes_the_operands_stored_along_k() {
+        use GemmVariant::*;
+        let big = PACK_MIN_SIDE;
+        let nn = Gemm::new(big, big, 64);
+        // Auto: the FP32 step's operands stored along k, where the other
+        // side is long enough.
+        assert_eq!(Packing::Auto.packs(Pipelined, &nn), [true, false]);
+        assert_eq!(
+            Packing::Auto.packs(Pipelined, &nn.transpose_a(true)),
+            [false, false]
+        );
+        let nt = nn.transpose_b(true);
+        assert_eq!(Packing::Auto.packs(Pipelined, &nt), [true, true]);
+        assert_eq!(
+            Packing::Auto.packs(Pipelined, &nt.transpose_a(true)),
+            [false, true]
+        );
+        let short = Gemm::new(big - 1, big - 1, 64).transpose_b(true);
+        assert_eq!(Packing::Auto.packs(Pipelined, &short), [false, false]);
+        assert_eq!(
+            Packing::Auto.packs(Pipelined, &Gemm::new(big - 1, big, 64)),
+            [true, false]
+        );
+        assert_eq!(Packing::Auto.packs(Tf32Wgmma, &nt), [true, true]);
+        for &v in GemmVariant::ALL
+            .iter()
+            .filter(|&&v| v != Pipelined && v != Tf32Wgmma)
+        {
+            assert_eq!(Packing::Auto.packs(v, &nt), [false, false], "{v:?}");
+        }
+        // Always: every operand stored along k, any step and size; Never: none.
+        let tiny = Gemm::new(1, 1, 1).transpose_b(true);
+        assert_eq!(Packing::Always.packs(Naive, &tiny), [true, true]);
+        assert_eq!(
+            Packing::Always.packs(Tf32, &tiny.transpose_a(true)),
+            [false, true]
+        );
+        assert_eq!(Packing::Never.packs(Pipelined, &nt), [false, false]);
+        assert_eq!(Gemm::new(1, 1, 1).get_packing(), Packing::Auto);
+        assert_eq!(tiny.packing(Packing::Never).get_packing(), Packing::Never);
+    }
+
+    #[test]
+    fn packed_operands_follow_the_split_workspace() {
+        use crate::context::scratch::{PARTIALS_OFFSET, packed_offset};
+        use warpspeed_gpu::gemm::SPLIT_TICKETS;
+        // Never over the split's tickets, which must stay zero.
+        assert_eq!(packed_offset(0), PARTIALS_OFFSET.next_multiple_of(256));
+        let words = SPLIT_TICKETS + 3 * 8192 + 1;
+        assert!(packed_offset(words) >= SPLIT_OFFSET + words * 4);
+        assert!(packed_offset(words).is_multiple_of(256));
     }
 
     #[test]

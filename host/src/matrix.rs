@@ -132,6 +132,15 @@ macro_rules! matrix_common {
                 self.address().is_multiple_of(bytes as u64)
                     && (self.pitch * size_of::<T>()).is_multiple_of(bytes)
             }
+
+            /// The largest power of two up to 16 that divides the first
+            /// element's address and the pitch in bytes.
+            pub(crate) fn row_alignment(&self) -> usize {
+                [16, 8, 4, 2]
+                    .into_iter()
+                    .find(|&a| self.rows_aligned(a))
+                    .unwrap_or(1)
+            }
         }
     };
 }

@@ -20,6 +20,7 @@ use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use cust::memory::DeviceCopy;
+use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::transpose::TransposeArgs;
 pub use warpspeed_gpu::transpose::TransposeVariant;
 use warpspeed_gpu::{DevPtr, DevPtrMut, KernelType};
@@ -79,10 +80,7 @@ fn pick(
 /// The largest power of two up to 16 that divides the first element's
 /// address and the pitch in bytes of both matrices.
 fn row_alignment<T: DeviceCopy>(src: &Matrix<'_, T>, dst: &MatrixMut<'_, T>) -> usize {
-    [16, 8, 4, 2]
-        .into_iter()
-        .find(|&a| src.rows_aligned(a) && dst.rows_aligned(a))
-        .unwrap_or(1)
+    src.row_alignment().min(dst.row_alignment())
 }
 
 impl Context {
@@ -146,44 +144,87 @@ impl Context {
         if src.is_empty() {
             return Ok(Pending::new(self));
         }
-        let (tile_x, tile_y) = variant.tile(size as u32);
-        let grid = match (
-            blocks_for(width, tile_x as usize),
-            blocks_for(height, tile_y as usize),
-        ) {
-            (Some(x), Some(y)) => (x, y),
-            _ => {
-                return Err(Error::InvalidArgument(format!(
-                    "a {width}×{height} matrix is too large to transpose"
-                )));
-            }
-        };
-        let cfg = LaunchConfig {
-            grid,
-            block: variant.block(),
-            shared_bytes: variant.shared_bytes(size as u32),
-        };
-        let args = TransposeArgs {
-            src: DevPtr::new(src.address()),
-            src_pitch: src.pitch(),
-            dst: DevPtrMut::new(dst.address()),
-            dst_pitch: dst.pitch(),
-            // Below 2^32: checked by the views.
-            width: width as u32,
-            height: height as u32,
-        };
+        let cfg = launch_config(variant, size, width, height)?;
         // SAFETY: both views were checked to lie inside their slices for
         // their shapes and pitches (`Matrix::with_pitch`); `dst` is borrowed
         // mutably, so it does not overlap `src`; the destination shape
-        // matches (checked above); Words4x4's alignment is checked above (the
-        // vector steps test theirs on the device and move unaligned rows
-        // element by element); the grid covers the source in the variant's
-        // tiles, with its block and shared memory; nothing writes the source
-        // while the kernel runs, as the vector steps' read-only loads need
-        // (`dst` does not overlap it, and it stays borrowed shared); the
-        // `Pending` keeps both borrowed until the stream has run the kernel.
-        unsafe { self.launch(entry, cfg, &args)? };
+        // matches (checked above); the variant moves `T`'s size (its entry
+        // exists) and Words4x4's alignment is checked above; the source
+        // stays borrowed shared, so nothing writes it while the kernel
+        // runs; the `Pending` keeps both borrowed until the stream has run
+        // the kernel.
+        unsafe {
+            self.enqueue_transpose(
+                entry,
+                cfg,
+                (src.address(), src.pitch()),
+                (dst.address(), dst.pitch()),
+                (width, height),
+            )?
+        };
         Ok(Pending::new(self))
+    }
+
+    /// Enqueues the transpose kernel `entry` with `cfg` (from
+    /// [`launch_config`]) on raw device addresses: `src` is `width ×
+    /// height` elements with a pitch of `src.1`, `dst` `height × width`
+    /// with a pitch of `dst.1`. Also what `gemm_into` uses to pack an
+    /// operand into scratch memory.
+    ///
+    /// # Safety
+    /// `src` valid for reads of its matrix and `dst` for writes of its own,
+    /// both until the stream has run the kernel; they do not overlap, and
+    /// nothing writes `src` while the kernel runs (the vector steps read
+    /// it through the read-only path); for Words4x4, both first elements and pitches 4-byte aligned;
+    /// `width` and `height` below 2^32 and not 0.
+    pub(crate) unsafe fn enqueue_transpose<B: KernelType>(
+        &self,
+        entry: Entry<TransposeArgs<B>>,
+        cfg: LaunchConfig,
+        src: (u64, usize),
+        dst: (u64, usize),
+        (width, height): (usize, usize),
+    ) -> Result<()> {
+        let args = TransposeArgs {
+            src: DevPtr::new(src.0),
+            src_pitch: src.1,
+            dst: DevPtrMut::new(dst.0),
+            dst_pitch: dst.1,
+            // Below 2^32: the caller's contract.
+            width: width as u32,
+            height: height as u32,
+        };
+        // SAFETY: the kernels' contract is this function's (see above); the
+        // grid covers the source in the variant's tiles, with its block and
+        // shared memory (`launch_config`); the vector steps test the
+        // alignment on the device and move unaligned rows element by
+        // element.
+        unsafe { self.launch(entry, cfg, &args) }
+    }
+}
+
+/// The launch of `variant` over a `width × height` source of
+/// `size`-byte elements: a block per tile; an error where the tiles do not
+/// fit the grid.
+pub(crate) fn launch_config(
+    variant: TransposeVariant,
+    size: usize,
+    width: usize,
+    height: usize,
+) -> Result<LaunchConfig> {
+    let (tile_x, tile_y) = variant.tile(size as u32);
+    match (
+        blocks_for(width, tile_x as usize),
+        blocks_for(height, tile_y as usize),
+    ) {
+        (Some(x), Some(y)) => Ok(LaunchConfig {
+            grid: (x, y),
+            block: variant.block(),
+            shared_bytes: variant.shared_bytes(size as u32),
+        }),
+        _ => Err(Error::InvalidArgument(format!(
+            "a {width}×{height} matrix is too large to transpose"
+        ))),
     }
 }
 

@@ -2,7 +2,9 @@
 //! combination, row pitches (multiples of 4 and not) and views starting at
 //! odd element offsets, the fast steps on 1537×1665×129 (128 × 128 tiles)
 //! and 200×300×1000 (`k` split across blocks);
-//! the fastest step on 4096³, 8192×8192×256 and 256×256×65536 (sampled);
+//! every transpose combination with the operands stored along `k` packed
+//! first (`Packing::Always`); the fastest step on 4096³, 8192×8192×256 and
+//! 256×256×65536 (sampled);
 //! `Tf32x3` against the FP32 kernel's own error; the BLAS rules (`k = 0`,
 //! `α = 0` with NaN operands, `β = 0` with NaN in `C`, `β ≠ 0`
 //! accumulating, empty products); `C = A·Aᵀ` from one view; repeatability;
@@ -21,7 +23,7 @@ use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::gemm::{Gemm, GemmVariant, Needs, Precision};
+use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision};
 use warpspeed::{Context, Error, Matrix, MatrixMut};
 
 /// Written around `C`'s view (its offset and row padding): never a result,
@@ -123,6 +125,8 @@ struct Case {
     /// written) instead of all of them.
     sampled: bool,
     steps: Steps,
+    /// Whether operands stored along `k` are packed first.
+    packing: Packing,
 }
 
 impl Case {
@@ -139,6 +143,7 @@ impl Case {
             offsets: [0; 3],
             sampled: false,
             steps: Steps::All,
+            packing: Packing::Auto,
         }
     }
 
@@ -173,6 +178,14 @@ impl Case {
         Case { steps, ..self }
     }
 
+    /// Every operand stored along `k` packed, whatever the step and size.
+    fn packed(self) -> Case {
+        Case {
+            packing: Packing::Always,
+            ..self
+        }
+    }
+
     fn sampled(self) -> Case {
         Case {
             sampled: true,
@@ -185,6 +198,7 @@ impl Case {
         Gemm::new(self.m, self.n, self.k)
             .transpose_a(self.ta)
             .transpose_b(self.tb)
+            .packing(self.packing)
     }
 
     /// `(width, height)` of operand `o` (0: `A`, 1: `B`, 2: `C`).
@@ -250,6 +264,11 @@ impl Case {
         }
         if (self.alpha, self.beta) != (1.0, 0.0) {
             name += &format!("::alpha_{}_beta_{}", self.alpha, self.beta);
+        }
+        match self.packing {
+            Packing::Auto => {}
+            Packing::Always => name += "::packed",
+            Packing::Never => name += "::unpacked",
         }
         if self.sampled {
             name += "::sampled";
@@ -642,8 +661,37 @@ fn cases() -> Vec<Case> {
             .scaled(0.75, -2.0)
             .steps(Steps::Fast),
     );
+    // Operands stored along `k` packed into scratch memory first (the
+    // transposes' element and vector paths, an odd pitch and start, a
+    // split product's workspace before the packed operands), every
+    // transpose combination.
+    for (ta, tb) in transposes {
+        cases.push(Case::new(17, 33, 65).transposed(ta, tb).packed());
+        cases.push(
+            Case::new(129, 257, 100)
+                .transposed(ta, tb)
+                .aligned()
+                .packed()
+                .steps(Steps::Fast),
+        );
+        cases.push(
+            Case::new(200, 300, 1000)
+                .transposed(ta, tb)
+                .padded([3, 1, 2], [1, 3, 0])
+                .scaled(1.5, -0.5)
+                .packed()
+                .steps(Steps::Fast),
+        );
+    }
+    cases.push(
+        Case::new(1000, 999, 1001)
+            .transposed(false, true)
+            .packed()
+            .steps(Steps::Fast),
+    );
     // The big ones, once each with the fastest step, sampled (skipped
     // above WARPSPEED_TEST_MAX_N, i.e. under the sanitizers).
+    // `Packing::Auto` packs `A` of the first and `B` of the second.
     cases.push(Case::new(4096, 4096, 4096).sampled());
     cases.push(Case::new(8192, 8192, 256).transposed(true, true).sampled());
     // Large K: 65 536-term sums.

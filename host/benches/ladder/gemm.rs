@@ -4,7 +4,9 @@
 //! 4096³; the steps from `register_2d` on (the lesson's first four need
 //! 70 ms and more a launch there) at 8192³; every step at 1024³ and at the
 //! odd 1000 × 999 × 1001; and the scaling curve of the FP32 step the
-//! library uses and of `tf32x3` over square sizes 256 to 8192. `--quick`:
+//! library uses (and of the same step reading `A` where it lies,
+//! `Packing::Never`, to show what packing buys) and of `tf32x3` over square
+//! sizes 256 to 8192. `--quick`:
 //! 4096³ from `register_2d` on, and the curve at 256, 1024 and 4096.
 //!
 //! Rates are TFLOP/s of `2·m·n·k` against the device's FP32 peak
@@ -21,7 +23,7 @@ use crate::harness::{
     Bench, Case, Family, Point, Scaling, Work, device_copies, enqueued, ladder_rows, splitmix64,
 };
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
-use warpspeed::gemm::{Gemm, GemmVariant, Precision};
+use warpspeed::gemm::{Gemm, GemmVariant, Packing, Precision};
 use warpspeed::{Matrix, MatrixMut};
 
 pub const FAMILY: Family = Family { name: "gemm", run };
@@ -166,12 +168,18 @@ impl Operands {
         })
     }
 
-    /// Median milliseconds of `reps` launches of `variant`, its result
-    /// checked. `C` is NaN before the launches: an output no launch wrote
-    /// fails the check.
-    fn time(&mut self, bench: &Bench, variant: GemmVariant, reps: usize) -> Result<f64, String> {
+    /// Median milliseconds of `reps` launches of `variant` with
+    /// `packing`, its result checked. `C` is NaN before the launches: an
+    /// output no launch wrote fails the check.
+    fn time(
+        &mut self,
+        bench: &Bench,
+        variant: GemmVariant,
+        packing: Packing,
+        reps: usize,
+    ) -> Result<f64, String> {
         let (m, n, k) = self.shape;
-        let gemm = Gemm::new(m, n, k).variant(variant);
+        let gemm = Gemm::new(m, n, k).variant(variant).packing(packing);
         self.c
             .set_32(f32::NAN.to_bits())
             .map_err(|e| e.to_string())?;
@@ -254,7 +262,7 @@ fn ladder(
         } else {
             bench.reps
         };
-        operands.time(bench, variant, reps)
+        operands.time(bench, variant, Packing::Auto, reps)
     })?;
     for row in &mut rows {
         if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
@@ -300,19 +308,34 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         .collect();
     let mut peer_results = bench.peers.measure(&peer_cases).into_iter();
     let fp32 = GemmVariant::for_precision(Precision::Fp32);
-    let mut ours = vec![(fp32, format!("warpspeed fp32 ({})", fp32.name()))];
+    let mut ours = vec![
+        (
+            fp32,
+            Packing::Auto,
+            format!("warpspeed fp32 ({})", fp32.name()),
+        ),
+        (
+            fp32,
+            Packing::Never,
+            format!("warpspeed fp32 ({}, A unpacked)", fp32.name()),
+        ),
+    ];
     let target = bench.ctx.info().ptx_target;
     let tf32x3 = GemmVariant::fastest_for(Precision::Tf32x3, target);
     if runs(target, tf32x3) {
-        ours.push((tf32x3, format!("warpspeed tf32x3 ({})", tf32x3.name())));
+        ours.push((
+            tf32x3,
+            Packing::Auto,
+            format!("warpspeed tf32x3 ({})", tf32x3.name()),
+        ));
     }
     let mut points = Vec::new();
     let mut unavailable: Vec<(String, String)> = Vec::new();
     for &side in &sides {
         let shape = (side, side, side);
         let mut operands = Operands::new(bench, shape)?;
-        for (variant, series) in &ours {
-            let ms = operands.time(bench, *variant, bench.reps)?;
+        for (variant, packing, series) in &ours {
+            let ms = operands.time(bench, *variant, *packing, bench.reps)?;
             bench.progress(&format!("gemm scaling {series} {side}³"), ms);
             points.push(Point {
                 series: series.clone(),
