@@ -594,22 +594,10 @@ mod device {
         merge_lanes::<false>(counters, pairs, bins, totals);
 
         // The last block to get here copies the counts out. The merge ended
-        // with a barrier, after which the lane columns are free: the first
-        // word carries the verdict.
-        let ticket = work.add(LANE_MAX_BINS as usize);
-        if tid == 0 {
-            // Publishes this block's adds (the barrier ordered every
-            // thread's before this release) and, for the last block,
-            // acquires every other block's.
-            let last = ticket_u32(ticket, 1) == grid_dim_x() - 1;
-            if last {
-                // Every block has taken its ticket: the next launch finds 0.
-                *ticket = 0;
-            }
-            *counters = last as u32;
-        }
-        sync_threads();
-        if *counters == 0 {
+        // with a barrier (the ticket publishes every thread's adds), after
+        // which the lane columns are free: the first word carries the
+        // verdict.
+        if !last_to_arrive(work.add(LANE_MAX_BINS as usize), grid_dim_x(), counters) {
             return;
         }
         let mut b = tid;

@@ -493,14 +493,10 @@ mod device {
             return;
         }
         if thread_idx_x() == 0 {
+            // Thread 0's own write: the ticket it takes next publishes it.
             *partials.add(block_idx_x() as usize) = block_total;
-            // The ticket publishes the partial (release) and, for the last
-            // block, acquires every other block's.
-            let ticket = ticket_u32(counter, 1);
-            *is_last = (ticket == grid_dim_x() - 1) as u32;
         }
-        sync_threads();
-        if *is_last != 0 {
+        if last_to_arrive(counter, grid_dim_x(), is_last) {
             // Every other block's partial is published to this block (its
             // thread 0 acquired them before the barrier); read them from L2.
             let mut acc = op.identity();
@@ -515,7 +511,6 @@ mod device {
             let total = block_reduce_op(op, acc, warp_sums);
             if thread_idx_x() == 0 {
                 *out = total;
-                *counter = 0;
             }
         }
     }

@@ -399,24 +399,11 @@ unsafe fn join<const THREADS: usize>(
             [row[u].to_bits(), row[u + 1].to_bits(), row[u + 2].to_bits(), row[u + 3].to_bits()],
         );
     });
-    // Every warp has stored its partial and left the ring, whose first
-    // word then carries the verdict.
+    // Every warp has stored its partial (published by the ticket) and
+    // left the ring, whose first word then carries the verdict.
     sync_threads();
-    let last = dynamic_shared::<u32>();
-    if t == 0 {
-        // Publishes the block's partial (the barrier ordered every
-        // thread's stores before this release) and, for the last slice,
-        // acquires the others'.
-        let taken = ticket_u32(ticket, 1) as usize;
-        let is_last = taken == o.slices - 1;
-        if is_last {
-            // Every slice has taken its ticket: the next product finds 0.
-            *ticket = 0;
-        }
-        *last = is_last as u32;
-    }
-    sync_threads();
-    if *last == 0 {
+    // At most `SPLIT_TICKETS` slices, so below 2^32.
+    if !last_to_arrive(ticket, o.slices as u32, dynamic_shared::<u32>()) {
         return false;
     }
     for s in 0..o.slices {
