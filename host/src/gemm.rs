@@ -402,10 +402,13 @@ fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
 }
 
 /// An operand stored along `k` packed into scratch memory: its transpose,
-/// `k` rows of `pitch` elements at byte `at` of the scratch.
+/// `k` rows of `pitch` elements at byte `at` of the scratch, from the
+/// `shape` (width `k`, height `side`) at `from` (address, pitch).
 struct Pack {
     entry: Entry<TransposeArgs<u32>>,
     cfg: LaunchConfig,
+    from: (u64, usize),
+    shape: (usize, usize),
     pitch: usize,
     at: usize,
     bytes: usize,
@@ -425,6 +428,8 @@ impl Pack {
         Ok(Pack {
             entry,
             cfg: transpose::launch_config(variant, size_of::<f32>(), x.width(), x.height())?,
+            from: (x.address(), x.pitch()),
+            shape: (x.width(), x.height()),
             pitch,
             at: at.next_multiple_of(256),
             bytes: x.width() * pitch * size_of::<f32>(),
@@ -560,13 +565,14 @@ impl Context {
         };
         let mut operands = [(a, gemm.transpose_a), (b, gemm.transpose_b)]
             .map(|(x, transposed)| (x.address(), strides(transposed, x.pitch())));
-        for (o, (pack, x)) in packs.iter().zip([a, b]).enumerate() {
+        for (o, pack) in packs.iter().enumerate() {
             let Some(p) = pack else { continue };
             let to = base + p.at as u64;
-            // SAFETY: the transpose's contract: `x` lies inside its slice
-            // for its shape and pitch (`Matrix::with_pitch`), both sides
-            // below 2^32 and not 0 (`m`, `n`, `k` ≥ 1 here); the
-            // destination, `k` rows of `p.pitch` ≥ `x.height()` elements,
+            // SAFETY: the transpose's contract: the operand `x` at
+            // `p.from` (`a` or `b`) lies inside its slice for its shape
+            // and pitch (`Matrix::with_pitch`), both sides below 2^32 and
+            // not 0 (`m`, `n`, `k` ≥ 1 here); the destination, `k` rows
+            // of `p.pitch` ≥ `x.height()` elements,
             // is the `p.bytes` of this context's scratch at `p.at`, inside
             // the `scratch_bytes` allocated above and after every other
             // region a launch on this stream uses (`packed_offset`), so it
@@ -576,15 +582,7 @@ impl Context {
             // keeps `x` borrowed, so nothing writes it until the stream
             // has run the kernel; `p.entry` and `p.cfg` are the fastest
             // variant's for 4-byte elements and `x`'s alignment.
-            unsafe {
-                self.enqueue_transpose(
-                    p.entry,
-                    p.cfg,
-                    (x.address(), x.pitch()),
-                    (to, p.pitch),
-                    (x.width(), x.height()),
-                )?
-            };
+            unsafe { self.enqueue_transpose(p.entry, p.cfg, p.from, (to, p.pitch), p.shape)? };
             // `op(A)` is the packed `k × m` matrix transposed; `op(B)` the
             // packed `k × n` matrix itself.
             operands[o] = (to, strides(o == 0, p.pitch));
