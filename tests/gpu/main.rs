@@ -18,6 +18,7 @@ mod context;
 mod conv1d;
 mod gemm;
 mod histogram;
+mod huge;
 mod image_sums;
 mod multi;
 mod reduce;
@@ -36,6 +37,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     conv1d::trials,
     gemm::trials,
     rng::trials,
+    huge::trials,
     multi::trials,
 ];
 
