@@ -44,6 +44,14 @@ fn windows(n: usize, marks: &[usize]) -> Vec<Range<usize>> {
     out
 }
 
+/// `Err` naming the first element where `got` differs from `want`.
+fn same<T: PartialEq + std::fmt::Debug>(what: String, got: &[T], want: &[T]) -> Result<(), Failed> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what} {i}: {:?}, want {:?}", got[i], want[i]).into()),
+    }
+}
+
 fn cuda<T>(r: cust::error::CudaResult<T>) -> Result<T, Failed> {
     r.map_err(|e| format!("{e}").into())
 }
@@ -196,26 +204,14 @@ fn image_sums(ctx: &Context) -> Result<(), Failed> {
         ok(ctx
             .column_sums_into_with(variant, &view, &mut out)
             .and_then(|p| p.wait()))?;
-        let got = download(&out)?;
-        if let Some(c) = (0..w).find(|&c| got[c] != cols[c]) {
-            return Err(format!(
-                "{variant:?}: column {c} sums to {}, want {}",
-                got[c], cols[c]
-            )
-            .into());
-        }
+        same(format!("{variant:?}, column"), &download(&out)?, &cols)?;
     }
     let mut out = poisoned(h, u32::MAX)?;
     for &variant in RowSumVariant::ALL {
         ok(ctx
             .row_sums_into_with(variant, &view, &mut out)
             .and_then(|p| p.wait()))?;
-        let got = download(&out)?;
-        if let Some(r) = (0..h).find(|&r| got[r] != rows[r]) {
-            return Err(
-                format!("{variant:?}: row {r} sums to {}, want {}", got[r], rows[r]).into(),
-            );
-        }
+        same(format!("{variant:?}, row"), &download(&out)?, &rows)?;
     }
     Ok(())
 }
