@@ -7,6 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::any::Any;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::rc::Rc;
 use warpspeed::{Context, Error, Ladder};
 
@@ -237,4 +238,86 @@ pub fn expect_invalid<T: std::fmt::Debug>(
         }
         other => Err(format!("{what}: expected an argument error, got {other:?}").into()),
     }
+}
+
+// Inputs beyond 2^31 elements: each family has a trial past 2^31
+// elements (past 2^32 bytes for byte inputs), every step, so that an index
+// or a byte offset kept in 32 bits anywhere, on the host or in a kernel,
+// lands on the wrong element. The data are small integers wherever
+// arithmetic is involved, so every result is exact; where a full check
+// would take the CPU seconds per step, whole windows are checked where
+// 32-bit arithmetic would break: the start, around element 2^31 (and
+// 2^32), and the end. They need up to 18 GB of device memory (and as much
+// host memory) and are skipped under compute-sanitizer
+// (`WARPSPEED_TEST_MAX_N`).
+
+/// 2^31.
+pub const TWO_31: usize = 1 << 31;
+/// Elements each checked window holds.
+pub const WINDOW: usize = 1 << 16;
+
+/// The windows of `0..n` a check covers: the start, around each of
+/// `marks`, and the end (clipped to `0..n`, possibly overlapping).
+pub fn windows(n: usize, marks: &[usize]) -> Vec<Range<usize>> {
+    let mut out = vec![0..WINDOW.min(n), n.saturating_sub(WINDOW)..n];
+    for &m in marks {
+        if m < n {
+            out.push(m.saturating_sub(WINDOW / 2)..(m + WINDOW / 2).min(n));
+        }
+    }
+    out
+}
+
+/// `Err` naming the first element where `got` differs from `want`.
+pub fn same<T: PartialEq + std::fmt::Debug>(
+    what: String,
+    got: &[T],
+    want: &[T],
+) -> Result<(), Failed> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => Err(format!("{what} {i}: {:?}, want {:?}", got[i], want[i]).into()),
+    }
+}
+
+pub fn cuda<T>(r: cust::error::CudaResult<T>) -> Result<T, Failed> {
+    r.map_err(|e| format!("{e}").into())
+}
+
+/// A device buffer of `n` 4-byte elements, each of the bits `bits` (a
+/// memset: no host copy of the size of the buffer).
+pub fn filled<T: DeviceCopy + cust::memory::bytemuck::Pod>(
+    n: usize,
+    bits: u32,
+) -> Result<DeviceBuffer<T>, Failed> {
+    const { assert!(size_of::<T>() == 4) };
+    // SAFETY: `T` is 4 bytes of plain data (`DeviceCopy`) and every element
+    // is written by the memset before any read.
+    let mut buffer = cuda(unsafe { DeviceBuffer::<T>::uninitialized(n) })?;
+    cuda(buffer.set_32(bits))?;
+    Ok(buffer)
+}
+
+/// A device buffer of `n` bytes, each `value`.
+pub fn filled_u8(n: usize, value: u8) -> Result<DeviceBuffer<u8>, Failed> {
+    // SAFETY: every byte is written by the memset before any read.
+    let mut buffer = cuda(unsafe { DeviceBuffer::<u8>::uninitialized(n) })?;
+    cuda(buffer.set_8(value))?;
+    Ok(buffer)
+}
+
+/// Writes `values` at element `at` of `buffer`.
+pub fn put<T: DeviceCopy>(
+    buffer: &mut DeviceSlice<T>,
+    at: usize,
+    values: &[T],
+) -> Result<(), Failed> {
+    cuda(buffer.index(at..at + values.len()).copy_from(values))
+}
+
+/// The byte at row `r`, column `c` of the byte inputs of the tests past
+/// 2^31 elements (transposes, image sums): it changes along both axes, so
+/// a misplaced element shows.
+pub fn byte_at(r: usize, c: usize) -> u8 {
+    (r.wrapping_mul(131) ^ c.wrapping_mul(7) ^ (r >> 8) ^ (c >> 9)) as u8
 }

@@ -589,6 +589,92 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         .and_then(|p| p.wait()))
 }
 
+/// A signal and a batch of rows past 2^31 samples (see the tests past
+/// 2^31 in `common`).
+fn past_2_31(ctx: &Context) -> Result<(), Failed> {
+    // 2^31 + 9 samples of `i % 5`, masks of 7 and 127 taps of `1 + j % 3`:
+    // every product and sum is a small integer, exact in `f32` and in TF32
+    // parts, so every step's output is compared exactly.
+    let n = TWO_31 + 9;
+    let signal_at = |i: usize| (i % 5) as f32;
+    let host: Vec<f32> = (0..n).map(signal_at).collect();
+    let signal = upload(&host)?;
+    drop(host);
+    let mut out = filled::<f32>(n, (-1.0f32).to_bits())?;
+    for taps in [7usize, 127] {
+        let mask_host: Vec<f32> = (0..taps).map(|j| (1 + j % 3) as f32).collect();
+        let mask = upload(&mask_host)?;
+        let r = taps / 2;
+        let want = |i: usize| -> f32 {
+            (0..taps)
+                .filter_map(|j| (i + j).checked_sub(r).filter(|&s| s < n))
+                .map(|s| signal_at(s) * mask_host[s + r - i])
+                .sum()
+        };
+        for &variant in Conv1dVariant::ALL {
+            if !variant.needs().met_by(ctx.info().ptx_target) {
+                continue;
+            }
+            ok(ctx
+                .conv1d_into_with(variant, &signal, &mask, &mut out)
+                .and_then(|p| p.wait()))?;
+            for range in windows(n, &[TWO_31]) {
+                let got = download(&out.index(range.clone()))?;
+                for i in range.clone() {
+                    let w = want(i);
+                    ensure(got[i - range.start] == w, || {
+                        format!(
+                            "{variant:?}, {taps} taps: output {i} is {}, want {w}",
+                            got[i - range.start]
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    drop((signal, out));
+    // Rows: 32 769 rows of 65 539 samples at a pitch of 65 544 (2^31 +
+    // 3·2^16 + … elements), each row on its own; rows checked whole: the
+    // first, the two around element 2^31 and the last.
+    let (w, rows, pitch) = (65_539, 32_769, 65_544);
+    let host: Vec<f32> = (0..rows * pitch)
+        .map(|e| signal_at(e % pitch + e / pitch))
+        .collect();
+    let signal = upload(&host)?;
+    drop(host);
+    let mut out = filled::<f32>(rows * pitch, (-1.0f32).to_bits())?;
+    let mask_host: Vec<f32> = (0..7).map(|j| (1 + j % 3) as f32).collect();
+    let mask = upload(&mask_host)?;
+    let want = |row: usize, i: usize| -> f32 {
+        (0..7)
+            .filter_map(|j| (i + j).checked_sub(3).filter(|&s| s < w))
+            .map(|s| signal_at(s + row) * mask_host[s + 3 - i])
+            .sum()
+    };
+    for &variant in Conv1dVariant::ALL {
+        if !variant.needs().met_by(ctx.info().ptx_target) {
+            continue;
+        }
+        let s = ok(Matrix::with_pitch(&signal, w, rows, pitch))?;
+        let mut d = ok(MatrixMut::with_pitch(&mut out, w, rows, pitch))?;
+        ok(ctx
+            .conv1d_rows_into_with(variant, &s, &mask, &mut d)
+            .and_then(|p| p.wait()))?;
+        for row in [0, TWO_31 / pitch, TWO_31 / pitch + 1, rows - 1] {
+            let got = download(&out.index(row * pitch..row * pitch + w))?;
+            if let Some(i) = (0..w).find(|&i| got[i] != want(row, i)) {
+                return Err(format!(
+                    "{variant:?}, rows: ({row}, {i}) is {}, want {}",
+                    got[i],
+                    want(row, i)
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     let cases: Vec<_> = cases()
         .into_iter()
@@ -617,4 +703,5 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "conv1d::default_runs_the_fastest_step",
         default_runs_the_fastest_step,
     ));
+    trials.push(sized_trial("conv1d::past_2_31", 32_769 * 65_544, past_2_31));
 }

@@ -1061,6 +1061,46 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
     untouched(&buffer, &host, "refusals (the operands' buffer)")
 }
 
+/// A product whose `C` has more than 2^31 elements (see the tests past
+/// 2^31 in `common`).
+fn past_2_31(ctx: &Context) -> Result<(), Failed> {
+    // C of 65 537 × 32 769 (2^31 + 3·2^15 + … elements) = A (m × 3) · B
+    // (3 × n), small integers, so every step's product is exact (TF32
+    // holds them whole). The rows of C checked whole: the first, the two
+    // around element 2^31 and the last.
+    let (m, n, k) = (65_537, 32_769, 3);
+    let a_at = |i: usize, p: usize| ((i * 3 + p) % 7) as f32 - 3.0;
+    let b_at = |p: usize, j: usize| ((p * 5 + j) % 11) as f32 - 5.0;
+    let a_host: Vec<f32> = (0..m * k).map(|e| a_at(e / k, e % k)).collect();
+    let b_host: Vec<f32> = (0..k * n).map(|e| b_at(e / n, e % n)).collect();
+    let (a, b) = (upload(&a_host)?, upload(&b_host)?);
+    let mut c = filled::<f32>(m * n, f32::NAN.to_bits())?;
+    let rows_checked = [0, TWO_31 / n, TWO_31 / n + 1, m - 1];
+    for &variant in GemmVariant::ALL {
+        if !variant.needs().met_by(ctx.info().ptx_target) {
+            continue;
+        }
+        for packing in [Packing::Never, Packing::Always] {
+            let gemm = Gemm::new(m, n, k).variant(variant).packing(packing);
+            let (av, bv) = (ok(Matrix::new(&a, k, m))?, ok(Matrix::new(&b, n, k))?);
+            let mut cv = ok(MatrixMut::new(&mut c, n, m))?;
+            ok(ctx
+                .gemm_into(&gemm, 1.0, &av, &bv, 0.0, &mut cv)
+                .and_then(|p| p.wait()))?;
+            for &i in &rows_checked {
+                let got = download(&c.index(i * n..(i + 1) * n))?;
+                for (j, &value) in got.iter().enumerate() {
+                    let want: f32 = (0..k).map(|p| a_at(i, p) * b_at(p, j)).sum();
+                    ensure(value == want, || {
+                        format!("{variant:?}, {packing:?}: C({i}, {j}) is {value}, want {want}")
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     let cases: Vec<_> = cases()
         .into_iter()
@@ -1084,4 +1124,5 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ));
     trials.push(gpu_trial("gemm::repeatable", repeatable));
     trials.push(gpu_trial("gemm::refuses_bad_arguments", refusals));
+    trials.push(sized_trial("gemm::c_past_2_31", 65_537 * 32_769, past_2_31));
 }

@@ -483,8 +483,7 @@ fn wraps_past_u32(ctx: &Context) -> Result<(), Failed> {
     // columns are merged many times before their 16 bits overflow. The CPU
     // and global-atomics steps would take seconds; the other two run.
     let n = (1usize << 32) + 5;
-    let mut device = DeviceBuffer::<u8>::zeroed(n).map_err(|e| format!("{e}"))?;
-    device.set_8(7).map_err(|e| format!("{e}"))?;
+    let device = filled_u8(n, 7)?;
     let bins = ok(EvenBins::<u8>::new(256, 0, 256))?;
     for variant in [
         HistogramVariant::SharedPrivatized,
@@ -503,6 +502,38 @@ fn wraps_past_u32(ctx: &Context) -> Result<(), Failed> {
                 variant.name(),
                 got[7]
             )
+        })?;
+    }
+    Ok(())
+}
+
+/// `histogram_even` of 2^31 + 5 `f32` (see the tests past 2^31 in
+/// `common`).
+fn past_2_31(ctx: &Context) -> Result<(), Failed> {
+    // 2^31 + 5 `f32` samples (the general path's byte offsets past 2^33):
+    // all 1.5 but a 7.25 past 2^31 and a NaN and a 10.0 (outside) at the
+    // end, over 10 bins of [0, 10).
+    let n = TWO_31 + 5;
+    let mut samples = filled::<f32>(n, 1.5f32.to_bits())?;
+    put(&mut samples, TWO_31 + 1, &[7.25])?;
+    put(&mut samples, n - 2, &[f32::NAN, 10.0])?;
+    let bins = ok(EvenBins::new(10, 0.0f32, 10.0))?;
+    let mut want = vec![0u32; 10];
+    want[1] = (n - 3) as u32;
+    want[7] = 1;
+    // The CPU step would copy 8 GiB to the host and the global atomics
+    // queue 2^31 adds on one address: the other steps.
+    for variant in [
+        HistogramVariant::SharedPrivatized,
+        HistogramVariant::LanePrivate,
+    ] {
+        let mut out = filled::<u32>(10, 0xdead_beef)?;
+        ok(ctx
+            .histogram_even_into_with(variant, &samples, &bins, &mut out)
+            .and_then(|p| p.wait()))?;
+        let got = download(&out)?;
+        ensure(got == want, || {
+            format!("{variant:?}: {got:?}, want {want:?}")
         })?;
     }
     Ok(())
@@ -533,4 +564,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         wraps_past_u32,
     ));
     trials.push(gpu_trial("histogram::refuses_bad_arguments", refusals));
+    trials.push(sized_trial(
+        "histogram::f32_past_2_31",
+        TWO_31 + 5,
+        past_2_31,
+    ));
 }

@@ -164,6 +164,44 @@ fn zeros_ok<O: Out + DeviceCopy>(ctx: &Context) -> Result<(), Failed> {
     })
 }
 
+/// Column and row sums of an image past 2^32 bytes (see the tests past
+/// 2^31 in `common`).
+fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
+    // A 65 540 × 65 537 image (2^32 + 3·2^16 + … bytes, rows 4-byte
+    // aligned for step 2, not a multiple of any strip) of the bytes of
+    // [`byte_at`], whose row and column sums the CPU computes in one pass.
+    let (w, h) = (65_540, 65_537);
+    let mut cols = vec![0u32; w];
+    let mut rows = vec![0u32; h];
+    let mut host = vec![0u8; w * h];
+    for r in 0..h {
+        let row = &mut host[r * w..(r + 1) * w];
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = byte_at(r, c);
+            cols[c] += *v as u32;
+            rows[r] += *v as u32;
+        }
+    }
+    let image = upload(&host)?;
+    drop(host);
+    let view = ok(Matrix::new(&image, w, h))?;
+    let mut out = poisoned(w, u32::MAX)?;
+    for &variant in ColumnSumVariant::ALL {
+        ok(ctx
+            .column_sums_into_with(variant, &view, &mut out)
+            .and_then(|p| p.wait()))?;
+        same(format!("{variant:?}, column"), &download(&out)?, &cols)?;
+    }
+    let mut out = poisoned(h, u32::MAX)?;
+    for &variant in RowSumVariant::ALL {
+        ok(ctx
+            .row_sums_into_with(variant, &view, &mut out)
+            .and_then(|p| p.wait()))?;
+        same(format!("{variant:?}, row"), &download(&out)?, &rows)?;
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     push::<u32>(trials, "u32");
     push::<f32>(trials, "f32");
@@ -191,4 +229,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         )?;
         Ok(())
     }));
+    trials.push(sized_trial(
+        "image_sums::past_2_32_bytes",
+        65_540 * 65_537,
+        past_2_32_bytes,
+    ));
 }

@@ -18,7 +18,6 @@ mod context;
 mod conv1d;
 mod gemm;
 mod histogram;
-mod huge;
 mod image_sums;
 mod multi;
 mod reduce;
@@ -37,7 +36,6 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     conv1d::trials,
     gemm::trials,
     rng::trials,
-    huge::trials,
     multi::trials,
 ];
 

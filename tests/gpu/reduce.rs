@@ -342,6 +342,24 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
     }));
 }
 
+/// Sums, min and max of 2^31 + 7 `u32` (see the tests past 2^31 in
+/// `common`).
+fn past_2_31(ctx: &Context) -> Result<(), Failed> {
+    // 2^31 + 7 ones, with a 0 past 2^31 (the minimum) and a 9 in the last
+    // element (the maximum): sum 2^31 + 7 − 1 + 8, below 2^32.
+    let n = TWO_31 + 7;
+    let mut x = filled::<u32>(n, 1)?;
+    put(&mut x, TWO_31 + 3, &[0])?;
+    put(&mut x, n - 1, &[9])?;
+    let sum = (n - 1 + 8) as u32;
+    for &variant in ReduceVariant::ALL {
+        let got = ok(ctx.reduce(Op::Sum, variant, &x))?;
+        ensure(got == sum, || format!("{variant:?}: sum {got}, want {sum}"))?;
+    }
+    ensure(ok(ctx.min(&x))? == Some(0), || "min: want 0".into())?;
+    ensure(ok(ctx.max(&x))? == Some(9), || "max: want 9".into())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     push_type::<f32>(trials);
     push_type::<i32>(trials);
@@ -478,4 +496,5 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "u32 sum does not wrap".into()
         })
     }));
+    trials.push(sized_trial("reduce::u32_past_2_31", TWO_31 + 7, past_2_31));
 }

@@ -283,6 +283,50 @@ fn check_device_golden(ctx: &Context) -> Result<(), Failed> {
     ensure(checked >= 8 * 8, || format!("only {checked} records"))
 }
 
+/// Fills of 2^31 + 5 values from a stream position past 2^32 (see the
+/// tests past 2^31 in `common`).
+fn past_2_31(ctx: &Context) -> Result<(), Failed> {
+    // 2^31 + 5 raw values and uniforms from a position past 2^32, against
+    // the CPU twin, bit for bit.
+    const SEED: u64 = 0x0bad_5eed_0000_0031;
+    let n = TWO_31 + 5;
+    let position = (1u64 << 32) + 3;
+    let twin = Generator::new(SEED);
+    let mut bits = filled::<u32>(n, 0)?;
+    let mut generator = Generator::with_offset(SEED, position);
+    ok(ctx
+        .fill_u32_into(&mut generator, &mut bits)
+        .and_then(|p| p.wait()))?;
+    ensure(generator.position() == position + n as u64, || {
+        format!("position {} after the fill", generator.position())
+    })?;
+    for range in windows(n, &[TWO_31]) {
+        let got = download(&bits.index(range.clone()))?;
+        for i in range.clone() {
+            let want = twin.value(position + i as u64);
+            ensure(got[i - range.start] == want, || {
+                format!("u32 {i}: {:#x}, want {want:#x}", got[i - range.start])
+            })?;
+        }
+    }
+    drop(bits);
+    let mut uniforms = filled::<f32>(n, (-1.0f32).to_bits())?;
+    let mut generator = Generator::with_offset(SEED, position);
+    ok(ctx
+        .fill_uniform_into(&mut generator, &mut uniforms)
+        .and_then(|p| p.wait()))?;
+    for range in windows(n, &[TWO_31]) {
+        let got = download(&uniforms.index(range.clone()))?;
+        for i in range.clone() {
+            let want = uniform_of(twin.value(position + i as u64));
+            ensure(got[i - range.start].to_bits() == want.to_bits(), || {
+                format!("uniform {i}: {}, want {want}", got[i - range.start])
+            })?;
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     for n in [1usize, 3, 4, 5, 1000, 262_147, 1_000_003] {
         for position in [
@@ -510,4 +554,5 @@ pub fn trials(trials: &mut Vec<Trial>) {
             || "a refused fill changed the generator or the output".into(),
         )
     }));
+    trials.push(sized_trial("rng::past_2_31", TWO_31 + 5, past_2_31));
 }

@@ -237,6 +237,83 @@ fn push_type<T: Element>(trials: &mut Vec<Trial>, name: &'static str) {
     );
 }
 
+/// Transposes past 2^32 bytes and past 2^31 4-byte elements (see the
+/// tests past 2^31 in `common`).
+fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
+    // Bytes: 65 537 × 65 539, 2^32 + 2^17 + … elements, neither side a
+    // multiple of any tile, rows padded to 65 540 bytes (4-byte aligned,
+    // which step 4 needs). The checked output rows (each a column of the
+    // input, so it reads every input row, past 2^32 bytes) and the output
+    // bytes around 2^31 and 2^32, whose padding must keep its poison.
+    let (w, h, pitch) = (65_539, 65_537, 65_540);
+    let host: Vec<u8> = (0..pitch * h)
+        .map(|e| {
+            if e % pitch < w {
+                byte_at(e / pitch, e % pitch)
+            } else {
+                0
+            }
+        })
+        .collect();
+    let src = upload(&host)?;
+    drop(host);
+    let mut dst = filled_u8(pitch * w, 0xa5)?;
+    let rows_checked = [0, 1, w / 2, w - 2, w - 1];
+    for &variant in TransposeVariant::ALL.iter().filter(|v| v.supports(1)) {
+        cuda(dst.set_8(0xa5))?;
+        let s = ok(Matrix::with_pitch(&src, w, h, pitch))?;
+        let mut d = ok(MatrixMut::with_pitch(&mut dst, h, w, pitch))?;
+        ok(ctx
+            .transpose_into_with(variant, &s, &mut d)
+            .and_then(|p| p.wait()))?;
+        // Output element (j, i) = input (i, j); the padding keeps 0xa5.
+        let want = |e: usize| {
+            let (j, i) = (e / pitch, e % pitch);
+            if i < h { byte_at(i, j) } else { 0xa5 }
+        };
+        for &j in &rows_checked {
+            let row = download(&dst.index(j * pitch..(j + 1) * pitch))?;
+            if let Some(i) = (0..pitch).find(|&i| row[i] != want(j * pitch + i)) {
+                return Err(format!("{variant:?}: output ({j}, {i}) is {}", row[i]).into());
+            }
+        }
+        for range in windows(pitch * w, &[TWO_31, 1 << 32]) {
+            let got = download(&dst.index(range.clone()))?;
+            if let Some(e) = range.clone().find(|&e| got[e - range.start] != want(e)) {
+                return Err(
+                    format!("{variant:?}: output byte {e} is {}", got[e - range.start]).into(),
+                );
+            }
+        }
+    }
+    // 4-byte elements past 2^31 (2^33 bytes): 46 349 × 46 341, the
+    // default step (the vector one), output elements around 2^31.
+    drop((src, dst));
+    let (w, h) = (46_349, 46_341);
+    let host: Vec<u32> = (0..w * h).map(|i| i as u32).collect();
+    let src = upload(&host)?;
+    drop(host);
+    let mut dst = filled::<u32>(w * h, u32::MAX)?;
+    let s = ok(Matrix::new(&src, w, h))?;
+    let mut d = ok(MatrixMut::new(&mut dst, h, w))?;
+    ok(ctx.transpose_into(&s, &mut d).and_then(|p| p.wait()))?;
+    for range in windows(w * h, &[TWO_31]) {
+        let got = download(&dst.index(range.clone()))?;
+        for e in range.clone() {
+            // Output (j, i) at e = j·h + i is input (i, j), element i·w + j.
+            let (j, i) = (e / h, e % h);
+            let want = (i * w + j) as u32;
+            ensure(got[e - range.start] == want, || {
+                format!(
+                    "f32-sized: output element {e} is {}, want {want}",
+                    got[e - range.start]
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     push_type::<u8>(trials, "u8");
     push_type::<u16>(trials, "u16");
@@ -311,6 +388,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         let mut dst0 = ok(MatrixMut::new(&mut out32, 3, 0))?;
         ok(ctx.transpose_into(&empty, &mut dst0).and_then(|p| p.wait()))
     }));
+    trials.push(sized_trial(
+        "transpose::past_2_32_bytes",
+        65_540 * 65_539,
+        past_2_32_bytes,
+    ));
 }
 
 fn check_default<T: Element>(ctx: &Context, w: usize, h: usize, sp: usize) -> Result<(), Failed> {
