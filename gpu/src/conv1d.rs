@@ -1108,6 +1108,99 @@ mod device {
         v
     }
 
+    /// What [`tile_runs`] walks: `rows` rows of `n` inputs at `signal`
+    /// (`signal_pitch` apart), tiles of `tile_len` outputs whose staged
+    /// inputs are `len` elements, the first `keep` of them the previous
+    /// tile's last; `threads` threads, `r` the mask's radius.
+    struct Run {
+        signal: *const f32,
+        signal_pitch: usize,
+        n: usize,
+        rows: u32,
+        r: usize,
+        threads: usize,
+        tile_len: usize,
+        keep: usize,
+        len: usize,
+    }
+
+    /// Steps 4 and 7: block `b` takes the same run of consecutive tiles
+    /// in each of its rows and calls `compute(row, start)` on each tile,
+    /// staged in `tile` (element `e` at word `word(e)`, input `start + e −
+    /// r`, zeros outside the row). The next tile's first `keep` elements
+    /// are this tile's last ones (moved within shared memory); its other
+    /// `tile_len = L · threads` are loaded into registers before
+    /// `compute`, so their latency hides behind it.
+    #[inline(always)]
+    unsafe fn tile_runs<const L: usize>(
+        run: Run,
+        tile: *mut f32,
+        word: impl Fn(usize) -> usize + Copy,
+        mut compute: impl FnMut(usize, usize),
+    ) {
+        let Run {
+            signal,
+            signal_pitch,
+            n,
+            rows,
+            r,
+            threads,
+            tile_len,
+            keep,
+            len,
+        } = run;
+        let tid = thread_idx_x() as usize;
+        let tiles = n.div_ceil(tile_len);
+        let per_block = tiles.div_ceil(grid_dim_x() as usize);
+        let first_tile = block_idx_x() as usize * per_block;
+        let end_tile = (first_tile + per_block).min(tiles);
+        let mut row = block_idx_y() as usize;
+        while row < rows as usize && first_tile < end_tile {
+            let x = signal.add(row * signal_pitch);
+            // The first tile of the run, whole: its first `tile_len`
+            // elements with all loads of a thread in flight, then the rest.
+            let start = first_tile * tile_len;
+            let v = load_inputs::<L>(x, start, 0, tid, threads, r, n);
+            for k in 0..L {
+                *tile.add(word(tid + k * threads)) = v[k];
+            }
+            stage_elements(tile, word, x, start, r, n, tile_len + tid, len, threads);
+            sync_threads();
+
+            for t in first_tile..end_tile {
+                let start = t * tile_len;
+                let next = t + 1 < end_tile;
+                // The next tile's new inputs, in flight during `compute`.
+                let v = if next {
+                    load_inputs::<L>(x, start + tile_len, keep, tid, threads, r, n)
+                } else {
+                    [0.0; L]
+                };
+                compute(row, start);
+                // Every thread is done reading the tile (also before the
+                // next row's first tile overwrites it).
+                sync_threads();
+                if next {
+                    // Elements tile_len .. len become 0 .. keep (no
+                    // overlap: keep <= tile_len); then, once every thread
+                    // has moved its part, the new elements from `keep` on,
+                    // which cover where the old ones were.
+                    let mut e = tid;
+                    while e < keep {
+                        *tile.add(word(e)) = *tile.add(word(tile_len + e));
+                        e += threads;
+                    }
+                    sync_threads();
+                    for k in 0..L {
+                        *tile.add(word(keep + tid + k * threads)) = v[k];
+                    }
+                    sync_threads();
+                }
+            }
+            row += grid_dim_y() as usize;
+        }
+    }
+
     /// Step 4, width `W`: block `b` computes a run of consecutive tiles of
     /// [`BLOCKED_TILE`] outputs of each of its rows; in a tile, thread `l`
     /// the `W` outputs from `W l`. The tile holds inputs `start − r ..`
@@ -1137,43 +1230,29 @@ mod device {
         // 16-byte aligned: the tile is a whole number of 80-byte segments.
         let weights = carver.take::<f32>(padded);
         let tid = thread_idx_x() as usize;
-        // This block's run of tiles (the same in every row).
-        let tiles = n.div_ceil(BLOCKED_TILE);
-        let run = tiles.div_ceil(grid_dim_x() as usize);
-        let first_tile = block_idx_x() as usize * run;
-        let end_tile = (first_tile + run).min(tiles);
 
-        // The mask, zero-padded; read after the first barrier below.
+        // The mask, zero-padded; read after the first barrier of the run.
         let mut j = tid;
         while j < padded {
             *weights.add(j) = if j < taps { *mask.add(j) } else { 0.0 };
             j += threads;
         }
 
-        let mut row = block_idx_y() as usize;
-        while row < rows as usize && first_tile < end_tile {
-            let x = signal.add(row * signal_pitch);
-            // The first tile of the run, whole: its first BLOCKED_TILE
-            // elements with all loads of a thread in flight, then the rest.
-            let start = first_tile * BLOCKED_TILE;
-            let v = load_inputs::<W>(x, start, 0, tid, threads, r, n);
-            for k in 0..W {
-                *tile.add(padded_index(tid + k * threads, W)) = v[k];
-            }
-            let word = |e| padded_index(e, W);
-            stage_elements(tile, word, x, start, r, n, BLOCKED_TILE + tid, len, threads);
-            sync_threads();
-
-            for t in first_tile..end_tile {
-                let start = t * BLOCKED_TILE;
-                let next = t + 1 < end_tile;
-                // The next tile's new inputs, in flight during the FMAs.
-                let v = if next {
-                    load_inputs::<W>(x, start + BLOCKED_TILE, padded, tid, threads, r, n)
-                } else {
-                    [0.0; W]
-                };
-
+        tile_runs::<W>(
+            Run {
+                signal,
+                signal_pitch,
+                n,
+                rows,
+                r,
+                threads,
+                tile_len: BLOCKED_TILE,
+                keep: padded,
+                len,
+            },
+            tile,
+            |e| padded_index(e, W),
+            |row, start| {
                 let acc = blocked_outputs(
                     tid,
                     taps,
@@ -1181,29 +1260,8 @@ mod device {
                     |c| segment_of_weights::<W>(weights, c),
                 );
                 store_outputs(out.add(row * out_pitch), start + tid * W, n, &acc);
-                // Every thread is done reading the tile (also before the
-                // next row's first tile overwrites it).
-                sync_threads();
-                if next {
-                    // Elements BLOCKED_TILE .. len become 0 .. padded (no
-                    // overlap: padded <= BLOCKED_TILE); then, once every
-                    // thread has moved its part, the new elements from
-                    // `padded` on, which cover where the old ones were.
-                    let mut e = tid;
-                    while e < padded {
-                        *tile.add(padded_index(e, W)) =
-                            *tile.add(padded_index(BLOCKED_TILE + e, W));
-                        e += threads;
-                    }
-                    sync_threads();
-                    for k in 0..W {
-                        *tile.add(padded_index(padded + tid + k * threads, W)) = v[k];
-                    }
-                    sync_threads();
-                }
-            }
-            row += grid_dim_y() as usize;
-        }
+            },
+        );
     }
 
     /// Step 5: block `b` computes tile `b` ([`SPLIT_TILE`] outputs from
@@ -1493,13 +1551,8 @@ mod device {
             let lane = tid % 32;
             // The warp's first tensor-core tile, as a tile element.
             let first = tid / 32 * TENSOR_WARP_TILES * 128;
-            // This block's run of tiles (the same in every row).
-            let tiles = n.div_ceil(TENSOR_TILE);
-            let run = tiles.div_ceil(grid_dim_x() as usize);
-            let first_tile = block_idx_x() as usize * run;
-            let end_tile = (first_tile + run).min(tiles);
 
-            // The mask, zero-padded; read after the first barrier below.
+            // The mask, zero-padded; read after the first barrier of the run.
             let mut j = tid;
             while j < mask_len {
                 *weights.add(j) = if j >= 16 && j - 16 < taps {
@@ -1510,39 +1563,21 @@ mod device {
                 j += threads;
             }
 
-            let mut row = block_idx_y() as usize;
-            while row < rows as usize && first_tile < end_tile {
-                let x = signal.add(row * signal_pitch);
-                // The first tile of the run, whole: its first TENSOR_TILE
-                // elements with all loads of a thread in flight, then the rest.
-                let start = first_tile * TENSOR_TILE;
-                let v = load_inputs::<LOADS>(x, start, 0, tid, threads, r, n);
-                for k in 0..LOADS {
-                    *tile.add(tensor_index(tid + k * threads)) = v[k];
-                }
-                stage_elements(
-                    tile,
-                    tensor_index,
-                    x,
-                    start,
-                    r,
+            tile_runs::<LOADS>(
+                Run {
+                    signal,
+                    signal_pitch,
                     n,
-                    TENSOR_TILE + tid,
-                    len,
+                    rows,
+                    r,
                     threads,
-                );
-                sync_threads();
-
-                for t in first_tile..end_tile {
-                    let start = t * TENSOR_TILE;
-                    let next = t + 1 < end_tile;
-                    // The next tile's new inputs, in flight during the products.
-                    let v = if next {
-                        load_inputs::<LOADS>(x, start + TENSOR_TILE, halo, tid, threads, r, n)
-                    } else {
-                        [0.0; LOADS]
-                    };
-
+                    tile_len: TENSOR_TILE,
+                    keep: halo,
+                    len,
+                },
+                tile,
+                tensor_index,
+                |row, start| {
                     let mut acc = tensor_tiles(tile, weights, first, lane, steps);
                     if !acc.iter().flatten().all(|v| v.is_finite()) {
                         acc = tensor_outputs_directly(
@@ -1559,29 +1594,8 @@ mod device {
                             }
                         }
                     }
-                    // Every warp is done reading the tile (also before the
-                    // next row's first tile overwrites it).
-                    sync_threads();
-                    if next {
-                        // Elements TENSOR_TILE .. len become 0 .. halo (no
-                        // overlap: halo <= TENSOR_TILE; the same words less
-                        // TENSOR_TILE, a whole number of 8 rows); then, once
-                        // every thread has moved its part, the new elements
-                        // from `halo` on, which cover where the old ones were.
-                        let mut e = tid;
-                        while e < halo {
-                            *tile.add(tensor_index(e)) = *tile.add(tensor_index(TENSOR_TILE + e));
-                            e += threads;
-                        }
-                        sync_threads();
-                        for k in 0..LOADS {
-                            *tile.add(tensor_index(halo + tid + k * threads)) = v[k];
-                        }
-                        sync_threads();
-                    }
-                }
-                row += grid_dim_y() as usize;
-            }
+                },
+            );
         }
     }
 
