@@ -1110,8 +1110,8 @@ mod device {
 
     /// What [`tile_runs`] walks: `rows` rows of `n` inputs at `signal`
     /// (`signal_pitch` apart), tiles of `tile_len` outputs whose staged
-    /// inputs are `len` elements, the first `keep` of them the previous
-    /// tile's last; `threads` threads, `r` the mask's radius.
+    /// inputs are `tile_len + keep` elements, the first `keep` of them the
+    /// previous tile's last; `threads` threads, `r` the mask's radius.
     struct Run {
         signal: *const f32,
         signal_pitch: usize,
@@ -1121,7 +1121,6 @@ mod device {
         threads: usize,
         tile_len: usize,
         keep: usize,
-        len: usize,
     }
 
     /// Steps 4 and 7: block `b` takes the same run of consecutive tiles
@@ -1147,8 +1146,8 @@ mod device {
             threads,
             tile_len,
             keep,
-            len,
         } = run;
+        let len = tile_len + keep;
         let tid = thread_idx_x() as usize;
         let tiles = n.div_ceil(tile_len);
         let per_block = tiles.div_ceil(grid_dim_x() as usize);
@@ -1248,7 +1247,6 @@ mod device {
                 threads,
                 tile_len: BLOCKED_TILE,
                 keep: padded,
-                len,
             },
             tile,
             |e| padded_index(e, W),
@@ -1541,7 +1539,6 @@ mod device {
             let steps = tensor_steps(taps);
             // The elements a tile shares with the next.
             let halo = tensor_tile_len(taps) - TENSOR_TILE;
-            let len = tensor_tile_len(taps);
             let mask_len = tensor_mask_len(taps);
             let mut carver = SharedCarver::new();
             // 8-byte aligned: the carver starts on 16 bytes.
@@ -1573,7 +1570,6 @@ mod device {
                     threads,
                     tile_len: TENSOR_TILE,
                     keep: halo,
-                    len,
                 },
                 tile,
                 tensor_index,

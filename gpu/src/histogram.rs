@@ -39,7 +39,8 @@ pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
 /// fastest step runs [`HistogramVariant::SharedPrivatized`]'s kernel.
 pub const LANE_MAX_BINS: u32 = 256;
 /// Words of workspace [`HistogramVariant::LanePrivate`] takes (`work`): a
-/// running count per bin, then the ticket of its blocks. All zero between
+/// running count per bin, [`TOTAL_STRIDE`] words apart, then the ticket of
+/// its blocks. All zero between
 /// launches: the last block to finish copies the counts out and zeroes them,
 /// so the output needs no zeroing launch before.
 pub const LANE_WORK_WORDS: usize = LANE_MAX_BINS as usize * TOTAL_STRIDE + 1;
@@ -453,6 +454,12 @@ mod device {
         }
     }
 
+    /// Bin `bin`'s running count in `totals` (the lane kernel's `work`).
+    #[inline(always)]
+    unsafe fn running_count(totals: *mut u32, bin: usize) -> *mut u32 {
+        totals.add(bin * TOTAL_STRIDE)
+    }
+
     /// Adds the block's lane columns into the running counts `totals`;
     /// with `ZERO`, zeroes them for the counting that follows (the last
     /// merge leaves them: each launch zeroes its columns when it starts).
@@ -494,10 +501,10 @@ mod device {
                 }
             }
             if even > 0 {
-                red_add_u32(totals.add(2 * p * TOTAL_STRIDE), even);
+                red_add_u32(running_count(totals, 2 * p), even);
             }
             if odd > 0 && ((2 * p + 1) as u32) < bins {
-                red_add_u32(totals.add((2 * p + 1) * TOTAL_STRIDE), odd);
+                red_add_u32(running_count(totals, 2 * p + 1), odd);
             }
             p += LANE_BLOCK as usize;
         }
@@ -549,7 +556,7 @@ mod device {
         let edge = |i: usize| {
             let bin = binner.bin(*samples.add(i));
             if bin != NOT_COUNTED {
-                red_add_u32(totals.add(bin as usize * TOTAL_STRIDE), 1);
+                red_add_u32(running_count(totals, bin as usize), 1);
             }
         };
         if rank < head {
@@ -610,7 +617,7 @@ mod device {
         let mut b = tid;
         while b < bins as usize {
             // From L2: the other blocks' adds, published by their tickets.
-            let total = totals.add(b * TOTAL_STRIDE);
+            let total = running_count(totals, b);
             let count = load_cg_u32(total);
             *out.add(b) = count;
             // Already zero for the bins no sample fell in: skip the store.
