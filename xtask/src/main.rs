@@ -51,6 +51,9 @@ cargo xtask <task>
                         (--no-hold: under a profiler, which serialises launches)
   report JSON           render report.md and the SVG charts again beside a bench
                         JSON file (no GPU needed)
+  readme [--check]      render the README's measured tables again from the
+                        committed reports (docs/bench/<device>/ladder.json);
+                        --check (CI): fail where one is not current (no GPU)
   device                build release test and bench executables into
                         target/device/ with a script that runs them on a GPU
                         machine without Rust (see README), and
@@ -91,6 +94,13 @@ fn main() -> ExitCode {
             Some(path) => bench(&["--report".into(), path.clone()]),
             None => Err("usage: cargo xtask report <ladder.json>".into()),
         },
+        Some("readme") => {
+            let mut to = vec!["--readme".into(), root().join("README.md").display().to_string()];
+            if args.iter().any(|a| a == "--check") {
+                to.push("--check".into());
+            }
+            bench(&to)
+        }
         Some("help") | None => {
             print!("{HELP}");
             Ok(())

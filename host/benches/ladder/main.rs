@@ -9,6 +9,7 @@
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
 //!        [--reps N] [--out DIR] [--no-peers] [--no-hold]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
+//! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
 //! ```
 //!
 //! Writes `ladder.json` (fields documented in [`report`]), `report.md` and
@@ -22,6 +23,7 @@ mod histogram;
 mod hold;
 mod image_sums;
 mod peers;
+mod readme;
 mod reduce;
 mod report;
 mod rng;
@@ -56,6 +58,8 @@ struct Options {
     peers: bool,
     hold: bool,
     report: Option<PathBuf>,
+    readme: Option<PathBuf>,
+    check: bool,
     masks: Vec<usize>,
 }
 
@@ -68,6 +72,8 @@ fn options() -> Result<Options, String> {
         peers: true,
         hold: true,
         report: None,
+        readme: None,
+        check: false,
         masks: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -83,6 +89,8 @@ fn options() -> Result<Options, String> {
             // would wait for launches the profiler has not let through.
             "--no-hold" => o.hold = false,
             "--report" => o.report = Some(PathBuf::from(value()?)),
+            "--readme" => o.readme = Some(PathBuf::from(value()?)),
+            "--check" => o.check = true,
             "--masks" => {
                 for taps in value()?.split(',') {
                     o.masks
@@ -121,6 +129,15 @@ fn main() -> ExitCode {
             .map_err(|e| format!("{}: {e}", json.display()))
             .and_then(|text| write_report(&text, dir))
         {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some(path) = &o.readme {
+        return match update_readme(path, o.check) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -209,5 +226,29 @@ fn write_report(json: &str, dir: &Path) -> Result<(), String> {
         let path = dir.join(name);
         std::fs::write(&path, contents).map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    Ok(())
+}
+
+/// Renders the README's generated tables from the committed reports
+/// (`docs/bench/` beside it); with `check`, only says whether they are
+/// current.
+fn update_readme(path: &Path, check: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let docs = path.parent().unwrap_or(Path::new(".")).join("docs/bench");
+    let new = readme::splice(&text, &readme::reports(&docs)?)?;
+    if new == text {
+        println!("{}: the generated tables are current", path.display());
+        return Ok(());
+    }
+    if check {
+        return Err(format!(
+            "{}: a generated table differs from what the reports under {} give; \
+             run `cargo xtask readme`",
+            path.display(),
+            docs.display()
+        ));
+    }
+    std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("{}: generated tables rewritten", path.display());
     Ok(())
 }

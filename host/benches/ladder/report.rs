@@ -493,7 +493,7 @@ pub fn table(case: &Case, work: Work, bench: &Bench) -> String {
 }
 
 /// A scaling curve's table: one row per size, one column per series.
-fn scaling_markdown(records: &[&Record]) -> String {
+pub fn scaling_markdown(records: &[&Record]) -> String {
     let mut series: Vec<&str> = Vec::new();
     let mut sizes: Vec<usize> = Vec::new();
     for r in records {
@@ -636,7 +636,7 @@ fn slug(parts: &[&str]) -> String {
 pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
     let mut out = String::from("\n## Summary: the fastest step of each case\n");
     for unit in [Unit::Bandwidth, Unit::Compute] {
-        let of_unit: Vec<&(&str, &str)> = cases
+        let of_unit: Vec<(&str, &str)> = cases
             .iter()
             .filter(|(family, case)| {
                 let steps: Vec<&Record> = records
@@ -645,20 +645,28 @@ pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
                     .collect();
                 unit_of(&steps) == unit
             })
+            .copied()
             .collect();
         // A table per unit that has cases (the bandwidth one also when none has).
         if of_unit.is_empty() && !(unit == Unit::Bandwidth && cases.is_empty()) {
             continue;
         }
-        let _ = write!(
-            out,
-            "\n| family | case | step | time | {} | × {} | × best peer (peer) |\n|---|---|---|---:|---:|---:|---|\n",
-            unit.label(),
-            unit.ceiling()
-        );
-        for (family, case) in of_unit {
-            summary_rows(&mut out, records, family, case, unit);
-        }
+        out.push('\n');
+        out.push_str(&summary_table(records, &of_unit, unit));
+    }
+    out
+}
+
+/// The summary's table of `cases`, all of `unit`: the fastest step of
+/// each group of each case.
+pub fn summary_table(records: &[Record], cases: &[(&str, &str)], unit: Unit) -> String {
+    let mut out = format!(
+        "| family | case | step | time | {} | × {} | × best peer (peer) |\n|---|---|---|---:|---:|---:|---|\n",
+        unit.label(),
+        unit.ceiling()
+    );
+    for (family, case) in cases {
+        summary_rows(&mut out, records, family, case, unit);
     }
     out
 }
