@@ -588,6 +588,15 @@ impl Context {
             operands[o] = (to, strides(o == 0, p.pitch));
         }
         let [(a_at, (a_row, a_col)), (b_at, (b_row, b_col))] = operands;
+        // The same tiles, threads, shared memory and slices: the grid and
+        // the workspace above hold.
+        let plan = plan.on_operands(
+            target,
+            (m, n, k),
+            (a_at, a_row, a_col),
+            (b_at, b_row, b_col),
+            (c.address(), c.pitch()),
+        );
         let args = GemmArgs {
             m: m32,
             n: n32,
@@ -624,8 +633,11 @@ impl Context {
         // and which work enqueued later on this stream waits for
         // (the launch opts in beyond 48 KiB and checks the device's
         // limits); the tensor-core steps only on PTX for sm_80 or newer
-        // (checked above). The `Pending` keeps all three borrowed until the
-        // stream has run the kernel.
+        // (checked above), and the whole-tile entry only where
+        // `takes_whole_tiles` holds for these very operands on such PTX
+        // (`on_operands`; it traps otherwise, before any copy). The
+        // `Pending` keeps all three borrowed until the stream has run the
+        // kernel.
         unsafe { self.launch(plan.entry, cfg, &args)? };
         Ok(Pending::new(self))
     }

@@ -1,7 +1,8 @@
 //! SGEMM: every step on 1×1×1 up to 1000×999×1001 with every transpose
 //! combination, row pitches (multiples of 4 and not) and views starting at
-//! odd element offsets, the fast steps on 1537×1665×129 (128 × 128 tiles)
-//! and 200×300×1000 (`k` split across blocks);
+//! odd element offsets, the fast steps on 1537×1665×129 (128 × 128 tiles),
+//! 1540×1668×144 (the whole-tile entry) and 200×300×1000 (`k` split
+//! across blocks);
 //! every transpose combination with the operands stored along `k` packed
 //! first (`Packing::Always`); the fastest step on 4096³, 8192×8192×256 and
 //! 256×256×65536 (sampled);
@@ -638,6 +639,23 @@ fn cases() -> Vec<Case> {
                 .steps(Steps::Fast),
         );
     }
+    // The same tiles with both operands `k`-major and aligned, `m` and
+    // `n` multiples of 4 and `k` of 16: the whole-tile entry (no checked
+    // copies, edges stepped back), `A` read where it lies (`TN`) and
+    // packed (`NN`).
+    cases.push(
+        Case::new(1540, 1668, 144)
+            .transposed(true, false)
+            .aligned()
+            .steps(Steps::Fast),
+    );
+    cases.push(
+        Case::new(1540, 1668, 144)
+            .aligned()
+            .packed()
+            .scaled(0.5, 2.0)
+            .steps(Steps::Fast),
+    );
     // 4 × 3 tiles of 64 × 128 with 1000 of `k`: the pipelined step splits
     // `k` (11 slices on a 132-SM GPU, the last one shorter), in every
     // transpose combination, aligned and packed, and with odd pitches

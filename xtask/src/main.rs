@@ -95,7 +95,10 @@ fn main() -> ExitCode {
             None => Err("usage: cargo xtask report <ladder.json>".into()),
         },
         Some("readme") => {
-            let mut to = vec!["--readme".into(), root().join("README.md").display().to_string()];
+            let mut to = vec![
+                "--readme".into(),
+                root().join("README.md").display().to_string(),
+            ];
             if args.iter().any(|a| a == "--check") {
                 to.push("--check".into());
             }

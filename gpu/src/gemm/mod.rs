@@ -368,6 +368,36 @@ impl GemmPlan {
         let tile = (self.tiles.tile_m * self.tiles.tile_n) as usize;
         split_words(self.tile_count(m, n), self.slices, tile)
     }
+
+    /// The plan for the operands as the kernel will see them (after any
+    /// packing; `(address, row stride, column stride)` of `op(A)` and
+    /// `op(B)`, `(address, pitch)` of `C`) in the module built for
+    /// `target`: [`GemmVariant::Pipelined`]'s 128 × 128 tiles take the
+    /// entry without checked copies where
+    /// [`pipelined::takes_whole_tiles`] (sm_80 and newer: it stages by
+    /// `cp.async`); the same tiles, threads and shared memory.
+    pub fn on_operands(
+        self,
+        target: &str,
+        (m, n, k): (usize, usize, usize),
+        a: (u64, usize, usize),
+        b: (u64, usize, usize),
+        c: (u64, usize),
+    ) -> GemmPlan {
+        let big = gemm_pipelined::entry::<f32>(PIPELINED_CONFIGS[0]);
+        if big.is_some_and(|e| e.index() == self.entry.index())
+            && self.slices == 1
+            && Needs::Sm80.met_by(target)
+            && pipelined::takes_whole_tiles(m, n, k, a, b, c)
+        {
+            GemmPlan {
+                entry: gemm_pipelined_whole::entry::<f32>(),
+                ..self
+            }
+        } else {
+            self
+        }
+    }
 }
 
 impl GemmVariant {
@@ -632,6 +662,16 @@ gemm_kernels! {
         { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
         { pipelined::splits(CONFIG) },
     >;
+    /// The 128 × 128 tiles of products whose operands all take whole
+    /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
+    /// in its ring, two blocks per SM.
+    gemm_pipelined_whole => pipelined::whole_kernel::<
+        { PIPELINED_CONFIGS[0] as usize },
+        { PIPELINED_TILE_N },
+        { pipelined::threads(PIPELINED_CONFIGS[0]) },
+        { pipelined::quads(PIPELINED_CONFIGS[0] as usize, pipelined::threads(PIPELINED_CONFIGS[0])) },
+        { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(PIPELINED_CONFIGS[0])) },
+    >;
     gemm_tf32 => tensor::kernel::<false>;
     gemm_tf32x3 => tensor::kernel::<true>;
     gemm_wgmma_tf32 => wgmma::kernel::<false>;
@@ -705,6 +745,49 @@ mod tests {
         assert_eq!(small.blocks(256, 256), 64);
         assert_eq!(GemmVariant::Pipelined.plan(4096, 4096, 4096, 132).slices, 1);
         assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132).slices, 1);
+    }
+
+    /// The whole-tile entry takes exactly the products whose every copy
+    /// is a whole 16-byte vector, on modules with `cp.async`.
+    #[test]
+    fn whole_tiles_only_where_every_copy_is_a_vector() {
+        let whole = gemm_pipelined_whole::entry::<f32>().index();
+        let entry = |(m, n, k): (usize, usize, usize), a, b, c, target| {
+            GemmVariant::Pipelined
+                .plan(m, n, k, 132)
+                .on_operands(target, (m, n, k), a, b, c)
+                .entry
+                .index()
+        };
+        let shape = (4096, 4096, 4096);
+        // `op(A)` packed (`k × m`, rows of `m`), `B` stored `k × n`.
+        let (a, b, c) = ((256, 1, 4096), (4096, 4096, 1), (1024, 4096));
+        assert_eq!(entry(shape, a, b, c, "sm_90a"), whole);
+        assert_eq!(entry(shape, a, b, c, "sm_80"), whole);
+        let general = GemmVariant::Pipelined
+            .plan(4096, 4096, 4096, 132)
+            .entry
+            .index();
+        assert_ne!(general, whole);
+        for (shape, a, b, c, target) in [
+            (shape, a, b, c, "sm_70"),              // no cp.async
+            ((4096, 4096, 4088), a, b, c, "sm_90"), // k not a whole stage
+            ((4094, 4096, 4096), a, b, c, "sm_90"), // a stepped-back tile off 16 bytes
+            ((4096, 4094, 4096), a, b, c, "sm_90"),
+            (shape, (260, 1, 4096), b, c, "sm_90"), // misaligned operands
+            (shape, a, (4096, 4096, 1), (1028, 4096), "sm_90"),
+            (shape, a, b, (1024, 4095), "sm_90"),
+            (shape, (256, 4096, 1), b, c, "sm_90"), // `A` stored along `k`
+            (shape, a, (4096, 1, 4096), c, "sm_90"),
+        ] {
+            assert_eq!(entry(shape, a, b, c, target), general, "{shape:?} {target}");
+        }
+        // Too few 128 × 128 tiles: the 64 × 128 entry, never the whole one.
+        let small = (512, 512, 512);
+        assert_ne!(
+            entry(small, (256, 1, 512), (256, 512, 1), (256, 512), "sm_90"),
+            whole
+        );
     }
 
     /// Within the opt-in limit of every device that runs the step: 99 KiB

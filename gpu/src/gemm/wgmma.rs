@@ -156,80 +156,85 @@ mod device {
         // `Tf32x3`: the products of the stage before, still running.
         let mut part = [0.0f32; WGMMA_N128_REGS];
         let mut stage = 0usize;
-        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K, false>(a, b, o.k, |sa, sb| {
-            // Two converted stages alternate: this one's buffer was last
-            // read by the products of two stages ago, which are done.
-            let big = converted.add((stage % 2) * CONVERTED_BYTES);
-            let small = big.add(CONVERTED_WORDS * 4);
-            // 1. The stage of `B` in `wgmma`'s layout: thread `t` writes
-            // rows `t` and `t + 256` (16 bytes each; a warp's 32 rows are
-            // 512 contiguous bytes).
-            for h in 0..2 {
-                let r = t + h * THREADS;
-                let (n, k0) = ((r / 16) % 16 * 8 + r % 8, (r / 256) * 8 + (r / 8) % 2 * 4);
-                let v: [f32; 4] =
-                    core::array::from_fn(|e| *sb.add(Layout::<B_K>::index(T, n, k0 + e)));
-                if SPLIT {
-                    let parts = v.map(split_tf32);
-                    store4(big.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.0)));
-                    store4(small.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.1)));
-                } else {
-                    store4(
-                        big.add(r * 16).cast(),
-                        v.map(|x| f32::from_bits(to_tf32(x))),
-                    );
-                }
-            }
-            wgmma::fence_proxy_async();
-            sync_threads();
-            // 2. This warp's fragments of `A` at `k = 8c ..= 8c + 7`.
-            let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
-            let fragment = |c: usize| {
-                let (x, k) = (rows + g, 8 * c + q);
-                [
-                    at_a(k, x),
-                    at_a(k, x + 8),
-                    at_a(k + 4, x),
-                    at_a(k + 4, x + 8),
-                ]
-            };
-            let (big_at, small_at) = (shared_address(big), shared_address(small));
-            let b_of = |at: u32, c: usize| {
-                super::descriptor(at + c as u32 * CHUNK_BYTES, CORE_BYTES, 2 * CORE_BYTES)
-            };
-            // 3. The products. Those of the stage before ran while this
-            // one was converted; they must be done before this stage's
-            // fragments are written, since the products read their `A`
-            // registers while they run.
-            if SPLIT {
-                wgmma::wait::<0>(&mut part);
-                add_into(&mut acc, &part);
-                let mut a_big = [[0u32; 4]; 2];
-                let mut a_small = [[0u32; 4]; 2];
-                for c in 0..2 {
-                    let v = fragment(c);
-                    for e in 0..4 {
-                        (a_big[c][e], a_small[c][e]) = split_tf32(v[e]);
+        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K, false, false>(
+            a,
+            b,
+            o.k,
+            |sa, sb| {
+                // Two converted stages alternate: this one's buffer was last
+                // read by the products of two stages ago, which are done.
+                let big = converted.add((stage % 2) * CONVERTED_BYTES);
+                let small = big.add(CONVERTED_WORDS * 4);
+                // 1. The stage of `B` in `wgmma`'s layout: thread `t` writes
+                // rows `t` and `t + 256` (16 bytes each; a warp's 32 rows are
+                // 512 contiguous bytes).
+                for h in 0..2 {
+                    let r = t + h * THREADS;
+                    let (n, k0) = ((r / 16) % 16 * 8 + r % 8, (r / 256) * 8 + (r / 8) % 2 * 4);
+                    let v: [f32; 4] =
+                        core::array::from_fn(|e| *sb.add(Layout::<B_K>::index(T, n, k0 + e)));
+                    if SPLIT {
+                        let parts = v.map(split_tf32);
+                        store4(big.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.0)));
+                        store4(small.add(r * 16).cast(), parts.map(|p| f32::from_bits(p.1)));
+                    } else {
+                        store4(
+                            big.add(r * 16).cast(),
+                            v.map(|x| f32::from_bits(to_tf32(x))),
+                        );
                     }
                 }
-                wgmma::fence();
-                for c in 0..2 {
-                    // Small terms first: they are the least significant.
-                    wgmma::mma_tf32_m64n128k8(&mut part, a_small[c], b_of(big_at, c), c > 0);
-                    wgmma::mma_tf32_m64n128k8(&mut part, a_big[c], b_of(small_at, c), true);
-                    wgmma::mma_tf32_m64n128k8(&mut part, a_big[c], b_of(big_at, c), true);
+                wgmma::fence_proxy_async();
+                sync_threads();
+                // 2. This warp's fragments of `A` at `k = 8c ..= 8c + 7`.
+                let at_a = |k: usize, x: usize| *sa.add(Layout::<A_K>::index(T, x, k));
+                let fragment = |c: usize| {
+                    let (x, k) = (rows + g, 8 * c + q);
+                    [
+                        at_a(k, x),
+                        at_a(k, x + 8),
+                        at_a(k + 4, x),
+                        at_a(k + 4, x + 8),
+                    ]
+                };
+                let (big_at, small_at) = (shared_address(big), shared_address(small));
+                let b_of = |at: u32, c: usize| {
+                    super::descriptor(at + c as u32 * CHUNK_BYTES, CORE_BYTES, 2 * CORE_BYTES)
+                };
+                // 3. The products. Those of the stage before ran while this
+                // one was converted; they must be done before this stage's
+                // fragments are written, since the products read their `A`
+                // registers while they run.
+                if SPLIT {
+                    wgmma::wait::<0>(&mut part);
+                    add_into(&mut acc, &part);
+                    let mut a_big = [[0u32; 4]; 2];
+                    let mut a_small = [[0u32; 4]; 2];
+                    for c in 0..2 {
+                        let v = fragment(c);
+                        for e in 0..4 {
+                            (a_big[c][e], a_small[c][e]) = split_tf32(v[e]);
+                        }
+                    }
+                    wgmma::fence();
+                    for c in 0..2 {
+                        // Small terms first: they are the least significant.
+                        wgmma::mma_tf32_m64n128k8(&mut part, a_small[c], b_of(big_at, c), c > 0);
+                        wgmma::mma_tf32_m64n128k8(&mut part, a_big[c], b_of(small_at, c), true);
+                        wgmma::mma_tf32_m64n128k8(&mut part, a_big[c], b_of(big_at, c), true);
+                    }
+                } else {
+                    wgmma::wait::<0>(&mut acc);
+                    let a_tf: [[u32; 4]; 2] = core::array::from_fn(|c| fragment(c).map(to_tf32));
+                    wgmma::fence();
+                    for c in 0..2 {
+                        wgmma::mma_tf32_m64n128k8(&mut acc, a_tf[c], b_of(big_at, c), true);
+                    }
                 }
-            } else {
-                wgmma::wait::<0>(&mut acc);
-                let a_tf: [[u32; 4]; 2] = core::array::from_fn(|c| fragment(c).map(to_tf32));
-                wgmma::fence();
-                for c in 0..2 {
-                    wgmma::mma_tf32_m64n128k8(&mut acc, a_tf[c], b_of(big_at, c), true);
-                }
-            }
-            wgmma::commit();
-            stage += 1;
-        });
+                wgmma::commit();
+                stage += 1;
+            },
+        );
         if SPLIT {
             wgmma::wait::<0>(&mut part);
             add_into(&mut acc, &part);
