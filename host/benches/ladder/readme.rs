@@ -25,7 +25,7 @@
 //! `cargo xtask readme` rewrites the tables; `cargo xtask readme --check`
 //! (CI) fails where one differs from what the JSON gives.
 
-use crate::report::{Record, Unit, parse, scaling_markdown, summary_table};
+use crate::report::{Record, parse, scaling_markdown, summary_table, unit_of};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -113,12 +113,12 @@ fn render(spec: &str, reports: &[Report]) -> Result<String, String> {
             if cases.is_empty() {
                 return Err(format!("{} has no steps of those families", device.0));
             }
-            let unit = report
+            let first: Vec<&Record> = report
                 .records
                 .iter()
-                .find(|r| r.kind == "step" && r.family == cases[0].0 && r.rate.is_some())
-                .map_or(Unit::Bandwidth, |r| r.unit);
-            Ok(summary_table(&report.records, &cases, unit))
+                .filter(|r| r.kind == "step" && (r.family.as_str(), r.case.as_str()) == cases[0])
+                .collect();
+            Ok(summary_table(&report.records, &cases, unit_of(&first)))
         }
         ("scaling", [device, title]) => {
             let report = device_report(reports, &device.0)?;
@@ -212,7 +212,6 @@ fn steps(
     // then every peer, in the order the reports give them.
     let mut rows: Vec<(u32, String)> = Vec::new();
     let mut peers: Vec<String> = Vec::new();
-    let mut unit = None;
     for report in reports {
         for r in &report.records {
             if !cases.iter().any(|(case, _)| of_case(r, case)) {
@@ -223,7 +222,6 @@ fn steps(
                 if !rows.contains(&(step, r.variant.clone())) {
                     rows.push((step, r.variant.clone()));
                 }
-                unit = unit.or(r.rate.map(|_| r.unit));
             } else if r.kind == "peer" && r.unavailable.is_none() {
                 let name = r.peer.clone().unwrap_or_default();
                 if !peers.contains(&name) {
@@ -241,7 +239,13 @@ fn steps(
         }
     }
     rows.sort_by_key(|(step, _)| *step);
-    let unit = unit.unwrap_or_default();
+    let unit = unit_of(
+        &reports
+            .iter()
+            .flat_map(|rep| &rep.records)
+            .filter(|r| r.kind == "step" && cases.iter().any(|(case, _)| of_case(r, case)))
+            .collect::<Vec<_>>(),
+    );
     // Decimals as the reports give them, one more below 10 (the slow
     // first steps: 0.4 GB/s, not 0).
     let fmt = |rate: f64| {

@@ -436,7 +436,7 @@ fn num(v: Option<f64>, digits: usize) -> String {
 
 /// The unit of a group of records: that of their first measured step (or
 /// point, or peer).
-fn unit_of(records: &[&Record]) -> Unit {
+pub fn unit_of(records: &[&Record]) -> Unit {
     records
         .iter()
         .find(|r| r.rate.is_some())
