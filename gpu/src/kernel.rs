@@ -168,7 +168,21 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // (left to itself ptxas took 68 with 4 rows in flight).
     whole_column_bounds("column_sums_whole_u32"),
     whole_column_bounds("column_sums_whole_f32"),
+    // Five blocks of 256 threads per SM with 8 loads in flight per lane:
+    // 48 registers.
+    split_row_bounds("row_sums_split_u32"),
+    split_row_bounds("row_sums_split_f32"),
 ];
+
+/// The split row sums' bounds: [`crate::image_sums::ROW_VECTOR_BLOCK`]
+/// threads, [`crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM`] blocks per SM.
+const fn split_row_bounds(entry: &'static str) -> LaunchBounds {
+    LaunchBounds {
+        entry,
+        threads: crate::image_sums::ROW_VECTOR_BLOCK,
+        blocks_per_sm: crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM,
+    }
+}
 
 /// The whole-column sums' bounds: [`crate::image_sums::WHOLE_BLOCK`]'s
 /// threads, one block per SM.

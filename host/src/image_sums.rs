@@ -31,6 +31,7 @@ pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::image_sums::{
     ImageArgs, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
     column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
+    split_rows_pays,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -84,6 +85,18 @@ pub fn fastest_columns(width: usize, multiprocessors: u32) -> ColumnSumVariant {
     }
 }
 
+/// The row-sum step [`Context::row_sums_into`] takes for an image `width`
+/// bytes wide: the ladder's fastest, [`RowSumVariant::SplitRows`], where
+/// its rows are wide enough to share between warps ([`split_rows_pays`]),
+/// step 4, [`RowSumVariant::Vectorized`], otherwise.
+pub fn fastest_rows(width: usize) -> RowSumVariant {
+    if split_rows_pays(width) {
+        RowSumVariant::FASTEST
+    } else {
+        RowSumVariant::Vectorized
+    }
+}
+
 impl Context {
     /// Enqueues the sum of each column of `image` into `out` (`width`
     /// elements) with the fastest variant for its shape
@@ -101,7 +114,8 @@ impl Context {
     }
 
     /// Enqueues the sum of each row of `image` into `out` (`height`
-    /// elements) with the fastest variant. Returns at once; see [`Pending`].
+    /// elements) with the fastest variant for its shape ([`fastest_rows`]).
+    /// Returns at once; see [`Pending`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an output of the wrong length.
@@ -110,7 +124,7 @@ impl Context {
         image: &Matrix<'a, u8>,
         out: &'a mut DeviceSlice<O>,
     ) -> Result<Pending<'a>> {
-        self.row_sums_into_with(RowSumVariant::FASTEST, image, out)
+        self.row_sums_into_with(fastest_rows(image.width()), image, out)
     }
 
     /// Enqueues the column sums with one step of the ladder.
@@ -264,10 +278,10 @@ impl Context {
             RowSumVariant::BlockTree | RowSumVariant::WarpShuffle => {
                 grid_x(height, rows_per_block)?
             }
-            RowSumVariant::Vectorized => {
+            RowSumVariant::Vectorized | RowSumVariant::SplitRows => {
                 // Enough warps to fill the GPU; each loops over rows.
-                let resident =
-                    self.blocks_per_sm(entry, shape.block, 0)? * self.info().multiprocessors;
+                let resident = self.blocks_per_sm(entry, shape.block, shape.shared_bytes)?
+                    * self.info().multiprocessors;
                 grid_x(height, rows_per_block)?.min(resident)
             }
         };
@@ -283,7 +297,8 @@ impl Context {
         // SAFETY: the image view lies inside its slice (checked when it was
         // made); `out` holds exactly `height` elements (checked above) and is
         // zeroed first where the variant adds into it; the grid covers every
-        // row (one block, warp or chunk each, or warps looping over rows);
+        // row (one block, warp or chunk each, or warps looping over rows,
+        // alone or in pairs);
         // the `Pending` keeps the image and `out` borrowed until the stream
         // has run the kernel.
         unsafe { self.launch(entry, cfg, &args)? };
@@ -294,6 +309,14 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_rows_where_both_warps_have_a_vector_per_lane() {
+        assert_eq!(fastest_rows(8192), RowSumVariant::SplitRows);
+        assert_eq!(fastest_rows(1024), RowSumVariant::SplitRows);
+        assert_eq!(fastest_rows(1023), RowSumVariant::Vectorized);
+        assert_eq!(fastest_rows(1), RowSumVariant::Vectorized);
+    }
 
     #[test]
     fn whole_columns_where_their_blocks_fill_the_gpu() {

@@ -43,30 +43,28 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             Context::column_sums_into_with,
         ),
         &want_columns,
-        "whole_columns, f32 out",
     )?;
     ladder::<RowSumVariant>(
         bench,
         &inputs,
         (Context::row_sums_into_with, Context::row_sums_into_with),
         &want_rows,
-        "vectorized, f32 out",
     )
 }
 
 /// Every step of `L` into `u32`, then the fastest into `f32` (as row
-/// `f32_name`), in one table.
+/// "`name`, f32 out"), in one table.
 fn ladder<L: Ladder>(
     bench: &mut Bench,
     inputs: &[DeviceBuffer<u8>],
     (into_u32, into_f32): (Launch<L, u32>, Launch<L, f32>),
     want: &[u32],
-    f32_name: &'static str,
 ) -> Result<(), String> {
     let mut rows = measure(bench, inputs, |_| true, into_u32, want)?;
     let want_f32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
     let mut f32_rows = measure(bench, inputs, |v| v == L::FASTEST, into_f32, &want_f32)?;
-    f32_rows[0].variant = f32_name;
+    // One label per family for the life of the process.
+    f32_rows[0].variant = Box::leak(format!("{}, f32 out", L::FASTEST.name()).into_boxed_str());
     rows.extend(f32_rows);
     record(bench, L::FAMILY, rows);
     Ok(())
