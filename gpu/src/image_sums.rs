@@ -88,11 +88,11 @@ pub const ROW_SPLIT_UNROLL: usize = 8;
 /// Rows a block of [`RowSumVariant::SplitRows`] sums at once.
 pub const ROW_SPLIT_ROWS: u32 = ROW_VECTOR_BLOCK / WARP_SIZE / ROW_SPLIT;
 /// Blocks of [`RowSumVariant::SplitRows`] resident per SM (its launch
-/// bounds): 48 registers a thread.
+/// bounds): at most 48 registers a thread (46 for sm_90).
 pub const ROW_SPLIT_BLOCKS_PER_SM: u32 = 5;
 /// Shared memory of [`RowSumVariant::SplitRows`]: each warp's part sum, in
 /// two sets that alternate between the block's rounds of rows.
-pub const ROW_SPLIT_SHARED: u32 = 2 * (ROW_VECTOR_BLOCK / WARP_SIZE) * 4;
+pub const ROW_SPLIT_SHARED: u32 = 2 * (ROW_VECTOR_BLOCK / WARP_SIZE) * size_of::<u32>() as u32;
 
 // A group of a block's warps per row, each group with a named barrier of
 // its own (1 to 15; 0 is the block's).

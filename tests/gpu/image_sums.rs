@@ -59,13 +59,14 @@ fn reference(
     }
 }
 
-/// Either ladder of the family, or the column sums' default (which picks
-/// a step by the image's width).
+/// Either ladder of the family, or either default (each picks a step by
+/// the image's width).
 #[derive(Clone, Copy, Debug)]
 enum Variant {
     Columns(ColumnSumVariant),
     ColumnsDefault,
     Rows(RowSumVariant),
+    RowsDefault,
 }
 
 fn check<O: Out>(
@@ -80,7 +81,7 @@ fn check<O: Out>(
         random_vec(len, seed_of(&key), |r| r.random::<u8>())
     })?;
     let (pixels, device) = (&input.0, &input.1);
-    let columns = !matches!(variant, Variant::Rows(_));
+    let columns = matches!(variant, Variant::Columns(_) | Variant::ColumnsDefault);
     let view = device.index(offset..);
     let image = ok(Matrix::with_pitch(&view, w, h, pitch))?;
     let mut out = poisoned(if columns { w } else { h }, O::POISON)?;
@@ -89,6 +90,7 @@ fn check<O: Out>(
         Variant::Columns(v) => ctx.column_sums_into_with(v, &image, &mut out),
         Variant::ColumnsDefault => ctx.column_sums_into(&image, &mut out),
         Variant::Rows(v) => ctx.row_sums_into_with(v, &image, &mut out),
+        Variant::RowsDefault => ctx.row_sums_into(&image, &mut out),
     };
     match result {
         Err(e)
@@ -144,6 +146,11 @@ fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
             format!("column_sums::default::{name}"),
             n,
             move |ctx| check::<O>(ctx, Variant::ColumnsDefault, shape),
+        ));
+        trials.push(sized_trial(
+            format!("row_sums::default::{name}"),
+            n,
+            move |ctx| check::<O>(ctx, Variant::RowsDefault, shape),
         ));
     }
 }
