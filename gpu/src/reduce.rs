@@ -32,7 +32,8 @@ pub const VECTOR_BLOCK: u32 = 1024;
 /// combine instead of 32 (the shape of CUB's single-tile kernel, which
 /// took 4.3 µs for 2^12 elements on an H100 against our 4.6 with 1024
 /// threads, the stream held). Measured with it (2^12, stream held): 4.3
-/// µs on the H100 against CUB's 4.2, 4.0 on the H200 against 3.8.
+/// µs on the H100 against CUB's 4.2, 4.0 on the H200 against 3.8; with
+/// the one-block path of its own since, 3.78 on the H200 against 3.81.
 pub const VECTOR_SMALL_BLOCK: u32 = 256;
 
 /// The most elements [`VECTOR_SMALL_BLOCK`] threads cover with
@@ -158,8 +159,11 @@ ladder! {
         /// reductions, and the last block to finish (found with an atomic
         /// ticket whose acquire-release order publishes the partials, no
         /// separate fences: `prim::ticket_u32`) reduces the
-        /// per-block partials — no second launch; a grid
-        /// of one block (small inputs) writes its total directly. A slice
+        /// per-block partials — no second launch. An input one block
+        /// covers (one load per thread and vector slot) takes a path of its
+        /// own, where latency is the cost: every load issued at once with
+        /// 32-bit indices, the warp totals combined by thread 0, the total
+        /// written directly (no partial, no ticket). A slice
         /// starting at any element is handled by a scalar head up to the
         /// first 16-byte boundary and a scalar tail. Sum, min and max.
         Vectorized = "vectorized" => ReduceShape {
@@ -454,6 +458,81 @@ mod device {
         op.combine(a, b)
     }
 
+    /// Elements one block covers with [`VECTOR_UNROLL`] 16-byte loads per
+    /// thread: what [`single_tile`] takes.
+    #[inline(always)]
+    fn single_tile_capacity() -> usize {
+        (block_dim_x() as usize) * VECTOR_UNROLL * VECTOR_WIDTH
+    }
+
+    /// Step 10 for a grid of one block that covers the whole input (the
+    /// host's launch for at most [`VECTOR_SMALL_MAX`] elements, or 4 times
+    /// that with [`VECTOR_BLOCK`] threads), where the time is latency, not
+    /// bandwidth: every load (head, body vectors, tail) issued at once with
+    /// 32-bit indices, and the warp totals combined by thread 0 in order
+    /// instead of by a second round of shuffles. The grid-stride body spent
+    /// some 170 instructions per warp on 64-bit bounds and two shuffle
+    /// rounds, 2.5 times CUB's single-tile kernel; in a CUDA C++ probe on
+    /// an H200 (2^12 `f32`, µs) this shape took 3.84 to 3.97 against the
+    /// grid-stride body's 4.13 to 4.22 and CUB's 3.97 to 4.10.
+    ///
+    /// # Safety
+    /// As [`vectorized`], with `n <= single_tile_capacity()` and a grid of
+    /// one block.
+    #[inline(always)]
+    #[allow(
+        clippy::needless_range_loop,
+        reason = "index loops over a constant range unroll fully and keep `w` in registers"
+    )]
+    unsafe fn single_tile<T: Scalar>(op: Op, x: *const T, n: u32, warp_sums: *mut T, out: *mut T) {
+        let tid = thread_idx_x();
+        let threads = block_dim_x();
+        let per_vector = VECTOR_WIDTH as u32;
+        let misaligned = ((x as usize % 16) / size_of::<T>()) as u32;
+        let head = Ord::min((per_vector - misaligned) % per_vector, n);
+        let vectors = (n - head) / per_vector;
+        let tail = head + vectors * per_vector + tid;
+        // SAFETY: `head <= n`; the body starts on a 16-byte boundary.
+        let body = unsafe { x.add(head as usize) }.cast::<Words4>();
+        let mut acc = op.identity();
+        if tid < head {
+            // SAFETY: `tid < head <= n`.
+            acc = op.combine(acc, unsafe { *x.add(tid as usize) });
+        }
+        if tail < n {
+            // SAFETY: `tail < n`.
+            acc = op.combine(acc, unsafe { *x.add(tail as usize) });
+        }
+        let mut w = [[0u32; 4]; VECTOR_UNROLL];
+        for u in 0..VECTOR_UNROLL {
+            let v = tid + u as u32 * threads;
+            if v < vectors {
+                // SAFETY: `v < vectors`: inside the body.
+                w[u] = unsafe { load_nc_v4(body.add(v as usize)) };
+            }
+        }
+        for u in 0..VECTOR_UNROLL {
+            if tid + (u as u32) * threads < vectors {
+                acc = op.combine(acc, combine_words::<T>(op, w[u]));
+            }
+        }
+        let warp_total = warp_reduce(acc, move |a, b| op.combine(a, b));
+        if tid.is_multiple_of(WARP_SIZE) {
+            // SAFETY: `warp_sums` holds one element per warp (caller).
+            unsafe { *warp_sums.add((tid / WARP_SIZE) as usize) = warp_total };
+        }
+        sync_threads();
+        if tid == 0 {
+            let mut total = op.identity();
+            for j in 0..threads / WARP_SIZE {
+                // SAFETY: as above; the barrier ordered the writes first.
+                total = op.combine(total, unsafe { *warp_sums.add(j as usize) });
+            }
+            // SAFETY: `out` is valid for one write (caller).
+            unsafe { *out = total };
+        }
+    }
+
     /// Step 10. See [`ReduceVariant::Vectorized`].
     ///
     /// # Safety
@@ -474,6 +553,10 @@ mod device {
         let warp_sums = carve.take::<T>((block_dim_x() / WARP_SIZE) as usize);
         let is_last = carve.take::<u32>(1);
 
+        if grid_dim_x() == 1 && n <= single_tile_capacity() {
+            single_tile(op, x, n as u32, warp_sums, out);
+            return;
+        }
         let acc = stream_words::<T, T, VECTOR_UNROLL>(
             x,
             n,

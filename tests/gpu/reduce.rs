@@ -13,7 +13,9 @@ use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use warpspeed::Context;
-use warpspeed::gpu::reduce::{UNROLL_BLOCKS, VECTOR_WIDTH};
+use warpspeed::gpu::reduce::{
+    UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
+};
 use warpspeed::reduce::{Element, Op, ReduceVariant};
 
 /// The sizes of the issue and of CUB's tests.
@@ -103,13 +105,17 @@ integer_sample!(u32, u32::MAX, [0u32, u32::MAX]);
 ///   another. Their grids have at least `sms` blocks of 256 threads for large
 ///   inputs (and each thread gets at most 16 elements for small ones), so a
 ///   thread's chain is at most `n / (256 * sms) + 16`, followed by the trees.
+///   Step 10's one-block path (inputs one block covers) chains a thread's
+///   head, tail and `VECTOR_UNROLL` vectors (each a tree of 2 levels),
+///   then a warp's tree of 5, then the block's at most 32 warp totals one
+///   after another: whichever path ran, the larger bound holds.
 fn depth_bound(variant: ReduceVariant, n: usize, sms: u32) -> usize {
     let log = (usize::BITS - n.leading_zeros()) as usize;
     let tree = 2 * log + 2;
+    let grid_stride = n.div_ceil(256 * sms as usize) + 16 + tree;
     match variant {
-        ReduceVariant::Cascading | ReduceVariant::WarpShuffle | ReduceVariant::Vectorized => {
-            n.div_ceil(256 * sms as usize) + 16 + tree
-        }
+        ReduceVariant::Cascading | ReduceVariant::WarpShuffle => grid_stride,
+        ReduceVariant::Vectorized => grid_stride.max(2 + VECTOR_UNROLL + 2 + 5 + 32),
         _ => tree,
     }
 }
@@ -276,6 +282,44 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
             Ok(())
         }));
     }
+
+    // The vectorized step's one-block path (every load issued at once) at
+    // the edges of what one block covers, with both block sizes and every
+    // start element: full, one short, one over (two blocks: the grid-stride
+    // body).
+    trials.push(gpu_trial(
+        format!("reduce::vectorized::{ty}::single_tile_edges"),
+        move |ctx| {
+            let blocks = [VECTOR_SMALL_BLOCK, VECTOR_BLOCK];
+            let capacities = blocks.map(|b| b as usize * VECTOR_UNROLL * VECTOR_WIDTH);
+            for offset in 0..VECTOR_WIDTH {
+                for capacity in capacities {
+                    for n in [capacity - 1, capacity, capacity + 1] {
+                        let host = T::data(
+                            Data::Random,
+                            n + offset,
+                            seed_of(&format!("tile{offset}/{n}")),
+                        );
+                        let buffer = upload(&host)?;
+                        let x = buffer.index(offset..);
+                        for block in blocks.map(Some).into_iter().chain([None]) {
+                            for op in Op::ALL {
+                                run_and_check(
+                                    ctx,
+                                    op,
+                                    ReduceVariant::Vectorized,
+                                    block,
+                                    &host[offset..],
+                                    &x,
+                                )?;
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    ));
 
     // Every block size of the completely unrolled step, not only the one the
     // library picks by default.
