@@ -214,6 +214,34 @@ fn run_and_check<T: Sample>(
         .map_err(|e| format!("{} {variant:?} n={}: {e}", op.name(), host.len()).into())
 }
 
+/// Every operator of the vectorized step over `n` seeded elements that
+/// start `offset` elements into their buffer, with each block size of
+/// `blocks` (`None`: the library's choice).
+fn check_vectorized_at<T: Sample>(
+    ctx: &Context,
+    offset: usize,
+    n: usize,
+    key: &str,
+    blocks: &[Option<u32>],
+) -> Result<(), Failed> {
+    let host = T::data(Data::Random, n + offset, seed_of(key));
+    let buffer = upload(&host)?;
+    let x = buffer.index(offset..);
+    for &block in blocks {
+        for op in Op::ALL {
+            run_and_check(
+                ctx,
+                op,
+                ReduceVariant::Vectorized,
+                block,
+                &host[offset..],
+                &x,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// A device slice of `host`, empty ones included (cust cannot allocate zero
 /// bytes: those run on an empty view of a one-element buffer).
 fn with_slice<T: Sample>(
@@ -261,23 +289,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
         let name = format!("reduce::vectorized::{ty}::starts_at_element_{offset}");
         trials.push(gpu_trial(name, move |ctx| {
             for n in [0, 1, 2, 3, 4, 5, 7, 8, 9, 33, 4099, 1_000_003] {
-                let host = T::data(
-                    Data::Random,
-                    n + offset,
-                    seed_of(&format!("offset{offset}/{n}")),
-                );
-                let buffer = upload(&host)?;
-                let x = buffer.index(offset..);
-                for op in Op::ALL {
-                    run_and_check(
-                        ctx,
-                        op,
-                        ReduceVariant::Vectorized,
-                        None,
-                        &host[offset..],
-                        &x,
-                    )?;
-                }
+                check_vectorized_at::<T>(ctx, offset, n, &format!("offset{offset}/{n}"), &[None])?;
             }
             Ok(())
         }));
@@ -295,25 +307,9 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
             for offset in 0..VECTOR_WIDTH {
                 for capacity in capacities {
                     for n in [capacity - 1, capacity, capacity + 1] {
-                        let host = T::data(
-                            Data::Random,
-                            n + offset,
-                            seed_of(&format!("tile{offset}/{n}")),
-                        );
-                        let buffer = upload(&host)?;
-                        let x = buffer.index(offset..);
-                        for block in blocks.map(Some).into_iter().chain([None]) {
-                            for op in Op::ALL {
-                                run_and_check(
-                                    ctx,
-                                    op,
-                                    ReduceVariant::Vectorized,
-                                    block,
-                                    &host[offset..],
-                                    &x,
-                                )?;
-                            }
-                        }
+                        let key = format!("tile{offset}/{n}");
+                        let forced = [Some(blocks[0]), Some(blocks[1]), None];
+                        check_vectorized_at::<T>(ctx, offset, n, &key, &forced)?;
                     }
                 }
             }
