@@ -45,6 +45,24 @@ pub const WHOLE_UNROLL: u32 = 8;
 /// so that a warp's accesses to word `j` of its slots hit 32 banks.
 pub const WHOLE_SLOT: u32 = 17;
 
+/// Threads of a [`ColumnSumVariant::Bands`] block: 32 column-threads (512
+/// columns, so that each warp load reads 512 consecutive bytes of one row)
+/// by 32 row-lanes, one block per SM.
+pub const BAND_BLOCK: (u32, u32) = (32, 32);
+/// Columns one block of [`ColumnSumVariant::Bands`] covers.
+pub const BAND_BLOCK_COLUMNS: u32 = BAND_BLOCK.0 * STRIP_COLUMNS;
+/// Rows each row-lane of a band block loads per round.
+pub const BAND_UNROLL: u32 = 8;
+/// Shared memory of a band block: each thread's slot of sums.
+pub const BAND_SHARED: u32 = BAND_BLOCK.0 * BAND_BLOCK.1 * WHOLE_SLOT * 4;
+/// Most row bands [`ColumnSumVariant::Bands`] splits an image into. The
+/// bands of a column meet in one 64-bit tally: their sums in the bits
+/// below [`TALLY_COUNT_SHIFT`] (each band's sum is below 2^32, so 255 of
+/// them stay below 2^40), the count of bands that have added above it.
+pub const MAX_BANDS: u32 = 255;
+/// Bit of a column's tally where the count of arrived bands starts.
+pub const TALLY_COUNT_SHIFT: u32 = 40;
+
 /// Shared memory of a whole-column block of `(x, y)` threads: each
 /// thread's slot, then each warp's `16 · x` column sums.
 pub const fn whole_shared_bytes((x, y): (u32, u32)) -> u32 {
@@ -176,8 +194,25 @@ ladder! {
             shared_bytes: whole_shared_bytes(WHOLE_BLOCK),
             accumulates: false,
         },
+        /// Step 5: step 4's loads and slots in blocks of [`BAND_BLOCK`], 512
+        /// columns by 32 row-lanes, each warp load 512 consecutive bytes of
+        /// one row (step 4's read 64 bytes of each of 8 rows), over one band
+        /// of the rows: the host cuts each strip into as many bands as fill
+        /// the SMs once. The bands of a column meet in a 64-bit tally in the
+        /// context's scratch memory, zero between launches: each band adds
+        /// its sum and a count of one ([`TALLY_COUNT_SHIFT`]) in one atomic,
+        /// and the band that finds the others' count already there stores
+        /// the total and zeroes the tally. No zeroing launch, no fence, no
+        /// second read; the same bits every run (integer sums).
+        Bands = "bands" => ColumnShape {
+            kernel: "column_sums_bands",
+            block: BAND_BLOCK,
+            block_columns: BAND_BLOCK_COLUMNS,
+            shared_bytes: BAND_SHARED,
+            accumulates: false,
+        },
     }
-    fastest = WholeColumns;
+    fastest = Bands;
 }
 
 /// How a row-sum step is launched.
@@ -572,6 +607,75 @@ mod device {
         }
     }
 
+    /// Column step 5: block `(bx, by)` sums columns `bx · 512 ..` over
+    /// band `by` of `gridDim.y` equal bands of the rows and meets the other
+    /// bands in `tally` (one zeroed `u64` per column, left zeroed). The
+    /// block is [`BAND_BLOCK`] with [`BAND_SHARED`] bytes of shared memory;
+    /// at most [`MAX_BANDS`] bands.
+    pub unsafe fn bands<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        tally: *mut u64,
+        out: *mut O,
+    ) {
+        const LANES: usize = BAND_BLOCK.0 as usize;
+        const ROW_LANES: usize = BAND_BLOCK.1 as usize;
+        const SLOT: usize = WHOLE_SLOT as usize;
+        let width = width as usize;
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let rank = ty * LANES + tx;
+        let block_x0 = block_idx_x() as usize * BAND_BLOCK_COLUMNS as usize;
+        let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
+        let (band, bands) = (block_idx_y() as usize, grid_dim_y() as usize);
+        // Below 2^32 · 2^8: no overflow.
+        let y_begin = height as usize * band / bands;
+        let y_end = height as usize * (band + 1) / bands;
+        let shared = dynamic_shared::<u32>();
+        let slot = shared.add(rank * SLOT);
+        for j in 0..16 {
+            *slot.add(j) = 0;
+        }
+        if x0 < width {
+            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
+            sum_rows16::<{ BAND_UNROLL as usize }>(
+                image,
+                pitch,
+                width,
+                x0,
+                y_begin + ty,
+                y_end,
+                ROW_LANES,
+                vector,
+                |j, partial| *slot.add(j) = (*slot.add(j)).wrapping_add(partial),
+            );
+        }
+        sync_threads();
+        // One thread per column adds the row-lanes' slots (consecutive
+        // threads, consecutive columns: word `j` of two neighbouring slots).
+        let column = block_x0 + rank;
+        if rank < BAND_BLOCK_COLUMNS as usize && column < width {
+            let (owner, j) = (rank / STRIP_COLUMNS as usize, rank % STRIP_COLUMNS as usize);
+            let mut total = 0u32;
+            for r in 0..ROW_LANES {
+                total = total.wrapping_add(*shared.add((r * LANES + owner) * SLOT + j));
+            }
+            if bands == 1 {
+                *out.add(column) = O::from_u32(total);
+            } else {
+                let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
+                let old = atomic_add_u64(tally.add(column), add);
+                if (old >> TALLY_COUNT_SHIFT) as usize == bands - 1 {
+                    // The last band: the others' sums are in `old`. The
+                    // tally is nobody else's until the next launch.
+                    *out.add(column) = O::from_u32(old.wrapping_add(add) as u32);
+                    *tally.add(column) = 0;
+                }
+            }
+        }
+    }
+
     /// Row step 1.
     pub unsafe fn atomic_chunks<O: Accumulate>(
         image: *const u8,
@@ -786,6 +890,9 @@ kernels! {
         fn column_sums_whole<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             shares column_sums_per_thread
             => device::whole_columns(image, pitch, width, height, out);
+        fn column_sums_bands<T in u32, f32>(
+            image: *const u8, pitch: usize, width: u32, height: u32, tally: *mut u64, out: *mut T)
+            => device::bands(image, pitch, width, height, tally, out);
         fn row_sums_atomic_chunks<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             shares column_sums_per_thread
             => device::atomic_chunks(image, pitch, width, height, out);

@@ -76,6 +76,10 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // H100 and H200 (sm_90) only.
     "column_sums_whole_u32",
     "column_sums_whole_f32",
+    // The same cap for the bands: no spills for sm_90, 20 bytes for sm_70
+    // and sm_80; measured on the H200 (sm_90) only.
+    "column_sums_bands_u32",
+    "column_sums_bands_f32",
     // No spills: 208 bytes of stack (sm_80, sm_90), the frame of the call
     // to the non-inlined path that recomputes outputs that came out
     // non-finite, which runs only for such outputs. Inlined, that path
@@ -166,8 +170,12 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     },
     // One block of 1024 threads per SM, which can have 64 registers each
     // (left to itself ptxas took 68 with 4 rows in flight).
-    whole_column_bounds("column_sums_whole_u32"),
-    whole_column_bounds("column_sums_whole_f32"),
+    column_block_bounds("column_sums_whole_u32", crate::image_sums::WHOLE_BLOCK),
+    column_block_bounds("column_sums_whole_f32", crate::image_sums::WHOLE_BLOCK),
+    // The same for the bands (79 registers for sm_70 and sm_80 left to
+    // themselves, more than 1024 threads can have).
+    column_block_bounds("column_sums_bands_u32", crate::image_sums::BAND_BLOCK),
+    column_block_bounds("column_sums_bands_f32", crate::image_sums::BAND_BLOCK),
     // Five blocks of 256 threads per SM with 8 loads in flight per lane:
     // 46 registers for sm_90 (48 for sm_80), no spills. Six blocks (40
     // registers) read 19.6 to 19.8 µs against 19.4 (H200, 8192²).
@@ -185,10 +193,9 @@ const fn split_row_bounds(entry: &'static str) -> LaunchBounds {
     }
 }
 
-/// The whole-column sums' bounds: [`crate::image_sums::WHOLE_BLOCK`]'s
-/// threads, one block per SM.
-const fn whole_column_bounds(entry: &'static str) -> LaunchBounds {
-    let (x, y) = crate::image_sums::WHOLE_BLOCK;
+/// The bounds of a column-sum step of one block of `(x, y)` threads per SM
+/// ([`crate::image_sums::WHOLE_BLOCK`], [`crate::image_sums::BAND_BLOCK`]).
+const fn column_block_bounds(entry: &'static str, (x, y): (u32, u32)) -> LaunchBounds {
     LaunchBounds {
         entry,
         threads: x * y,

@@ -174,6 +174,9 @@ pub struct Context {
     /// Device memory multi-pass and single-pass kernels reuse; zeroed when
     /// (re)allocated, grown on demand, never shrunk behind the user's back.
     scratch: RefCell<Option<DeviceBuffer<u8>>>,
+    /// Counters kernels leave zero when they finish (the column sums'
+    /// tallies, one per column): zeroed when (re)allocated, grown on demand.
+    tallies: RefCell<Option<DeviceBuffer<u64>>>,
     runtime: Arc<Runtime>,
 }
 
@@ -477,6 +480,7 @@ impl Context {
         Context {
             stream,
             scratch: RefCell::new(None),
+            tallies: RefCell::new(None),
             runtime,
         }
     }
@@ -570,12 +574,18 @@ impl Context {
     pub fn release_scratch(&self) -> Result<()> {
         self.synchronize()?;
         self.scratch.borrow_mut().take();
+        self.tallies.borrow_mut().take();
         Ok(())
     }
 
     /// Bytes of scratch memory this context holds.
     pub fn scratch_bytes(&self) -> usize {
         self.scratch.borrow().as_ref().map_or(0, |b| b.len())
+            + self
+                .tallies
+                .borrow()
+                .as_ref()
+                .map_or(0, |b| b.len() * size_of::<u64>())
     }
 
     /// Fails with [`Error::ContextLost`] after a kernel fault; otherwise
@@ -732,6 +742,27 @@ impl Context {
             *scratch = Some(buffer);
         }
         Ok(scratch
+            .as_ref()
+            .map(|b| b.as_device_ptr().as_raw())
+            .unwrap_or_default())
+    }
+
+    /// The device address of at least `count` tallies: `u64` counters that
+    /// are zero between launches (zeroed when first allocated or grown;
+    /// every kernel that uses them leaves them zero). Part of the scratch
+    /// memory ([`Context::release_scratch`], [`Context::scratch_bytes`]).
+    /// Growing waits for the stream, as [`Context::scratch`].
+    pub(crate) fn tallies(&self, count: usize) -> Result<u64> {
+        let mut tallies = self.tallies.borrow_mut();
+        if !tallies.as_ref().is_some_and(|b| b.len() >= count) {
+            self.synchronize()?;
+            tallies.take();
+            let buffer = DeviceBuffer::<u64>::zeroed(count.max(1)).map_err(|e| {
+                Error::cust(e, format!("allocating {count} tallies of scratch memory"))
+            })?;
+            *tallies = Some(buffer);
+        }
+        Ok(tallies
             .as_ref()
             .map(|b| b.as_device_ptr().as_raw())
             .unwrap_or_default())

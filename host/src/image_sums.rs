@@ -29,9 +29,9 @@ use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::image_sums::{
-    ImageArgs, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
-    column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
-    split_rows_pays,
+    ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
+    column_sums_bands, column_sums_four_per_thread, column_sums_per_thread, column_sums_strips,
+    column_sums_whole, split_rows_pays,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -70,19 +70,11 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 
 /// The column-sum step [`Context::column_sums_into`] takes for an image
 /// `width` columns wide on a GPU of `multiprocessors` SMs: the ladder's
-/// fastest, [`ColumnSumVariant::WholeColumns`], where its blocks (one per
-/// strip of columns, one per SM) keep at least three quarters of the SMs
-/// reading; otherwise step 3, [`ColumnSumVariant::Strips`], which also
-/// splits the rows and so fills the GPU whatever the shape. (On an H200's
-/// 132 SMs, 128 whole-column blocks beat step 3 by 13 %; 64 twice as wide
-/// lost to it by 10 %.)
+/// fastest, [`ColumnSumVariant::Bands`], which cuts the rows into as many
+/// bands as fill the SMs and so suits every shape.
 pub fn fastest_columns(width: usize, multiprocessors: u32) -> ColumnSumVariant {
-    let strips = width.div_ceil(ColumnSumVariant::FASTEST.shape().block_columns as usize);
-    if 4 * strips >= 3 * multiprocessors as usize {
-        ColumnSumVariant::FASTEST
-    } else {
-        ColumnSumVariant::Strips
-    }
+    let _ = (width, multiprocessors);
+    ColumnSumVariant::FASTEST
 }
 
 /// The row-sum step [`Context::row_sums_into`] takes for an image `width`
@@ -180,6 +172,13 @@ impl Context {
                 .max(height.div_ceil(info.max_grid.1 as usize))
                 .next_multiple_of(round);
             ((columns, height.div_ceil(rows) as u32), rows as u32)
+        } else if variant == ColumnSumVariant::Bands {
+            // As many bands per strip as fill the SMs once (a block each),
+            // at least one, at most MAX_BANDS and one per row.
+            let bands = (self.info().multiprocessors / columns)
+                .clamp(1, MAX_BANDS)
+                .min(height as u32);
+            ((columns, bands), 0)
         } else {
             ((columns, 1), 0)
         };
@@ -195,11 +194,13 @@ impl Context {
         // SAFETY: the image view lies inside its slice (checked when it was
         // made); `out` holds exactly `width` elements (checked above) and is
         // zeroed first where the variant adds into it; FourColumnsPerThread's
-        // alignment is checked above (Strips and WholeColumns check their own
-        // and fall back to bytes); the grid covers every column, and for
-        // Strips every row band (WholeColumns' blocks walk every row);
-        // the `Pending` keeps the image and `out` borrowed until the stream
-        // has run the kernel.
+        // alignment is checked above (Strips, WholeColumns and Bands check
+        // their own and fall back to bytes); the grid covers every column,
+        // and for Strips and Bands every row band (WholeColumns' blocks walk
+        // every row); Bands' tallies are this context's, `width` of them,
+        // zero between launches (one band per column touches none, and gets
+        // none); the `Pending` keeps the image and `out` borrowed until the
+        // stream has run the kernel.
         unsafe {
             match variant {
                 ColumnSumVariant::Strips => {
@@ -212,6 +213,24 @@ impl Context {
                         out,
                     };
                     self.launch(column_sums_strips::entry::<O>(), cfg, &args)?
+                }
+                ColumnSumVariant::Bands => {
+                    // The bands of a column meet in its tally; one band
+                    // stores its sums directly and touches no tally.
+                    let tally = if grid.1 > 1 {
+                        self.tallies(width as usize)?
+                    } else {
+                        0
+                    };
+                    let args = column_sums_bands::Args {
+                        image: image_ptr,
+                        pitch,
+                        width,
+                        height,
+                        tally: DevPtrMut::new(tally),
+                        out,
+                    };
+                    self.launch(column_sums_bands::entry::<O>(), cfg, &args)?
                 }
                 ColumnSumVariant::ColumnPerThread
                 | ColumnSumVariant::FourColumnsPerThread
@@ -319,16 +338,9 @@ mod tests {
     }
 
     #[test]
-    fn whole_columns_where_their_blocks_fill_the_gpu() {
-        // 8192 columns: 128 strips of 64 for 132 SMs.
-        assert_eq!(fastest_columns(8192, 132), ColumnSumVariant::WholeColumns);
-        assert_eq!(
-            fastest_columns(99 * 64, 132),
-            ColumnSumVariant::WholeColumns
-        );
-        assert_eq!(fastest_columns(98 * 64, 132), ColumnSumVariant::Strips);
-        assert_eq!(fastest_columns(1000, 132), ColumnSumVariant::Strips);
-        assert_eq!(fastest_columns(0, 132), ColumnSumVariant::Strips);
-        assert_eq!(fastest_columns(64, 1), ColumnSumVariant::WholeColumns);
+    fn bands_for_every_shape() {
+        for (width, sms) in [(8192, 132), (99 * 64, 132), (1000, 132), (0, 132), (64, 1)] {
+            assert_eq!(fastest_columns(width, sms), ColumnSumVariant::Bands);
+        }
     }
 }

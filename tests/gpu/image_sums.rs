@@ -209,9 +209,45 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+/// Step 5's bands meet in tallies that every launch must leave zero:
+/// calls in a row on one context, of both output types and several widths
+/// (1, 2 and 16 strips of 512 columns, so different tallies), the scratch
+/// released and allocated again in between, each checked exactly.
+fn bands_leave_tallies_zero(ctx: &Context) -> Result<(), Failed> {
+    let bands = Variant::Columns(ColumnSumVariant::Bands);
+    let shapes = [(1000, 999, 1000, 0), (80, 999, 80, 0), (8192, 33, 8192, 0)];
+    for round in 0..3 {
+        for &shape in &shapes {
+            check::<u32>(ctx, bands, shape)?;
+            check::<f32>(ctx, bands, shape)?;
+            check::<u32>(ctx, Variant::ColumnsDefault, shape)?;
+        }
+        if round == 1 {
+            ok(ctx.release_scratch())?;
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     push::<u32>(trials, "u32");
     push::<f32>(trials, "f32");
+    trials.push(sized_trial(
+        "column_sums::bands::tallies_stay_zero",
+        1000 * 999,
+        bands_leave_tallies_zero,
+    ));
+    // A column of more than 256 rows for each row-lane of each band (132
+    // bands of 32 row-lanes on an H200): the 16-bit lanes are flushed.
+    trials.push(sized_trial(
+        "column_sums::bands::tall_bands",
+        3 * 2_200_000,
+        |ctx| {
+            let shape = (3, 2_200_000, 3, 0);
+            check::<u32>(ctx, Variant::Columns(ColumnSumVariant::Bands), shape)?;
+            check::<u32>(ctx, Variant::ColumnsDefault, shape)
+        },
+    ));
     trials.push(gpu_trial("image_sums::empty_images_sum_to_zero", |ctx| {
         zeros_ok::<u32>(ctx)?;
         zeros_ok::<f32>(ctx)

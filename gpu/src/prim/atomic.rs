@@ -5,7 +5,7 @@
 //! `core` has no `AtomicF32`, so float addition is inline PTX.
 
 use core::arch::asm;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `atomicAdd` on a `u32` in shared or global memory; returns the old value.
 ///
@@ -17,6 +17,17 @@ pub unsafe fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
     // SAFETY: the caller's contract makes `ptr` a valid, aligned location
     // that concurrent threads touch only atomically.
     unsafe { AtomicU32::from_ptr(ptr).fetch_add(value, Ordering::Relaxed) }
+}
+
+/// `atomicAdd` on a `u64` in shared or global memory; returns the old value.
+///
+/// # Safety
+/// As [`atomic_add_u32`], for an 8-byte aligned location.
+#[inline(always)]
+pub unsafe fn atomic_add_u64(ptr: *mut u64, value: u64) -> u64 {
+    // SAFETY: the caller's contract makes `ptr` a valid, aligned location
+    // that concurrent threads touch only atomically.
+    unsafe { AtomicU64::from_ptr(ptr).fetch_add(value, Ordering::Relaxed) }
 }
 
 /// A ticket: `atomicAdd` of `value` to a `u32` in global memory with
