@@ -415,11 +415,13 @@ mod device {
         }
     }
 
-    /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`:
-    /// with 16-byte loads, `UNROLL` rows in flight, when `vector`; byte by
-    /// byte (masked at the right edge) otherwise. Column `j`'s sum leaves
-    /// as `flush(j, partial)`, from 16-bit lanes every 256 rows (before
-    /// 255 · 257 could overflow them) and from each byte on the byte path.
+    /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`
+    /// (nothing where `x0` is past the edge): with 16-byte loads, `UNROLL`
+    /// rows in flight, where the 16 columns lie inside the image and every
+    /// row's piece is 16-byte aligned; byte by byte (masked at the right
+    /// edge) otherwise. Column `j`'s sum leaves as `flush(j, partial)`, from
+    /// 16-bit lanes every 256 rows (before 255 · 257 could overflow them)
+    /// and from each byte on the byte path.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn sum_rows16<const UNROLL: usize>(
@@ -430,9 +432,12 @@ mod device {
         mut y: usize,
         y_end: usize,
         step: usize,
-        vector: bool,
         mut flush: impl FnMut(usize, u32),
     ) {
+        if x0 >= width {
+            return;
+        }
+        let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
         while y < y_end {
             let flush_at = (y + 256 * step).min(y_end);
             if vector {
@@ -472,6 +477,30 @@ mod device {
         }
     }
 
+    /// [`sum_rows16`] into `slot`, 16 words of shared memory, zeroed
+    /// first: each thread's sums live in shared memory, where the lanes
+    /// flush every 256 rows, so that the registers they would hold go to
+    /// loads in flight instead (steps 4 and 5).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sum_rows_to_slot<const UNROLL: usize>(
+        image: *const u8,
+        pitch: usize,
+        width: usize,
+        x0: usize,
+        y: usize,
+        y_end: usize,
+        step: usize,
+        slot: *mut u32,
+    ) {
+        for j in 0..16 {
+            *slot.add(j) = 0;
+        }
+        sum_rows16::<UNROLL>(image, pitch, width, x0, y, y_end, step, |j, partial| {
+            *slot.add(j) = (*slot.add(j)).wrapping_add(partial)
+        });
+    }
+
     /// Column step 3: block `(bx, by)` sums columns `bx·256 ..` over rows
     /// `by·rows_per_block ..` and adds into the zeroed `out`. The block is
     /// [`STRIP_BLOCK`] with `shared_bytes` of shared memory.
@@ -494,20 +523,16 @@ mod device {
         let y_begin = block_idx_y() as usize * rows_per_block as usize;
         let y_end = (y_begin + rows_per_block as usize).min(height as usize);
         let mut sums = [0u32; 16];
-        if x0 < width {
-            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
-            sum_rows16::<{ STRIP_UNROLL as usize }>(
-                image,
-                pitch,
-                width,
-                x0,
-                y_begin + ty,
-                y_end,
-                ROW_LANES,
-                vector,
-                |j, partial| sums[j] = sums[j].wrapping_add(partial),
-            );
-        }
+        sum_rows16::<{ STRIP_UNROLL as usize }>(
+            image,
+            pitch,
+            width,
+            x0,
+            y_begin + ty,
+            y_end,
+            ROW_LANES,
+            |j, partial| sums[j] = sums[j].wrapping_add(partial),
+        );
         // Stage each thread's 16 sums; then each thread adds up columns
         // over the row-lanes and issues one atomic per column: consecutive
         // threads, consecutive columns.
@@ -550,28 +575,18 @@ mod device {
         let rank = thread_rank() as usize;
         let block_x0 = block_idx_x() as usize * columns;
         let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
-        // Each thread's 16 sums live in its own slot of shared memory, where
-        // the lanes flush every 256 rows: the registers they would hold go
-        // to loads in flight instead.
         let shared = dynamic_shared::<u32>();
         let slot = shared.add(rank * WHOLE_SLOT as usize);
-        for j in 0..16 {
-            *slot.add(j) = 0;
-        }
-        if x0 < width {
-            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
-            sum_rows16::<{ WHOLE_UNROLL as usize }>(
-                image,
-                pitch,
-                width,
-                x0,
-                thread_idx_y() as usize,
-                height as usize,
-                row_lanes,
-                vector,
-                |j, partial| *slot.add(j) = (*slot.add(j)).wrapping_add(partial),
-            );
-        }
+        sum_rows_to_slot::<{ WHOLE_UNROLL as usize }>(
+            image,
+            pitch,
+            width,
+            x0,
+            thread_idx_y() as usize,
+            height as usize,
+            row_lanes,
+            slot,
+        );
         let mut sums = [0u32; 16];
         for j in 0..16 {
             sums[j] = *slot.add(j);
@@ -633,24 +648,16 @@ mod device {
         let y_begin = height as usize * band / bands;
         let y_end = height as usize * (band + 1) / bands;
         let shared = dynamic_shared::<u32>();
-        let slot = shared.add(rank * SLOT);
-        for j in 0..16 {
-            *slot.add(j) = 0;
-        }
-        if x0 < width {
-            let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
-            sum_rows16::<{ BAND_UNROLL as usize }>(
-                image,
-                pitch,
-                width,
-                x0,
-                y_begin + ty,
-                y_end,
-                ROW_LANES,
-                vector,
-                |j, partial| *slot.add(j) = (*slot.add(j)).wrapping_add(partial),
-            );
-        }
+        sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
+            image,
+            pitch,
+            width,
+            x0,
+            y_begin + ty,
+            y_end,
+            ROW_LANES,
+            shared.add(rank * SLOT),
+        );
         sync_threads();
         // One thread per column adds the row-lanes' slots (consecutive
         // threads, consecutive columns: word `j` of two neighbouring slots).
