@@ -185,8 +185,7 @@ ladder! {
         /// so no zeroing launch before it (2 µs of step 3's 23 on an H200),
         /// and the same bits every run. 8192² image: 25.3 → 22.0 µs on an
         /// H200, 31 → 28–29 on two H100s. It needs about as many column
-        /// strips as SMs: `Context::column_sums_into` takes step 3 for
-        /// narrower images.
+        /// strips as SMs to fill the GPU, which step 5's bands do not.
         WholeColumns = "whole_columns" => ColumnShape {
             kernel: "column_sums_whole",
             block: WHOLE_BLOCK,

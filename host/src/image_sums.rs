@@ -72,8 +72,7 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 /// `width` columns wide on a GPU of `multiprocessors` SMs: the ladder's
 /// fastest, [`ColumnSumVariant::Bands`], which cuts the rows into as many
 /// bands as fill the SMs and so suits every shape.
-pub fn fastest_columns(width: usize, multiprocessors: u32) -> ColumnSumVariant {
-    let _ = (width, multiprocessors);
+pub fn fastest_columns(_width: usize, _multiprocessors: u32) -> ColumnSumVariant {
     ColumnSumVariant::FASTEST
 }
 
