@@ -733,18 +733,7 @@ impl Context {
     /// Growing waits for the stream (work enqueued earlier may still use the
     /// old buffer).
     pub(crate) fn scratch(&self, bytes: usize) -> Result<u64> {
-        let mut scratch = self.scratch.borrow_mut();
-        if !scratch.as_ref().is_some_and(|b| b.len() >= bytes) {
-            self.synchronize()?;
-            scratch.take();
-            let buffer = DeviceBuffer::<u8>::zeroed(bytes.max(256))
-                .map_err(|e| Error::cust(e, format!("allocating {bytes} B of scratch memory")))?;
-            *scratch = Some(buffer);
-        }
-        Ok(scratch
-            .as_ref()
-            .map(|b| b.as_device_ptr().as_raw())
-            .unwrap_or_default())
+        self.grown(&self.scratch, bytes.max(256), "B of scratch memory")
     }
 
     /// The device address of at least `count` tallies: `u64` counters that
@@ -753,16 +742,26 @@ impl Context {
     /// memory ([`Context::release_scratch`], [`Context::scratch_bytes`]).
     /// Growing waits for the stream, as [`Context::scratch`].
     pub(crate) fn tallies(&self, count: usize) -> Result<u64> {
-        let mut tallies = self.tallies.borrow_mut();
-        if !tallies.as_ref().is_some_and(|b| b.len() >= count) {
+        self.grown(&self.tallies, count.max(1), "tallies of scratch memory")
+    }
+
+    /// The device address of `buffer`, first replaced by a zeroed one of
+    /// `len` elements where it holds fewer, after waiting for the stream.
+    fn grown<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
+        &self,
+        buffer: &RefCell<Option<DeviceBuffer<T>>>,
+        len: usize,
+        what: &str,
+    ) -> Result<u64> {
+        let mut buffer = buffer.borrow_mut();
+        if !buffer.as_ref().is_some_and(|b| b.len() >= len) {
             self.synchronize()?;
-            tallies.take();
-            let buffer = DeviceBuffer::<u64>::zeroed(count.max(1)).map_err(|e| {
-                Error::cust(e, format!("allocating {count} tallies of scratch memory"))
-            })?;
-            *tallies = Some(buffer);
+            buffer.take();
+            let fresh = DeviceBuffer::<T>::zeroed(len)
+                .map_err(|e| Error::cust(e, format!("allocating {len} {what}")))?;
+            *buffer = Some(fresh);
         }
-        Ok(tallies
+        Ok(buffer
             .as_ref()
             .map(|b| b.as_device_ptr().as_raw())
             .unwrap_or_default())
