@@ -79,8 +79,14 @@ impl Scalar for f32 {
     fn add(self, other: Self) -> Self {
         self + other
     }
+    // On sm_80+ GPUs one `min.NaN`/`max.NaN` instruction where the compare
+    // and select below take three: the f32 min and max read at the sum's
+    // pace. The NaN they give may be another NaN than the input's.
     #[inline(always)]
     fn min(self, other: Self) -> Self {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+        return crate::prim::min_nan_f32(self, other);
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_80")))]
         if self.is_nan() || self < other {
             self
         } else {
@@ -89,6 +95,9 @@ impl Scalar for f32 {
     }
     #[inline(always)]
     fn max(self, other: Self) -> Self {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+        return crate::prim::max_nan_f32(self, other);
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_80")))]
         if self.is_nan() || self > other {
             self
         } else {

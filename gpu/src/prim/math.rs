@@ -26,6 +26,34 @@ pub fn mul_hi_u32(a: u32, b: u32) -> u32 {
     d
 }
 
+/// `min.NaN.f32` (sm_80+): the smaller of `a` and `b`, NaN (the canonical
+/// one) if either is NaN. One instruction where the same in plain Rust
+/// (`a.is_nan() || a < b`) takes two compares and a select.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn min_nan_f32(a: f32, b: f32) -> f32 {
+    let d: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!("min.NaN.f32 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+             options(pure, nomem, nostack));
+    }
+    d
+}
+
+/// `max.NaN.f32` (sm_80+): as [`min_nan_f32`], the larger.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn max_nan_f32(a: f32, b: f32) -> f32 {
+    let d: f32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!("max.NaN.f32 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+             options(pure, nomem, nostack));
+    }
+    d
+}
+
 /// `mul.wide.u32`: the full 64-bit product `a * b`, both halves of a
 /// 32×32-bit multiply in one instruction (split it with `as u32` and `>> 32`).
 #[inline(always)]
