@@ -31,9 +31,9 @@ pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::image_sums::{
     ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
     column_sums_bands, column_sums_four_per_thread, column_sums_per_thread, column_sums_strips,
-    column_sums_whole, split_rows_pays,
+    column_sums_whole, row_lanes, row_sums_vectorized_narrow, split_rows_pays,
 };
-use warpspeed_gpu::{DevPtr, DevPtrMut};
+use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
 
 /// The output element of a sum: `u32` or `f32`. Sealed.
 pub trait SumOutput: SumOut + DeviceCopy + sealed::Sealed {}
@@ -286,8 +286,16 @@ impl Context {
         if width == 0 || height == 0 {
             return Ok(Pending::new(self));
         }
-        let entry = variant.entry::<O>();
-        let rows_per_block = shape.rows_per_block as usize;
+        // Step 4's rows of up to ROW_NARROW_MAX bytes share warps, in an
+        // entry of their own.
+        let lanes = row_lanes(width);
+        let (entry, rows_per_block) = match variant {
+            RowSumVariant::Vectorized if lanes < WARP_SIZE => (
+                row_sums_vectorized_narrow::entry::<O>(),
+                shape.rows_per_block as usize * (WARP_SIZE / lanes) as usize,
+            ),
+            _ => (variant.entry::<O>(), shape.rows_per_block as usize),
+        };
         let grid = match variant {
             RowSumVariant::AtomicChunks => {
                 let threads = width.div_ceil(ROW_CHUNK as usize).checked_mul(height);
@@ -334,6 +342,23 @@ mod tests {
         assert_eq!(fastest_rows(1024), RowSumVariant::SplitRows);
         assert_eq!(fastest_rows(1023), RowSumVariant::Vectorized);
         assert_eq!(fastest_rows(1), RowSumVariant::Vectorized);
+    }
+
+    #[test]
+    fn narrow_rows_share_a_warp() {
+        for (width, lanes) in [
+            (0, 1),
+            (1, 1),
+            (64, 1),
+            (65, 2),
+            (200, 4),
+            (512, 8),
+            (513, 32),
+            (1000, 32),
+            (8192, 32),
+        ] {
+            assert_eq!(row_lanes(width), lanes, "width {width}");
+        }
     }
 
     #[test]

@@ -11,11 +11,17 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 11] = [
+const SHAPES: [(usize, usize, usize, usize); 14] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
     (17, 33, 17, 0),
+    // Narrow rows sharing a warp (row step 4: 1, 4 and 8 lanes a row), the
+    // odd pitches and starts giving each row a head and a tail of its own
+    // longer than the lanes that read it.
+    (64, 3001, 64, 0),
+    (200, 777, 203, 1),
+    (500, 333, 509, 5),
     (1000, 999, 1000, 0),
     (1000, 999, 1013, 0), // pitch larger than the width, unaligned rows
     (1000, 999, 1024, 3), // aligned pitch, image starting at an odd address

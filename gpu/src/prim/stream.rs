@@ -19,8 +19,9 @@ use super::{Words4, load_nc_v4};
 /// # Safety
 /// `x` is valid for `n` reads, aligned to `E`, and nothing writes it while
 /// the kernel runs (the body goes through the read-only path); `E` divides
-/// 16 bytes; `threads` is at least `16 / size_of::<E>()` and `rank <
-/// threads`.
+/// 16 bytes; `rank < threads`; `threads` is at least `16 / size_of::<E>()`,
+/// or `x` is 16-byte aligned and `n` a whole number of 16-byte words (no
+/// head or tail).
 #[inline(always)]
 #[allow(
     clippy::needless_range_loop,

@@ -1,5 +1,7 @@
 //! Column and row sums of an 8192 × 8192 `u8` image: every variant into
-//! `u32` (checked exactly against the CPU), and the fastest into `f32`.
+//! `u32` (checked exactly against the CPU), and the fastest into `f32`;
+//! then (not with `--quick`) every variant into `u32` on the other
+//! [`SHAPES`], so that the default's choice per shape is a measured one.
 //! GB/s count the image bytes read. No NVIDIA library offers these sums
 //! (PyTorch reduces along a dimension at about 340 GB/s, see ANCHORS), so
 //! the tables compare with the copy bandwidth alone.
@@ -24,88 +26,147 @@ type Launch<L, O> = for<'a> fn(
     &'a mut DeviceSlice<O>,
 ) -> warpspeed::Result<Pending<'a>>;
 
+/// Shapes beside the square, `(width, height)`: an HD frame (2 MB, in L2
+/// across the rotating copies), a tall image 64 columns wide and a short
+/// one 64 rows high (64 MiB each), and odd sides (65 MB).
+const SHAPES: [(usize, usize); 4] = [(1920, 1080), (64, 1 << 20), (1 << 20, 64), (1000, 65_537)];
+
 fn run(bench: &mut Bench) -> Result<(), String> {
-    let host: Vec<u8> = (0..SIDE * SIDE).map(|i| (i * 7 % 253) as u8).collect();
-    let inputs = device_copies(bench, &host)?;
-    let want_columns: Vec<u32> = (0..SIDE)
-        .map(|x| (0..SIDE).map(|y| host[y * SIDE + x] as u32).sum())
-        .collect();
-    let want_rows: Vec<u32> = host
-        .chunks(SIDE)
-        .map(|r| r.iter().map(|&b| b as u32).sum())
-        .collect();
-
-    ladder::<ColumnSumVariant>(
-        bench,
-        &inputs,
-        (
-            Context::column_sums_into_with,
-            Context::column_sums_into_with,
-        ),
-        &want_columns,
-    )?;
-    ladder::<RowSumVariant>(
-        bench,
-        &inputs,
-        (Context::row_sums_into_with, Context::row_sums_into_with),
-        &want_rows,
-    )
-}
-
-/// Every step of `L` into `u32`, then the fastest into `f32` (as row
-/// "`name`, f32 out"), in one table.
-fn ladder<L: Ladder>(
-    bench: &mut Bench,
-    inputs: &[DeviceBuffer<u8>],
-    (into_u32, into_f32): (Launch<L, u32>, Launch<L, f32>),
-    want: &[u32],
-) -> Result<(), String> {
-    let mut rows = measure(bench, inputs, |_| true, into_u32, want)?;
-    let want_f32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
-    let mut f32_rows = measure(bench, inputs, |v| v == L::FASTEST, into_f32, &want_f32)?;
-    // One label per family for the life of the process.
-    f32_rows[0].variant = Box::leak(format!("{}, f32 out", L::FASTEST.name()).into_boxed_str());
-    rows.extend(f32_rows);
-    record(bench, L::FAMILY, rows);
+    let mut shapes = vec![(SIDE, SIDE)];
+    if !bench.quick {
+        shapes.extend(SHAPES);
+    }
+    for (at, &(width, height)) in shapes.iter().enumerate() {
+        // The square's fastest steps into f32 as well.
+        let f32_too = at == 0;
+        let image = Image::new(bench, width, height)?;
+        ladder::<ColumnSumVariant>(
+            bench,
+            &image,
+            (
+                Context::column_sums_into_with,
+                Context::column_sums_into_with,
+            ),
+            &image.columns(),
+            f32_too,
+        )?;
+        ladder::<RowSumVariant>(
+            bench,
+            &image,
+            (Context::row_sums_into_with, Context::row_sums_into_with),
+            &image.rows(),
+            f32_too,
+        )?;
+    }
     Ok(())
 }
 
-fn record(bench: &mut Bench, family: &'static str, rows: Vec<Row>) {
+/// A `width × height` image (pitch = width) with its rotating device
+/// copies.
+struct Image {
+    width: usize,
+    height: usize,
+    host: Vec<u8>,
+    inputs: Vec<DeviceBuffer<u8>>,
+}
+
+impl Image {
+    fn new(bench: &Bench, width: usize, height: usize) -> Result<Self, String> {
+        let host: Vec<u8> = (0..width * height).map(|i| (i * 7 % 253) as u8).collect();
+        let inputs = device_copies(bench, &host)?;
+        Ok(Image {
+            width,
+            height,
+            host,
+            inputs,
+        })
+    }
+
+    fn case(&self) -> String {
+        format!("u8 {}x{}", self.width, self.height)
+    }
+
+    fn columns(&self) -> Vec<u32> {
+        let mut sums = vec![0u32; self.width];
+        for row in self.host.chunks(self.width) {
+            for (sum, &b) in sums.iter_mut().zip(row) {
+                *sum += b as u32;
+            }
+        }
+        sums
+    }
+
+    fn rows(&self) -> Vec<u32> {
+        self.host
+            .chunks(self.width)
+            .map(|r| r.iter().map(|&b| b as u32).sum())
+            .collect()
+    }
+}
+
+/// Every step of `L` into `u32`, then, with `f32_too`, the fastest into
+/// `f32` (as row "`name`, f32 out"), in one table.
+fn ladder<L: Ladder>(
+    bench: &mut Bench,
+    image: &Image,
+    (into_u32, into_f32): (Launch<L, u32>, Launch<L, f32>),
+    want: &[u32],
+    f32_too: bool,
+) -> Result<(), String> {
+    let mut rows = measure(bench, image, |_| true, into_u32, want)?;
+    if f32_too {
+        // Sums below 2^24: exact in f32.
+        let want_f32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        let mut f32_rows = measure(bench, image, |v| v == L::FASTEST, into_f32, &want_f32)?;
+        // One label per family for the life of the process.
+        f32_rows[0].variant = Box::leak(format!("{}, f32 out", L::FASTEST.name()).into_boxed_str());
+        rows.extend(f32_rows);
+    }
     bench.record(
-        &format!("{family}, u8 {SIDE} × {SIDE} → u32 (GB/s: image bytes read)"),
+        &format!(
+            "{}, u8 {} × {} → u32 (GB/s: image bytes read)",
+            L::FAMILY,
+            image.width,
+            image.height
+        ),
         Case {
-            family,
-            case: format!("u8 {SIDE}x{SIDE}"),
-            bytes: (SIDE * SIDE) as f64,
+            family: L::FAMILY,
+            case: image.case(),
+            bytes: (image.width * image.height) as f64,
             rows,
             peers: Vec::new(),
         },
     );
+    Ok(())
 }
 
 /// Times each step of `L` that `applies` over the rotating inputs and
-/// checks the last result exactly (the sums of this image are below 2^24,
-/// exact in `f32` too).
+/// checks the last result exactly.
 fn measure<L: Ladder, O: SumOutput + Default + Clone + PartialEq>(
     bench: &mut Bench,
-    inputs: &[DeviceBuffer<u8>],
+    image: &Image,
     applies: impl Fn(L) -> bool,
     launch: Launch<L, O>,
     want: &[O],
 ) -> Result<Vec<Row>, String> {
     let mut out =
         DeviceBuffer::from_slice(&vec![O::default(); want.len()]).map_err(|e| e.to_string())?;
-    let case = format!("u8 {SIDE}x{SIDE}");
-    ladder_rows(bench, &case, "", applies, |bench, step| {
+    let (inputs, width, height) = (&image.inputs, image.width, image.height);
+    ladder_rows(bench, &image.case(), "", applies, |bench, step| {
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;
-            let image =
-                Matrix::new(&inputs[turn % inputs.len()], SIDE, SIDE).map_err(|e| e.to_string())?;
-            enqueued(launch(bench.ctx, step, &image, &mut out))
+            let matrix = Matrix::new(&inputs[turn % inputs.len()], width, height)
+                .map_err(|e| e.to_string())?;
+            enqueued(launch(bench.ctx, step, &matrix, &mut out))
         })?;
         if out.as_host_vec().map_err(|e| e.to_string())? != want {
-            return Err(format!("{} {}: wrong result", L::FAMILY, step.name()));
+            return Err(format!(
+                "{} {} {}: wrong result",
+                L::FAMILY,
+                image.case(),
+                step.name()
+            ));
         }
         Ok(ms)
     })
