@@ -27,12 +27,13 @@ use crate::matrix::Matrix;
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
-pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::image_sums::{
-    ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_UNROLL, SumOut,
-    column_sums_bands, column_sums_four_per_thread, column_sums_per_thread, column_sums_strips,
-    column_sums_whole, row_lanes, row_sums_vectorized_narrow, split_rows_pays,
+    BAND_BLOCK, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS,
+    STRIP_UNROLL, SumOut, band_block, column_sums_bands, column_sums_bands_narrow,
+    column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
+    row_lanes, row_sums_vectorized_narrow, split_rows_pays,
 };
+pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
 
 /// The output element of a sum: `u32` or `f32`. Sealed.
@@ -156,7 +157,15 @@ impl Context {
         if width == 0 || height == 0 {
             return Ok(Pending::new(self));
         }
-        let columns = grid_x(width, shape.block_columns as usize)?;
+        // Bands fit their block to images narrower than 257 columns (an
+        // entry of its own).
+        let (block, block_columns) = if variant == ColumnSumVariant::Bands {
+            let block = band_block(width);
+            (block, block.0 * STRIP_COLUMNS)
+        } else {
+            (shape.block, shape.block_columns)
+        };
+        let columns = grid_x(width, block_columns as usize)?;
         let (grid, rows_per_block) = if variant == ColumnSumVariant::Strips {
             // Split the rows into bands so that the grid fills every SM
             // several times over, within the grid's y limit; a band is a
@@ -183,7 +192,7 @@ impl Context {
         };
         let cfg = LaunchConfig {
             grid,
-            block: shape.block,
+            block,
             shared_bytes: shape.shared_bytes,
         };
         let (image_ptr, pitch) = (DevPtr::new(image.address()), image.pitch());
@@ -229,7 +238,12 @@ impl Context {
                         tally: DevPtrMut::new(tally),
                         out,
                     };
-                    self.launch(column_sums_bands::entry::<O>(), cfg, &args)?
+                    let entry = if block == BAND_BLOCK {
+                        column_sums_bands::entry::<O>()
+                    } else {
+                        column_sums_bands_narrow::entry::<O>()
+                    };
+                    self.launch(entry, cfg, &args)?
                 }
                 ColumnSumVariant::ColumnPerThread
                 | ColumnSumVariant::FourColumnsPerThread
@@ -358,6 +372,22 @@ mod tests {
             (8192, 32),
         ] {
             assert_eq!(row_lanes(width), lanes, "width {width}");
+        }
+    }
+
+    #[test]
+    fn narrow_images_take_band_blocks_of_fewer_columns() {
+        for (width, block) in [
+            (0, (1, 1024)),
+            (1, (1, 1024)),
+            (16, (1, 1024)),
+            (17, (2, 512)),
+            (64, (4, 256)),
+            (500, (32, 32)),
+            (512, (32, 32)),
+            (8192, (32, 32)),
+        ] {
+            assert_eq!(band_block(width), block, "width {width}");
         }
     }
 
