@@ -460,10 +460,11 @@ mod device {
     /// Adds rows `y, y + step, ...` below `y_end` of the 16 columns at `x0`
     /// (nothing where `x0` is past the edge): with 16-byte loads, `UNROLL`
     /// rows in flight, where the 16 columns lie inside the image and every
-    /// row's piece is 16-byte aligned; byte by byte (masked at the right
-    /// edge) otherwise. Column `j`'s sum leaves as `flush(j, partial)`, from
-    /// 16-bit lanes every 256 rows (before 255 · 257 could overflow them)
-    /// and from each byte on the byte path.
+    /// row's piece is 16-byte aligned; with four 4-byte loads a row where
+    /// the pieces are only 4-byte aligned (a pitch such as 1000); byte by
+    /// byte (masked at the right edge) otherwise. Column `j`'s sum leaves
+    /// as `flush(j, partial)`, from 16-bit lanes every 256 rows (before
+    /// 255 · 257 could overflow them) and from each byte on the byte path.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn sum_rows16<const UNROLL: usize>(
@@ -479,42 +480,72 @@ mod device {
         if x0 >= width {
             return;
         }
-        let vector = x0 + 15 < width && (image as usize | pitch).is_multiple_of(16);
+        let inside = x0 + 15 < width;
+        let alignment = image as usize | pitch;
+        if inside && alignment.is_multiple_of(16) {
+            sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, |p| {
+                load_nc_v4(p.cast())
+            });
+        } else if inside && alignment.is_multiple_of(4) {
+            sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, |p| {
+                let p = p.cast::<u32>();
+                [
+                    load_nc_u32(p),
+                    load_nc_u32(p.add(1)),
+                    load_nc_u32(p.add(2)),
+                    load_nc_u32(p.add(3)),
+                ]
+            });
+        } else {
+            while y < y_end {
+                for j in 0..16 {
+                    if x0 + j < width {
+                        flush(j, *image.add(y * pitch + x0 + j) as u32);
+                    }
+                }
+                y += step;
+            }
+        }
+    }
+
+    /// [`sum_rows16`]'s path for 16 columns inside the image whose pieces
+    /// `load` reads as one 16-byte word a row.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sum_rows16_lanes<const UNROLL: usize>(
+        image: *const u8,
+        pitch: usize,
+        x0: usize,
+        mut y: usize,
+        y_end: usize,
+        step: usize,
+        mut flush: impl FnMut(usize, u32),
+        load: impl Fn(*const u8) -> Words4,
+    ) {
         while y < y_end {
             let flush_at = (y + 256 * step).min(y_end);
-            if vector {
-                let mut lanes = [0u32; 8];
-                while y + (UNROLL - 1) * step < flush_at {
-                    let mut w = [[0u32; 4]; UNROLL];
-                    for u in 0..UNROLL {
-                        w[u] = load_nc_v4(image.add((y + u * step) * pitch + x0).cast());
-                    }
-                    for u in 0..UNROLL {
-                        add_lanes(&mut lanes, w[u]);
-                    }
-                    y += UNROLL * step;
+            let mut lanes = [0u32; 8];
+            while y + (UNROLL - 1) * step < flush_at {
+                let mut w = [[0u32; 4]; UNROLL];
+                for u in 0..UNROLL {
+                    w[u] = load(image.add((y + u * step) * pitch + x0));
                 }
-                while y < flush_at {
-                    add_lanes(&mut lanes, load_nc_v4(image.add(y * pitch + x0).cast()));
-                    y += step;
+                for u in 0..UNROLL {
+                    add_lanes(&mut lanes, w[u]);
                 }
-                // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
-                // lanes 2i + 1 hold 4i + 1 and 4i + 3.
-                for i in 0..4 {
-                    flush(4 * i, lanes[2 * i] & 0xffff);
-                    flush(4 * i + 2, lanes[2 * i] >> 16);
-                    flush(4 * i + 1, lanes[2 * i + 1] & 0xffff);
-                    flush(4 * i + 3, lanes[2 * i + 1] >> 16);
-                }
-            } else {
-                while y < flush_at {
-                    for j in 0..16 {
-                        if x0 + j < width {
-                            flush(j, *image.add(y * pitch + x0 + j) as u32);
-                        }
-                    }
-                    y += step;
-                }
+                y += UNROLL * step;
+            }
+            while y < flush_at {
+                add_lanes(&mut lanes, load(image.add(y * pitch + x0)));
+                y += step;
+            }
+            // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
+            // lanes 2i + 1 hold 4i + 1 and 4i + 3.
+            for i in 0..4 {
+                flush(4 * i, lanes[2 * i] & 0xffff);
+                flush(4 * i + 2, lanes[2 * i] >> 16);
+                flush(4 * i + 1, lanes[2 * i + 1] & 0xffff);
+                flush(4 * i + 3, lanes[2 * i + 1] >> 16);
             }
         }
     }
@@ -664,6 +695,37 @@ mod device {
         }
     }
 
+    /// The rows `[begin, end)` of this block's band: band `blockIdx.y` of
+    /// `gridDim.y` equal bands.
+    #[inline(always)]
+    fn band_rows(height: u32) -> (usize, usize) {
+        let (band, bands) = (block_idx_y() as usize, grid_dim_y() as usize);
+        // Below 2^32 · 2^8: no overflow.
+        let height = height as usize;
+        (height * band / bands, height * (band + 1) / bands)
+    }
+
+    /// Stores this band's `total` of `column` into `out`, directly where
+    /// the band is the only one, else through the column's tally: the band
+    /// whose add finds all the others' there stores the sum and zeroes the
+    /// tally.
+    #[inline(always)]
+    unsafe fn band_total<O: SumOut>(tally: *mut u64, out: *mut O, column: usize, total: u32) {
+        let bands = grid_dim_y() as usize;
+        if bands == 1 {
+            *out.add(column) = O::from_u32(total);
+        } else {
+            let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
+            let old = atomic_add_u64(tally.add(column), add);
+            if (old >> TALLY_COUNT_SHIFT) as usize == bands - 1 {
+                // The last band: the others' sums are in `old`. The tally
+                // is nobody else's until the next launch.
+                *out.add(column) = O::from_u32(old.wrapping_add(add) as u32);
+                *tally.add(column) = 0;
+            }
+        }
+    }
+
     /// Column step 5: block `(bx, by)` sums columns `bx · 512 ..` over
     /// band `by` of `gridDim.y` equal bands of the rows and meets the other
     /// bands in `tally` (one zeroed `u64` per column, left zeroed). The
@@ -687,10 +749,7 @@ mod device {
         let rank = ty * LANES + tx;
         let block_x0 = block_idx_x() as usize * BAND_BLOCK_COLUMNS as usize;
         let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
-        let (band, bands) = (block_idx_y() as usize, grid_dim_y() as usize);
-        // Below 2^32 · 2^8: no overflow.
-        let y_begin = height as usize * band / bands;
-        let y_end = height as usize * (band + 1) / bands;
+        let (y_begin, y_end) = band_rows(height);
         let shared = dynamic_shared::<u32>();
         sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
             image,
@@ -712,18 +771,7 @@ mod device {
             for r in 0..ROW_LANES {
                 total = total.wrapping_add(*shared.add((r * LANES + owner) * SLOT + j));
             }
-            if bands == 1 {
-                *out.add(column) = O::from_u32(total);
-            } else {
-                let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
-                let old = atomic_add_u64(tally.add(column), add);
-                if (old >> TALLY_COUNT_SHIFT) as usize == bands - 1 {
-                    // The last band: the others' sums are in `old`. The
-                    // tally is nobody else's until the next launch.
-                    *out.add(column) = O::from_u32(old.wrapping_add(add) as u32);
-                    *tally.add(column) = 0;
-                }
-            }
+            band_total(tally, out, column, total);
         }
     }
 
@@ -748,10 +796,7 @@ mod device {
         let block_columns = lanes * COLUMNS;
         let block_x0 = block_idx_x() as usize * block_columns;
         let x0 = block_x0 + tx * COLUMNS;
-        let (band, bands) = (block_idx_y() as usize, grid_dim_y() as usize);
-        // Below 2^32 · 2^8: no overflow.
-        let y_begin = height as usize * band / bands;
-        let y_end = height as usize * (band + 1) / bands;
+        let (y_begin, y_end) = band_rows(height);
         let shared = dynamic_shared::<u32>();
         sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
             image,
@@ -786,18 +831,7 @@ mod device {
             for p in 0..parts {
                 total = total.wrapping_add(*partials.add(p * block_columns + rank));
             }
-            if bands == 1 {
-                *out.add(column) = O::from_u32(total);
-            } else {
-                let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
-                let old = atomic_add_u64(tally.add(column), add);
-                if (old >> TALLY_COUNT_SHIFT) as usize == bands - 1 {
-                    // The last band: the others' sums are in `old`. The
-                    // tally is nobody else's until the next launch.
-                    *out.add(column) = O::from_u32(old.wrapping_add(add) as u32);
-                    *tally.add(column) = 0;
-                }
-            }
+            band_total(tally, out, column, total);
         }
     }
 

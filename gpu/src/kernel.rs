@@ -72,18 +72,11 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // allocates less tightly; measured on the H100 (sm_90) only.
     "conv1d_karatsuba_f32",
     // Held to 64 registers (`LAUNCH_BOUNDS`, one block of 1024 threads):
-    // no spills for sm_90, 68 bytes for sm_70 and sm_80; measured on the
-    // H100 and H200 (sm_90) only.
-    "column_sums_whole_u32",
-    "column_sums_whole_f32",
-    // The same cap for the bands: no spills for sm_90, 20 bytes for sm_70
-    // and sm_80; measured on the H200 (sm_90) only.
+    // no spills for sm_90, 16 bytes for sm_70 and sm_80; measured on the
+    // H200 (sm_90) only. (Step 4's entries and the narrow bands, under the
+    // same cap, spill nowhere.)
     "column_sums_bands_u32",
     "column_sums_bands_f32",
-    // The narrow bands under the same cap: no spills for sm_90; for sm_70
-    // and sm_80 (block dimensions read at run time) some 70 to 100 bytes.
-    "column_sums_bands_narrow_u32",
-    "column_sums_bands_narrow_f32",
     // No spills: 208 bytes of stack (sm_80, sm_90), the frame of the call
     // to the non-inlined path that recomputes outputs that came out
     // non-finite, which runs only for such outputs. Inlined, that path
