@@ -76,7 +76,7 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 /// on an H200 it is the fastest step on 8192² and on 64 × 2^20, level
 /// with step 3 on an HD frame, but not on short wide images (2^20 × 64: step 2 twice as
 /// fast) nor where the pitch is not a multiple of 16 (1000 × 65537: step 3
-/// 8% faster); the README's column-sum section has the table.
+/// 11% faster); the README's column-sum section has the table.
 pub fn fastest_columns(_width: usize, _multiprocessors: u32) -> ColumnSumVariant {
     ColumnSumVariant::FASTEST
 }
