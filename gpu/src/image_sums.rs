@@ -236,8 +236,9 @@ ladder! {
         /// columns by 32 row-lanes, each warp load 512 consecutive bytes of
         /// one row (step 4's read 64 bytes of each of 8 rows), over one band
         /// of the rows: the host cuts each strip into as many bands as fill
-        /// the SMs once. Images narrower than 512 columns take fewer
-        /// column-threads and more row-lanes ([`band_block`]). The bands of a column meet in a 64-bit tally in the
+        /// the SMs once; images of up to 256 columns take fewer
+        /// column-threads and more row-lanes ([`band_block`], an entry of
+        /// their own). The bands of a column meet in a 64-bit tally in the
         /// context's scratch memory, zero between launches: each band adds
         /// its sum and a count of one ([`TALLY_COUNT_SHIFT`]) in one atomic,
         /// and the band that finds the others' count already there stores

@@ -74,9 +74,10 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 /// fastest, [`ColumnSumVariant::Bands`], which cuts the rows into as many
 /// bands as fill the SMs and fits its blocks to narrow images. Measured
 /// on an H200 it is the fastest step on 8192² and on 64 × 2^20, level
-/// with step 3 on an HD frame, but not on short wide images (2^20 × 64: step 2 twice as
-/// fast) nor where the pitch is not a multiple of 16 (1000 × 65537: step 3
-/// 11% faster); the README's column-sum section has the table.
+/// with step 3 on an HD frame, but not on short wide images (2^20 × 64:
+/// step 2 twice as fast) nor where the pitch is not a multiple of 16
+/// (1000 × 65537: step 3 11% faster); the README's column-sum section has
+/// the table.
 pub fn fastest_columns(_width: usize, _multiprocessors: u32) -> ColumnSumVariant {
     ColumnSumVariant::FASTEST
 }
@@ -396,7 +397,7 @@ mod tests {
     }
 
     #[test]
-    fn bands_for_every_shape() {
+    fn bands_by_default_for_every_shape() {
         for (width, sms) in [(8192, 132), (99 * 64, 132), (1000, 132), (0, 132), (64, 1)] {
             assert_eq!(fastest_columns(width, sms), ColumnSumVariant::Bands);
         }
