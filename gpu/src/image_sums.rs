@@ -76,10 +76,12 @@ pub const fn band_block(width: usize) -> (u32, u32) {
     };
     (lanes, BAND_THREADS / lanes)
 }
-/// Most row bands [`ColumnSumVariant::Bands`] splits an image into. The
-/// bands of a column meet in one 64-bit tally: their sums in the bits
-/// below [`TALLY_COUNT_SHIFT`] (each band's sum is below 2^32, so 255 of
-/// them stay below 2^40), the count of bands that have added above it.
+/// Most row bands [`ColumnSumVariant::Bands`] splits an image into, and
+/// most parts [`RowSumVariant::SplitRows`] splits a row into
+/// ([`row_parts`]). The bands of a column (the parts of a row) meet in one
+/// 64-bit tally: their sums in the bits below [`TALLY_COUNT_SHIFT`] (each
+/// band's sum is below 2^32, so 255 of them stay below 2^40), the count
+/// of bands that have added above it.
 pub const MAX_BANDS: u32 = 255;
 /// Bit of a column's tally where the count of arrived bands starts.
 pub const TALLY_COUNT_SHIFT: u32 = 40;
@@ -147,6 +149,33 @@ pub const ROW_SPLIT_ROWS: u32 = ROW_VECTOR_BLOCK / WARP_SIZE / ROW_SPLIT;
 /// Blocks of [`RowSumVariant::SplitRows`] resident per SM (its launch
 /// bounds): at most 48 registers a thread (46 for sm_90).
 pub const ROW_SPLIT_BLOCKS_PER_SM: u32 = 5;
+/// Fewest bytes of a row part of [`RowSumVariant::SplitRows`] when it
+/// splits rows over blocks ([`row_parts`]): one round of its block, 8
+/// 16-byte loads for each of 256 threads.
+pub const ROW_PART_MIN: usize = ROW_VECTOR_BLOCK as usize * ROW_SPLIT_UNROLL * 16;
+/// Parts [`RowSumVariant::SplitRows`] cuts each of `height` rows of
+/// `width` bytes into, one block each, on a GPU that holds
+/// `resident_blocks` of its blocks at once: as many as fill the GPU
+/// (every row's parts together), at most [`MAX_BANDS`] and no part
+/// shorter than [`ROW_PART_MIN`]. Where this is 1, the rows are enough
+/// (or too short) to share out whole: its blocks loop over rows, two
+/// warps a row; above 1, `row_sums_split_wide` runs a block per part.
+/// 64 rows of 1 MiB on 132 SMs: 11 parts of 95 KiB.
+pub const fn row_parts(width: usize, height: usize, resident_blocks: u32) -> u32 {
+    if height == 0 {
+        return 1;
+    }
+    let fill = (resident_blocks as usize).div_ceil(height);
+    let longest = width / ROW_PART_MIN;
+    let parts = if fill < longest { fill } else { longest };
+    if parts > MAX_BANDS as usize {
+        MAX_BANDS
+    } else if parts < 1 {
+        1
+    } else {
+        parts as u32
+    }
+}
 /// Shared memory of [`RowSumVariant::SplitRows`]: each warp's part sum, in
 /// two sets that alternate between the block's rounds of rows.
 pub const ROW_SPLIT_SHARED: u32 = 2 * (ROW_VECTOR_BLOCK / WARP_SIZE) * size_of::<u32>() as u32;
@@ -325,9 +354,13 @@ ladder! {
         /// first 2 KB: the reads in flight spread over every offset of the
         /// rows instead of one band of them (a CUDA C++ probe of step 4
         /// with each row's reads started at a rotated offset gained as
-        /// much). 8192² on an H200, same runs: 19.9 → 19.3 µs. What
-        /// `row_sums_into` uses for rows wide enough to give every lane of
-        /// both warps a vector ([`split_rows_pays`]).
+        /// much). 8192² on an H200, same runs: 19.9 → 19.3 µs. Rows too
+        /// few to fill the GPU that way are each split over several blocks
+        /// instead ([`row_parts`], `row_sums_split_wide`), whose parts meet
+        /// in a tally per row as the column bands do: 64 rows of 1 MiB
+        /// 113.9 → 23.5 µs (H200). What `row_sums_into` uses for rows wide
+        /// enough to give every lane of both warps a vector
+        /// ([`split_rows_pays`]).
         SplitRows = "split_rows" => RowShape {
             kernel: "row_sums_split",
             block: ROW_VECTOR_BLOCK,
@@ -706,23 +739,28 @@ mod device {
         (height * band / bands, height * (band + 1) / bands)
     }
 
-    /// Stores this band's `total` of `column` into `out`, directly where
-    /// the band is the only one, else through the column's tally: the band
-    /// whose add finds all the others' there stores the sum and zeroes the
-    /// tally.
+    /// Stores this part's `total` of output `index` (one of `parts`: a
+    /// column's band, a row's part) into `out`, directly where the part is
+    /// the only one, else through the index's tally: the part whose add
+    /// finds all the others' there stores the sum and zeroes the tally.
     #[inline(always)]
-    unsafe fn band_total<O: SumOut>(tally: *mut u64, out: *mut O, column: usize, total: u32) {
-        let bands = grid_dim_y() as usize;
-        if bands == 1 {
-            *out.add(column) = O::from_u32(total);
+    unsafe fn join_total<O: SumOut>(
+        tally: *mut u64,
+        out: *mut O,
+        index: usize,
+        total: u32,
+        parts: usize,
+    ) {
+        if parts == 1 {
+            *out.add(index) = O::from_u32(total);
         } else {
             let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
-            let old = atomic_add_u64(tally.add(column), add);
-            if (old >> TALLY_COUNT_SHIFT) as usize == bands - 1 {
-                // The last band: the others' sums are in `old`. The tally
+            let old = atomic_add_u64(tally.add(index), add);
+            if (old >> TALLY_COUNT_SHIFT) as usize == parts - 1 {
+                // The last part: the others' sums are in `old`. The tally
                 // is nobody else's until the next launch.
-                *out.add(column) = O::from_u32(old.wrapping_add(add) as u32);
-                *tally.add(column) = 0;
+                *out.add(index) = O::from_u32(old.wrapping_add(add) as u32);
+                *tally.add(index) = 0;
             }
         }
     }
@@ -772,7 +810,7 @@ mod device {
             for r in 0..ROW_LANES {
                 total = total.wrapping_add(*shared.add((r * LANES + owner) * SLOT + j));
             }
-            band_total(tally, out, column, total);
+            join_total(tally, out, column, total, grid_dim_y() as usize);
         }
     }
 
@@ -832,7 +870,7 @@ mod device {
             for p in 0..parts {
                 total = total.wrapping_add(*partials.add(p * block_columns + rank));
             }
-            band_total(tally, out, column, total);
+            join_total(tally, out, column, total, grid_dim_y() as usize);
         }
     }
 
@@ -911,6 +949,23 @@ mod device {
         }
     }
 
+    /// `sum` plus one byte.
+    #[inline(always)]
+    fn add_byte(sum: u32, byte: u8) -> u32 {
+        sum.wrapping_add(byte as u32)
+    }
+
+    /// `sum` plus the 16 bytes of `w`, four at a time by `dp4a`.
+    #[inline(always)]
+    fn add_bytes16(sum: u32, w: Words4) -> u32 {
+        const ONES: u32 = 0x0101_0101;
+        dp4a(
+            w[0],
+            ONES,
+            dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
+        )
+    }
+
     /// The sum of the `len` bytes at `bytes`, read by the `LANES` lanes of
     /// this lane's group (`LANES` a power of two up to a warp, `rank` this
     /// lane's place in the group) with 16-byte loads, `UNROLL` in flight per
@@ -922,15 +977,7 @@ mod device {
         len: usize,
         rank: usize,
     ) -> u32 {
-        const ONES: u32 = 0x0101_0101;
-        let byte = |sum: u32, byte: u8| sum + byte as u32;
-        let words = |sum: u32, w: Words4| {
-            dp4a(
-                w[0],
-                ONES,
-                dp4a(w[1], ONES, dp4a(w[2], ONES, dp4a(w[3], ONES, sum))),
-            )
-        };
+        let (byte, words) = (add_byte, add_bytes16);
         let mut sum = if LANES >= 16 {
             stream_words::<u8, u32, UNROLL>(bytes, len, rank, LANES, 0, byte, words)
         } else {
@@ -1034,12 +1081,11 @@ mod device {
     }
 
     /// The byte range `[start, end)` of part `part` of a row of `width`
-    /// bytes at `row`: [`ROW_SPLIT`] parts of about equal length, each
-    /// after the first starting on a 16-byte boundary, so that only the
-    /// row's own head and tail take single bytes.
+    /// bytes at `row`: `parts` parts of about equal length, each after the
+    /// first starting on a 16-byte boundary, so that only the row's own
+    /// head and tail take single bytes. `parts` is below 2^8.
     #[inline(always)]
-    fn split_range(row: *const u8, width: usize, part: usize) -> (usize, usize) {
-        let parts = ROW_SPLIT as usize;
+    fn split_range(row: *const u8, width: usize, part: usize, parts: usize) -> (usize, usize) {
         let at = |p: usize| {
             if p == 0 {
                 0
@@ -1080,7 +1126,7 @@ mod device {
         // rounds and meet at every barrier of their group.
         while row < height as usize {
             let start = image.add(row * pitch);
-            let (from, to) = split_range(start, width, part);
+            let (from, to) = split_range(start, width, part, SPLIT);
             let sum = lanes_byte_sum::<ROW_SPLIT_UNROLL, LANES>(start.add(from), to - from, lane);
             // Two sets of slots, alternating: a warp writes this round's
             // set only after the barrier of the round before, which its
@@ -1100,6 +1146,45 @@ mod device {
             }
             set ^= 1;
             row += step;
+        }
+    }
+
+    /// Row step 5 for rows too few to fill the GPU ([`row_parts`]): block
+    /// `(part, row)` sums part `part` of `gridDim.x` of row `row`
+    /// ([`split_range`]), all its threads along the part with
+    /// [`ROW_SPLIT_UNROLL`] loads in flight each, and meets the row's other
+    /// parts in its tally as the column bands do ([`join_total`]). Blocks
+    /// of [`ROW_VECTOR_BLOCK`] threads with [`ROW_SPLIT_SHARED`] bytes of
+    /// shared memory; at most [`MAX_BANDS`] parts.
+    pub unsafe fn split_wide<O: SumOut>(
+        image: *const u8,
+        pitch: usize,
+        width: u32,
+        height: u32,
+        tally: *mut u64,
+        out: *mut O,
+    ) {
+        const THREADS: usize = ROW_VECTOR_BLOCK as usize;
+        let row = block_idx_y() as usize;
+        if row >= height as usize {
+            return; // a whole block: the grid has a row of blocks per row
+        }
+        let parts = grid_dim_x() as usize;
+        let start = image.add(row * pitch);
+        let (from, to) = split_range(start, width as usize, block_idx_x() as usize, parts);
+        let t = thread_idx_x() as usize;
+        let sum = stream_words::<u8, u32, ROW_SPLIT_UNROLL>(
+            start.add(from),
+            to - from,
+            t,
+            THREADS,
+            0,
+            add_byte,
+            add_bytes16,
+        );
+        let total = block_reduce(sum, 0, u32::wrapping_add, dynamic_shared::<u32>());
+        if t == 0 {
+            join_total(tally, out, row, total, parts);
         }
     }
 }
@@ -1151,6 +1236,10 @@ kernels! {
         fn row_sums_split<T in u32, f32>(image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T)
             shares column_sums_per_thread
             => device::split_rows(image, pitch, width, height, out);
+        fn row_sums_split_wide<T in u32, f32>(
+            image: *const u8, pitch: usize, width: u32, height: u32, tally: *mut u64, out: *mut T)
+            shares column_sums_bands
+            => device::split_wide(image, pitch, width, height, tally, out);
     }
 }
 

@@ -186,6 +186,8 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // registers) read 19.6 to 19.8 µs against 19.4 (H200, 8192²).
     split_row_bounds("row_sums_split_u32"),
     split_row_bounds("row_sums_split_f32"),
+    split_row_bounds("row_sums_split_wide_u32"),
+    split_row_bounds("row_sums_split_wide_f32"),
 ];
 
 /// The split row sums' bounds: [`crate::image_sums::ROW_VECTOR_BLOCK`]

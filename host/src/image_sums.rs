@@ -31,7 +31,7 @@ use warpspeed_gpu::image_sums::{
     BAND_BLOCK, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS,
     STRIP_UNROLL, SumOut, band_block, column_sums_bands, column_sums_bands_narrow,
     column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
-    row_lanes, row_sums_vectorized_narrow, split_rows_pays,
+    row_lanes, row_parts, row_sums_split_wide, row_sums_vectorized_narrow, split_rows_pays,
 };
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
@@ -70,17 +70,38 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 }
 
 /// The column-sum step [`Context::column_sums_into`] takes for an image
-/// `width` columns wide on a GPU of `multiprocessors` SMs: the ladder's
-/// fastest, [`ColumnSumVariant::Bands`], which cuts the rows into as many
-/// bands as fill the SMs and fits its blocks to narrow images. Measured
-/// on an H200 it is the fastest step on 8192² and on 64 × 2^20, level
-/// with step 3 on an HD frame, but not on short wide images (2^20 × 64:
-/// step 2 twice as fast) nor where the pitch is not a multiple of 16
-/// (1000 × 65537: step 3 11% faster); the README's column-sum section has
-/// the table.
-pub fn fastest_columns(_width: usize, _multiprocessors: u32) -> ColumnSumVariant {
-    ColumnSumVariant::FASTEST
+/// `width` columns wide and `height` rows high, whose rows are 16-byte
+/// aligned (`aligned`: its first pixel and its pitch), on a GPU of
+/// `multiprocessors` SMs: the ladder's fastest, [`ColumnSumVariant::Bands`],
+/// where its grid is one wave (no more 512-column strips than SMs) or its
+/// lanes have rows enough to pay for the combine at the end of each block
+/// (at least [`BAND_MIN_ROWS`] per row-lane); [`ColumnSumVariant::Strips`]
+/// otherwise and for rows that are not 16-byte aligned, whose several
+/// smaller blocks per SM hide the narrower loads better. Measured on an
+/// H200 (µs, step 5 against step 3, one run): 8192² 21.4 against 22.7,
+/// 64 × 2^20 23.0 against 56.5; but 2^20 × 64 (2 048 strips of 64 rows)
+/// 52.1 against 25.3 and 1000 × 65537 (pitch 1000) 38.5 against 35.1.
+/// The README's column-sum section has the table.
+pub fn fastest_columns(
+    width: usize,
+    height: usize,
+    aligned: bool,
+    multiprocessors: u32,
+) -> ColumnSumVariant {
+    let (lanes, row_lanes) = band_block(width);
+    let strips = width.div_ceil((lanes * STRIP_COLUMNS) as usize);
+    let one_wave = strips <= multiprocessors as usize;
+    let long_lanes = height >= BAND_MIN_ROWS * row_lanes as usize;
+    if aligned && (one_wave || long_lanes) {
+        ColumnSumVariant::Bands
+    } else {
+        ColumnSumVariant::Strips
+    }
 }
+
+/// Rows each row-lane of a [`ColumnSumVariant::Bands`] block must have for
+/// [`fastest_columns`] to take it where its grid needs several waves.
+pub const BAND_MIN_ROWS: usize = 16;
 
 /// The row-sum step [`Context::row_sums_into`] takes for an image `width`
 /// bytes wide: the ladder's fastest, [`RowSumVariant::SplitRows`], where
@@ -106,7 +127,12 @@ impl Context {
         image: &Matrix<'a, u8>,
         out: &'a mut DeviceSlice<O>,
     ) -> Result<Pending<'a>> {
-        let variant = fastest_columns(image.width(), self.info().multiprocessors);
+        let variant = fastest_columns(
+            image.width(),
+            image.height(),
+            image.rows_aligned(16),
+            self.info().multiprocessors,
+        );
         self.column_sums_into_with(variant, image, out)
     }
 
@@ -305,6 +331,17 @@ impl Context {
         if width == 0 || height == 0 {
             return Ok(Pending::new(self));
         }
+        // Step 5 splits rows too few to fill the GPU over blocks, in an
+        // entry of its own.
+        if variant == RowSumVariant::SplitRows {
+            let wide = row_sums_split_wide::entry::<O>();
+            let resident = self.blocks_per_sm(wide, shape.block, shape.shared_bytes)?
+                * self.info().multiprocessors;
+            let parts = row_parts(width, height, resident);
+            if parts > 1 && height <= self.info().max_grid.1 as usize {
+                return self.row_sums_split_wide(image, out, parts);
+            }
+        }
         // Step 4's rows of up to ROW_NARROW_MAX bytes share warps, in an
         // entry of their own.
         let lanes = row_lanes(width);
@@ -347,6 +384,44 @@ impl Context {
         // the `Pending` keeps the image and `out` borrowed until the stream
         // has run the kernel.
         unsafe { self.launch(entry, cfg, &args)? };
+        Ok(Pending::new(self))
+    }
+
+    /// Step 5 over a grid of `parts` blocks by one row of blocks per row
+    /// of `image` (at most the grid's y limit; checked by the caller),
+    /// the parts of a row meeting in its tally.
+    fn row_sums_split_wide<'a, O: SumOutput>(
+        &'a self,
+        image: &Matrix<'a, u8>,
+        out: &'a mut DeviceSlice<O>,
+        parts: u32,
+    ) -> Result<Pending<'a>> {
+        let shape = RowSumVariant::SplitRows.shape();
+        let height = image.height();
+        let tally = self.tallies(height)?;
+        let cfg = LaunchConfig {
+            grid: (parts, height as u32),
+            block: (shape.block, 1),
+            shared_bytes: shape.shared_bytes,
+        };
+        let args = row_sums_split_wide::Args {
+            image: DevPtr::new(image.address()),
+            pitch: image.pitch(),
+            // Below 2^32: checked by the view.
+            width: image.width() as u32,
+            height: height as u32,
+            tally: DevPtrMut::new(tally),
+            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
+        };
+        // SAFETY: the image view lies inside its slice (checked when it was
+        // made); `out` holds exactly `height` elements (checked by the
+        // caller); the grid has a block per part of every row and no more
+        // than MAX_BANDS parts (`row_parts`), each part a range of its row
+        // (`split_range`); the tallies are this context's, `height` of them,
+        // zero between launches, and the kernel leaves them zero; the
+        // `Pending` keeps the image and `out` borrowed until the stream has
+        // run the kernel.
+        unsafe { self.launch(row_sums_split_wide::entry::<O>(), cfg, &args)? };
         Ok(Pending::new(self))
     }
 }
@@ -397,9 +472,51 @@ mod tests {
     }
 
     #[test]
-    fn bands_by_default_for_every_shape() {
-        for (width, sms) in [(8192, 132), (99 * 64, 132), (1000, 132), (0, 132), (64, 1)] {
-            assert_eq!(fastest_columns(width, sms), ColumnSumVariant::Bands);
+    fn bands_in_one_wave_or_with_long_lanes_strips_otherwise() {
+        use ColumnSumVariant::{Bands, Strips};
+        for (width, height, aligned, sms, variant) in [
+            (8192, 8192, true, 132, Bands),
+            (64, 1 << 20, true, 132, Bands),
+            (1920, 1080, true, 132, Bands),
+            (0, 0, true, 132, Bands),
+            (64, 1, true, 1, Bands),
+            // 2 048 strips of 64 rows: many waves of short blocks.
+            (1 << 20, 64, true, 132, Strips),
+            // Many waves, but 16 rows a row-lane: the combine pays.
+            (1 << 20, 512, true, 132, Bands),
+            // Rows not 16-byte aligned.
+            (1000, 65537, false, 132, Strips),
+            (8192, 8192, false, 132, Strips),
+        ] {
+            assert_eq!(
+                fastest_columns(width, height, aligned, sms),
+                variant,
+                "{width} x {height}, aligned {aligned}, {sms} SMs"
+            );
+        }
+    }
+
+    #[test]
+    fn few_rows_split_over_blocks() {
+        use warpspeed_gpu::image_sums::{MAX_BANDS, ROW_PART_MIN};
+        for (width, height, resident, parts) in [
+            (1 << 20, 64, 660, 11),
+            (8192, 8192, 660, 1),
+            (65537, 1000, 660, 1),
+            (65537, 300, 660, 2),
+            (1 << 17, 300, 660, 3),
+            (1 << 20, 1, 660, 32),
+            (1 << 24, 1, 660, MAX_BANDS),
+            (ROW_PART_MIN * 2 - 1, 1, 660, 1),
+            (ROW_PART_MIN * 2, 1, 660, 2),
+            (1920, 1080, 660, 1),
+            (0, 0, 660, 1),
+        ] {
+            assert_eq!(
+                row_parts(width, height, resident),
+                parts,
+                "{width} x {height}, {resident} blocks"
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Row and column sums of 8-bit images: every variant, `u32` and `f32`
 //! outputs, the shapes, a row pitch, and an image that starts at an
-//! odd address; compared exactly with CPU sums (the `f32` sums of these
-//! images stay below 2^24, where `f32` is exact).
+//! odd address; compared exactly with CPU sums (`f32` only on the shapes
+//! whose sums stay below 2^24, where `f32` is exact).
 
 use crate::common::*;
 use cust::memory::DeviceCopy;
@@ -11,7 +11,7 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 14] = [
+const SHAPES: [(usize, usize, usize, usize); 16] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
@@ -29,20 +29,32 @@ const SHAPES: [(usize, usize, usize, usize); 14] = [
     (8192, 8192, 8192, 0),
     (5000, 300, 5008, 0), // aligned pitch, partial 16-column strip at the edge
     (80, 70_000, 80, 0),  // past 256 rows for each of 256 row-lanes: lanes flushed
+    // Few wide rows, which row step 5 splits over blocks (3 and 32 parts a
+    // row; odd starts, so each row has a head and a tail); short wide
+    // images, which the column sums' default takes to step 3.
+    (100_000, 5, 100_016, 3),
+    (1 << 20, 3, 1 << 20, 0),
 ];
 
 trait Out: SumOutput + Copy + PartialEq + std::fmt::Debug + Default + 'static {
     const POISON: Self;
+    /// The longest row or column whose sums the trials check in this type.
+    const LONGEST_LINE: usize;
     fn exact(v: u32) -> Self;
 }
 impl Out for u32 {
     const POISON: Self = 0xdead_beef;
+    const LONGEST_LINE: usize = usize::MAX;
     fn exact(v: u32) -> Self {
         v
     }
 }
 impl Out for f32 {
     const POISON: Self = -1.0;
+    // Random bytes average 127.5: sums of up to 2^17 of them stay below
+    // 2^24, where `f32` is exact whatever order the atomic steps add their
+    // partial sums in.
+    const LONGEST_LINE: usize = 1 << 17;
     fn exact(v: u32) -> Self {
         v as f32
     }
@@ -129,6 +141,7 @@ fn check<O: Out>(
 fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
     let cases: Vec<_> = SHAPES
         .iter()
+        .filter(|&&(w, h, _, _)| w.max(h) <= O::LONGEST_LINE)
         .map(|&shape| {
             let (w, h, pitch, offset) = shape;
             let name = format!("{ty}::{w}x{h}::pitch_{pitch}::offset_{offset}");
@@ -195,8 +208,27 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
             rows[r] += *v as u32;
         }
     }
+    // The same bytes as two rows of 2^31 + 7, which row step 5 splits
+    // over blocks (the second row starts past 2^31 bytes; the sums wrap).
+    let long = (1usize << 31) + 7;
+    let long_rows: Vec<u32> = host
+        .chunks(long)
+        .take(2)
+        .map(|row| row.iter().fold(0u32, |s, &v| s.wrapping_add(v as u32)))
+        .collect();
     let image = upload(&host)?;
     drop(host);
+    let bytes = image.index(..2 * long);
+    let wide = ok(Matrix::new(&bytes, long, 2))?;
+    let mut out = poisoned(2, u32::MAX)?;
+    ok(ctx
+        .row_sums_into_with(RowSumVariant::SplitRows, &wide, &mut out)
+        .and_then(|p| p.wait()))?;
+    same(
+        "SplitRows, two long rows".into(),
+        &download(&out)?,
+        &long_rows,
+    )?;
     let view = ok(Matrix::new(&image, w, h))?;
     let mut out = poisoned(w, u32::MAX)?;
     for &variant in ColumnSumVariant::ALL {
@@ -215,18 +247,26 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
-/// Step 5's bands meet in tallies that every launch must leave zero:
-/// calls in a row on one context, of both output types and several widths
-/// (1, 2 and 16 strips of 512 columns, so different tallies), the scratch
-/// released and allocated again in between, each checked exactly.
-fn bands_leave_tallies_zero(ctx: &Context) -> Result<(), Failed> {
+/// Step 5's column bands and row parts meet in tallies that every launch
+/// must leave zero: calls in a row on one context, of both output types
+/// and several widths (1, 2 and 16 strips of 512 columns, so different
+/// tallies) and of rows split in 3 and 32 parts (the same tallies), the
+/// scratch released and allocated again in between, each checked exactly.
+fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
     let bands = Variant::Columns(ColumnSumVariant::Bands);
+    let split = Variant::Rows(RowSumVariant::SplitRows);
     let shapes = [(1000, 999, 1000, 0), (80, 999, 80, 0), (8192, 33, 8192, 0)];
+    let wide = [(100_000, 5, 100_016, 3), (1 << 20, 3, 1 << 20, 0)];
     for round in 0..3 {
         for &shape in &shapes {
             check::<u32>(ctx, bands, shape)?;
             check::<f32>(ctx, bands, shape)?;
             check::<u32>(ctx, Variant::ColumnsDefault, shape)?;
+        }
+        for &shape in &wide {
+            check::<u32>(ctx, split, shape)?;
+            check::<f32>(ctx, split, shape)?;
+            check::<u32>(ctx, Variant::RowsDefault, shape)?;
         }
         if round == 1 {
             ok(ctx.release_scratch())?;
@@ -239,9 +279,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
     push::<u32>(trials, "u32");
     push::<f32>(trials, "f32");
     trials.push(sized_trial(
-        "column_sums::bands::tallies_stay_zero",
-        1000 * 999,
-        bands_leave_tallies_zero,
+        "image_sums::step5::tallies_stay_zero",
+        3 << 20,
+        step5_leaves_tallies_zero,
     ));
     // A column of more than 256 rows for each row-lane of each band (132
     // bands of 32 row-lanes on an H200): the 16-bit lanes are flushed.
