@@ -154,24 +154,25 @@ pub const ROW_SPLIT_BLOCKS_PER_SM: u32 = 5;
 /// 16-byte loads for each of 256 threads.
 pub const ROW_PART_MIN: usize = ROW_VECTOR_BLOCK as usize * ROW_SPLIT_UNROLL * 16;
 /// Parts [`RowSumVariant::SplitRows`] cuts each of `height` rows of
-/// `width` bytes into, one block each, on a GPU that holds
-/// `resident_blocks` of its blocks at once: as many as fill the GPU
-/// (every row's parts together), at most [`MAX_BANDS`] and no part
-/// shorter than [`ROW_PART_MIN`]. Where this is 1, the rows are enough
-/// (or too short) to share out whole: its blocks loop over rows, two
-/// warps a row; above 1, `row_sums_split_wide` runs a block per part.
-/// 64 rows of 1 MiB on 132 SMs: 11 parts of 95 KiB.
+/// `width` bytes into, one block each (`row_sums_split_wide`), on a GPU
+/// that holds `resident_blocks` of its blocks at once; 0 where its blocks
+/// loop over the rows instead, two warps a row: where that grid fills the
+/// GPU (at least [`ROW_SPLIT_ROWS`] rows for each resident block) or the
+/// rows are shorter than [`ROW_PART_MIN`]. Otherwise as many parts as fill
+/// the GPU (every row's parts together), at least one, at most
+/// [`MAX_BANDS`] and none shorter than [`ROW_PART_MIN`]: 64 rows of 1 MiB
+/// on 132 SMs (660 blocks) take 11 parts of 95 KiB, 1 000 rows of 64 KiB
+/// a block each.
 pub const fn row_parts(width: usize, height: usize, resident_blocks: u32) -> u32 {
-    if height == 0 {
-        return 1;
+    let resident = resident_blocks as usize;
+    if width < ROW_PART_MIN || height == 0 || height.div_ceil(ROW_SPLIT_ROWS as usize) >= resident {
+        return 0;
     }
-    let fill = (resident_blocks as usize).div_ceil(height);
+    let fill = resident.div_ceil(height);
     let longest = width / ROW_PART_MIN;
     let parts = if fill < longest { fill } else { longest };
     if parts > MAX_BANDS as usize {
         MAX_BANDS
-    } else if parts < 1 {
-        1
     } else {
         parts as u32
     }
@@ -355,10 +356,11 @@ ladder! {
         /// rows instead of one band of them (a CUDA C++ probe of step 4
         /// with each row's reads started at a rotated offset gained as
         /// much). 8192² on an H200, same runs: 19.9 → 19.3 µs. Rows too
-        /// few to fill the GPU that way are each split over several blocks
-        /// instead ([`row_parts`], `row_sums_split_wide`), whose parts meet
-        /// in a tally per row as the column bands do: 64 rows of 1 MiB
-        /// 113.9 → 23.5 µs (H200). What `row_sums_into` uses for rows wide
+        /// few to fill the GPU that way take a block each instead, or
+        /// several, whose parts meet in a tally per row as the column bands
+        /// do ([`row_parts`], `row_sums_split_wide`): on an H200 64 rows of
+        /// 1 MiB 113.9 → 23.2 µs, 1 000 rows of 64 KiB 20.4 → 19.1. What
+        /// `row_sums_into` uses for rows wide
         /// enough to give every lane of both warps a vector
         /// ([`split_rows_pays`]).
         SplitRows = "split_rows" => RowShape {

@@ -338,7 +338,7 @@ impl Context {
             let resident = self.blocks_per_sm(wide, shape.block, shape.shared_bytes)?
                 * self.info().multiprocessors;
             let parts = row_parts(width, height, resident);
-            if parts > 1 && height <= self.info().max_grid.1 as usize {
+            if parts > 0 && height <= self.info().max_grid.1 as usize {
                 return self.row_sums_split_wide(image, out, parts);
             }
         }
@@ -501,16 +501,19 @@ mod tests {
         use warpspeed_gpu::image_sums::{MAX_BANDS, ROW_PART_MIN};
         for (width, height, resident, parts) in [
             (1 << 20, 64, 660, 11),
-            (8192, 8192, 660, 1),
-            (65537, 1000, 660, 1),
+            (1 << 16, 1000, 660, 1),
+            (1 << 16, 2636, 660, 1),
+            (1 << 16, 2637, 660, 0),
+            (8192, 8192, 660, 0),
             (65537, 300, 660, 2),
             (1 << 17, 300, 660, 3),
             (1 << 20, 1, 660, 32),
             (1 << 24, 1, 660, MAX_BANDS),
-            (ROW_PART_MIN * 2 - 1, 1, 660, 1),
+            (ROW_PART_MIN - 1, 1, 660, 0),
+            (ROW_PART_MIN, 1, 660, 1),
             (ROW_PART_MIN * 2, 1, 660, 2),
-            (1920, 1080, 660, 1),
-            (0, 0, 660, 1),
+            (1920, 1080, 660, 0),
+            (0, 0, 660, 0),
         ] {
             assert_eq!(
                 row_parts(width, height, resident),

@@ -11,7 +11,7 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 16] = [
+const SHAPES: [(usize, usize, usize, usize); 17] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
@@ -29,9 +29,10 @@ const SHAPES: [(usize, usize, usize, usize); 16] = [
     (8192, 8192, 8192, 0),
     (5000, 300, 5008, 0), // aligned pitch, partial 16-column strip at the edge
     (80, 70_000, 80, 0),  // past 256 rows for each of 256 row-lanes: lanes flushed
-    // Few wide rows, which row step 5 splits over blocks (3 and 32 parts a
-    // row; odd starts, so each row has a head and a tail); short wide
-    // images, which the column sums' default takes to step 3.
+    // Few wide rows, which row step 5 sums a block per part (1, 3 and 32
+    // parts a row; odd starts, so each row has a head and a tail); short
+    // wide images, which the column sums' default takes to step 3.
+    (40_000, 7, 40_016, 1),
     (100_000, 5, 100_016, 3),
     (1 << 20, 3, 1 << 20, 0),
 ];
@@ -250,13 +251,17 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
 /// Step 5's column bands and row parts meet in tallies that every launch
 /// must leave zero: calls in a row on one context, of both output types
 /// and several widths (1, 2 and 16 strips of 512 columns, so different
-/// tallies) and of rows split in 3 and 32 parts (the same tallies), the
+/// tallies) and of rows in 1, 3 and 32 parts (the same tallies), the
 /// scratch released and allocated again in between, each checked exactly.
 fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
     let bands = Variant::Columns(ColumnSumVariant::Bands);
     let split = Variant::Rows(RowSumVariant::SplitRows);
     let shapes = [(1000, 999, 1000, 0), (80, 999, 80, 0), (8192, 33, 8192, 0)];
-    let wide = [(100_000, 5, 100_016, 3), (1 << 20, 3, 1 << 20, 0)];
+    let wide = [
+        (40_000, 7, 40_016, 1),
+        (100_000, 5, 100_016, 3),
+        (1 << 20, 3, 1 << 20, 0),
+    ];
     for round in 0..3 {
         for &shape in &shapes {
             check::<u32>(ctx, bands, shape)?;

@@ -28,8 +28,15 @@ type Launch<L, O> = for<'a> fn(
 
 /// Shapes beside the square, `(width, height)`: an HD frame (2 MB, in L2
 /// across the rotating copies), a tall image 64 columns wide and a short
-/// one 64 rows high (64 MiB each), and odd sides (65 MB).
-const SHAPES: [(usize, usize); 4] = [(1920, 1080), (64, 1 << 20), (1 << 20, 64), (1000, 65_537)];
+/// one 64 rows high (64 MiB each), odd sides (65 MB), and 1 000 rows of
+/// 64 KiB (fewer rows than fill the GPU two warps a row).
+const SHAPES: [(usize, usize); 5] = [
+    (1920, 1080),
+    (64, 1 << 20),
+    (1 << 20, 64),
+    (1000, 65_537),
+    (1 << 16, 1000),
+];
 
 fn run(bench: &mut Bench) -> Result<(), String> {
     let mut shapes = vec![(SIDE, SIDE)];
