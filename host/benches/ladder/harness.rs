@@ -146,6 +146,9 @@ pub struct Bench<'a> {
     /// The conv1d masks' tap counts to run instead of the family's own
     /// (`--masks 63,79,95`: where two steps cross).
     pub masks: Vec<usize>,
+    /// The only steps to run, by variant name (`--steps lane_private,vectorized`:
+    /// a short A/B run of one step); every step where empty.
+    pub steps: Vec<String>,
     /// Every case recorded, with what its rate counts.
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
@@ -221,7 +224,13 @@ pub fn ladder_rows<L: Ladder>(
     mut measure: impl FnMut(&Bench, L) -> Result<f64, String>,
 ) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
-    for &step in L::ALL.iter().filter(|&&s| applies(s)) {
+    let steps: Vec<L> = L::ALL
+        .iter()
+        .copied()
+        .filter(|&s| applies(s))
+        .filter(|s| bench.steps.is_empty() || bench.steps.iter().any(|n| n == s.name()))
+        .collect();
+    for step in steps {
         let ms = measure(bench, step)?;
         bench.progress(&format!("{} {case} {}", L::FAMILY, step.name()), ms);
         rows.push(Row {
@@ -268,6 +277,7 @@ impl<'a> Bench<'a> {
             },
             peers,
             masks: Vec::new(),
+            steps: Vec::new(),
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
-//!        [--reps N] [--out DIR] [--no-peers] [--no-hold]
+//!        [--steps a,b] [--reps N] [--out DIR] [--no-peers] [--no-hold]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
 //! ```
@@ -61,6 +61,7 @@ struct Options {
     readme: Option<PathBuf>,
     check: bool,
     masks: Vec<usize>,
+    steps: Vec<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -75,6 +76,7 @@ fn options() -> Result<Options, String> {
         readme: None,
         check: false,
         masks: Vec::new(),
+        steps: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -97,6 +99,7 @@ fn options() -> Result<Options, String> {
                         .push(taps.parse().map_err(|e| format!("--masks: {e}"))?);
                 }
             }
+            "--steps" => o.steps.extend(value()?.split(',').map(str::to_string)),
             // Flags cargo bench passes to every bench target.
             "--bench" | "--nocapture" => {}
             family if names().contains(&family) => o.families.push(family.to_string()),
@@ -177,6 +180,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     let mut bench = Bench::new(ctx, o.reps, o.quick, peers, o.hold)?;
     bench.kernels = kernels;
     bench.masks = o.masks.clone();
+    bench.steps = o.steps.clone();
     for family in FAMILIES
         .iter()
         .filter(|f| o.families.iter().any(|n| n == f.name))
