@@ -139,8 +139,9 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
         threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_CONFIGS[0]) as u32,
         blocks_per_sm: 2,
     },
-    // The transpose's vector steps are built around 8 blocks of 256 threads
-    // per SM (64 bytes in flight per thread, 2048 threads): 32 registers.
+    // The transpose's vector steps are built around 2048 threads per SM (8
+    // blocks of 256, 4 of 512 for bytes; 64 bytes in flight per thread):
+    // 32 registers.
     // Left to itself ptxas drifts above that with small changes of the
     // PTX (sm_90: 34 for bytes, 44 and 56 for the 4- and 2-byte entries of
     // step 7 when it took bands of tile rows, which is 6, 5 and 4 blocks);
@@ -148,14 +149,14 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // Timed against the uncapped build on an H200 (8192², same run): the
     // same speed (bytes 38.8 µs either way, `f32` 139.0); kept so that the
     // shape the step was designed for survives changes of the PTX.
-    vector_bounds("transpose_vector_tile_u8"),
-    vector_bounds("transpose_vector_tile_u16"),
-    vector_bounds("transpose_vector_tile_u32"),
-    vector_bounds("transpose_vector_tile_u64"),
-    vector_bounds("transpose_vector_columns_u8"),
-    vector_bounds("transpose_vector_columns_u16"),
-    vector_bounds("transpose_vector_columns_u32"),
-    vector_bounds("transpose_vector_columns_u64"),
+    vector_bounds("transpose_vector_tile_u8", 1),
+    vector_bounds("transpose_vector_tile_u16", 2),
+    vector_bounds("transpose_vector_tile_u32", 4),
+    vector_bounds("transpose_vector_tile_u64", 8),
+    vector_bounds("transpose_vector_columns_u8", 1),
+    vector_bounds("transpose_vector_columns_u16", 2),
+    vector_bounds("transpose_vector_columns_u32", 4),
+    vector_bounds("transpose_vector_columns_u64", 8),
     // Its rounds taken two at a time (`shifted_sums`), left to itself
     // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
     // it takes 96 (5 fit) and spills nothing for sm_90. The bounds alone,
@@ -210,13 +211,14 @@ const fn column_block_bounds(entry: &'static str, (x, y): (u32, u32)) -> LaunchB
     }
 }
 
-/// A transpose vector step's bounds: [`crate::transpose::VECTOR_THREADS`]
-/// threads, 8 blocks per SM.
-const fn vector_bounds(entry: &'static str) -> LaunchBounds {
+/// A transpose vector step's bounds for elements of `size` bytes:
+/// [`crate::transpose::vector_threads`] threads, 2048 per SM.
+const fn vector_bounds(entry: &'static str, size: usize) -> LaunchBounds {
+    let threads = crate::transpose::vector_threads(size) as u32;
     LaunchBounds {
         entry,
-        threads: crate::transpose::VECTOR_THREADS,
-        blocks_per_sm: 8,
+        threads,
+        blocks_per_sm: 2048 / threads,
     }
 }
 

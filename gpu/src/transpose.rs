@@ -22,18 +22,25 @@ pub const WORDS_TILE: u32 = 64;
 pub const BANK_BYTES: u32 = 4;
 /// Banks of shared memory.
 pub const BANKS: u32 = 32;
-/// Bytes of a vector step's tile ([`TransposeVariant::VectorTile`],
-/// [`TransposeVariant::VectorColumns`]), in shared memory as in the source:
-/// 16 KiB, [`vector_rows`] rows of [`vector_row_bytes`].
-pub const VECTOR_TILE_BYTES: u32 = 16384;
 /// Source rows per tile of the vector steps for elements of 2, 4 or 8 bytes
-/// (the destination tile's row length, in elements): rows of 256 bytes.
+/// (the destination tile's row length, in elements).
 pub const VECTOR_TILE_ROWS: u32 = 64;
-/// Source rows per tile of the vector steps for 1-byte elements: rows of 128
-/// bytes ([`vector_rows`]).
+/// Source rows per tile of the vector steps for 1-byte elements
+/// ([`vector_rows`]).
 pub const VECTOR_BYTE_TILE_ROWS: u32 = 128;
-/// Threads per block of the vector steps (a 1D block).
+/// Bytes of every source row of a vector step's tile, whatever the element
+/// size ([`vector_row_bytes`]).
+pub const VECTOR_ROW_BYTES: u32 = 256;
+/// Threads per block of the vector steps (a 1D block) for elements of 2, 4
+/// or 8 bytes: 64 rows of 256 bytes, 16 KiB.
 pub const VECTOR_THREADS: u32 = 256;
+/// Threads per block of the vector steps for bytes: 128 rows of 256 bytes,
+/// 32 KiB ([`vector_threads`]).
+pub const VECTOR_BYTE_THREADS: u32 = 512;
+/// 16-byte chunks each thread of a vector step moves, for every element
+/// size: global loads, shared stores, and destination chunks gathered and
+/// stored.
+pub const VECTOR_CHUNKS: usize = 4;
 /// Bytes per global and shared access on the vector steps' fast path: one
 /// `v4.b32` access, a chunk of [`vector_elements`] elements.
 pub const VECTOR_BYTES: u32 = 16;
@@ -46,8 +53,17 @@ pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
 pub enum Tile {
     /// `(columns, rows)` elements, of any size.
     Elements(u32, u32),
-    /// The vector steps' tile of [`VECTOR_TILE_BYTES`]: [`vector_rows`] rows
+    /// The vector steps' tile of [`vector_tile_bytes`]: [`vector_rows`] rows
     /// of [`vector_row_bytes`] bytes, by element size.
+    Vector,
+}
+
+/// The threads of a transpose step's block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// `(x, y)` threads for every element size.
+    Threads(u32, u32),
+    /// The vector steps' 1D block of [`vector_threads`], by element size.
     Vector,
 }
 
@@ -81,8 +97,8 @@ pub enum Padding {
 pub struct TransposeShape {
     /// The kernel (base name; the type suffix is `u8`, `u16`, `u32` or `u64`).
     pub kernel: &'static str,
-    /// Threads per block, `(x, y)`.
-    pub block: (u32, u32),
+    /// Threads per block.
+    pub block: Block,
     /// The source one block covers.
     pub tile: Tile,
     /// Its shared-memory tile.
@@ -101,7 +117,7 @@ const ANY_SIZE: &[usize] = &[1, 2, 4, 8];
 const fn lesson(kernel: &'static str, staging: Staging) -> TransposeShape {
     TransposeShape {
         kernel,
-        block: (LESSON_TILE, LESSON_TILE),
+        block: Block::Threads(LESSON_TILE, LESSON_TILE),
         tile: Tile::Elements(LESSON_TILE, LESSON_TILE),
         staging,
         element_bytes: ANY_SIZE,
@@ -112,7 +128,7 @@ const fn lesson(kernel: &'static str, staging: Staging) -> TransposeShape {
 const fn vector(kernel: &'static str) -> TransposeShape {
     TransposeShape {
         kernel,
-        block: (VECTOR_THREADS, 1),
+        block: Block::Vector,
         tile: Tile::Vector,
         staging: Staging::Swizzled,
         element_bytes: ANY_SIZE,
@@ -148,7 +164,7 @@ ladder! {
         /// elements where no later step applies.
         Tile32 = "tile32" => TransposeShape {
             kernel: "transpose_tile32",
-            block: (TILE32, TILE32_ROWS),
+            block: Block::Threads(TILE32, TILE32_ROWS),
             tile: Tile::Elements(TILE32, TILE32),
             staging: Staging::Tile(Padding::OneElement),
             element_bytes: ANY_SIZE,
@@ -165,7 +181,7 @@ ladder! {
         /// those).
         Words4x4 = "words_4x4" => TransposeShape {
             kernel: "transpose_words_4x4",
-            block: (LESSON_TILE, LESSON_TILE),
+            block: Block::Threads(LESSON_TILE, LESSON_TILE),
             tile: Tile::Elements(WORDS_TILE, WORDS_TILE),
             staging: Staging::Words,
             element_bytes: &[1],
@@ -196,13 +212,17 @@ ladder! {
         /// accesses through the same tile.
         ///
         /// Bytes: a 16-byte chunk holds 16 elements, so the tile is 128
-        /// source rows of 128 bytes ([`vector_rows`]), still 16 KiB and four
-        /// chunks per thread each way, and each destination row segment is
-        /// 128 bytes (eight chunks), as for the wider elements. Loads and the
-        /// swizzled shared tile are the same; the gather is not element by
+        /// source rows ([`vector_rows`]), for destination row segments of
+        /// 128 bytes (eight chunks), as for the wider elements; its rows
+        /// are 256 bytes as theirs, 32 KiB for 512 threads, still four
+        /// chunks per thread each way. (Rows of 128 bytes, 16 KiB for 256
+        /// threads, read each source row in pieces half as long: step 7
+        /// 38.2 against 37.8 µs at 8192² on an H200, three interleaved
+        /// rounds of the two builds.) Loads and the swizzled shared tile
+        /// are the same; the gather is not element by
         /// element but by 4-byte words: a thread owns one chunk column of
         /// four consecutive destination rows, reads one word (four
-        /// neighbouring source columns) from each of 16 source rows, 128
+        /// neighbouring source columns) from each of 16 source rows, 256
         /// bytes apart in shared memory, and turns each four of them into
         /// one word of all four chunks with a 4×4 byte transpose of eight
         /// `prmt`s (as in `Words4x4`): 16 shared loads and 32 byte permutes
@@ -251,9 +271,12 @@ impl TransposeVariant {
         false
     }
 
-    /// Threads per block, `(x, y)`.
-    pub const fn block(self) -> (u32, u32) {
-        self.shape().block
+    /// Threads per block, `(x, y)`, for elements of `size` bytes.
+    pub const fn block(self, size: u32) -> (u32, u32) {
+        match self.shape().block {
+            Block::Threads(x, y) => (x, y),
+            Block::Vector => (vector_threads(size as usize) as u32, 1),
+        }
     }
 
     /// Source elements of `size` bytes one block covers, `(columns, rows)`.
@@ -304,7 +327,7 @@ pub const fn vector_elements(size: usize) -> usize {
 /// destination tile's rows are this many elements: 128 bytes or more, so
 /// that the eight lanes of a 16-byte store fill a 128-byte line of one row.
 /// A byte tile of 64 rows would leave destination rows of 64 bytes (four
-/// 16-element chunks); 128 rows of 128 bytes keep it at 16 KiB and square.
+/// 16-element chunks).
 pub const fn vector_rows(size: usize) -> usize {
     if size == 1 {
         VECTOR_BYTE_TILE_ROWS as usize
@@ -313,22 +336,38 @@ pub const fn vector_rows(size: usize) -> usize {
     }
 }
 
-/// Bytes per source row of a vector step's tile for elements of `size`
-/// bytes: 256 (128 2-byte elements, 64 4-byte, 32 8-byte ones), 128 for
-/// bytes.
-pub const fn vector_row_bytes(size: usize) -> usize {
-    VECTOR_TILE_BYTES as usize / vector_rows(size)
+/// Bytes per source row of a vector step's tile: 256 for every element size
+/// (256 bytes, 128 2-byte elements, 64 4-byte, 32 8-byte ones).
+pub const fn vector_row_bytes(_size: usize) -> usize {
+    VECTOR_ROW_BYTES as usize
 }
 
-/// Chunks per source row of a vector step's tile: 16, or 8 for bytes.
+/// Chunks per source row of a vector step's tile: 16.
 pub const fn vector_row_chunks(size: usize) -> usize {
     vector_row_bytes(size) / VECTOR_BYTES as usize
 }
 
-/// Chunks each thread of a vector step moves, for every element size:
-/// global loads, shared stores, and destination chunks gathered and stored
-/// (4).
-pub const VECTOR_CHUNKS: usize = (VECTOR_TILE_BYTES / VECTOR_BYTES / VECTOR_THREADS) as usize;
+/// Threads per block of a vector step for elements of `size` bytes:
+/// [`VECTOR_CHUNKS`] chunks of the tile each, so 256 ([`VECTOR_THREADS`]),
+/// or 512 for the bytes' 128 rows ([`VECTOR_BYTE_THREADS`]).
+pub const fn vector_threads(size: usize) -> usize {
+    if size == 1 {
+        VECTOR_BYTE_THREADS as usize
+    } else {
+        VECTOR_THREADS as usize
+    }
+}
+
+/// Bytes of a vector step's tile, in shared memory as in the source: 16 KiB,
+/// 32 KiB for bytes.
+pub const fn vector_tile_bytes(size: usize) -> usize {
+    vector_rows(size) * vector_row_bytes(size)
+}
+
+const _: () = assert!(
+    vector_tile_bytes(1) == vector_threads(1) * VECTOR_CHUNKS * VECTOR_BYTES as usize
+        && vector_tile_bytes(4) == vector_threads(4) * VECTOR_CHUNKS * VECTOR_BYTES as usize
+);
 
 /// The element offset, in a vector step's shared tile, of source tile
 /// element `(row, col)`, for elements of `size` bytes. The tile keeps the
@@ -355,11 +394,11 @@ pub const fn vector_slot(row: usize, col: usize, size: usize) -> usize {
 
 /// Where chunk `n` (`0..VECTOR_CHUNKS`) that thread `t` of a vector step
 /// loads lies in the source tile: its first element's `(row, column)`. Each
-/// warp loads whole rows of the tile (two of 256 bytes, four of 128 for
-/// bytes), consecutive threads consecutive chunks.
+/// warp loads whole rows of the tile (two of 256 bytes), consecutive
+/// threads consecutive chunks.
 pub const fn vector_load_at(t: usize, n: usize, size: usize) -> (usize, usize) {
     let row_chunks = vector_row_chunks(size);
-    let rows = VECTOR_THREADS as usize / row_chunks; // rows per pass
+    let rows = vector_threads(size) / row_chunks; // rows per pass
     (
         t / row_chunks + rows * n,
         vector_elements(size) * (t % row_chunks),
@@ -387,7 +426,7 @@ pub const fn vector_store_at(t: usize, p: usize, size: usize) -> (usize, usize) 
         let q = 4 * warp + lane / 8;
         return (4 * q + p, b * (lane % 8));
     }
-    let unit = warp + (VECTOR_THREADS as usize / lanes) * p;
+    let unit = warp + (vector_threads(size) / lanes) * p;
     let groups = vector_rows(size) / b / 8; // of 8 chunks per destination row
     let (row_group, chunk_group) = (unit / groups, unit % groups);
     (4 * row_group + lane / 8, b * (8 * chunk_group + lane % 8))
@@ -404,8 +443,8 @@ pub const VECTOR_BYTE_WORDS: usize = VECTOR_BYTES as usize;
 /// 4×4 byte transpose of words `4·w..4·w + 4` ([`transpose_4x4_bytes`])
 /// gives word `w` of all four chunks. Four-byte aligned (`row` is a
 /// multiple of 4, and the swizzle moves whole chunks). All 16 words lie in
-/// one chunk column of 16 rows of one swizzle group, so they are 128 bytes
-/// apart: one address and constant offsets.
+/// one chunk column of 16 rows of one swizzle group, so they are a source
+/// row (256 bytes) apart: one address and constant offsets.
 pub const fn vector_byte_word(t: usize, i: usize) -> usize {
     let (row, col) = vector_store_at(t, 0, 1);
     vector_slot(col + i, row, 1)
@@ -602,13 +641,13 @@ mod device {
     struct Chunk(Words4);
 
     /// Steps 6 and 7: a tile of [`vector_rows`] source rows of
-    /// [`vector_row_bytes`] bytes (64 × 256, or 128 × 128 for bytes) moved in
+    /// [`vector_row_bytes`] bytes (64 × 256, or 128 × 256 for bytes) moved in
     /// 16-byte chunks ([`vector_load_at`], [`vector_slot`],
     /// [`vector_store_at`]; for bytes [`vector_byte_word`]). `T` is `u8`,
     /// `u16`, `u32` or `u64`; `COLUMNS` picks step 7's block order
-    /// ([`column_tile`]). Also needs a 1D block of [`VECTOR_THREADS`]
+    /// ([`column_tile`]). Also needs a 1D block of [`vector_threads`]
     /// threads, a grid of the variant's tiles
-    /// ([`TransposeVariant::tile`]), [`VECTOR_TILE_BYTES`] of shared memory,
+    /// ([`TransposeVariant::tile`]), [`vector_tile_bytes`] of shared memory,
     /// and `src` unwritten while the kernel runs (it is read through the
     /// read-only path), which the contract's no-overlap already gives.
     pub unsafe fn vector<T: Copy, const COLUMNS: bool>(
@@ -637,7 +676,7 @@ mod device {
         // and the tile wholly inside the matrix. Then every chunk access
         // below lies inside the matrices and is 16-byte aligned: the first
         // elements and the pitches are multiples of 16 bytes, and so are the
-        // tile's origin (256 or 128 bytes across, 64 or 128 rows down: a
+        // tile's origin (256 bytes across, 64 or 128 rows down: a
         // multiple of 128 bytes of destination row) and every chunk's offset
         // in it (`b` elements).
         let bits = (src as usize) | (dst as usize) | (src_pitch * size) | (dst_pitch * size);
@@ -661,7 +700,7 @@ mod device {
         } else {
             // Checked, element by element: a warp reads 32 elements of a
             // source row at a time.
-            let pass = VECTOR_THREADS as usize / columns;
+            let pass = vector_threads(size) / columns;
             let (col, row0) = (t % columns, t / columns);
             for k in 0..rows / pass {
                 let row = row0 + pass * k;
@@ -715,7 +754,7 @@ mod device {
         } else {
             // Only elements of the matrix: exactly those written above. A
             // warp writes 32 elements of a destination row at a time.
-            let pass = VECTOR_THREADS as usize / rows;
+            let pass = vector_threads(size) / rows;
             let (col, row0) = (t % rows, t / rows);
             for k in 0..columns / pass {
                 let row = row0 + pass * k;
@@ -812,30 +851,35 @@ mod tests {
         );
     }
 
-    /// The vector steps' sizes: 16 KiB of shared memory and 64 bytes per
-    /// thread for every element size; 64 rows of 256 bytes, 128 rows of 128
-    /// bytes for 1-byte elements.
+    /// The vector steps' sizes: source rows of 256 bytes and 64 bytes per
+    /// thread for every element size; 64 rows (16 KiB, 256 threads), 128
+    /// rows for 1-byte elements (32 KiB, 512 threads).
     #[test]
-    fn vector_tiles_cover_16_kib() {
+    fn vector_tiles_have_rows_of_256_bytes() {
         for v in [
             TransposeVariant::VectorTile,
             TransposeVariant::VectorColumns,
         ] {
-            assert_eq!(v.tile(1), (128, 128));
+            assert_eq!(v.tile(1), (256, 128));
             assert_eq!(v.tile(2), (128, 64));
             assert_eq!(v.tile(4), (64, 64));
             assert_eq!(v.tile(8), (32, 64));
             for size in [1, 2, 4, 8] {
                 assert!(v.supports(size as usize));
-                assert_eq!(v.shared_bytes(size), VECTOR_TILE_BYTES);
+                let tile = vector_tile_bytes(size as usize) as u32;
+                assert_eq!(v.shared_bytes(size), tile);
+                assert_eq!(tile, if size == 1 { 32 << 10 } else { 16 << 10 });
+                let (threads, one) = v.block(size);
+                assert_eq!(
+                    (threads * VECTOR_CHUNKS as u32 * VECTOR_BYTES, one),
+                    (tile, 1)
+                );
                 // Destination rows of the tile: at least one 128-byte line.
                 assert!(v.tile(size).1 * size >= 128);
             }
-            assert_eq!(v.block(), (VECTOR_THREADS, 1));
         }
-        assert_eq!(VECTOR_CHUNKS, 4);
         assert_eq!(SWIZZLE_CHUNKS, 8);
-        assert_eq!(vector_row_chunks(1), 8);
+        assert_eq!(vector_row_chunks(1), 16);
         assert_eq!(vector_row_chunks(2), 16);
     }
 
@@ -851,7 +895,7 @@ mod tests {
         let b = vector_elements(size);
         let (columns, rows) = (vector_row_bytes(size) / size, vector_rows(size));
         let mut shared = vec![None; columns * rows];
-        for t in 0..VECTOR_THREADS as usize {
+        for t in 0..vector_threads(size) {
             for n in 0..VECTOR_CHUNKS {
                 let (r, c) = vector_load_at(t, n, size);
                 assert!(r < rows && c + b <= columns, "load outside the tile");
@@ -885,7 +929,7 @@ mod tests {
             let value = |r: usize, c: usize| r * 1000 + c;
             let shared = fill_vector_tile(size, value);
             let mut stored = vec![false; columns * rows];
-            for t in 0..VECTOR_THREADS as usize {
+            for t in 0..vector_threads(size) {
                 for p in 0..VECTOR_CHUNKS {
                     let (row, col) = vector_store_at(t, p, size);
                     assert!(row < columns && col + b <= rows, "store outside the tile");
@@ -910,9 +954,9 @@ mod tests {
     /// twice: once holding each element's source row, once its column.
     #[test]
     fn vector_byte_path_transposes_a_tile() {
-        let n = vector_rows(1); // 128 × 128
-        assert_eq!(vector_row_bytes(1), n);
-        let mut stored = vec![0u8; n * n];
+        // Source rows and destination columns; 128 × 256.
+        let (rows, columns) = (vector_rows(1), vector_row_bytes(1));
+        let mut stored = vec![0u8; rows * columns];
         for (pass, value) in [|r: usize, _: usize| r as u8, |_: usize, c: usize| c as u8]
             .into_iter()
             .enumerate()
@@ -921,7 +965,7 @@ mod tests {
                 .into_iter()
                 .map(Option::unwrap)
                 .collect();
-            for t in 0..VECTOR_THREADS as usize {
+            for t in 0..vector_threads(1) {
                 let mut words = [0u32; VECTOR_BYTE_WORDS];
                 for (i, word) in words.iter_mut().enumerate() {
                     let at = vector_byte_word(t, i);
@@ -940,11 +984,11 @@ mod tests {
                 for (p, chunk) in chunks.iter().enumerate() {
                     let (row, col) = vector_store_at(t, p, 1);
                     assert_eq!(row, row0 + p);
-                    assert!(row < n && col + 16 <= n && col % 16 == 0);
+                    assert!(row < columns && col + 16 <= rows && col % 16 == 0);
                     for (e, byte) in chunk.iter().flat_map(|w| w.to_le_bytes()).enumerate() {
                         // Destination (row, col + e) is source (col + e, row).
                         assert_eq!(byte, value(col + e, row), "thread {t} chunk {p} byte {e}");
-                        stored[row * n + col + e] |= 1 << pass;
+                        stored[row * rows + col + e] |= 1 << pass;
                     }
                 }
             }
@@ -998,7 +1042,7 @@ mod tests {
     fn vector_shared_accesses_are_conflict_free() {
         for size in [1usize, 2, 4, 8] {
             let b = vector_elements(size);
-            for warp in (0..VECTOR_THREADS as usize).step_by(32) {
+            for warp in (0..vector_threads(size)).step_by(32) {
                 let lanes = warp..warp + 32;
                 for n in 0..VECTOR_CHUNKS {
                     let stores: Vec<_> = lanes
@@ -1034,14 +1078,13 @@ mod tests {
     }
 
     /// Each warp's global accesses: whole 128-byte runs, one chunk per lane
-    /// (loaded: two rows of 256 bytes, or four of 128 for bytes; stored:
-    /// four rows of 128 bytes).
+    /// (loaded: two rows of 256 bytes; stored: four rows of 128 bytes).
     #[test]
     fn vector_global_accesses_are_row_runs() {
         for size in [1usize, 2, 4, 8] {
             let b = vector_elements(size);
             let load_rows = 32 / vector_row_chunks(size);
-            for warp in (0..VECTOR_THREADS as usize).step_by(32) {
+            for warp in (0..vector_threads(size)).step_by(32) {
                 for n in 0..VECTOR_CHUNKS {
                     for (at, rows) in [
                         (vector_load_at as fn(_, _, _) -> _, load_rows),

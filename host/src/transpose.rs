@@ -219,7 +219,7 @@ pub(crate) fn launch_config(
     ) {
         (Some(x), Some(y)) => Ok(LaunchConfig {
             grid: (x, y),
-            block: variant.block(),
+            block: variant.block(size as u32),
             shared_bytes: variant.shared_bytes(size as u32),
         }),
         _ => Err(Error::InvalidArgument(format!(
