@@ -147,8 +147,10 @@ pub struct Bench<'a> {
     /// (`--masks 63,79,95`: where two steps cross).
     pub masks: Vec<usize>,
     /// The only steps to run, by variant name (`--steps lane_private,vectorized`:
-    /// a short A/B run of one step); every step where empty.
+    /// a short A/B run of one step); every step where empty ([`Bench::runs`]).
     pub steps: Vec<String>,
+    /// The names of `steps` that some ladder had.
+    pub steps_found: Vec<String>,
     /// Every case recorded, with what its rate counts.
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
@@ -227,8 +229,7 @@ pub fn ladder_rows<L: Ladder>(
     let steps: Vec<L> = L::ALL
         .iter()
         .copied()
-        .filter(|&s| applies(s))
-        .filter(|s| bench.steps.is_empty() || bench.steps.iter().any(|n| n == s.name()))
+        .filter(|&s| applies(s) && bench.runs(s.name()))
         .collect();
     for step in steps {
         let ms = measure(bench, step)?;
@@ -278,6 +279,7 @@ impl<'a> Bench<'a> {
             peers,
             masks: Vec::new(),
             steps: Vec::new(),
+            steps_found: Vec::new(),
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),
@@ -299,6 +301,20 @@ impl<'a> Bench<'a> {
             bench.memcpy_gbs
         );
         Ok(bench)
+    }
+
+    /// Whether `--steps` lets the step named `name` run: every step
+    /// without it. Notes the names it lets through, so that a name no
+    /// ladder has can be reported.
+    pub fn runs(&mut self, name: &str) -> bool {
+        if self.steps.is_empty() {
+            return true;
+        }
+        let chosen = self.steps.iter().any(|n| n == name);
+        if chosen && !self.steps_found.iter().any(|n| n == name) {
+            self.steps_found.push(name.to_string());
+        }
+        chosen
     }
 
     /// A progress line on stderr: a long run must not look hung.

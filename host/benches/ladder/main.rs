@@ -187,6 +187,12 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     {
         (family.run)(&mut bench)?;
     }
+    if let Some(unknown) = o.steps.iter().find(|s| !bench.steps_found.contains(s)) {
+        return Err(format!(
+            "--steps: no step named `{unknown}` in the ladders run ({})",
+            o.families.join(", ")
+        ));
+    }
     std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
     let json = report::json(&bench);
     let path = o.out.join("ladder.json");

@@ -80,6 +80,9 @@ fn run_type<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
     let case = format!("{ty} 2^{log_n}");
     let mut rows = Vec::new();
     for (op, variant) in CASES {
+        if !bench.runs(variant.name()) {
+            continue;
+        }
         let mut turn = 0;
         let ms = bench.time(|| {
             turn += 1;

@@ -115,6 +115,9 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             .zip(peers.by_ref())
             .map(|(&(_, versus), p)| (versus, p))
             .collect();
+        if !bench.runs(fill.name()) {
+            continue;
+        }
         let case = format!("{} 2^{log_n}", fill.values());
         let ms = time(bench, fill, n).map_err(|e| format!("rng {case}: {e}"))?;
         bench.progress(&format!("rng {case} {}", fill.name()), ms);
