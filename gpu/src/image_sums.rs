@@ -767,6 +767,43 @@ mod device {
         }
     }
 
+    /// The reads of a band block of `lanes` column-threads by `row_lanes`
+    /// row-lanes (as constants in [`bands`], so that its loop is scheduled
+    /// for its one shape): each thread's 16 columns summed over its
+    /// row-lane's rows of the block's band into its slot of the dynamic
+    /// shared memory, then a block barrier. Returns the thread's rank in
+    /// the block, the block's first column and the slots.
+    #[inline(always)]
+    unsafe fn band_slots(
+        image: *const u8,
+        pitch: usize,
+        width: usize,
+        height: u32,
+        lanes: usize,
+        row_lanes: usize,
+    ) -> (usize, usize, *mut u32) {
+        const SLOT: usize = WHOLE_SLOT as usize;
+        const COLUMNS: usize = STRIP_COLUMNS as usize;
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let rank = ty * lanes + tx;
+        let block_x0 = block_idx_x() as usize * (lanes * COLUMNS);
+        let x0 = block_x0 + tx * COLUMNS;
+        let (y_begin, y_end) = band_rows(height);
+        let shared = dynamic_shared::<u32>();
+        sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
+            image,
+            pitch,
+            width,
+            x0,
+            y_begin + ty,
+            y_end,
+            row_lanes,
+            shared.add(rank * SLOT),
+        );
+        sync_threads();
+        (rank, block_x0, shared)
+    }
+
     /// Column step 5: block `(bx, by)` sums columns `bx · 512 ..` over
     /// band `by` of `gridDim.y` equal bands of the rows and meets the other
     /// bands in `tally` (one zeroed `u64` per column, left zeroed). The
@@ -786,23 +823,7 @@ mod device {
         const ROW_LANES: usize = BAND_BLOCK.1 as usize;
         const SLOT: usize = WHOLE_SLOT as usize;
         let width = width as usize;
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let rank = ty * LANES + tx;
-        let block_x0 = block_idx_x() as usize * BAND_BLOCK_COLUMNS as usize;
-        let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
-        let (y_begin, y_end) = band_rows(height);
-        let shared = dynamic_shared::<u32>();
-        sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
-            image,
-            pitch,
-            width,
-            x0,
-            y_begin + ty,
-            y_end,
-            ROW_LANES,
-            shared.add(rank * SLOT),
-        );
-        sync_threads();
+        let (rank, block_x0, shared) = band_slots(image, pitch, width, height, LANES, ROW_LANES);
         // One thread per column adds the row-lanes' slots (consecutive
         // threads, consecutive columns: word `j` of two neighbouring slots).
         let column = block_x0 + rank;
@@ -832,24 +853,8 @@ mod device {
         const COLUMNS: usize = STRIP_COLUMNS as usize;
         let width = width as usize;
         let (lanes, row_lanes) = (block_dim_x() as usize, block_dim_y() as usize);
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let rank = ty * lanes + tx;
         let block_columns = lanes * COLUMNS;
-        let block_x0 = block_idx_x() as usize * block_columns;
-        let x0 = block_x0 + tx * COLUMNS;
-        let (y_begin, y_end) = band_rows(height);
-        let shared = dynamic_shared::<u32>();
-        sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
-            image,
-            pitch,
-            width,
-            x0,
-            y_begin + ty,
-            y_end,
-            row_lanes,
-            shared.add(rank * SLOT),
-        );
-        sync_threads();
+        let (rank, block_x0, shared) = band_slots(image, pitch, width, height, lanes, row_lanes);
         // The row-lanes' slots of each column in `parts` (64 / lanes, at
         // least 2) parts of 16 slots, a thread each (consecutive threads,
         // consecutive columns: word `j` of neighbouring slots), then the
