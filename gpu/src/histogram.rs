@@ -26,7 +26,7 @@ pub const SHARED_BLOCK: u32 = 256;
 pub const SHARED_COARSENING: u32 = 64;
 /// Warps per block of [`HistogramVariant::LanePrivate`]. They share one set
 /// of 32 lane columns (lane `l` of every warp counts into column `l`), so a
-/// block needs 16 KB for 256 bins whatever its size, and an SM holds enough
+/// block needs 32 KB for 256 bins whatever its size, and an SM holds enough
 /// warps to hide the loads' latency. Measured on an H100, 2^28 uniform bytes
 /// (GB/s): one set per warp (12 warps per SM) 1320; sets shared by 4 warps
 /// 2245, by 8 warps 2423, by 16 warps 2690 (the other data sets 2725 to
@@ -34,23 +34,17 @@ pub const SHARED_COARSENING: u32 = 64;
 pub const LANE_WARPS: u32 = 16;
 /// Threads per block of [`HistogramVariant::LanePrivate`].
 pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
-/// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (two 16-bit
-/// counters per 32-bit word, one column of words per lane); beyond, the
-/// fastest step runs [`HistogramVariant::SharedPrivatized`]'s kernel.
+/// The most blocks of [`HistogramVariant::LanePrivate`] the grid puts on an
+/// SM: 3 of 512 threads, where 4 would fit the byte kernel's 32 registers.
+pub const LANE_BLOCKS_PER_SM: u32 = 3;
+/// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (a 32-bit
+/// counter per bin and lane column, 32 KB for 256 bins); beyond, the fastest
+/// step runs [`HistogramVariant::SharedPrivatized`]'s kernel.
 pub const LANE_MAX_BINS: u32 = 256;
-/// Words of workspace [`HistogramVariant::LanePrivate`] takes (`work`): a
-/// running count per bin, [`TOTAL_STRIDE`] words apart, then the ticket of
-/// its blocks. All zero between
-/// launches: the last block to finish copies the counts out and zeroes them,
-/// so the output needs no zeroing launch before.
-pub const LANE_WORK_WORDS: usize = LANE_MAX_BINS as usize * TOTAL_STRIDE + 1;
-/// Words from one bin's running count to the next: 32 bytes, one L2 sector
-/// per bin, so 256 bins span 64 lines instead of 8. Every block adds all its
-/// bins at its end; packed into 1 KB those adds from hundreds of blocks queue
-/// on a few L2 slices (2^24 uniform samples: 19.2 → 16.8 µs on an H100).
-/// A whole line per bin (32 words) spreads them further but makes the last
-/// block's copy-out touch 256 lines, which costs more than it saves.
-pub const TOTAL_STRIDE: usize = 8;
+/// Words of workspace [`HistogramVariant::LanePrivate`] takes (`work`):
+/// the claim the first block of a launch takes and the flag it raises once
+/// it has zeroed the output (see the step's doc).
+pub const LANE_WORK_WORDS: usize = 2;
 /// 16-byte loads in flight per lane of [`HistogramVariant::LanePrivate`]
 /// (written out as four loads in the kernel).
 pub const LANE_UNROLL: usize = 4;
@@ -60,9 +54,23 @@ const _: () = assert!(
 );
 
 /// Bytes of shared memory a [`HistogramVariant::LanePrivate`] block needs for
-/// `bins` bins: one 32-bit word per lane column and per pair of bins.
+/// `bins` bins: one 32-bit counter per lane column and bin.
 pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
-    bins.div_ceil(2) * WARP_SIZE * 4
+    bins * WARP_SIZE * 4
+}
+
+/// The fewest blocks [`HistogramVariant::LanePrivate`] may run `n` samples
+/// of `sample_bytes` bytes with: enough that no lane counter can pass
+/// 2^32 − 1. A column gains at most [`LANE_UNROLL`] vectors' samples per warp
+/// of the block and round, so its count is bounded by the block's rounds,
+/// and the grid bounds the rounds (the counters are merged only at the
+/// block's end). One block suffices up to 2^37 − 2^15 samples of bytes
+/// (2^37 − 2^13 of `f32`).
+pub const fn lane_private_min_blocks(n: usize, sample_bytes: usize) -> usize {
+    let per_vector = 16 / sample_bytes;
+    let per_round = LANE_UNROLL * per_vector * LANE_WARPS as usize;
+    let max_rounds = u32::MAX as usize / per_round;
+    (n / per_vector).div_ceil(max_rounds * LANE_UNROLL * LANE_BLOCK as usize)
 }
 
 /// Bytes of shared memory a [`HistogramVariant::SharedPrivatized`] block
@@ -103,20 +111,22 @@ ladder! {
         /// shared-memory address.
         SharedPrivatized = "shared_privatized" => HistogramShape::Kernel { block: SHARED_BLOCK },
         /// Step 4: every lane counts into its own column of shared memory
-        /// (16-bit counters, two bins per word, the word of bin pair `p`
-        /// of lane `l` at `p · 32 + l`, shared by lane `l` of the block's
-        /// warps): the lanes of a warp always touch 32 different banks and
-        /// never the same address, whatever the data, so one bin takes the
-        /// same time as 256; adds need no return value (`red.shared`).
-        /// Samples arrive by 16-byte loads, [`LANE_UNROLL`] in flight. The
-        /// counters are merged into the output before any can reach 2^16,
-        /// and at the end. For up to
+        /// (32-bit counters, the counter of bin `b` of lane `l` at
+        /// `b · 32 + l`, shared by lane `l` of the block's warps): the
+        /// lanes of a warp always touch 32 different banks and never the
+        /// same address, whatever the data, so one bin takes the same time
+        /// as 256; adds need no return value (`red.shared`). Samples arrive
+        /// by 16-byte loads, [`LANE_UNROLL`] in flight. The counters are
+        /// merged once, at the block's end (the grid is large enough that
+        /// none can wrap: [`lane_private_min_blocks`]). For up to
         /// [`LANE_MAX_BINS`] bins; beyond, the step runs step 3's kernel while
         /// the bins fit in shared memory, and step 2's beyond that. The
-        /// blocks add into running counts in a workspace that is zero
-        /// between launches, and the last block to finish (a ticket) copies
-        /// them to the output and zeroes them: no zeroing launch before the
-        /// kernel, whose gap on a held stream was 1.0 to 1.5 µs.
+        /// first block of the launch to start (an exchange on a claim word
+        /// in the context's scratch memory) zeroes the output and raises a
+        /// flag to the launch's number; every block waits for that flag
+        /// before it adds its counts into the output. No zeroing launch
+        /// before the kernel (its gap on a held stream was 1.0 to 1.5 µs)
+        /// and no ticket after it: the last block's adds end the kernel.
         LanePrivate = "lane_private" => HistogramShape::Kernel { block: LANE_BLOCK },
     }
     fastest = LanePrivate;
@@ -289,14 +299,15 @@ mod device {
     //! during the kernel; `out` valid for `bins` writes, not aliasing
     //! `samples`, zeroed before the launch of steps 2 and 3 (they add into
     //! it; step 4 overwrites it); `work` (step 4 only) [`LANE_WORK_WORDS`]
-    //! words, zero when the launch starts, that nothing else touches during
-    //! it; the block and dynamic shared memory as the host's table says.
+    //! words that nothing else touches during the launch, zero when first
+    //! used, and `epoch` (step 4 only) a number other than 0 and other than
+    //! the previous step-4 launch's on the same `work`; the block and
+    //! dynamic shared memory as the host's table says.
     use super::*;
     use crate::prim::*;
 
-    /// Adds 1 to the 16-bit counter of `bin` in the lane column at
-    /// shared address `column`: the word of bin pair `bin / 2`, low half
-    /// for even bins.
+    /// Adds 1 to the counter of `bin` in the lane column at shared address
+    /// `column`.
     #[inline(always)]
     unsafe fn count_in_column(column: u32, bin: u32) {
         add_in_column(column, bin, 1);
@@ -305,10 +316,7 @@ mod device {
     /// Adds `count` samples to bin `bin`'s counter, as [`count_in_column`].
     #[inline(always)]
     unsafe fn add_in_column(column: u32, bin: u32, count: u32) {
-        red_shared_add_u32(
-            column + (bin >> 1) * (4 * WARP_SIZE),
-            count << ((bin & 1) << 4),
-        );
+        red_shared_add_u32(column + bin * (4 * WARP_SIZE), count);
     }
 
     /// Where a sample goes: [`Even`], or the byte itself.
@@ -345,17 +353,12 @@ mod device {
             sample as u32
         }
 
-        /// Four bytes with two byte permutes and two multiply-adds each:
-        /// the pair offset `(b & 0xfe) · 64` and the increment
-        /// `1 + (b & 1) · 0xffff` (1 for the low half, 2^16 for the high).
+        /// Four bytes with one byte permute and one shifted add each.
         #[inline(always)]
         unsafe fn count_word(&self, word: u32, column: u32) {
-            let (pairs, odd) = (word & 0xfefe_fefe, word & 0x0101_0101);
             for k in 0..4u32 {
                 // Selector 0x444k: byte k of the first operand, zeros above.
-                let pair = byte_perm(pairs, 0, 0x4440 | k);
-                let high = byte_perm(odd, 0, 0x4440 | k);
-                red_shared_add_u32(column + pair * 64, 1 + high * 0xffff);
+                count_in_column(column, byte_perm(word, 0, 0x4440 | k));
             }
         }
     }
@@ -454,65 +457,33 @@ mod device {
         }
     }
 
-    /// Bin `bin`'s running count in `totals` (the lane kernel's `work`).
+    /// Adds the block's lane columns into `out`. Every thread of the block
+    /// calls it at the same point.
     #[inline(always)]
-    unsafe fn running_count(totals: *mut u32, bin: usize) -> *mut u32 {
-        totals.add(bin * TOTAL_STRIDE)
-    }
-
-    /// Adds the block's lane columns into the running counts `totals`;
-    /// with `ZERO`, zeroes them for the counting that follows (the last
-    /// merge leaves them: each launch zeroes its columns when it starts).
-    /// Every thread of the block calls it at the same point.
-    #[inline(always)]
-    unsafe fn merge_lanes<const ZERO: bool>(
-        counters: *mut u32,
-        pairs: usize,
-        bins: u32,
-        totals: *mut u32,
-    ) {
+    unsafe fn merge_lanes(counters: *const u32, bins: u32, out: *mut u32) {
         const LANES: usize = WARP_SIZE as usize;
-        /// Words read before any is zeroed: a read after a store to a
-        /// word the compiler cannot tell apart waits for the store, so
-        /// word by word each read would wait out the shared memory's
-        /// latency on the block's (and, for the last block, the kernel's)
-        /// tail.
-        const GROUP: usize = 8;
         sync_threads();
         let tid = thread_idx_x() as usize;
-        let mut p = tid;
-        while p < pairs {
-            let (mut even, mut odd) = (0u32, 0u32);
-            let row = counters.add(p * LANES);
-            for g in 0..LANES / GROUP {
+        let mut b = tid;
+        while b < bins as usize {
+            let row = counters.add(b * LANES);
+            let mut count = 0u32;
+            for j in 0..LANES {
                 // Rotated by thread: the lanes of a warp read 32 different
                 // banks at each step.
-                let at = |j: usize| row.add((tid + g * GROUP + j) % LANES);
-                let mut words = [0u32; GROUP];
-                for j in 0..GROUP {
-                    words[j] = *at(j);
-                }
-                for j in 0..GROUP {
-                    even += words[j] & 0xffff;
-                    odd += words[j] >> 16;
-                    if ZERO {
-                        *at(j) = 0;
-                    }
-                }
+                count = count.wrapping_add(*row.add((tid + j) % LANES));
             }
-            if even > 0 {
-                red_add_u32(running_count(totals, 2 * p), even);
+            if count > 0 {
+                red_add_u32(out.add(b), count);
             }
-            if odd > 0 && ((2 * p + 1) as u32) < bins {
-                red_add_u32(running_count(totals, 2 * p + 1), odd);
-            }
-            p += LANE_BLOCK as usize;
+            b += LANE_BLOCK as usize;
         }
         sync_threads();
     }
 
     /// Step 4. `bins <= LANE_MAX_BINS`; dynamic shared memory of
-    /// [`lane_private_shared_bytes`]`(bins)`; blocks of [`LANE_BLOCK`].
+    /// [`lane_private_shared_bytes`]`(bins)`; blocks of [`LANE_BLOCK`], at
+    /// least [`lane_private_min_blocks`] of them.
     /// Inlined into each entry: as a call, its binning would be read
     /// through local memory.
     #[inline(always)]
@@ -521,30 +492,39 @@ mod device {
         n: usize,
         binner: B,
         bins: u32,
+        epoch: u32,
         work: *mut u32,
         out: *mut u32,
     ) {
         const LANES: usize = WARP_SIZE as usize;
         const UNROLL: usize = LANE_UNROLL;
+        let (claim, flag) = (work, work.add(1));
         let counters = dynamic_shared::<u32>();
-        let pairs = bins.div_ceil(2) as usize;
         let tid = thread_idx_x() as usize;
         let lane = tid % LANES;
-        let words = pairs * LANES;
+        let words = bins as usize * LANES;
         let mut i = tid;
         while i < words {
             *counters.add(i) = 0;
             i += LANE_BLOCK as usize;
         }
+        // The first block of the launch zeroes the output with its first
+        // warp, which then raises the flag every block waits for before it
+        // adds into the output.
+        if tid < LANES && first_to_claim(claim, epoch) {
+            let mut b = tid;
+            while b < bins as usize {
+                *out.add(b) = 0;
+                b += LANES;
+            }
+            raise_flag(flag, epoch);
+        }
         sync_threads();
-        // This lane's column: word `p · 32` holds bins `2p` (low half) and
-        // `2p + 1` (high half).
+        // This lane's column: word `b · 32` counts bin `b`.
         let column = shared_address(counters.add(lane));
 
         // Head (up to the first 16-byte boundary) and tail (the last
-        // partial 16 bytes): one sample per thread at most, straight to
-        // the running counts with global atomics.
-        let totals = work;
+        // partial 16 bytes): one sample per thread at most.
         let per_vector = 4 * T::PER_WORD;
         let rank = block_idx_x() as usize * LANE_BLOCK as usize + tid;
         let threads = grid_threads_x();
@@ -556,7 +536,7 @@ mod device {
         let edge = |i: usize| {
             let bin = binner.bin(*samples.add(i));
             if bin != NOT_COUNTED {
-                red_add_u32(running_count(totals, bin as usize), 1);
+                count_in_column(column, bin);
             }
         };
         if rank < head {
@@ -566,15 +546,10 @@ mod device {
             edge(tail);
         }
 
-        // The body in rounds of UNROLL vectors per thread. Every thread runs
-        // the same number of rounds (the last one masked), so the merges
-        // every `flush_rounds` rounds are block-wide barriers all reach. A
-        // column's counter grows by at most `per_round` per warp and round.
-        let per_round = UNROLL * per_vector * LANE_WARPS as usize;
-        let flush_rounds = 65_535 / per_round;
+        // The body in rounds of UNROLL vectors per thread, the last one
+        // masked.
         let round_vectors = UNROLL * threads;
         let rounds = vectors.div_ceil(round_vectors);
-        let mut since_merge = 0;
         for r in 0..rounds {
             let first = r * round_vectors + rank;
             if first + 3 * threads < vectors {
@@ -599,33 +574,12 @@ mod device {
                     }
                 }
             }
-            since_merge += 1;
-            if since_merge == flush_rounds {
-                merge_lanes::<true>(counters, pairs, bins, totals);
-                since_merge = 0;
-            }
         }
-        merge_lanes::<false>(counters, pairs, bins, totals);
-
-        // The last block to get here copies the counts out. The merge ended
-        // with a barrier (the ticket publishes every thread's adds), after
-        // which the lane columns are free: the first word carries the
-        // verdict.
-        if !last_to_arrive(work.add(LANE_WORK_WORDS - 1), grid_dim_x(), counters) {
-            return;
+        // Thread 0 waits for the zeroed output while the others finish.
+        if tid == 0 {
+            wait_flag(flag, epoch);
         }
-        let mut b = tid;
-        while b < bins as usize {
-            // From L2: the other blocks' adds, published by their tickets.
-            let total = running_count(totals, b);
-            let count = load_cg_u32(total);
-            *out.add(b) = count;
-            // Already zero for the bins no sample fell in: skip the store.
-            if count != 0 {
-                *total = 0;
-            }
-            b += LANE_BLOCK as usize;
-        }
+        merge_lanes(counters, bins, out);
     }
 }
 
@@ -637,45 +591,70 @@ kernels! {
     /// type).
     pub const KERNELS = {
         fn histogram_global_atomics<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             => {
-                let _ = work;
+                let _ = (epoch, work);
                 device::global_atomics(samples, n, Even::<T>::new(lower, upper, bins), out)
             };
         fn histogram_shared_privatized<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             shares histogram_global_atomics
             => {
-                let _ = work;
+                let _ = (epoch, work);
                 device::shared_privatized(samples, n, Even::<T>::new(lower, upper, bins), bins, out)
             };
         fn histogram_lane_private<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             shares histogram_global_atomics
-            => device::lane_private(samples, n, Even::<T>::new(lower, upper, bins), bins, work, out);
+            => device::lane_private(samples, n, Even::<T>::new(lower, upper, bins), bins, epoch, work, out);
         fn histogram_bytes_global_atomics<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             shares histogram_global_atomics
             => {
-                let _ = (lower, upper, bins, work);
+                let _ = (lower, upper, bins, epoch, work);
                 device::global_atomics(samples, n, device::Bytes, out)
             };
         fn histogram_bytes_shared_privatized<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             shares histogram_global_atomics
             => {
-                let _ = (lower, upper, bins, work);
+                let _ = (lower, upper, bins, epoch, work);
                 device::shared_privatized(samples, n, device::Bytes, BYTE_BINS, out)
             };
         fn histogram_bytes_lane_private<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, work: *mut u32, out: *mut u32)
+            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
             shares histogram_global_atomics
             => {
                 let _ = (lower, upper, bins);
-                device::lane_private(samples, n, device::Bytes, BYTE_BINS, work, out)
+                device::lane_private(samples, n, device::Bytes, BYTE_BINS, epoch, work, out)
             };
     }
 }
 
 /// The arguments of every histogram kernel.
 pub type HistogramArgs<T> = histogram_global_atomics::Args<T>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One block until a column could pass 2^32 − 1: 2^22 − 1 rounds of
+    /// 1 024 byte samples (4 vectors of 16 per warp, 16 warps).
+    #[test]
+    fn lane_counters_cannot_wrap() {
+        let one_block = ((1usize << 22) - 1) * 4 * 16 * LANE_BLOCK as usize;
+        assert_eq!(one_block, (1 << 37) - (1 << 15));
+        assert_eq!(lane_private_min_blocks(0, 1), 0);
+        assert_eq!(lane_private_min_blocks(1 << 28, 1), 1);
+        assert_eq!(lane_private_min_blocks(one_block, 1), 1);
+        assert_eq!(lane_private_min_blocks(one_block + 16, 1), 2);
+        // f32: 4 samples a vector, 4 times fewer per column and round, so
+        // 4 times the rounds: about as many samples.
+        let one_block_f32 = ((1usize << 24) - 1) * 4 * 4 * LANE_BLOCK as usize;
+        assert_eq!(lane_private_min_blocks(one_block_f32, 4), 1);
+        assert_eq!(lane_private_min_blocks(one_block_f32 + 4, 4), 2);
+        // Every count a block's column can reach fits.
+        let per_round = LANE_UNROLL * 16 * LANE_WARPS as usize;
+        assert!(((1 << 22) - 1) * per_round <= u32::MAX as usize);
+    }
+}

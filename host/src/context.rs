@@ -9,7 +9,7 @@ use crate::ptx::Image;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use cust::sys::{CUevent, CUfunction, CUmodule};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{CString, c_int, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,8 +29,7 @@ pub(crate) mod scratch {
     pub const COUNTER_OFFSET: u64 = 0;
     /// The result slot of the waiting reductions (`sum`, `min`, `max`).
     pub const RESULT_OFFSET: u64 = 16;
-    /// The lane-private histogram's running counts and ticket, zero
-    /// between launches.
+    /// The lane-private histogram's claim and flag.
     pub const HISTOGRAM_OFFSET: usize = 256;
     /// A split product's workspace: its tile tickets, then its slices'
     /// partial tiles, which share the space of the reduction's partials
@@ -177,6 +176,9 @@ pub struct Context {
     /// Counters kernels leave zero when they finish (the column sums'
     /// tallies, one per column): zeroed when (re)allocated, grown on demand.
     tallies: RefCell<Option<DeviceBuffer<u64>>>,
+    /// The number of the last launch that claimed work in the scratch
+    /// memory by launch number ([`Context::next_epoch`]).
+    epoch: Cell<u32>,
     runtime: Arc<Runtime>,
 }
 
@@ -481,6 +483,7 @@ impl Context {
             stream,
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
+            epoch: Cell::new(0),
             runtime,
         }
     }
@@ -725,6 +728,16 @@ impl Context {
         self.track(check(status, || {
             format!("launching {} ({cfg})", kernel.name)
         }))
+    }
+
+    /// A number for the next launch that tells its blocks apart from the
+    /// previous launch's by a word of scratch memory (the lane-private
+    /// histogram's claim): never 0, the value of scratch memory when it is
+    /// allocated, and never the previous call's.
+    pub(crate) fn next_epoch(&self) -> u32 {
+        let next = self.epoch.get().checked_add(1).unwrap_or(1);
+        self.epoch.set(next);
+        next
     }
 
     /// The device address of at least `bytes` of this context's scratch

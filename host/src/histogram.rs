@@ -39,11 +39,11 @@ use crate::pending::Pending;
 use cust::memory::{CopyDestination, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed_gpu::histogram::{
-    BYTE_BINS, Even, HistogramArgs, HistogramShape, LANE_MAX_BINS, LANE_UNROLL, LANE_WORK_WORDS,
-    MAX_BINS, NOT_COUNTED, SHARED_COARSENING, histogram_bytes_global_atomics,
+    BYTE_BINS, Even, HistogramArgs, HistogramShape, LANE_BLOCKS_PER_SM, LANE_MAX_BINS, LANE_UNROLL,
+    LANE_WORK_WORDS, MAX_BINS, NOT_COUNTED, SHARED_COARSENING, histogram_bytes_global_atomics,
     histogram_bytes_lane_private, histogram_bytes_shared_privatized, histogram_global_atomics,
-    histogram_lane_private, histogram_shared_privatized, lane_private_shared_bytes,
-    shared_privatized_bytes,
+    histogram_lane_private, histogram_shared_privatized, lane_private_min_blocks,
+    lane_private_shared_bytes, shared_privatized_bytes,
 };
 pub use warpspeed_gpu::histogram::{HistogramVariant, Sample};
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
@@ -331,14 +331,25 @@ impl Context {
         };
         // Enough blocks to fill the GPU, fewer where the input is small: the
         // loops stride over the grid.
-        let resident = self.blocks_per_sm(entry, block, shared)? * info.multiprocessors;
+        let mut per_sm = self.blocks_per_sm(entry, block, shared)?;
+        if kernel == Kernel::LanePrivate {
+            per_sm = per_sm.min(LANE_BLOCKS_PER_SM);
+        }
+        let resident = per_sm * info.multiprocessors;
         let per_thread = match kernel {
             Kernel::GlobalAtomics => 1,
             Kernel::SharedPrivatized => SHARED_COARSENING as usize,
             Kernel::LanePrivate => LANE_UNROLL * 16 / size_of::<T>(),
         };
         let needed = blocks_for(n, block as usize * per_thread).unwrap_or(u32::MAX);
-        let grid = needed.clamp(1, resident);
+        let mut grid = needed.clamp(1, resident);
+        if kernel == Kernel::LanePrivate {
+            // Its 32-bit lane counters are merged once per block: the
+            // fewest blocks that keep them from wrapping (more than the
+            // GPU holds only past 2^37 samples per resident block).
+            let fewest = lane_private_min_blocks(n, size_of::<T>());
+            grid = grid.max(u32::try_from(fewest).unwrap_or(u32::MAX));
+        }
         let cfg = LaunchConfig::linear(grid, block, shared);
         let args = HistogramArgs {
             samples: DevPtr::new(samples.as_device_ptr().as_raw()),
@@ -346,6 +357,7 @@ impl Context {
             lower: T::level(bins.lower()),
             upper: T::level(bins.upper()),
             bins: count,
+            epoch: self.next_epoch(),
             work: DevPtrMut::new(work),
             out: DevPtrMut::new(output),
         };
@@ -354,10 +366,11 @@ impl Context {
         // order for the steps that add into it; a `&mut` borrow cannot
         // overlap `samples`; `bins` passed the checks of `EvenBins::new` (1
         // to 65 536 bins, `lower < upper`, finite); the lane kernel runs
-        // only for at most 256 bins, with `LANE_WORK_WORDS` words of this
-        // context's scratch at `work`, zero between launches (zeroed on
-        // allocation, reset by the kernel's last block, written by nothing
-        // else) and used by nothing else on this stream while it runs; the
+        // only for at most 256 bins, on at least `lane_private_min_blocks`
+        // blocks, with `LANE_WORK_WORDS` words of this context's scratch
+        // at `work` (zero on allocation, then written only by this
+        // kernel, and used by nothing else on this stream while it runs)
+        // and an epoch that is not 0 and not the previous launch's; the
         // shared one only where its counters fit the block's shared memory,
         // which the launch requests; the `Pending` keeps both buffers
         // borrowed until the stream has run the kernel.

@@ -56,6 +56,89 @@ pub unsafe fn last_to_arrive(ticket: *mut u32, blocks: u32, verdict: *mut u32) -
     unsafe { *verdict != 0 }
 }
 
+/// Whether this warp's block is the first of its launch to claim `claim`:
+/// lane 0 swaps the launch's `epoch` into the word (`atom.exch`), and only
+/// the first swap of a launch finds another number there; the verdict is
+/// shuffled to every lane. With [`raise_flag`] and [`wait_flag`] it lets the
+/// first block prepare what the others use at their ends (the lane-private
+/// histogram zeroes its output) with no ticket on the last block's tail:
+/// the claimer runs, so the blocks that wait for its flag cannot starve it,
+/// even where they outnumber the GPU's slots.
+///
+/// # Safety
+/// `claim` is a valid, aligned global word that nothing but these claims
+/// touches; `epoch` differs from the epoch of the previous launch that
+/// claimed the word (and from its first value); every lane of the warp
+/// calls this in warp-uniform control flow.
+#[inline(always)]
+pub unsafe fn first_to_claim(claim: *mut u32, epoch: u32) -> bool {
+    let mut old = epoch;
+    if super::index::lane_id() == 0 {
+        // SAFETY: the caller's contract: a global word only these swaps
+        // touch.
+        unsafe {
+            asm!(
+                "atom.global.exch.b32 {o}, [{p}], {v};",
+                o = out(reg32) old,
+                p = in(reg64) claim,
+                v = in(reg32) epoch,
+                options(nostack),
+            );
+        }
+    }
+    super::shfl_idx(old, 0) != epoch
+}
+
+/// Publishes the warp's writes made before the call: a warp barrier
+/// (which orders the lanes' writes before lane 0's next access), then lane
+/// 0 stores `epoch` into `flag` with release semantics
+/// (`st.release.gpu`), which carry those writes with it.
+///
+/// # Safety
+/// `flag` is a valid, aligned global word that only these calls write
+/// and [`wait_flag`] reads; every lane of the warp calls this.
+#[inline(always)]
+pub unsafe fn raise_flag(flag: *mut u32, epoch: u32) {
+    sync_warp(super::FULL_MASK);
+    if super::index::lane_id() == 0 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            asm!(
+                "st.release.gpu.global.u32 [{p}], {v};",
+                p = in(reg64) flag,
+                v = in(reg32) epoch,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// Waits until `flag` holds `epoch` (`ld.acquire.gpu`, polled): what the
+/// raiser published ([`raise_flag`]) is then visible to this thread, and
+/// to the rest of its block after a barrier.
+///
+/// # Safety
+/// `flag` is a valid, aligned global word that some running or runnable
+/// thread sets to `epoch` without waiting for this one.
+#[inline(always)]
+pub unsafe fn wait_flag(flag: *const u32, epoch: u32) {
+    loop {
+        let seen: u32;
+        // SAFETY: the caller's contract; a load.
+        unsafe {
+            asm!(
+                "ld.acquire.gpu.global.u32 {o}, [{p}];",
+                o = out(reg32) seen,
+                p = in(reg64) flag,
+                options(nostack),
+            );
+        }
+        if seen == epoch {
+            return;
+        }
+    }
+}
+
 /// `__syncwarp(mask)`: waits for the lanes in `mask` and orders their memory
 /// accesses. Needed between a lane's write and another lane's read of shared
 /// memory since Volta, where a warp's lanes no longer run in lockstep.
