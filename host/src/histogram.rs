@@ -309,7 +309,7 @@ impl Context {
         let n = samples.len();
         if n == 0 || kernel != Kernel::LanePrivate {
             // Steps 2 and 3 add into the output; with no samples it is all
-            // zeros. (Step 4 overwrites it from zeroed running counts.)
+            // zeros. (Step 4 zeroes it itself, in its first block.)
             // SAFETY: `out` holds `count` counters (checked above) and
             // stays borrowed by the returned `Pending`.
             unsafe { self.zero_words(output, count as usize)? };
