@@ -29,14 +29,8 @@ pub const VECTOR_TILE_ROWS: u32 = 64;
 /// ([`vector_rows`]).
 pub const VECTOR_BYTE_TILE_ROWS: u32 = 128;
 /// Bytes of every source row of a vector step's tile, whatever the element
-/// size ([`vector_row_bytes`]).
+/// size ([`vector_columns`] elements).
 pub const VECTOR_ROW_BYTES: u32 = 256;
-/// Threads per block of the vector steps (a 1D block) for elements of 2, 4
-/// or 8 bytes: 64 rows of 256 bytes, 16 KiB.
-pub const VECTOR_THREADS: u32 = 256;
-/// Threads per block of the vector steps for bytes: 128 rows of 256 bytes,
-/// 32 KiB ([`vector_threads`]).
-pub const VECTOR_BYTE_THREADS: u32 = 512;
 /// 16-byte chunks each thread of a vector step moves, for every element
 /// size: global loads, shared stores, and destination chunks gathered and
 /// stored.
@@ -44,6 +38,8 @@ pub const VECTOR_CHUNKS: usize = 4;
 /// Bytes per global and shared access on the vector steps' fast path: one
 /// `v4.b32` access, a chunk of [`vector_elements`] elements.
 pub const VECTOR_BYTES: u32 = 16;
+/// 16-byte chunks per source row of a vector step's tile: 16.
+pub const VECTOR_ROW_CHUNKS: usize = (VECTOR_ROW_BYTES / VECTOR_BYTES) as usize;
 /// Chunk columns over which the vector steps' XOR swizzle spreads a column of
 /// chunks: the chunks one pass over the banks holds (32 banks of 4 bytes).
 pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
@@ -54,7 +50,7 @@ pub enum Tile {
     /// `(columns, rows)` elements, of any size.
     Elements(u32, u32),
     /// The vector steps' tile of [`vector_tile_bytes`]: [`vector_rows`] rows
-    /// of [`vector_row_bytes`] bytes, by element size.
+    /// of [`VECTOR_ROW_BYTES`] bytes, by element size.
     Vector,
 }
 
@@ -284,7 +280,7 @@ impl TransposeVariant {
         match self.shape().tile {
             Tile::Elements(columns, rows) => (columns, rows),
             Tile::Vector => (
-                vector_row_bytes(size as usize) as u32 / size,
+                vector_columns(size as usize) as u32,
                 vector_rows(size as usize) as u32,
             ),
         }
@@ -336,32 +332,23 @@ pub const fn vector_rows(size: usize) -> usize {
     }
 }
 
-/// Bytes per source row of a vector step's tile: 256 for every element size
-/// (256 bytes, 128 2-byte elements, 64 4-byte, 32 8-byte ones).
-pub const fn vector_row_bytes(_size: usize) -> usize {
-    VECTOR_ROW_BYTES as usize
-}
-
-/// Chunks per source row of a vector step's tile: 16.
-pub const fn vector_row_chunks(size: usize) -> usize {
-    vector_row_bytes(size) / VECTOR_BYTES as usize
-}
-
-/// Threads per block of a vector step for elements of `size` bytes:
-/// [`VECTOR_CHUNKS`] chunks of the tile each, so 256 ([`VECTOR_THREADS`]),
-/// or 512 for the bytes' 128 rows ([`VECTOR_BYTE_THREADS`]).
-pub const fn vector_threads(size: usize) -> usize {
-    if size == 1 {
-        VECTOR_BYTE_THREADS as usize
-    } else {
-        VECTOR_THREADS as usize
-    }
+/// Elements per source row of a vector step's tile: [`VECTOR_ROW_BYTES`]
+/// of them (256 bytes, 128 2-byte elements, 64 4-byte, 32 8-byte ones).
+pub const fn vector_columns(size: usize) -> usize {
+    VECTOR_ROW_BYTES as usize / size
 }
 
 /// Bytes of a vector step's tile, in shared memory as in the source: 16 KiB,
 /// 32 KiB for bytes.
 pub const fn vector_tile_bytes(size: usize) -> usize {
-    vector_rows(size) * vector_row_bytes(size)
+    vector_rows(size) * VECTOR_ROW_BYTES as usize
+}
+
+/// Threads per block of a vector step for elements of `size` bytes: one
+/// per [`VECTOR_CHUNKS`] chunks of the tile, so 256, or 512 for the bytes'
+/// 128 rows.
+pub const fn vector_threads(size: usize) -> usize {
+    vector_tile_bytes(size) / (VECTOR_CHUNKS * VECTOR_BYTES as usize)
 }
 
 const _: () = assert!(
@@ -371,7 +358,7 @@ const _: () = assert!(
 
 /// The element offset, in a vector step's shared tile, of source tile
 /// element `(row, col)`, for elements of `size` bytes. The tile keeps the
-/// source's orientation: rows of [`vector_row_bytes`], unpadded (each starts
+/// source's orientation: rows of [`VECTOR_ROW_BYTES`], unpadded (each starts
 /// at bank 0), chunk `c` of row `row` at chunk `c ^ ((row / b) % 8)` (`b`
 /// elements per chunk, 8 chunks per pass over the banks). Storing a row, the
 /// eight lanes a 16-byte access serves at once write consecutive chunks,
@@ -389,7 +376,7 @@ pub const fn vector_slot(row: usize, col: usize, size: usize) -> usize {
     let b = vector_elements(size);
     let chunk = col / b;
     let swizzled = chunk ^ ((row / b) % SWIZZLE_CHUNKS as usize);
-    row * (vector_row_bytes(size) / size) + swizzled * b + col % b
+    row * vector_columns(size) + swizzled * b + col % b
 }
 
 /// Where chunk `n` (`0..VECTOR_CHUNKS`) that thread `t` of a vector step
@@ -397,7 +384,7 @@ pub const fn vector_slot(row: usize, col: usize, size: usize) -> usize {
 /// warp loads whole rows of the tile (two of 256 bytes), consecutive
 /// threads consecutive chunks.
 pub const fn vector_load_at(t: usize, n: usize, size: usize) -> (usize, usize) {
-    let row_chunks = vector_row_chunks(size);
+    let row_chunks = VECTOR_ROW_CHUNKS;
     let rows = vector_threads(size) / row_chunks; // rows per pass
     (
         t / row_chunks + rows * n,
@@ -641,7 +628,7 @@ mod device {
     struct Chunk(Words4);
 
     /// Steps 6 and 7: a tile of [`vector_rows`] source rows of
-    /// [`vector_row_bytes`] bytes (64 × 256, or 128 × 256 for bytes) moved in
+    /// [`VECTOR_ROW_BYTES`] bytes (64 × 256, or 128 × 256 for bytes) moved in
     /// 16-byte chunks ([`vector_load_at`], [`vector_slot`],
     /// [`vector_store_at`]; for bytes [`vector_byte_word`]). `T` is `u8`,
     /// `u16`, `u32` or `u64`; `COLUMNS` picks step 7's block order
@@ -661,7 +648,7 @@ mod device {
         let size = size_of::<T>();
         let b = vector_elements(size);
         let rows = vector_rows(size); // of the source tile
-        let columns = vector_row_bytes(size) / size;
+        let columns = vector_columns(size);
         let (tile_x, tile_y) = if COLUMNS {
             column_tile(block_idx_x(), block_idx_y(), grid_dim_x(), grid_dim_y())
         } else {
@@ -879,8 +866,11 @@ mod tests {
             }
         }
         assert_eq!(SWIZZLE_CHUNKS, 8);
-        assert_eq!(vector_row_chunks(1), 16);
-        assert_eq!(vector_row_chunks(2), 16);
+        assert_eq!(VECTOR_ROW_CHUNKS, 16);
+        assert_eq!(vector_threads(1), 512);
+        for size in [2, 4, 8] {
+            assert_eq!(vector_threads(size), 256);
+        }
     }
 
     /// The shared tile a vector step's fast path fills, simulated thread by
@@ -893,7 +883,7 @@ mod tests {
         value: impl Fn(usize, usize) -> V,
     ) -> Vec<Option<V>> {
         let b = vector_elements(size);
-        let (columns, rows) = (vector_row_bytes(size) / size, vector_rows(size));
+        let (columns, rows) = (vector_columns(size), vector_rows(size));
         let mut shared = vec![None; columns * rows];
         for t in 0..vector_threads(size) {
             for n in 0..VECTOR_CHUNKS {
@@ -925,7 +915,7 @@ mod tests {
     fn vector_fast_path_transposes_a_tile() {
         for size in [2usize, 4, 8] {
             let b = vector_elements(size);
-            let (columns, rows) = (vector_row_bytes(size) / size, vector_rows(size));
+            let (columns, rows) = (vector_columns(size), vector_rows(size));
             let value = |r: usize, c: usize| r * 1000 + c;
             let shared = fill_vector_tile(size, value);
             let mut stored = vec![false; columns * rows];
@@ -955,7 +945,7 @@ mod tests {
     #[test]
     fn vector_byte_path_transposes_a_tile() {
         // Source rows and destination columns; 128 × 256.
-        let (rows, columns) = (vector_rows(1), vector_row_bytes(1));
+        let (rows, columns) = (vector_rows(1), vector_columns(1));
         let mut stored = vec![0u8; rows * columns];
         for (pass, value) in [|r: usize, _: usize| r as u8, |_: usize, c: usize| c as u8]
             .into_iter()
@@ -1083,7 +1073,7 @@ mod tests {
     fn vector_global_accesses_are_row_runs() {
         for size in [1usize, 2, 4, 8] {
             let b = vector_elements(size);
-            let load_rows = 32 / vector_row_chunks(size);
+            let load_rows = 32 / VECTOR_ROW_CHUNKS;
             for warp in (0..vector_threads(size)).step_by(32) {
                 for n in 0..VECTOR_CHUNKS {
                     for (at, rows) in [
