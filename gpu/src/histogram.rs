@@ -64,8 +64,9 @@ pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
 /// 2^32 − 1. A column gains at most [`LANE_UNROLL`] vectors' samples per warp
 /// of the block and round, so its count is bounded by the block's rounds,
 /// and the grid bounds the rounds (the counters are merged only at the
-/// block's end). One block suffices up to 2^37 − 2^15 samples of bytes
-/// (2^37 − 2^13 of `f32`).
+/// block's end); the head and tail samples, at most 2 per thread, fit in
+/// what the bound leaves below 2^32. One block suffices up to 2^37 − 2^15
+/// samples of bytes (2^37 − 2^13 of `f32`).
 pub const fn lane_private_min_blocks(n: usize, sample_bytes: usize) -> usize {
     let per_vector = 16 / sample_bytes;
     let per_round = LANE_UNROLL * per_vector * LANE_WARPS as usize;
@@ -457,8 +458,9 @@ mod device {
         }
     }
 
-    /// Adds the block's lane columns into `out`. Every thread of the block
-    /// calls it at the same point.
+    /// Adds the block's lane columns into `out`: the block's last work (the
+    /// columns are not reused after it). Every thread of the block calls it
+    /// at the same point.
     #[inline(always)]
     unsafe fn merge_lanes(counters: *const u32, bins: u32, out: *mut u32) {
         const LANES: usize = WARP_SIZE as usize;
@@ -478,7 +480,6 @@ mod device {
             }
             b += LANE_BLOCK as usize;
         }
-        sync_threads();
     }
 
     /// Step 4. `bins <= LANE_MAX_BINS`; dynamic shared memory of
@@ -653,8 +654,12 @@ mod tests {
         let one_block_f32 = ((1usize << 24) - 1) * 4 * 4 * LANE_BLOCK as usize;
         assert_eq!(lane_private_min_blocks(one_block_f32, 4), 1);
         assert_eq!(lane_private_min_blocks(one_block_f32 + 4, 4), 2);
-        // Every count a block's column can reach fits.
-        let per_round = LANE_UNROLL * 16 * LANE_WARPS as usize;
-        assert!(((1 << 22) - 1) * per_round <= u32::MAX as usize);
+        // Every count a block's column can reach fits, with the 2 edge
+        // samples of each of its LANE_WARPS threads, for every sample size.
+        for size in [1, 2, 4] {
+            let per_round = LANE_UNROLL * (16 / size) * LANE_WARPS as usize;
+            let rounds = u32::MAX as usize / per_round;
+            assert!(rounds * per_round + 2 * LANE_WARPS as usize <= u32::MAX as usize);
+        }
     }
 }
