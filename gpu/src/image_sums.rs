@@ -47,9 +47,22 @@ pub const WHOLE_SLOT: u32 = 17;
 
 /// Threads of a [`ColumnSumVariant::Bands`] block for images of at least
 /// 512 columns: 32 column-threads (512 columns, so that each warp load
-/// reads 512 consecutive bytes of one row) by 32 row-lanes, one block per
-/// SM. Narrower images take [`band_block`].
-pub const BAND_BLOCK: (u32, u32) = (32, 32);
+/// reads 512 consecutive bytes of one row) by 16 row-lanes,
+/// [`BAND_BLOCKS_PER_SM`] blocks per SM. Narrower images take
+/// [`band_block`].
+///
+/// Two blocks of 16 row-lanes rather than one of 32 (H200, 8192², three
+/// interleaved rounds of the two builds, µs, `u32` / `f32` out: 21.1 /
+/// 20.8, 20.9 / 20.8, 20.8 / 21.0 → 20.7 / 20.5, 20.3 / 20.3, 20.5 /
+/// 20.6), with the same loads in flight per SM. In a CUDA C++ probe of
+/// the same session (events around each launch, as the bench) the reads
+/// alone took 19.2 against 19.5 µs and the join after them 1.2 to 1.3 in
+/// both; here the combine after the last load also halves, one thread per
+/// column adding 16 slots instead of 32. Four loads a round instead of
+/// [`BAND_UNROLL`]'s 8 read 8192² in 21.1 to 21.3.
+pub const BAND_BLOCK: (u32, u32) = (32, 16);
+/// Band blocks resident on each SM.
+pub const BAND_BLOCKS_PER_SM: u32 = 2;
 /// Threads of every band block.
 pub const BAND_THREADS: u32 = BAND_BLOCK.0 * BAND_BLOCK.1;
 /// Columns one block of [`ColumnSumVariant::Bands`] covers at most.
@@ -63,9 +76,9 @@ pub const BAND_SHARED: u32 = BAND_THREADS * (WHOLE_SLOT + 1) * 4;
 /// The block of [`ColumnSumVariant::Bands`] for an image `width` columns
 /// wide: [`BAND_BLOCK`] from 512 columns; below, as few column-threads (of
 /// 16 columns each, a power of two) as cover the width and the rest of
-/// the 1024 threads as row-lanes, so that no thread idles past the edge: a
-/// 64-column image takes 4 column-threads by 256 row-lanes, a warp load
-/// then 64 bytes of each of 8 rows.
+/// the [`BAND_THREADS`] as row-lanes, so that no thread idles past the
+/// edge: a 64-column image takes 4 column-threads by 128 row-lanes, a warp
+/// load then 64 bytes of each of 8 rows.
 pub const fn band_block(width: usize) -> (u32, u32) {
     let lanes = width.div_ceil(STRIP_COLUMNS as usize);
     let lanes = if lanes >= BAND_BLOCK.0 as usize {
@@ -263,10 +276,10 @@ ladder! {
             accumulates: false,
         },
         /// Step 5: step 4's loads and slots in blocks of [`BAND_BLOCK`], 512
-        /// columns by 32 row-lanes, each warp load 512 consecutive bytes of
-        /// one row (step 4's read 64 bytes of each of 8 rows), over one band
-        /// of the rows: the host cuts each strip into as many bands as fill
-        /// the SMs once; images of up to 256 columns take fewer
+        /// columns by 16 row-lanes, two per SM, each warp load 512
+        /// consecutive bytes of one row (step 4's read 64 bytes of each of 8
+        /// rows), over one band of the rows: the host cuts each strip into
+        /// as many bands as fill the SMs' blocks once; images of up to 256 columns take fewer
         /// column-threads and more row-lanes ([`band_block`], an entry of
         /// their own). The bands of a column meet in a 64-bit tally in the
         /// context's scratch memory, zero between launches: each band adds
@@ -855,7 +868,7 @@ mod device {
         let (lanes, row_lanes) = (block_dim_x() as usize, block_dim_y() as usize);
         let block_columns = lanes * COLUMNS;
         let (rank, block_x0, shared) = band_slots(image, pitch, width, height, lanes, row_lanes);
-        // The row-lanes' slots of each column in `parts` (64 / lanes, at
+        // The row-lanes' slots of each column in `parts` (32 / lanes, at
         // least 2) parts of 16 slots, a thread each (consecutive threads,
         // consecutive columns: word `j` of neighbouring slots), then the
         // parts by one thread per column.

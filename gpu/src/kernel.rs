@@ -71,7 +71,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // for sm_90, 16 bytes for sm_80 and 120 for sm_70, whose ptxas
     // allocates less tightly; measured on the H100 (sm_90) only.
     "conv1d_karatsuba_f32",
-    // Held to 64 registers (`LAUNCH_BOUNDS`, one block of 1024 threads):
+    // Held to 64 registers (`LAUNCH_BOUNDS`, two blocks of 512 threads):
     // no spills for sm_90, 16 bytes for sm_70 and sm_80; measured on the
     // H200 (sm_90) only. (Step 4's entries and the narrow bands, under the
     // same cap, spill nowhere.)
@@ -172,16 +172,10 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     column_block_bounds("column_sums_whole_f32", crate::image_sums::WHOLE_BLOCK),
     // The same for the bands (79 registers for sm_70 and sm_80 left to
     // themselves, more than 1024 threads can have).
-    column_block_bounds("column_sums_bands_u32", crate::image_sums::BAND_BLOCK),
-    column_block_bounds("column_sums_bands_f32", crate::image_sums::BAND_BLOCK),
-    column_block_bounds(
-        "column_sums_bands_narrow_u32",
-        crate::image_sums::BAND_BLOCK,
-    ),
-    column_block_bounds(
-        "column_sums_bands_narrow_f32",
-        crate::image_sums::BAND_BLOCK,
-    ),
+    band_bounds("column_sums_bands_u32"),
+    band_bounds("column_sums_bands_f32"),
+    band_bounds("column_sums_bands_narrow_u32"),
+    band_bounds("column_sums_bands_narrow_f32"),
     // Five blocks of 256 threads per SM with 8 loads in flight per lane:
     // 46 registers for sm_90 (48 for sm_80), no spills. Six blocks (40
     // registers) read 19.6 to 19.8 µs against 19.4 (H200, 8192²).
@@ -202,12 +196,22 @@ const fn split_row_bounds(entry: &'static str) -> LaunchBounds {
 }
 
 /// The bounds of a column-sum step of one block of `(x, y)` threads per SM
-/// ([`crate::image_sums::WHOLE_BLOCK`], [`crate::image_sums::BAND_BLOCK`]).
+/// ([`crate::image_sums::WHOLE_BLOCK`]).
 const fn column_block_bounds(entry: &'static str, (x, y): (u32, u32)) -> LaunchBounds {
     LaunchBounds {
         entry,
         threads: x * y,
         blocks_per_sm: 1,
+    }
+}
+
+/// The column bands' bounds: [`crate::image_sums::BAND_THREADS`] threads,
+/// [`crate::image_sums::BAND_BLOCKS_PER_SM`] blocks per SM.
+const fn band_bounds(entry: &'static str) -> LaunchBounds {
+    LaunchBounds {
+        entry,
+        threads: crate::image_sums::BAND_THREADS,
+        blocks_per_sm: crate::image_sums::BAND_BLOCKS_PER_SM,
     }
 }
 

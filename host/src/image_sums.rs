@@ -28,10 +28,11 @@ use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 use warpspeed_gpu::image_sums::{
-    BAND_BLOCK, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS,
-    STRIP_UNROLL, SumOut, band_block, column_sums_bands, column_sums_bands_narrow,
-    column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
-    row_lanes, row_parts, row_sums_split_wide, row_sums_vectorized_narrow, split_rows_pays,
+    BAND_BLOCK, BAND_BLOCKS_PER_SM, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK,
+    STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_UNROLL, SumOut, band_block, column_sums_bands,
+    column_sums_bands_narrow, column_sums_four_per_thread, column_sums_per_thread,
+    column_sums_strips, column_sums_whole, row_lanes, row_parts, row_sums_split_wide,
+    row_sums_vectorized_narrow, split_rows_pays,
 };
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
@@ -212,9 +213,10 @@ impl Context {
                 .next_multiple_of(round);
             ((columns, height.div_ceil(rows) as u32), rows as u32)
         } else if variant == ColumnSumVariant::Bands {
-            // As many bands per strip as fill the SMs once (a block each),
+            // As many bands per strip as fill the SMs once
+            // (BAND_BLOCKS_PER_SM blocks each),
             // at least one, at most MAX_BANDS and one per row.
-            let bands = (self.info().multiprocessors / columns)
+            let bands = (self.info().multiprocessors * BAND_BLOCKS_PER_SM / columns)
                 .clamp(1, MAX_BANDS)
                 .min(height as u32);
             ((columns, bands), 0)
@@ -458,14 +460,14 @@ mod tests {
     #[test]
     fn narrow_images_take_band_blocks_of_fewer_columns() {
         for (width, block) in [
-            (0, (1, 1024)),
-            (1, (1, 1024)),
-            (16, (1, 1024)),
-            (17, (2, 512)),
-            (64, (4, 256)),
-            (500, (32, 32)),
-            (512, (32, 32)),
-            (8192, (32, 32)),
+            (0, (1, 512)),
+            (1, (1, 512)),
+            (16, (1, 512)),
+            (17, (2, 256)),
+            (64, (4, 128)),
+            (500, (32, 16)),
+            (512, (32, 16)),
+            (8192, (32, 16)),
         ] {
             assert_eq!(band_block(width), block, "width {width}");
         }
