@@ -623,6 +623,16 @@ mod device {
         });
     }
 
+    /// Where a thread of a block of `lanes` column-threads (16 columns
+    /// each) by row-lanes reads (steps 3 and 5): its column-thread and
+    /// row-lane, the block's first column and the thread's.
+    #[inline(always)]
+    fn strip_thread(lanes: usize) -> (usize, usize, usize, usize) {
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let block_x0 = block_idx_x() as usize * (lanes * STRIP_COLUMNS as usize);
+        (tx, ty, block_x0, block_x0 + tx * STRIP_COLUMNS as usize)
+    }
+
     /// Column step 3: block `(bx, by)` sums columns `bx·256 ..` over rows
     /// `by·rows_per_block ..` and adds into the zeroed `out`. The block is
     /// [`STRIP_BLOCK`] with `shared_bytes` of shared memory.
@@ -639,9 +649,7 @@ mod device {
         const SLOT: usize = STRIP_SLOT as usize;
         let width = width as usize;
         let staged = dynamic_shared::<u32>();
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let block_x0 = block_idx_x() as usize * STRIP_BLOCK_COLUMNS as usize;
-        let x0 = block_x0 + tx * STRIP_COLUMNS as usize;
+        let (tx, ty, block_x0, x0) = strip_thread(LANES);
         let y_begin = block_idx_y() as usize * rows_per_block as usize;
         let y_end = (y_begin + rows_per_block as usize).min(height as usize);
         let mut sums = [0u32; 16];
@@ -796,11 +804,8 @@ mod device {
         row_lanes: usize,
     ) -> (usize, usize, *mut u32) {
         const SLOT: usize = WHOLE_SLOT as usize;
-        const COLUMNS: usize = STRIP_COLUMNS as usize;
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let (tx, ty, block_x0, x0) = strip_thread(lanes);
         let rank = ty * lanes + tx;
-        let block_x0 = block_idx_x() as usize * (lanes * COLUMNS);
-        let x0 = block_x0 + tx * COLUMNS;
         let (y_begin, y_end) = band_rows(height);
         let shared = dynamic_shared::<u32>();
         sum_rows_to_slot::<{ BAND_UNROLL as usize }>(
