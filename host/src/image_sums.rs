@@ -213,9 +213,9 @@ impl Context {
                 .next_multiple_of(round);
             ((columns, height.div_ceil(rows) as u32), rows as u32)
         } else if variant == ColumnSumVariant::Bands {
-            // As many bands per strip as fill the SMs once
-            // (BAND_BLOCKS_PER_SM blocks each),
-            // at least one, at most MAX_BANDS and one per row.
+            // As many bands per strip as fill the SMs' block slots once
+            // (BAND_BLOCKS_PER_SM each), at least one, at most MAX_BANDS
+            // and one per row.
             let bands = (self.info().multiprocessors * BAND_BLOCKS_PER_SM / columns)
                 .clamp(1, MAX_BANDS)
                 .min(height as u32);
