@@ -591,44 +591,31 @@ kernels! {
     /// `upper` are sample values carried in `f64` (exact for every sample
     /// type).
     pub const KERNELS = {
-        fn histogram_global_atomics<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            => {
+        (samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32,
+            out: *mut u32) {
+            fn histogram_global_atomics<T in u8, u16, i32, f32> => {
                 let _ = (epoch, work);
                 device::global_atomics(samples, n, Even::<T>::new(lower, upper, bins), out)
             };
-        fn histogram_shared_privatized<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            shares histogram_global_atomics
-            => {
+            fn histogram_shared_privatized<T in u8, u16, i32, f32> => {
                 let _ = (epoch, work);
                 device::shared_privatized(samples, n, Even::<T>::new(lower, upper, bins), bins, out)
             };
-        fn histogram_lane_private<T in u8, u16, i32, f32>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            shares histogram_global_atomics
-            => device::lane_private(samples, n, Even::<T>::new(lower, upper, bins), bins, epoch, work, out);
-        fn histogram_bytes_global_atomics<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            shares histogram_global_atomics
-            => {
+            fn histogram_lane_private<T in u8, u16, i32, f32> => device::lane_private(
+                samples, n, Even::<T>::new(lower, upper, bins), bins, epoch, work, out);
+            fn histogram_bytes_global_atomics<T in u8> => {
                 let _ = (lower, upper, bins, epoch, work);
                 device::global_atomics(samples, n, device::Bytes, out)
             };
-        fn histogram_bytes_shared_privatized<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            shares histogram_global_atomics
-            => {
+            fn histogram_bytes_shared_privatized<T in u8> => {
                 let _ = (lower, upper, bins, epoch, work);
                 device::shared_privatized(samples, n, device::Bytes, BYTE_BINS, out)
             };
-        fn histogram_bytes_lane_private<T in u8>(
-            samples: *const T, n: usize, lower: f64, upper: f64, bins: u32, epoch: u32, work: *mut u32, out: *mut u32)
-            shares histogram_global_atomics
-            => {
+            fn histogram_bytes_lane_private<T in u8> => {
                 let _ = (lower, upper, bins);
                 device::lane_private(samples, n, device::Bytes, BYTE_BINS, epoch, work, out)
             };
+        }
     }
 }
 

@@ -19,9 +19,9 @@
 //!   instantiated for, fails to compile, and since arguments are named fields,
 //!   two parameters of one type cannot be swapped silently.
 //!
-//! Kernels with the same parameter list can share one `Args` (`shares
-//! other_kernel`): the macro proves at compile time that the names and types
-//! agree, so the host can pick among them with one value of one type.
+//! Entries are declared in groups, one parameter list each, written once:
+//! every kernel of a group shares the first one's `Args`, so the host can
+//! pick among them with one value of one type.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -480,21 +480,25 @@ pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
 }
 
 /// Declares kernel entry points, their table and their typed host handles.
-/// See the module docs.
+/// See the module docs. Each group names its parameter list once; its
+/// bodies call the device code with those names, and all its kernels take
+/// the first one's `Args`.
 ///
 /// ```text
 /// kernels! {
 ///     /// Every example entry point.
 ///     pub const KERNELS = {
-///         /// docs
-///         fn example_sum<T in f32, i32>(x: *const T, out: *mut T, n: usize)
-///             => device::sum::<T>(x, out, n);
-///         /// Same parameters as `example_sum`: one `Args` type for both.
-///         fn example_max<T in f32, i32>(x: *const T, out: *mut T, n: usize) shares example_sum
-///             => device::max::<T>(x, out, n);
-///         /// One entry per type and per constant: `example_tree_64_f32`, ...
-///         fn example_tree<T in f32; const B: u32 = {64, 128}>(x: *const T, out: *mut T, n: usize)
-///             => device::tree::<T, B>(x, out, n);
+///         (x: *const T, out: *mut T, n: usize) {
+///             /// docs
+///             fn example_sum<T in f32, i32> => device::sum::<T>(x, out, n);
+///             fn example_max<T in f32, i32> => device::max::<T>(x, out, n);
+///             /// One entry per type and per constant: `example_tree_64_f32`, ...
+///             fn example_tree<T in f32; const B: u32 = {64, 128}>
+///                 => device::tree::<T, B>(x, out, n);
+///         }
+///         (src: *const T, dst: *mut T, n: usize) {
+///             fn example_copy<T in f32> => device::copy(src, dst, n);
+///         }
 ///     }
 /// }
 /// ```
@@ -503,22 +507,33 @@ macro_rules! kernels {
         $(#[$table_meta:meta])*
         pub const $table:ident = {
             $(
-                $(#[$meta:meta])*
-                fn $base:ident < T in $($ty:ident),+ $(; const $c:ident : $cty:ty = { $($cv:literal),+ })? >
-                    ( $( $arg:ident : $argty:ty ),* $(,)? )
-                    $(shares $other:ident)?
-                    => $body:expr ;
+                $sig:tt {
+                    $(#[$first_meta:meta])*
+                    fn $first:ident < T in $($first_ty:ident),+
+                        $(; const $first_c:ident : $first_cty:ty = { $($first_cv:literal),+ })? >
+                        => $first_body:expr ;
+                    $(
+                        $(#[$meta:meta])*
+                        fn $base:ident < T in $($ty:ident),+
+                            $(; const $c:ident : $cty:ty = { $($cv:literal),+ })? >
+                            => $body:expr ;
+                    )*
+                }
             )*
         }
     ) => {
         $(
-            kernels!(@kernel [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
-                ( $( $arg : $argty ),* ) [$($other)?] $body);
+            kernels!(@kernel [$(#[$first_meta])*] $first [$($first_ty),+]
+                [$($first_c : $first_cty [$($first_cv),+])?] $sig [] $first_body);
+            $(
+                kernels!(@kernel [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
+                    $sig [$first] $body);
+            )*
         )*
 
         $(#[$table_meta])*
         pub const $table: &[$crate::kernel::Kernel] = {
-            const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $base::ROWS ),* ];
+            const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $first::ROWS, $( $base::ROWS, )* )* ];
             &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
         };
     };
@@ -602,7 +617,7 @@ macro_rules! kernels {
     };
 
     // The exported `extern "gpu-kernel"` function.
-    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* ) $body:expr; $($items:item)*) => {
+    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:expr; $($items:item)*) => {
         const _: () = {
             $( #[allow(dead_code)] $items )*
             $(#[$meta])*
@@ -619,7 +634,7 @@ macro_rules! kernels {
     };
 
     // One table row.
-    (@row [$($base:tt)+] $ty:ident ( $( $arg:ident : $argty:ty ),* )) => {{
+    (@row [$($base:tt)+] $ty:ident ( $( $arg:ident : $argty:ty ),* $(,)? )) => {{
         #[allow(dead_code)]
         type T = $ty;
         $crate::kernel::Kernel {
@@ -631,7 +646,7 @@ macro_rules! kernels {
     }};
 
     // The kernel's own argument struct.
-    (@args ( $( $arg:ident : $argty:ty ),* ) []) => {
+    (@args ( $( $arg:ident : $argty:ty ),* $(,)? ) []) => {
         /// The kernel's arguments, by the names of its parameters.
         #[derive(Debug)]
         pub struct Args<T> {
@@ -664,18 +679,10 @@ macro_rules! kernels {
         }
     };
 
-    // Another kernel's argument struct, after proving the parameter lists
-    // agree: the destructuring names every field exactly once (no `..`), and
-    // each binding is checked against this kernel's parameter type.
-    (@args ( $( $arg:ident : $argty:ty ),* ) [$other:ident]) => {
-        /// The kernel's arguments (the same parameter list as
-        #[doc = concat!("[`", stringify!($other), "`](super::", stringify!($other), ")).")]
-        pub type Args<T> = super::$other::Args<T>;
-
-        #[allow(dead_code, clippy::let_underscore_untyped)]
-        fn same_parameters<T>(args: Args<T>) {
-            let super::$other::Args { $( $arg ),* } = args;
-            $( let _: <$argty as $crate::kernel::Param>::Host = $arg; )*
-        }
+    // The argument struct of the group's first kernel.
+    (@args $sig:tt [$first:ident]) => {
+        /// The kernel's arguments (the parameter list of its group, whose
+        #[doc = concat!("first kernel, [`", stringify!($first), "`](super::", stringify!($first), "), owns them).")]
+        pub type Args<T> = super::$first::Args<T>;
     };
 }

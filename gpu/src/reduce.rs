@@ -602,43 +602,31 @@ mod device {
 kernels! {
     /// Every reduction entry point.
     pub const KERNELS = {
-        fn reduce_interleaved_divergent<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            => device::interleaved_divergent(x, partials, n);
-        fn reduce_interleaved_strided<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::interleaved_strided(x, partials, n);
-        fn reduce_sequential<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::sequential(x, partials, n);
-        fn reduce_first_add<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::first_add(x, partials, n);
-        fn reduce_unroll_last_warp<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::unroll_last_warp(x, partials, n);
-        fn reduce_complete_unroll<T in f32, i32, u32; const B: u32 = { 64, 128, 256, 512, 1024 }>(
-            x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::complete_unroll::<T, B>(x, partials, n);
-        fn reduce_cascading<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::cascading(x, partials, n);
-        fn reduce_warp_shuffle<T in f32, i32, u32>(x: *const T, partials: *mut T, n: usize)
-            shares reduce_interleaved_divergent
-            => device::warp_shuffle(x, partials, n);
-        fn reduce_fold<T in f32, i32, u32>(src: *const T, dst: *mut T, n: usize)
-            => device::fold(src, dst, n);
-        fn reduce_vectorized_sum<T in f32, i32, u32>(
-            x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T)
-            => device::vectorized(Op::Sum, x, n, partials, counter, out);
-        fn reduce_vectorized_min<T in f32, i32, u32>(
-            x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T)
-            shares reduce_vectorized_sum
-            => device::vectorized(Op::Min, x, n, partials, counter, out);
-        fn reduce_vectorized_max<T in f32, i32, u32>(
-            x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T)
-            shares reduce_vectorized_sum
-            => device::vectorized(Op::Max, x, n, partials, counter, out);
+        (x: *const T, partials: *mut T, n: usize) {
+            fn reduce_interleaved_divergent<T in f32, i32, u32>
+                => device::interleaved_divergent(x, partials, n);
+            fn reduce_interleaved_strided<T in f32, i32, u32>
+                => device::interleaved_strided(x, partials, n);
+            fn reduce_sequential<T in f32, i32, u32> => device::sequential(x, partials, n);
+            fn reduce_first_add<T in f32, i32, u32> => device::first_add(x, partials, n);
+            fn reduce_unroll_last_warp<T in f32, i32, u32>
+                => device::unroll_last_warp(x, partials, n);
+            fn reduce_complete_unroll<T in f32, i32, u32; const B: u32 = { 64, 128, 256, 512, 1024 }>
+                => device::complete_unroll::<T, B>(x, partials, n);
+            fn reduce_cascading<T in f32, i32, u32> => device::cascading(x, partials, n);
+            fn reduce_warp_shuffle<T in f32, i32, u32> => device::warp_shuffle(x, partials, n);
+        }
+        (src: *const T, dst: *mut T, n: usize) {
+            fn reduce_fold<T in f32, i32, u32> => device::fold(src, dst, n);
+        }
+        (x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T) {
+            fn reduce_vectorized_sum<T in f32, i32, u32>
+                => device::vectorized(Op::Sum, x, n, partials, counter, out);
+            fn reduce_vectorized_min<T in f32, i32, u32>
+                => device::vectorized(Op::Min, x, n, partials, counter, out);
+            fn reduce_vectorized_max<T in f32, i32, u32>
+                => device::vectorized(Op::Max, x, n, partials, counter, out);
+        }
     }
 }
 

@@ -597,25 +597,22 @@ macro_rules! gemm_kernels {
             /// Every GEMM entry point. All products share one parameter
             /// list (see the module docs for the strides).
             pub const KERNELS = {
-                fn $first<T in f32>(
-                    m: u32, n: u32, k: u32, alpha: f32,
+                (m: u32, n: u32, k: u32, alpha: f32,
                     a: *const T, a_row: usize, a_col: usize,
                     b: *const T, b_row: usize, b_col: usize,
-                    beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T)
-                    => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
-                $(
-                    $(#[$meta])*
-                    fn $name<T in f32 $(; const $c: u32 = { $($v),+ })?>(
-                        m: u32, n: u32, k: u32, alpha: f32,
-                        a: *const T, a_row: usize, a_col: usize,
-                        b: *const T, b_row: usize, b_col: usize,
-                        beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T)
-                        shares $first
-                        => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
-                )*
-                /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
-                fn gemm_scale<T in f32>(m: u32, n: u32, beta: f32, c: *mut T, ldc: usize)
-                    => device::scale(m, n, beta, c, ldc);
+                    beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T) {
+                    fn $first<T in f32>
+                        => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
+                    $(
+                        $(#[$meta])*
+                        fn $name<T in f32 $(; const $c: u32 = { $($v),+ })?>
+                            => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
+                    )*
+                }
+                (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
+                    /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
+                    fn gemm_scale<T in f32> => device::scale(m, n, beta, c, ldc);
+                }
             }
         }
     };

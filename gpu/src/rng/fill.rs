@@ -418,31 +418,33 @@ mod device {
 kernels! {
     /// The fills, the per-thread draws and the π estimate.
     pub const KERNELS = {
-        /// `u32`: `curandGenerate`; `f32`: `curandGenerateUniform`.
-        fn rng_fill<T in u32, f32>(out: *mut T, n: usize, seed: u64, position: u64)
-            => device::fill::<T>(out, n, seed, position);
-        /// `curandGenerateNormal`.
-        fn rng_fill_normal<T in f32>(
-            out: *mut T, n: usize, seed: u64, position: u64, mean: f32, stddev: f32)
-            => device::fill_normal(out, n, seed, position, mean, stddev);
-        /// `curandGenerateLogNormal`.
-        fn rng_fill_log_normal<T in f32>(
-            out: *mut T, n: usize, seed: u64, position: u64, mean: f32, stddev: f32)
-            shares rng_fill_normal
-            => device::fill_log_normal(out, n, seed, position, mean, stddev);
-        /// Poisson counts by an inverse-CDF table.
-        fn rng_fill_poisson<T in u32>(
-            out: *mut T, n: usize, seed: u64, position: u64, table: *const u32, len: usize,
-            base: u32, shift: u32, shared: u32)
-            => device::fill_poisson(out, n, seed, position, table, len, base, shift, shared);
-        /// The device API, one generator per thread (lesson 001).
-        fn rng_draws<T in u32>(
-            out: *mut T, threads: usize, per_thread: usize, seed: u64, subsequence: u64,
-            offset: u64, method: u32, mean: f32, stddev: f32, lambda: f64)
-            => device::draws(out, threads, per_thread, seed, subsequence, offset, method, mean,
-                             stddev, lambda);
-        /// Monte-Carlo π: hits in the quarter disc per thread.
-        fn rng_pi_hits<T in u32>(hits: *mut T, threads: usize, draws: u32, seed: u64)
-            => device::pi_hits(hits, threads, draws, seed);
+        (out: *mut T, n: usize, seed: u64, position: u64) {
+            /// `u32`: `curandGenerate`; `f32`: `curandGenerateUniform`.
+            fn rng_fill<T in u32, f32> => device::fill::<T>(out, n, seed, position);
+        }
+        (out: *mut T, n: usize, seed: u64, position: u64, mean: f32, stddev: f32) {
+            /// `curandGenerateNormal`.
+            fn rng_fill_normal<T in f32>
+                => device::fill_normal(out, n, seed, position, mean, stddev);
+            /// `curandGenerateLogNormal`.
+            fn rng_fill_log_normal<T in f32>
+                => device::fill_log_normal(out, n, seed, position, mean, stddev);
+        }
+        (out: *mut T, n: usize, seed: u64, position: u64, table: *const u32, len: usize,
+            base: u32, shift: u32, shared: u32) {
+            /// Poisson counts by an inverse-CDF table.
+            fn rng_fill_poisson<T in u32>
+                => device::fill_poisson(out, n, seed, position, table, len, base, shift, shared);
+        }
+        (out: *mut T, threads: usize, per_thread: usize, seed: u64, subsequence: u64,
+            offset: u64, method: u32, mean: f32, stddev: f32, lambda: f64) {
+            /// The device API, one generator per thread (lesson 001).
+            fn rng_draws<T in u32> => device::draws(
+                out, threads, per_thread, seed, subsequence, offset, method, mean, stddev, lambda);
+        }
+        (hits: *mut T, threads: usize, draws: u32, seed: u64) {
+            /// Monte-Carlo π: hits in the quarter disc per thread.
+            fn rng_pi_hits<T in u32> => device::pi_hits(hits, threads, draws, seed);
+        }
     }
 }
