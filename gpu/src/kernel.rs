@@ -216,13 +216,14 @@ const fn band_bounds(entry: &'static str) -> LaunchBounds {
 }
 
 /// A transpose vector step's bounds for elements of `size` bytes:
-/// [`crate::transpose::vector_threads`] threads, 2048 per SM.
+/// [`crate::transpose::vector_threads`] threads,
+/// [`crate::transpose::VECTOR_SM_THREADS`] per SM.
 const fn vector_bounds(entry: &'static str, size: usize) -> LaunchBounds {
     let threads = crate::transpose::vector_threads(size) as u32;
     LaunchBounds {
         entry,
         threads,
-        blocks_per_sm: 2048 / threads,
+        blocks_per_sm: crate::transpose::VECTOR_SM_THREADS / threads,
     }
 }
 

@@ -31,6 +31,10 @@ pub const VECTOR_BYTE_TILE_ROWS: u32 = 128;
 /// Bytes of every source row of a vector step's tile, whatever the element
 /// size ([`vector_columns`] elements).
 pub const VECTOR_ROW_BYTES: u32 = 256;
+/// Threads of the vector steps resident on an SM, for every element size
+/// (8 blocks of 256 threads, 4 of 512 for bytes), held by their launch
+/// bounds: with [`VECTOR_CHUNKS`] loads each, 128 KiB in flight per SM.
+pub const VECTOR_SM_THREADS: u32 = 2048;
 /// 16-byte chunks each thread of a vector step moves, for every element
 /// size: global loads, shared stores, and destination chunks gathered and
 /// stored.

@@ -324,32 +324,34 @@ impl Context {
         let HistogramShape::Kernel { block } = variant_shape(kernel) else {
             unreachable!("GPU kernels have a kernel shape");
         };
-        let shared = match kernel {
-            Kernel::GlobalAtomics => 0,
-            Kernel::SharedPrivatized => shared_privatized_bytes(count),
-            Kernel::LanePrivate => lane_private_shared_bytes(count),
-        };
-        // Enough blocks to fill the GPU, fewer where the input is small: the
-        // loops stride over the grid.
-        let mut per_sm = self.blocks_per_sm(entry, block, shared)?;
-        if kernel == Kernel::LanePrivate {
-            per_sm = per_sm.min(LANE_BLOCKS_PER_SM);
-        }
-        let resident = per_sm * info.multiprocessors;
-        let per_thread = match kernel {
-            Kernel::GlobalAtomics => 1,
-            Kernel::SharedPrivatized => SHARED_COARSENING as usize,
-            Kernel::LanePrivate => LANE_UNROLL * 16 / size_of::<T>(),
-        };
-        let needed = blocks_for(n, block as usize * per_thread).unwrap_or(u32::MAX);
-        let mut grid = needed.clamp(1, resident);
-        if kernel == Kernel::LanePrivate {
+        // Per kernel: its dynamic shared memory, the samples a thread takes
+        // per round, the most blocks per SM the grid counts on, and the
+        // fewest blocks it may run on.
+        let (shared, per_thread, most_per_sm, fewest) = match kernel {
+            Kernel::GlobalAtomics => (0, 1, u32::MAX, 1),
+            Kernel::SharedPrivatized => (
+                shared_privatized_bytes(count),
+                SHARED_COARSENING as usize,
+                u32::MAX,
+                1,
+            ),
             // Its 32-bit lane counters are merged once per block: the
-            // fewest blocks that keep them from wrapping (more than the
-            // GPU holds only past 2^37 samples per resident block).
-            let fewest = lane_private_min_blocks(n, size_of::<T>());
-            grid = grid.max(u32::try_from(fewest).unwrap_or(u32::MAX));
-        }
+            // fewest blocks that keep them from wrapping (more than the GPU
+            // holds only past 2^37 samples per resident block).
+            Kernel::LanePrivate => (
+                lane_private_shared_bytes(count),
+                LANE_UNROLL * 16 / size_of::<T>(),
+                LANE_BLOCKS_PER_SM,
+                lane_private_min_blocks(n, size_of::<T>()),
+            ),
+        };
+        // Enough blocks to fill the GPU, fewer where the input is small (the
+        // loops stride over the grid), never fewer than the kernel's least.
+        let per_sm = self.blocks_per_sm(entry, block, shared)?.min(most_per_sm);
+        let resident = per_sm * info.multiprocessors;
+        let needed = blocks_for(n, block as usize * per_thread).unwrap_or(u32::MAX);
+        let fewest = u32::try_from(fewest).unwrap_or(u32::MAX);
+        let grid = needed.clamp(1, resident).max(fewest);
         let cfg = LaunchConfig::linear(grid, block, shared);
         let args = HistogramArgs {
             samples: DevPtr::new(samples.as_device_ptr().as_raw()),
