@@ -20,7 +20,8 @@
 //! multiplies exactly the matrices we multiply.
 
 use crate::harness::{
-    Bench, Case, Family, Point, Scaling, Work, device_copies, enqueued, ladder_rows, splitmix64,
+    Bench, Case, Family, Point, Scaling, Timing, Work, device_copies, enqueued, ladder_rows,
+    splitmix64,
 };
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use warpspeed::gemm::{Gemm, GemmVariant, Packing, Precision};
@@ -168,8 +169,8 @@ impl Operands {
         })
     }
 
-    /// Median milliseconds of `reps` launches of `variant` with
-    /// `packing`, its result checked. `C` is NaN before the launches: an
+    /// The timing of `reps` launches of `variant` with `packing`, its
+    /// result checked. `C` is NaN before the launches: an
     /// output no launch wrote fails the check.
     fn time(
         &mut self,
@@ -177,7 +178,7 @@ impl Operands {
         variant: GemmVariant,
         packing: Packing,
         reps: usize,
-    ) -> Result<f64, String> {
+    ) -> Result<Timing, String> {
         let (m, n, k) = self.shape;
         let gemm = Gemm::new(m, n, k).variant(variant).packing(packing);
         self.c
@@ -335,8 +336,9 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         let shape = (side, side, side);
         let mut operands = Operands::new(bench, shape)?;
         for (variant, packing, series) in &ours {
-            let ms = operands.time(bench, *variant, *packing, bench.reps)?;
-            bench.progress(&format!("gemm scaling {series} {side}³"), ms);
+            let timing = operands.time(bench, *variant, *packing, bench.reps)?;
+            bench.progress(&format!("gemm scaling {series} {side}³"), timing);
+            let ms = timing.ms;
             points.push(Point {
                 series: series.clone(),
                 n: side,

@@ -15,6 +15,12 @@ pub struct Family {
     pub run: fn(&mut Bench) -> Result<(), String>,
 }
 
+/// The median of `times` (the upper one of an even count).
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
 /// SplitMix64's output function: a well-mixed 64-bit hash of `x`, the
 /// one formula the families' inputs and `peers.cu`'s are made from, so
 /// both sides measure the same data.
@@ -38,12 +44,40 @@ pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
 /// Launches before timing starts.
 const WARMUP: usize = 3;
 
+/// Windows of back-to-back launches, each timed as a whole, whose median
+/// per launch is [`Timing::batch_ms`].
+const BATCH_WINDOWS: usize = 3;
+
+/// Launches at least this long (ms) are not timed back to back: the GPU's
+/// gap between two launches (about a microsecond) is then under 0.1 % of
+/// the time.
+const BATCH_BELOW_MS: f64 = 1.0;
+
+/// What [`Bench::time`] measures of one launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// The median of the launches each timed between its own pair of
+    /// events: one launch on its own, the GPU's cost of starting and
+    /// finishing it included. What the peers are timed by, and every ratio
+    /// to a peer.
+    pub ms: f64,
+    /// The median, over [`BATCH_WINDOWS`] windows of launches queued back
+    /// to back with one pair of events around each window, of the window's
+    /// time per launch: where the launches follow one another, the GPU
+    /// overlaps one's start with the end of the one before (about a
+    /// microsecond less per launch on an H200). `None` for launches of
+    /// [`BATCH_BELOW_MS`] or more.
+    pub batch_ms: Option<f64>,
+}
+
 /// One measured step of a ladder.
 #[derive(Clone, Debug)]
 pub struct Row {
     pub step: u32,
     pub variant: &'static str,
     pub ms: f64,
+    /// Back to back ([`Timing::batch_ms`]).
+    pub batch_ms: Option<f64>,
     /// Its group: the report's summary takes the fastest step of each
     /// group, and the step is compared with the peers of its group and with
     /// those of group `""` (the operator of a reduction: `sum`; the
@@ -140,6 +174,8 @@ pub struct Bench<'a> {
     /// Device-to-device copy bandwidth of this run, bytes read + written per
     /// second, in GB/s.
     pub memcpy_gbs: f64,
+    /// The same copies back to back ([`Timing::batch_ms`]).
+    pub memcpy_batch_gbs: f64,
     /// The device's FP32 peak, from its facts ([`Peak`]).
     pub peak: Peak,
     pub peers: Peers,
@@ -216,14 +252,14 @@ pub fn device_copies<T: cust::memory::DeviceCopy>(
 }
 
 /// The generic ladder driver: one row per step of `L` for which `applies`
-/// holds, `measure` returning its median milliseconds (after checking its
-/// result), compared with the peers of group `versus`.
+/// holds, `measure` returning its timing (after checking its result),
+/// compared with the peers of group `versus`.
 pub fn ladder_rows<L: Ladder>(
     bench: &mut Bench,
     case: &str,
     versus: &'static str,
     applies: impl Fn(L) -> bool,
-    mut measure: impl FnMut(&Bench, L) -> Result<f64, String>,
+    mut measure: impl FnMut(&Bench, L) -> Result<Timing, String>,
 ) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     let steps: Vec<L> = L::ALL
@@ -232,12 +268,13 @@ pub fn ladder_rows<L: Ladder>(
         .filter(|&s| applies(s) && bench.runs(s.name()))
         .collect();
     for step in steps {
-        let ms = measure(bench, step)?;
-        bench.progress(&format!("{} {case} {}", L::FAMILY, step.name()), ms);
+        let timing = measure(bench, step)?;
+        bench.progress(&format!("{} {case} {}", L::FAMILY, step.name()), timing);
         rows.push(Row {
             step: step.step(),
             variant: step.name(),
-            ms,
+            ms: timing.ms,
+            batch_ms: timing.batch_ms,
             versus,
         });
     }
@@ -271,6 +308,7 @@ impl<'a> Bench<'a> {
             reps,
             quick,
             memcpy_gbs: 0.0,
+            memcpy_batch_gbs: 0.0,
             peak: Peak {
                 multiprocessors: info.multiprocessors,
                 lanes: Peak::lanes_per_sm(info.compute_capability),
@@ -290,15 +328,19 @@ impl<'a> Bench<'a> {
         let bytes = 1usize << 30;
         let src = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
         let mut dst = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
-        let ms = bench.time(|| {
+        let timing = bench.time(|| {
             // SAFETY: both buffers live across the timing, which synchronises
             // before returning.
             unsafe { dst.async_copy_from(&src, ctx.stream()) }.map_err(|e| e.to_string())
         })?;
-        bench.memcpy_gbs = 2.0 * bytes as f64 / ms / 1e6;
+        let gbs = |ms: f64| 2.0 * bytes as f64 / ms / 1e6;
+        bench.memcpy_gbs = gbs(timing.ms);
+        // A copy of a millisecond or more is not timed back to back: its
+        // gap is negligible, so the back-to-back rate is the same.
+        bench.memcpy_batch_gbs = gbs(timing.batch_ms.unwrap_or(timing.ms));
         println!(
-            "device-to-device memcpy, 1 GiB: {ms:.3} ms, {:.0} GB/s (read + written)",
-            bench.memcpy_gbs
+            "device-to-device memcpy, 1 GiB: {:.3} ms, {:.0} GB/s (read + written); back to back {:.0} GB/s",
+            timing.ms, bench.memcpy_gbs, bench.memcpy_batch_gbs
         );
         Ok(bench)
     }
@@ -318,36 +360,41 @@ impl<'a> Bench<'a> {
     }
 
     /// A progress line on stderr: a long run must not look hung.
-    pub fn progress(&mut self, what: &str, ms: f64) {
+    pub fn progress(&mut self, what: &str, timing: Timing) {
         self.measurements += 1;
-        eprintln!("[{:>4}] {what}: {ms:.4} ms", self.measurements);
+        let batch = timing
+            .batch_ms
+            .map_or(String::new(), |b| format!(" (back to back {b:.4})"));
+        eprintln!(
+            "[{:>4}] {what}: {:.4} ms{batch}",
+            self.measurements, timing.ms
+        );
         let _ = std::io::stderr().flush();
     }
 
-    /// Median milliseconds of [`Bench::reps`] runs of `launch` after
-    /// warm-up ([`Bench::time_reps`]).
-    pub fn time(&self, launch: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    /// [`Bench::reps`] runs of `launch` after warm-up ([`Bench::time_reps`]).
+    pub fn time(&self, launch: impl FnMut() -> Result<(), String>) -> Result<Timing, String> {
         self.time_reps(self.reps, launch)
     }
 
-    /// Median milliseconds of `reps` runs of `launch` after warm-up (fewer
-    /// than [`Bench::reps`] for launches of a large fraction of a second).
+    /// `reps` runs of `launch` after warm-up (fewer than [`Bench::reps`]
+    /// for launches of a large fraction of a second), each timed on its
+    /// own; then, for launches under [`BATCH_BELOW_MS`], [`BATCH_WINDOWS`]
+    /// windows of up to `reps` launches back to back ([`Timing`]).
     ///
-    /// Each run sits between its own pair of events. The runs are enqueued
-    /// in windows of up to [`WINDOW`] behind a kernel that holds the stream
-    /// until the whole window is queued ([`Hold`]): the GPU then runs them
-    /// back to back, so the host's launch latency is never counted as
-    /// kernel time, however short the kernel (without the hold it would be,
-    /// for launches shorter than the host's cost of issuing one). The peer
-    /// programs time the same way.
+    /// The runs are enqueued in windows of up to [`WINDOW`] behind a
+    /// kernel that holds the stream until the whole window is queued
+    /// ([`Hold`]): the GPU then runs them back to back, so the host's
+    /// launch latency is never counted as kernel time, however short the
+    /// kernel (without the hold it would be, for launches shorter than the
+    /// host's cost of issuing one). The peer programs time the same way,
+    /// each launch on its own.
     pub fn time_reps(
         &self,
         reps: usize,
         mut launch: impl FnMut() -> Result<(), String>,
-    ) -> Result<f64, String> {
+    ) -> Result<Timing, String> {
         let reps = reps.max(1);
-        let stream = self.ctx.stream();
-        let err = |e: cust::error::CudaError| e.to_string();
         for _ in 0..WARMUP {
             launch()?;
         }
@@ -357,40 +404,75 @@ impl<'a> Bench<'a> {
         while left > 0 {
             let window = left.min(WINDOW);
             left -= window;
-            let mut events = Vec::with_capacity(window);
-            if let Some(hold) = &self.hold {
-                hold.hold(stream)?;
+            times.extend(self.window(window, true, &mut launch)?);
+        }
+        let ms = median(times);
+        let batch_ms = if ms < BATCH_BELOW_MS {
+            let window = reps.min(WINDOW);
+            let mut per_launch = Vec::with_capacity(BATCH_WINDOWS);
+            for _ in 0..BATCH_WINDOWS {
+                let whole = self.window(window, false, &mut launch)?;
+                per_launch.push(whole[0] / window as f64);
             }
-            let queued = (0..window).try_for_each(|_| {
-                let (start, stop) = (
-                    Event::new(EventFlags::DEFAULT).map_err(err)?,
-                    Event::new(EventFlags::DEFAULT).map_err(err)?,
-                );
+            Some(median(per_launch))
+        } else {
+            None
+        };
+        Ok(Timing { ms, batch_ms })
+    }
+
+    /// Milliseconds of `window` launches queued behind the hold: each
+    /// launch's own where `each`, else the whole window's (one value).
+    fn window(
+        &self,
+        window: usize,
+        each: bool,
+        launch: &mut impl FnMut() -> Result<(), String>,
+    ) -> Result<Vec<f64>, String> {
+        let stream = self.ctx.stream();
+        let err = |e: cust::error::CudaError| e.to_string();
+        let event = || Event::new(EventFlags::DEFAULT).map_err(err);
+        let mut events = Vec::with_capacity(window);
+        if let Some(hold) = &self.hold {
+            hold.hold(stream)?;
+        }
+        let queued = (|| {
+            if !each {
+                let (start, stop) = (event()?, event()?);
+                start.record(stream).map_err(err)?;
+                for _ in 0..window {
+                    launch()?;
+                }
+                stop.record(stream).map_err(err)?;
+                events.push((start, stop));
+                return Ok(());
+            }
+            for _ in 0..window {
+                let (start, stop) = (event()?, event()?);
                 start.record(stream).map_err(err)?;
                 launch()?;
                 stop.record(stream).map_err(err)?;
                 events.push((start, stop));
-                Ok::<(), String>(())
-            });
-            // Released even after an error, so that nothing stays held.
-            if let Some(hold) = &self.hold {
-                hold.release();
             }
-            self.ctx.synchronize().map_err(|e| e.to_string())?;
-            queued?;
-            if self.hold.as_ref().is_some_and(Hold::timed_out) {
-                return Err(
-                    "a timed launch waited for its own stream (it synchronises): \
-                            the hold timed out"
-                        .into(),
-                );
-            }
-            for (start, stop) in &events {
-                times.push(stop.elapsed_time_f32(start).map(f64::from).map_err(err)?);
-            }
+            Ok::<(), String>(())
+        })();
+        // Released even after an error, so that nothing stays held.
+        if let Some(hold) = &self.hold {
+            hold.release();
         }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
+        self.ctx.synchronize().map_err(|e| e.to_string())?;
+        queued?;
+        if self.hold.as_ref().is_some_and(Hold::timed_out) {
+            return Err(
+                "a timed launch waited for its own stream (it synchronises): \
+                        the hold timed out"
+                    .into(),
+            );
+        }
+        events
+            .iter()
+            .map(|(start, stop)| stop.elapsed_time_f32(start).map(f64::from).map_err(err))
+            .collect()
     }
 
     /// Prints a case's table and keeps it for the report: rates in GB/s of

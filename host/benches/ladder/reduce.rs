@@ -84,7 +84,7 @@ fn run_type<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
             continue;
         }
         let mut turn = 0;
-        let ms = bench.time(|| {
+        let timing = bench.time(|| {
             turn += 1;
             enqueued(
                 bench
@@ -110,11 +110,12 @@ fn run_type<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
             Op::Min => "vectorized min",
             Op::Max => "vectorized max",
         };
-        bench.progress(&format!("reduce {case} {name}"), ms);
+        bench.progress(&format!("reduce {case} {name}"), timing);
         rows.push(Row {
             step: variant.step(),
             variant: name,
-            ms,
+            ms: timing.ms,
+            batch_ms: timing.batch_ms,
             versus: op.name(),
         });
     }
@@ -158,7 +159,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         drop(host);
         let mut out = DeviceBuffer::from_slice(&[0f32]).map_err(|e| e.to_string())?;
         let mut turn = 0;
-        let ms = bench.time(|| {
+        let timing = bench.time(|| {
             turn += 1;
             enqueued(bench.ctx.reduce_into(
                 Op::Sum,
@@ -167,7 +168,8 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
                 &mut out,
             ))
         })?;
-        bench.progress(&format!("reduce scaling f32 2^{log_n}"), ms);
+        bench.progress(&format!("reduce scaling f32 2^{log_n}"), timing);
+        let ms = timing.ms;
         let bytes = (n * 4) as f64;
         points.push(Point {
             series: ours.clone(),

@@ -12,6 +12,8 @@
 //! the hold kernel of `hold.rs`; absent in JSON written before it was,
 //! whose launches were only enqueued back to back), `memcpy_gbs` (this
 //! run's 1 GiB device-to-device copy, bytes read and written per second),
+//! `memcpy_batch_gbs` (the same copies back to back, see `batch_ms` below;
+//! absent in JSON written before it was),
 //! `fp32_lanes_per_sm`, `sm_clock_khz` (the
 //! SM clock the driver reports: the boost clock; 0 if it did not say) and
 //! `fp32_peak_tflops` (`multiprocessors × fp32_lanes_per_sm × 2 ×
@@ -23,6 +25,13 @@
 //!   takes the fastest step of each group), `ms` (median), `bytes` (the
 //!   least a step must move: each input read once, each output written
 //!   once), `gbs` (`bytes / ms`), `ratio_memcpy` (`gbs / memcpy_gbs`),
+//!   `batch_ms` (the median time per launch of windows of launches queued
+//!   back to back with one pair of events around each window, where `ms`
+//!   times each launch between its own events: a launch that follows
+//!   another starts while the GPU finishes the one before; absent for
+//!   launches of a millisecond or more, whose difference is negligible, and
+//!   in JSON written before it was) and `ratio_memcpy_batch` (its rate over
+//!   `memcpy_batch_gbs`),
 //!   `peer` and `ratio_peer` (the fastest available peer the step is
 //!   compared with and `peer ms / ms`: above 1 is faster than the library;
 //!   absent without a peer), `speedup_vs_first` (step 1's time over this
@@ -45,9 +54,9 @@
 //!
 //! The unit of a record is in its keys ([`Unit`]): a compute-bound family
 //! (SGEMM) writes `flops` (the floating-point operations of one launch,
-//! `2·m·n·k` for a product), `tflops` (`flops / ms`, in 10^12 a second) and
-//! `ratio_peak` (`tflops / fp32_peak_tflops`) where the others write
-//! `bytes`, `gbs` and `ratio_memcpy`.
+//! `2·m·n·k` for a product), `tflops` (`flops / ms`, in 10^12 a second),
+//! `ratio_peak` (`tflops / fp32_peak_tflops`) and `ratio_peak_batch` where
+//! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
 use crate::harness::{Bench, Case, KernelUse, Scaling, Work};
 use crate::peers::field;
@@ -73,11 +82,11 @@ impl Unit {
     }
 
     /// Its JSON keys: the amount of one launch, the rate, the rate over
-    /// the ceiling.
-    fn keys(self) -> [&'static str; 3] {
+    /// the ceiling, the back-to-back rate over the ceiling.
+    fn keys(self) -> [&'static str; 4] {
         match self {
-            Unit::Bandwidth => ["bytes", "gbs", "ratio_memcpy"],
-            Unit::Compute => ["flops", "tflops", "ratio_peak"],
+            Unit::Bandwidth => ["bytes", "gbs", "ratio_memcpy", "ratio_memcpy_batch"],
+            Unit::Compute => ["flops", "tflops", "ratio_peak", "ratio_peak_batch"],
         }
     }
 
@@ -130,11 +139,13 @@ impl Unit {
     }
 }
 
-/// The two ceilings of a run: the copy bandwidth in GB/s and the FP32
-/// peak in TFLOP/s (unknown without the SM clock).
+/// The two ceilings of a run: the copy bandwidth in GB/s (of copies each
+/// timed on its own, and back to back) and the FP32 peak in TFLOP/s
+/// (unknown without the SM clock).
 #[derive(Clone, Copy, Debug)]
 pub struct Ceilings {
     pub memcpy_gbs: f64,
+    pub memcpy_batch_gbs: f64,
     pub peak_tflops: Option<f64>,
 }
 
@@ -142,6 +153,7 @@ impl Ceilings {
     pub fn of_bench(bench: &Bench) -> Ceilings {
         Ceilings {
             memcpy_gbs: bench.memcpy_gbs,
+            memcpy_batch_gbs: bench.memcpy_batch_gbs,
             peak_tflops: bench.peak.tflops(),
         }
     }
@@ -150,6 +162,15 @@ impl Ceilings {
     pub fn of(&self, unit: Unit) -> Option<f64> {
         match unit {
             Unit::Bandwidth => Some(self.memcpy_gbs),
+            Unit::Compute => self.peak_tflops,
+        }
+    }
+
+    /// The ceiling of `unit` for launches back to back, if known: the
+    /// copies back to back for bandwidth, the same peak for compute.
+    fn of_batch(&self, unit: Unit) -> Option<f64> {
+        match unit {
+            Unit::Bandwidth => Some(self.memcpy_batch_gbs).filter(|&g| g > 0.0),
             Unit::Compute => self.peak_tflops,
         }
     }
@@ -164,7 +185,7 @@ fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool
         Work::Bytes => bytes,
         Work::Flops(flops) => flops,
     };
-    let [amount_key, rate_key, ratio_key] = unit.keys();
+    let [amount_key, rate_key, ratio_key, _] = unit.keys();
     let rate = unit.rate(amount, ms);
     let mut out = format!(
         ",\"{amount_key}\":{amount},\"{rate_key}\":{rate:.digits$}",
@@ -207,6 +228,22 @@ pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> 
             r.ms,
             measure(case.bytes, work, r.ms, ceilings, true)
         );
+        if let Some(batch) = r.batch_ms {
+            let unit = Unit::of(work);
+            let amount = match work {
+                Work::Bytes => case.bytes,
+                Work::Flops(flops) => flops,
+            };
+            let _ = write!(line, ",\"batch_ms\":{batch:.6}");
+            if let Some(ceiling) = ceilings.of_batch(unit) {
+                let _ = write!(
+                    line,
+                    ",\"{}\":{:.4}",
+                    unit.keys()[3],
+                    unit.rate(amount, batch) / ceiling
+                );
+            }
+        }
         if let Some((peer, ms)) = case.best_peer(r.versus) {
             let _ = write!(
                 line,
@@ -259,6 +296,7 @@ pub fn scaling_records(s: &Scaling, works: &[Work]) -> Vec<String> {
     // Scaling points carry no ratio: the ceiling is not needed.
     let no_ceiling = Ceilings {
         memcpy_gbs: 0.0,
+        memcpy_batch_gbs: 0.0,
         peak_tflops: None,
     };
     let mut lines: Vec<String> = s
@@ -318,7 +356,7 @@ pub fn json(bench: &Bench) -> String {
         .tflops()
         .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
     format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
+        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"memcpy_batch_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
         escape(&info.name),
         info.compute_capability.0,
         info.compute_capability.1,
@@ -330,6 +368,7 @@ pub fn json(bench: &Bench) -> String {
         info.jit,
         bench.reps,
         bench.memcpy_gbs,
+        bench.memcpy_batch_gbs,
         bench.peak.lanes,
         bench.peak.clock_khz,
         results.join(",\n")
@@ -353,6 +392,10 @@ pub struct Record {
     pub rate: Option<f64>,
     /// The rate over the ceiling of its unit.
     pub ratio_ceiling: Option<f64>,
+    /// A step's time per launch back to back, and its rate over the
+    /// back-to-back ceiling (absent for long launches and in older JSON).
+    pub batch_ms: Option<f64>,
+    pub ratio_ceiling_batch: Option<f64>,
     pub peer: Option<String>,
     pub ratio_peer: Option<f64>,
     pub speedup: Option<f64>,
@@ -390,7 +433,7 @@ pub fn parse(text: &str) -> Vec<Record> {
             } else {
                 Unit::Bandwidth
             };
-            let [_, rate, ratio] = unit.keys();
+            let [_, rate, ratio, ratio_batch] = unit.keys();
             Record {
                 kind: s("kind"),
                 family: s("family"),
@@ -402,6 +445,8 @@ pub fn parse(text: &str) -> Vec<Record> {
                 unit,
                 rate: f(rate),
                 ratio_ceiling: f(ratio),
+                batch_ms: f("batch_ms"),
+                ratio_ceiling_batch: f(ratio_batch),
                 peer: field(l, "peer"),
                 ratio_peer: f("ratio_peer"),
                 speedup: f("speedup_vs_first"),
@@ -434,6 +479,43 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
 
+/// The back-to-back column of a table, present where some step of it was
+/// timed back to back (never for JSON written before that was measured).
+#[derive(Clone, Copy)]
+struct BackToBack(bool);
+
+impl BackToBack {
+    fn of<'r>(steps: impl IntoIterator<Item = &'r Record>) -> BackToBack {
+        BackToBack(steps.into_iter().any(|r| r.batch_ms.is_some()))
+    }
+
+    /// Its heading and alignment, each ending a column (or nothing).
+    fn head(self, unit: Unit) -> (String, &'static str) {
+        if self.0 {
+            (format!(" back to back (× {}) |", unit.ceiling()), "---:|")
+        } else {
+            (String::new(), "")
+        }
+    }
+
+    /// A step's cell: its time back to back and, in brackets, its rate over
+    /// the back-to-back ceiling; `—` where it was not measured.
+    fn cell(self, r: &Record) -> String {
+        match (self.0, r.batch_ms) {
+            (false, _) => String::new(),
+            (true, Some(ms)) => {
+                format!(" {:.1} µs ({}) |", ms * 1e3, num(r.ratio_ceiling_batch, 2))
+            }
+            (true, None) => " — |".into(),
+        }
+    }
+
+    /// An empty cell of a peer's row.
+    fn blank(self) -> &'static str {
+        if self.0 { " |" } else { "" }
+    }
+}
+
 /// The unit of a group of records: that of their first measured step (or
 /// point, or peer).
 pub fn unit_of(records: &[&Record]) -> Unit {
@@ -447,20 +529,23 @@ pub fn unit_of(records: &[&Record]) -> Unit {
 pub fn case_table(records: &[&Record]) -> String {
     let unit = unit_of(records);
     let digits = unit.digits();
+    let batch = BackToBack::of(records.iter().copied());
+    let (batch_head, batch_align) = batch.head(unit);
     let mut out = format!(
-        "| step | variant | time | {} | × {} | × best peer | speedup |\n|---:|---|---:|---:|---:|---:|---:|\n",
+        "| step | variant | time | {} | × {} |{batch_head} × best peer | speedup |\n|---:|---|---:|---:|---:|{batch_align}---:|---:|\n",
         unit.label(),
-        unit.ceiling()
+        unit.ceiling(),
     );
     for r in records.iter().filter(|r| r.kind == "step") {
         let _ = writeln!(
             out,
-            "| {} | {} | {} µs | {} | {} | {} | {} |",
+            "| {} | {} | {} µs | {} | {} |{} {} | {} |",
             r.step,
             r.variant,
             num(r.ms.map(|ms| ms * 1e3), 1),
             num(r.rate, digits),
             num(r.ratio_ceiling, 2),
+            batch.cell(r),
             r.ratio_peer.map_or("—".into(), |v| format!("**{v:.2}**")),
             r.speedup.map_or("—".into(), |v| format!("{v:.1}×"))
         );
@@ -469,15 +554,20 @@ pub fn case_table(records: &[&Record]) -> String {
         let name = r.peer.clone().unwrap_or_default();
         match &r.unavailable {
             Some(why) => {
-                let _ = writeln!(out, "| peer | {name} | not available: {why} | | | | |");
+                let _ = writeln!(
+                    out,
+                    "| peer | {name} | not available: {why} | | |{} | |",
+                    batch.blank()
+                );
             }
             None => {
                 let _ = writeln!(
                     out,
-                    "| peer | {name} | {} µs | {} | {} | | |",
+                    "| peer | {name} | {} µs | {} | {} |{} | |",
                     num(r.ms.map(|ms| ms * 1e3), 1),
                     num(r.rate, digits),
-                    num(r.ratio_ceiling, 2)
+                    num(r.ratio_ceiling, 2),
+                    batch.blank()
                 );
             }
         }
@@ -660,19 +750,32 @@ pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
 /// The summary's table of `cases`, all of `unit`: the fastest step of
 /// each group of each case.
 pub fn summary_table(records: &[Record], cases: &[(&str, &str)], unit: Unit) -> String {
+    let batch = BackToBack::of(
+        records
+            .iter()
+            .filter(|r| r.kind == "step" && cases.contains(&(r.family.as_str(), r.case.as_str()))),
+    );
+    let (batch_head, batch_align) = batch.head(unit);
     let mut out = format!(
-        "| family | case | step | time | {} | × {} | × best peer (peer) |\n|---|---|---|---:|---:|---:|---|\n",
+        "| family | case | step | time | {} | × {} |{batch_head} × best peer (peer) |\n|---|---|---|---:|---:|---:|{batch_align}---|\n",
         unit.label(),
-        unit.ceiling()
+        unit.ceiling(),
     );
     for (family, case) in cases {
-        summary_rows(&mut out, records, family, case, unit);
+        summary_rows(&mut out, records, family, case, unit, batch);
     }
     out
 }
 
 /// The summary's rows of one case.
-fn summary_rows(out: &mut String, records: &[Record], family: &str, case: &str, unit: Unit) {
+fn summary_rows(
+    out: &mut String,
+    records: &[Record],
+    family: &str,
+    case: &str,
+    unit: Unit,
+    batch: BackToBack,
+) {
     let steps: Vec<&Record> = records
         .iter()
         .filter(|r| r.kind == "step" && r.family == family && r.case == case)
@@ -696,15 +799,33 @@ fn summary_rows(out: &mut String, records: &[Record], family: &str, case: &str, 
             };
             let _ = writeln!(
                 out,
-                "| {family} | {case} | {} {} | {:.1} µs | {} | {} | {versus} |",
+                "| {family} | {case} | {} {} | {:.1} µs | {} | {} |{} {versus} |",
                 r.step,
                 r.variant,
                 r.ms.unwrap_or(0.0) * 1e3,
                 num(r.rate, unit.digits()),
-                num(r.ratio_ceiling, 2)
+                num(r.ratio_ceiling, 2),
+                batch.cell(r)
             );
         }
     }
+}
+
+/// The report's paragraph on the back-to-back column, empty for JSON
+/// written before it was measured.
+fn batch_note(text: &str) -> String {
+    let Ok(gbs) = header(text, "memcpy_batch_gbs").parse::<f64>() else {
+        return String::new();
+    };
+    format!(
+        "\n\"Time\" is the median of launches each timed between its own pair of events: one \
+         launch on its own, the GPU's cost of starting and finishing it included, as the peers \
+         are timed. \"Back to back\" (launches under a millisecond) is the median time per \
+         launch of three windows of as many launches queued one after another, one pair of events \
+         around each window: what a launch costs in a sequence, where the GPU starts each one \
+         while it finishes the one before (about a microsecond less per launch); its ratio is \
+         over the copy's bandwidth back to back, **{gbs:.0} GB/s** in this run.\n"
+    )
 }
 
 /// Everything rendered from a JSON file: the Markdown report and the SVG
@@ -713,6 +834,7 @@ pub fn render(text: &str) -> Vec<(String, String)> {
     let records = parse(text);
     let ceilings = Ceilings {
         memcpy_gbs: header(text, "memcpy_gbs").parse().unwrap_or(0.0),
+        memcpy_batch_gbs: header(text, "memcpy_batch_gbs").parse().unwrap_or(0.0),
         peak_tflops: header(text, "fp32_peak_tflops").parse().ok(),
     };
     let memcpy = ceilings.memcpy_gbs;
@@ -728,12 +850,13 @@ pub fn render(text: &str) -> Vec<(String, String)> {
          median (CUDA events, 3 warm-ups, {queued}); this run's device-to-device copy: \
          **{memcpy:.0} GB/s** (read + written). GB/s count each input byte read once and each output \
          byte written once. \"× best peer\" is the fastest NVIDIA library's time over the step's \
-         (above 1: faster than the library), measured in the same run with the same method.\n",
+         (above 1: faster than the library), measured in the same run with the same method.\n{}",
         header(text, "device"),
         header(text, "compute_capability"),
         header(text, "multiprocessors"),
         header(text, "ptx"),
         header(text, "reps"),
+        batch_note(text),
     );
     if records.iter().any(|r| r.unit == Unit::Compute) {
         let peak = match ceilings.peak_tflops {

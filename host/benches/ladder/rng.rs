@@ -11,7 +11,7 @@
 //! costs the same at any position); cuRAND's generator moves on between
 //! calls, as it does in an application.
 
-use crate::harness::{Bench, Case, Family, Row, enqueued};
+use crate::harness::{Bench, Case, Family, Row, Timing, enqueued};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed::rng::{Generator, uniform_of};
@@ -119,8 +119,8 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             continue;
         }
         let case = format!("{} 2^{log_n}", fill.values());
-        let ms = time(bench, fill, n).map_err(|e| format!("rng {case}: {e}"))?;
-        bench.progress(&format!("rng {case} {}", fill.name()), ms);
+        let timing = time(bench, fill, n).map_err(|e| format!("rng {case}: {e}"))?;
+        bench.progress(&format!("rng {case} {}", fill.name()), timing);
         bench.record(
             &format!(
                 "rng {}, 2^{log_n} values (GB/s: values written; cuRAND XORWOW and MRG32k3a for reference)",
@@ -133,7 +133,8 @@ fn run(bench: &mut Bench) -> Result<(), String> {
                 rows: vec![Row {
                     step: 1,
                     variant: fill.name(),
-                    ms,
+                    ms: timing.ms,
+                    batch_ms: timing.batch_ms,
                     versus: "",
                 }],
                 peers,
@@ -143,11 +144,11 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     Ok(())
 }
 
-/// Median milliseconds of `fill` of `n` values, its last fill checked:
+/// The timing of `fill` of `n` values, its last fill checked:
 /// integers, uniforms and counts exactly, the Box–Muller values within
 /// 2^-12 of max(1, |want|), far above the CPU's documented distance from
 /// the GPU's (the check is for wrong results, the tests bound the error).
-fn time(bench: &Bench, fill: Fill, n: usize) -> Result<f64, String> {
+fn time(bench: &Bench, fill: Fill, n: usize) -> Result<Timing, String> {
     let ctx = bench.ctx;
     let cpu = Generator::new(SEED);
     let close = |got: f32, want: f32| (got - want).abs() <= want.abs().max(1.0) / 4096.0;

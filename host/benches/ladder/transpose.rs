@@ -88,14 +88,15 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         let mut dst = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
         drop(host);
         let mut turn = 0;
-        let ms = bench.time(|| {
+        let timing = bench.time(|| {
             turn += 1;
             let src =
                 Matrix::new(&inputs[turn % inputs.len()], side, side).map_err(|e| e.to_string())?;
             let mut out = MatrixMut::new(&mut dst, side, side).map_err(|e| e.to_string())?;
             enqueued(bench.ctx.transpose_into(&src, &mut out))
         })?;
-        bench.progress(&format!("transpose scaling f32 {side}²"), ms);
+        bench.progress(&format!("transpose scaling f32 {side}²"), timing);
+        let ms = timing.ms;
         let bytes = 2.0 * (side * side * 4) as f64;
         points.push(Point {
             series: ours.clone(),
