@@ -436,26 +436,18 @@ impl<'a> Bench<'a> {
         if let Some(hold) = &self.hold {
             hold.hold(stream)?;
         }
-        let queued = (|| {
-            if !each {
-                let (start, stop) = (event()?, event()?);
-                start.record(stream).map_err(err)?;
-                for _ in 0..window {
-                    launch()?;
-                }
-                stop.record(stream).map_err(err)?;
-                events.push((start, stop));
-                return Ok(());
-            }
-            for _ in 0..window {
-                let (start, stop) = (event()?, event()?);
-                start.record(stream).map_err(err)?;
+        // One pair of events around each launch, or around the window.
+        let (pairs, launches_per_pair) = if each { (window, 1) } else { (1, window) };
+        let queued = (0..pairs).try_for_each(|_| {
+            let (start, stop) = (event()?, event()?);
+            start.record(stream).map_err(err)?;
+            for _ in 0..launches_per_pair {
                 launch()?;
-                stop.record(stream).map_err(err)?;
-                events.push((start, stop));
             }
+            stop.record(stream).map_err(err)?;
+            events.push((start, stop));
             Ok::<(), String>(())
-        })();
+        });
         // Released even after an error, so that nothing stays held.
         if let Some(hold) = &self.hold {
             hold.release();
