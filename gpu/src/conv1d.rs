@@ -1692,22 +1692,15 @@ kernels! {
     pub const KERNELS = {
         (signal: *const T, signal_pitch: usize, n: usize, rows: u32,
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize) {
-            fn conv1d_basic<T in f32>
-                => device::basic(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-            fn conv1d_constant_mask<T in f32>
-                => device::constant_mask(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-            fn conv1d_shared_tile<T in f32>
-                => device::shared_tile(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+            fn conv1d_basic<T in f32> = device::basic;
+            fn conv1d_constant_mask<T in f32> = device::constant_mask;
+            fn conv1d_shared_tile<T in f32> = device::shared_tile;
             /// One entry per width: `conv1d_register_blocked_8_f32`, `..._16_f32`.
             fn conv1d_register_blocked<T in f32; const WIDTH: u32 = { 8, 16 }>
-                => device::register_blocked::<{ WIDTH as usize }>(
-                    signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-            fn conv1d_karatsuba<T in f32>
-                => device::karatsuba(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-            fn conv1d_streamed<T in f32>
-                => device::streamed(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
-            fn conv1d_tf32x3<T in f32>
-                => device::tf32x3(signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+                = device::register_blocked::<{ WIDTH as usize }>;
+            fn conv1d_karatsuba<T in f32> = device::karatsuba;
+            fn conv1d_streamed<T in f32> = device::streamed;
+            fn conv1d_tf32x3<T in f32> = device::tf32x3;
             /// One entry per number of warpgroups in a block:
             /// `conv1d_tf32x3_wgmma_1_f32`, `..._2_f32` ([`wgmma::wgmma_groups`]).
             /// A constant count lets the one-warpgroup entry drop the turns: 125
@@ -1715,8 +1708,7 @@ kernels! {
             /// took 233 to 246 and ran 1 025 taps 5% slower (H200, 1 168 against
             /// 1 111 µs).
             fn conv1d_tf32x3_wgmma<T in f32; const GROUPS: u32 = { 1, 2 }>
-                => wgmma::kernel::<{ GROUPS as usize }>(
-                    signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+                = wgmma::kernel::<{ GROUPS as usize }>;
         }
     }
 }

@@ -1226,36 +1226,23 @@ kernels! {
     /// Every image-sum entry point; the type is the output's.
     pub const KERNELS = {
         (image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T) {
-            fn column_sums_per_thread<T in u32, f32>
-                => device::column_per_thread(image, pitch, width, height, out);
-            fn column_sums_four_per_thread<T in u32, f32>
-                => device::four_per_thread(image, pitch, width, height, out);
-            fn column_sums_whole<T in u32, f32>
-                => device::whole_columns(image, pitch, width, height, out);
-            fn row_sums_atomic_chunks<T in u32, f32>
-                => device::atomic_chunks(image, pitch, width, height, out);
-            fn row_sums_block_tree<T in u32, f32>
-                => device::block_tree(image, pitch, width, height, out);
-            fn row_sums_warp_shuffle<T in u32, f32>
-                => device::warp_shuffle(image, pitch, width, height, out);
-            fn row_sums_vectorized<T in u32, f32>
-                => device::vectorized(image, pitch, width, height, out);
-            fn row_sums_vectorized_narrow<T in u32, f32>
-                => device::vectorized_narrow(image, pitch, width, height, out);
-            fn row_sums_split<T in u32, f32>
-                => device::split_rows(image, pitch, width, height, out);
+            fn column_sums_per_thread<T in u32, f32> = device::column_per_thread;
+            fn column_sums_four_per_thread<T in u32, f32> = device::four_per_thread;
+            fn column_sums_whole<T in u32, f32> = device::whole_columns;
+            fn row_sums_atomic_chunks<T in u32, f32> = device::atomic_chunks;
+            fn row_sums_block_tree<T in u32, f32> = device::block_tree;
+            fn row_sums_warp_shuffle<T in u32, f32> = device::warp_shuffle;
+            fn row_sums_vectorized<T in u32, f32> = device::vectorized;
+            fn row_sums_vectorized_narrow<T in u32, f32> = device::vectorized_narrow;
+            fn row_sums_split<T in u32, f32> = device::split_rows;
         }
         (image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T) {
-            fn column_sums_strips<T in u32, f32>
-                => device::strips(image, pitch, width, height, rows_per_block, out);
+            fn column_sums_strips<T in u32, f32> = device::strips;
         }
         (image: *const u8, pitch: usize, width: u32, height: u32, tally: *mut u64, out: *mut T) {
-            fn column_sums_bands<T in u32, f32>
-                => device::bands(image, pitch, width, height, tally, out);
-            fn column_sums_bands_narrow<T in u32, f32>
-                => device::bands_narrow(image, pitch, width, height, tally, out);
-            fn row_sums_split_wide<T in u32, f32>
-                => device::split_wide(image, pitch, width, height, tally, out);
+            fn column_sums_bands<T in u32, f32> = device::bands;
+            fn column_sums_bands_narrow<T in u32, f32> = device::bands_narrow;
+            fn row_sums_split_wide<T in u32, f32> = device::split_wide;
         }
     }
 }

@@ -481,9 +481,11 @@ pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
 }
 
 /// Declares kernel entry points, their table and their typed host handles.
-/// See the module docs. Each group names its parameter list once; its
-/// bodies call the device code with those names, and all its kernels take
-/// the first one's `Args`.
+/// See the module docs. Each group names its parameter list once, and all
+/// its kernels take the first one's `Args`. A kernel's body is either `=
+/// path`, the device function called with the group's parameters in order,
+/// or `=> expr`, an expression of those names (other arguments, another
+/// order).
 ///
 /// ```text
 /// kernels! {
@@ -491,14 +493,13 @@ pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
 ///     pub const KERNELS = {
 ///         (x: *const T, out: *mut T, n: usize) {
 ///             /// docs
-///             fn example_sum<T in f32, i32> => device::sum::<T>(x, out, n);
-///             fn example_max<T in f32, i32> => device::max::<T>(x, out, n);
+///             fn example_sum<T in f32, i32> = device::sum::<T>;
+///             fn example_max<T in f32, i32> = device::max::<T>;
 ///             /// One entry per type and per constant: `example_tree_64_f32`, ...
-///             fn example_tree<T in f32; const B: u32 = {64, 128}>
-///                 => device::tree::<T, B>(x, out, n);
+///             fn example_tree<T in f32; const B: u32 = {64, 128}> = device::tree::<T, B>;
 ///         }
 ///         (src: *const T, dst: *mut T, n: usize) {
-///             fn example_copy<T in f32> => device::copy(src, dst, n);
+///             fn example_copy<T in f32> => device::copy(dst, src, n);
 ///         }
 ///     }
 /// }
@@ -512,12 +513,12 @@ macro_rules! kernels {
                     $(#[$first_meta:meta])*
                     fn $first:ident < T in $($first_ty:ident),+
                         $(; const $first_c:ident : $first_cty:ty = { $($first_cv:literal),+ })? >
-                        => $first_body:expr ;
+                        $(= $first_call:path)? $(=> $first_body:expr)? ;
                     $(
                         $(#[$meta:meta])*
                         fn $base:ident < T in $($ty:ident),+
                             $(; const $c:ident : $cty:ty = { $($cv:literal),+ })? >
-                            => $body:expr ;
+                            $(= $call:path)? $(=> $body:expr)? ;
                     )*
                 }
             )*
@@ -525,10 +526,11 @@ macro_rules! kernels {
     ) => {
         $(
             kernels!(@kernel [$(#[$first_meta])*] $first [$($first_ty),+]
-                [$($first_c : $first_cty [$($first_cv),+])?] $sig [] $first_body);
+                [$($first_c : $first_cty [$($first_cv),+])?] $sig []
+                [[$($first_call)?] [$($first_body)?]]);
             $(
                 kernels!(@kernel [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
-                    $sig [$first] $body);
+                    $sig [$first] [[$($call)?] [$($body)?]]);
             )*
         )*
 
@@ -541,7 +543,7 @@ macro_rules! kernels {
 
     // A kernel instantiated per type.
     (@kernel $metas:tt $base:ident [$($ty:ident),+] []
-        $sig:tt $other:tt $body:expr) => {
+        $sig:tt $other:tt $body:tt) => {
         $( kernels!(@device $metas [stringify!($base), "_", stringify!($ty)] $sig $body; type T = $ty;); )+
 
         #[doc = concat!("Host handle of the `", stringify!($base), "` kernel.")]
@@ -578,7 +580,7 @@ macro_rules! kernels {
 
     // A kernel instantiated per type and per constant.
     (@kernel $metas:tt $base:ident $types:tt [$c:ident : $cty:ty [$($cv:literal),+]]
-        $sig:tt $other:tt $body:expr) => {
+        $sig:tt $other:tt $body:tt) => {
         $( kernels!(@device_types $metas $base $types $c [$cty] $cv $sig $body); )+
 
         #[doc = concat!("Host handle of the `", stringify!($base), "` kernels.")]
@@ -608,7 +610,7 @@ macro_rules! kernels {
         }
     };
 
-    (@device_types $metas:tt $base:ident [$($ty:ident),+] $c:ident [$cty:ty] $cv:literal $sig:tt $body:expr) => {
+    (@device_types $metas:tt $base:ident [$($ty:ident),+] $c:ident [$cty:ty] $cv:literal $sig:tt $body:tt) => {
         $( kernels!(@device $metas [stringify!($base), "_", $cv, "_", stringify!($ty)] $sig $body;
             type T = $ty; const $c: $cty = $cv;); )+
     };
@@ -618,7 +620,7 @@ macro_rules! kernels {
     };
 
     // The exported `extern "gpu-kernel"` function.
-    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:expr; $($items:item)*) => {
+    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:tt; $($items:item)*) => {
         const _: () = {
             $( #[allow(dead_code)] $items )*
             $(#[$meta])*
@@ -629,9 +631,18 @@ macro_rules! kernels {
                 // launch contract documented on the body it calls (pointer
                 // validity for the stated lengths, block and shared-memory
                 // sizes); see `warpspeed`'s launch module.
-                unsafe { $body }
+                unsafe { kernels!(@body $body ($($arg),*)) }
             }
         };
+    };
+
+    // A kernel's body: `= path` calls the path with the group's
+    // parameters, in order; `=> expr` is the expression as written.
+    (@body [[$call:path] []] ($($arg:ident),*)) => {
+        $call($($arg),*)
+    };
+    (@body [[] [$body:expr]] $args:tt) => {
+        $body
     };
 
     // One table row.

@@ -603,21 +603,18 @@ kernels! {
     /// Every reduction entry point.
     pub const KERNELS = {
         (x: *const T, partials: *mut T, n: usize) {
-            fn reduce_interleaved_divergent<T in f32, i32, u32>
-                => device::interleaved_divergent(x, partials, n);
-            fn reduce_interleaved_strided<T in f32, i32, u32>
-                => device::interleaved_strided(x, partials, n);
-            fn reduce_sequential<T in f32, i32, u32> => device::sequential(x, partials, n);
-            fn reduce_first_add<T in f32, i32, u32> => device::first_add(x, partials, n);
-            fn reduce_unroll_last_warp<T in f32, i32, u32>
-                => device::unroll_last_warp(x, partials, n);
+            fn reduce_interleaved_divergent<T in f32, i32, u32> = device::interleaved_divergent;
+            fn reduce_interleaved_strided<T in f32, i32, u32> = device::interleaved_strided;
+            fn reduce_sequential<T in f32, i32, u32> = device::sequential;
+            fn reduce_first_add<T in f32, i32, u32> = device::first_add;
+            fn reduce_unroll_last_warp<T in f32, i32, u32> = device::unroll_last_warp;
             fn reduce_complete_unroll<T in f32, i32, u32; const B: u32 = { 64, 128, 256, 512, 1024 }>
-                => device::complete_unroll::<T, B>(x, partials, n);
-            fn reduce_cascading<T in f32, i32, u32> => device::cascading(x, partials, n);
-            fn reduce_warp_shuffle<T in f32, i32, u32> => device::warp_shuffle(x, partials, n);
+                = device::complete_unroll::<T, B>;
+            fn reduce_cascading<T in f32, i32, u32> = device::cascading;
+            fn reduce_warp_shuffle<T in f32, i32, u32> = device::warp_shuffle;
         }
         (src: *const T, dst: *mut T, n: usize) {
-            fn reduce_fold<T in f32, i32, u32> => device::fold(src, dst, n);
+            fn reduce_fold<T in f32, i32, u32> = device::fold;
         }
         (x: *const T, n: usize, partials: *mut T, counter: *mut u32, out: *mut T) {
             fn reduce_vectorized_sum<T in f32, i32, u32>

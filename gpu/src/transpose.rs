@@ -762,24 +762,17 @@ kernels! {
     /// Every transpose entry point.
     pub const KERNELS = {
         (src: *const T, src_pitch: usize, dst: *mut T, dst_pitch: usize, width: u32, height: u32) {
-            fn transpose_naive<T in u8, u16, u32, u64>
-                => device::naive(src, src_pitch, dst, dst_pitch, width, height);
+            fn transpose_naive<T in u8, u16, u32, u64> = device::naive;
             fn transpose_shared_tile<T in u8, u16, u32, u64>
-                => device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize }, 0>(
-                    src, src_pitch, dst, dst_pitch, width, height);
+                = device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize }, 0>;
             fn transpose_padded_tile<T in u8, u16, u32, u64>
-                => device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize },
-                    { pad_elements(size_of::<T>() as u32) as usize }>(
-                    src, src_pitch, dst, dst_pitch, width, height);
+                = device::tiled::<T, { LESSON_TILE as usize }, { LESSON_TILE as usize },
+                    { pad_elements(size_of::<T>() as u32) as usize }>;
             fn transpose_tile32<T in u8, u16, u32, u64>
-                => device::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>(
-                    src, src_pitch, dst, dst_pitch, width, height);
-            fn transpose_words_4x4<T in u8>
-                => device::words_4x4(src, src_pitch, dst, dst_pitch, width, height);
-            fn transpose_vector_tile<T in u8, u16, u32, u64>
-                => device::vector::<T, false>(src, src_pitch, dst, dst_pitch, width, height);
-            fn transpose_vector_columns<T in u8, u16, u32, u64>
-                => device::vector::<T, true>(src, src_pitch, dst, dst_pitch, width, height);
+                = device::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>;
+            fn transpose_words_4x4<T in u8> = device::words_4x4;
+            fn transpose_vector_tile<T in u8, u16, u32, u64> = device::vector::<T, false>;
+            fn transpose_vector_columns<T in u8, u16, u32, u64> = device::vector::<T, true>;
         }
     }
 }

@@ -420,31 +420,27 @@ kernels! {
     pub const KERNELS = {
         (out: *mut T, n: usize, seed: u64, position: u64) {
             /// `u32`: `curandGenerate`; `f32`: `curandGenerateUniform`.
-            fn rng_fill<T in u32, f32> => device::fill::<T>(out, n, seed, position);
+            fn rng_fill<T in u32, f32> = device::fill::<T>;
         }
         (out: *mut T, n: usize, seed: u64, position: u64, mean: f32, stddev: f32) {
             /// `curandGenerateNormal`.
-            fn rng_fill_normal<T in f32>
-                => device::fill_normal(out, n, seed, position, mean, stddev);
+            fn rng_fill_normal<T in f32> = device::fill_normal;
             /// `curandGenerateLogNormal`.
-            fn rng_fill_log_normal<T in f32>
-                => device::fill_log_normal(out, n, seed, position, mean, stddev);
+            fn rng_fill_log_normal<T in f32> = device::fill_log_normal;
         }
         (out: *mut T, n: usize, seed: u64, position: u64, table: *const u32, len: usize,
             base: u32, shift: u32, shared: u32) {
             /// Poisson counts by an inverse-CDF table.
-            fn rng_fill_poisson<T in u32>
-                => device::fill_poisson(out, n, seed, position, table, len, base, shift, shared);
+            fn rng_fill_poisson<T in u32> = device::fill_poisson;
         }
         (out: *mut T, threads: usize, per_thread: usize, seed: u64, subsequence: u64,
             offset: u64, method: u32, mean: f32, stddev: f32, lambda: f64) {
             /// The device API, one generator per thread (lesson 001).
-            fn rng_draws<T in u32> => device::draws(
-                out, threads, per_thread, seed, subsequence, offset, method, mean, stddev, lambda);
+            fn rng_draws<T in u32> = device::draws;
         }
         (hits: *mut T, threads: usize, draws: u32, seed: u64) {
             /// Monte-Carlo π: hits in the quarter disc per thread.
-            fn rng_pi_hits<T in u32> => device::pi_hits(hits, threads, draws, seed);
+            fn rng_pi_hits<T in u32> = device::pi_hits;
         }
     }
 }
