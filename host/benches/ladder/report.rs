@@ -176,15 +176,20 @@ impl Ceilings {
     }
 }
 
-/// The amount of work of one launch (a case's or a point's bytes, or the
-/// flops of `work`), its unit, and the JSON of `amount, rate[, ratio]` for
+/// The amount of one launch's work: a case's or a point's `bytes`, or the
+/// flops of `work`.
+fn work_amount(bytes: f64, work: Work) -> f64 {
+    match work {
+        Work::Bytes => bytes,
+        Work::Flops(flops) => flops,
+    }
+}
+
+/// The amount of work of one launch ([`work_amount`]), its unit, and the JSON of `amount, rate[, ratio]` for
 /// a launch of `ms`.
 fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool) -> String {
     let unit = Unit::of(work);
-    let amount = match work {
-        Work::Bytes => bytes,
-        Work::Flops(flops) => flops,
-    };
+    let amount = work_amount(bytes, work);
     let [amount_key, rate_key, ratio_key, _] = unit.keys();
     let rate = unit.rate(amount, ms);
     let mut out = format!(
@@ -230,10 +235,7 @@ pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> 
         );
         if let Some(batch) = r.batch_ms {
             let unit = Unit::of(work);
-            let amount = match work {
-                Work::Bytes => case.bytes,
-                Work::Flops(flops) => flops,
-            };
+            let amount = work_amount(case.bytes, work);
             let _ = write!(line, ",\"batch_ms\":{batch:.6}");
             if let Some(ceiling) = ceilings.of_batch(unit) {
                 let _ = write!(
