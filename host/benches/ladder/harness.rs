@@ -16,7 +16,7 @@ pub struct Family {
 }
 
 /// The median of `times` (the upper one of an even count).
-fn median(mut times: Vec<f64>) -> f64 {
+pub fn median(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
     times[times.len() / 2]
 }
@@ -46,12 +46,12 @@ const WARMUP: usize = 3;
 
 /// Windows of back-to-back launches, each timed as a whole, whose median
 /// per launch is [`Timing::batch_ms`].
-const BATCH_WINDOWS: usize = 3;
+pub const BATCH_WINDOWS: usize = 3;
 
 /// Launches at least this long (ms) are not timed back to back: the GPU's
 /// gap between two launches (about a microsecond) is then under 0.1 % of
 /// the time.
-const BATCH_BELOW_MS: f64 = 1.0;
+pub const BATCH_BELOW_MS: f64 = 1.0;
 
 /// What [`Bench::time`] measures of one launch.
 #[derive(Clone, Copy, Debug)]

@@ -8,7 +8,7 @@
 //! ([`sample`]), so CUB counts exactly the bytes we count.
 
 use crate::harness::{
-    Bench, Case, Family, Timing, device_copies, enqueued, ladder_rows, splitmix64,
+    Bench, Case, Family, Timing, device_copies, enqueued, ladder_rows, median, splitmix64,
 };
 use cust::memory::DeviceBuffer;
 use std::time::Instant;
@@ -65,9 +65,9 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             "",
             |_| true,
             |bench, step| {
-                let ms = if step == HistogramVariant::Cpu {
+                let timing = if step == HistogramVariant::Cpu {
                     // The lesson's CPU loop over host memory: what the GPU buys.
-                    let mut times: Vec<f64> = (0..3)
+                    let times: Vec<f64> = (0..3)
                         .map(|_| {
                             let start = Instant::now();
                             let counts = bins.histogram(std::hint::black_box(&host));
@@ -75,15 +75,14 @@ fn run(bench: &mut Bench) -> Result<(), String> {
                             start.elapsed().as_secs_f64() * 1e3
                         })
                         .collect();
-                    times.sort_by(f64::total_cmp);
                     // The host's loop has no launches to run back to back.
                     Timing {
-                        ms: times[1],
+                        ms: median(times),
                         batch_ms: None,
                     }
                 } else {
                     let mut turn = 0;
-                    let ms = bench.time(|| {
+                    let timing = bench.time(|| {
                         turn += 1;
                         let samples = &inputs[turn % inputs.len()];
                         enqueued(
@@ -95,9 +94,9 @@ fn run(bench: &mut Bench) -> Result<(), String> {
                     if out.as_host_vec().map_err(|e| e.to_string())? != want {
                         return Err(format!("histogram {} {data}: wrong counts", step.name()));
                     }
-                    ms
+                    timing
                 };
-                Ok(ms)
+                Ok(timing)
             },
         )?;
         bench.record(

@@ -58,7 +58,7 @@
 //! `ratio_peak` (`tflops / fp32_peak_tflops`) and `ratio_peak_batch` where
 //! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
-use crate::harness::{Bench, Case, KernelUse, Scaling, Work};
+use crate::harness::{BATCH_BELOW_MS, BATCH_WINDOWS, Bench, Case, KernelUse, Scaling, Work};
 use crate::peers::field;
 use crate::svg;
 use std::fmt::Write;
@@ -822,8 +822,8 @@ fn batch_note(text: &str) -> String {
     format!(
         "\n\"Time\" is the median of launches each timed between its own pair of events: one \
          launch on its own, the GPU's cost of starting and finishing it included, as the peers \
-         are timed. \"Back to back\" (launches under a millisecond) is the median time per \
-         launch of three windows of as many launches queued one after another, one pair of events \
+         are timed. \"Back to back\" (launches under {BATCH_BELOW_MS} ms) is the median time per \
+         launch of {BATCH_WINDOWS} windows of as many launches queued one after another, one pair of events \
          around each window: what a launch costs in a sequence, where the GPU starts each one \
          while it finishes the one before (about a microsecond less per launch); its ratio is \
          over the copy's bandwidth back to back, **{gbs:.0} GB/s** in this run.\n"
