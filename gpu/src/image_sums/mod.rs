@@ -1,0 +1,141 @@
+//! Row and column sums of 8-bit images (lessons 000 "ReduceW"/"ReduceH" and
+//! 003's 1-byte versus 4-byte column sums), into `u32` or `f32`.
+//!
+//! The image is `height` rows of `width` bytes, `pitch` bytes apart. Sums are
+//! exact in `u32` (they wrap past 2^32, i.e. beyond 16 843 009 rows or
+//! columns of 255); in `f32` they are exact up to 2^24 and rounded beyond.
+//!
+//! One file per ladder: `columns` and `rows`, each with its constants,
+//! launch shapes, steps and device bodies; this file holds what both
+//! share (the output types, the tally in which a column's bands or a
+//! row's parts meet) and the kernel table.
+//!
+//! Every kernel's launch contract: `image` valid for reads of `height`
+//! rows of `width` bytes `pitch` apart; `out` valid for one element per
+//! column (column sums) or row (row sums), zeroed before the launch where
+//! the variant `accumulates`; the grid and block as the host's table says.
+
+mod columns;
+mod rows;
+
+#[cfg(target_arch = "nvptx64")]
+use crate::prim::*;
+pub use columns::{
+    BAND_BLOCK, BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, BAND_SHARED, BAND_THREADS, BAND_UNROLL,
+    COLUMN_BLOCK, ColumnShape, ColumnSumVariant, STRIP_BLOCK, STRIP_BLOCK_COLUMNS,
+    STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_SLOT, STRIP_UNROLL, WHOLE_BLOCK, WHOLE_BLOCK_COLUMNS,
+    WHOLE_SLOT, WHOLE_UNROLL, band_block, whole_shared_bytes,
+};
+pub use rows::{
+    ROW_BLOCK, ROW_CHUNK, ROW_NARROW_MAX, ROW_PART_MIN, ROW_SPLIT, ROW_SPLIT_BLOCKS_PER_SM,
+    ROW_SPLIT_ROWS, ROW_SPLIT_SHARED, ROW_SPLIT_UNROLL, ROW_TREE_BLOCK, ROW_UNROLL,
+    ROW_VECTOR_BLOCK, RowShape, RowSumVariant, row_lanes, row_parts, split_rows_pays,
+};
+
+/// Most row bands [`ColumnSumVariant::Bands`] splits an image into, and
+/// most parts [`RowSumVariant::SplitRows`] splits a row into
+/// ([`row_parts`]). The bands of a column (the parts of a row) meet in one
+/// 64-bit tally: their sums in the bits below [`TALLY_COUNT_SHIFT`] (each
+/// band's sum is below 2^32, so 255 of them stay below 2^40), the count
+/// of bands that have added above it.
+pub const MAX_BANDS: u32 = 255;
+/// Bit of a column's tally where the count of arrived bands starts.
+pub const TALLY_COUNT_SHIFT: u32 = 40;
+
+/// An output element of a sum: `u32` or `f32`.
+pub trait SumOut: crate::KernelType {
+    /// The output value of an exact `u32` sum.
+    fn from_u32(sum: u32) -> Self;
+}
+
+impl SumOut for u32 {
+    #[inline(always)]
+    fn from_u32(sum: u32) -> Self {
+        sum
+    }
+}
+
+impl SumOut for f32 {
+    #[inline(always)]
+    fn from_u32(sum: u32) -> Self {
+        sum as f32
+    }
+}
+
+/// Adds a `u32` partial sum to `*out` atomically.
+#[cfg(target_arch = "nvptx64")]
+trait Accumulate: SumOut {
+    unsafe fn red_add(out: *mut Self, partial: u32);
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl Accumulate for u32 {
+    #[inline(always)]
+    unsafe fn red_add(out: *mut Self, partial: u32) {
+        red_add_u32(out, partial)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl Accumulate for f32 {
+    #[inline(always)]
+    unsafe fn red_add(out: *mut Self, partial: u32) {
+        red_add_f32(out, partial as f32)
+    }
+}
+
+/// Stores this part's `total` of output `index` (one of `parts`: a
+/// column's band, a row's part) into `out`, directly where the part is
+/// the only one, else through the index's tally: the part whose add
+/// finds all the others' there stores the sum and zeroes the tally.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn join_total<O: SumOut>(
+    tally: *mut u64,
+    out: *mut O,
+    index: usize,
+    total: u32,
+    parts: usize,
+) {
+    if parts == 1 {
+        *out.add(index) = O::from_u32(total);
+    } else {
+        let add = (1u64 << TALLY_COUNT_SHIFT) | total as u64;
+        let old = atomic_add_u64(tally.add(index), add);
+        if (old >> TALLY_COUNT_SHIFT) as usize == parts - 1 {
+            // The last part: the others' sums are in `old`. The tally
+            // is nobody else's until the next launch.
+            *out.add(index) = O::from_u32(old.wrapping_add(add) as u32);
+            *tally.add(index) = 0;
+        }
+    }
+}
+
+kernels! {
+    /// Every image-sum entry point; the type is the output's.
+    pub const KERNELS = {
+        (image: *const u8, pitch: usize, width: u32, height: u32, out: *mut T) {
+            fn column_sums_per_thread<T in u32, f32> = columns::column_per_thread;
+            fn column_sums_four_per_thread<T in u32, f32> = columns::four_per_thread;
+            fn column_sums_whole<T in u32, f32> = columns::whole_columns;
+            fn row_sums_atomic_chunks<T in u32, f32> = rows::atomic_chunks;
+            fn row_sums_block_tree<T in u32, f32> = rows::block_tree;
+            fn row_sums_warp_shuffle<T in u32, f32> = rows::warp_shuffle;
+            fn row_sums_vectorized<T in u32, f32> = rows::vectorized;
+            fn row_sums_vectorized_narrow<T in u32, f32> = rows::vectorized_narrow;
+            fn row_sums_split<T in u32, f32> = rows::split_rows;
+        }
+        (image: *const u8, pitch: usize, width: u32, height: u32, rows_per_block: u32, out: *mut T) {
+            fn column_sums_strips<T in u32, f32> = columns::strips;
+        }
+        (image: *const u8, pitch: usize, width: u32, height: u32, tally: *mut u64, out: *mut T) {
+            fn column_sums_bands<T in u32, f32> = columns::bands;
+            fn column_sums_bands_narrow<T in u32, f32> = columns::bands_narrow;
+            fn row_sums_split_wide<T in u32, f32> = rows::split_wide;
+        }
+    }
+}
+
+/// The arguments of every image-sum kernel but the column strips: one output
+/// element per column or row.
+pub type ImageArgs<T> = column_sums_per_thread::Args<T>;
