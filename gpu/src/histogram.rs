@@ -291,10 +291,6 @@ impl<T: Sample> Even<T> {
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "index loops over constant ranges unroll fully and keep the arrays in registers"
-)]
 mod device {
     //! Common contract: `samples` valid for `n` reads that nothing writes
     //! during the kernel; `out` valid for `bins` writes, not aliasing

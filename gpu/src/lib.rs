@@ -14,9 +14,9 @@
 //!   reuse.
 //!
 //! A family is one file (or a folder of the same name, once it outgrows a
-//! file): its constants, its `ladder!` declaration, its device bodies in a
-//! `device` module, and its `kernels!` table, registered once in
-//! [`FAMILIES`].
+//! file, one file per step or ladder): its constants, its `ladder!`
+//! declaration, its device bodies (compiled for `nvptx64` only), and its
+//! `kernels!` table, registered once in [`FAMILIES`].
 //!
 //! Kernels take raw pointers plus explicit lengths. Every kernel body is an
 //! `unsafe fn` whose `# Safety` section is the launch contract; the host library
@@ -38,6 +38,10 @@
 // docs; inside them every pointer access relies on that one contract, so the
 // per-operation `unsafe` blocks of the 2024 edition would only repeat it.
 #![cfg_attr(target_arch = "nvptx64", allow(unsafe_op_in_unsafe_fn))]
+// On the device, index loops over constant ranges are the idiom: they unroll
+// fully and keep their arrays in registers, where iterators over the same
+// arrays left them in local memory (stack frames and spills).
+#![cfg_attr(target_arch = "nvptx64", allow(clippy::needless_range_loop))]
 #![warn(missing_docs)]
 
 #[macro_use]

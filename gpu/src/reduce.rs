@@ -480,10 +480,6 @@ mod device {
     /// As [`vectorized`], with `n <= single_tile_capacity()` and a grid of
     /// one block.
     #[inline(always)]
-    #[allow(
-        clippy::needless_range_loop,
-        reason = "index loops over a constant range unroll fully and keep `w` in registers"
-    )]
     unsafe fn single_tile<T: Scalar>(op: Op, x: *const T, n: u32, warp_sums: *mut T, out: *mut T) {
         let tid = thread_idx_x();
         let threads = block_dim_x();

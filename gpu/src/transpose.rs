@@ -497,10 +497,6 @@ pub fn transpose_4x4_bytes(w: [u32; 4]) -> [u32; 4] {
 }
 
 #[cfg(target_arch = "nvptx64")]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "index loops over constant ranges unroll fully and keep the arrays in registers"
-)]
 mod device {
     //! Common contract: `src` valid for reads of `height` rows of `width`
     //! elements `src_pitch` apart, `dst` for writes of `width` rows of

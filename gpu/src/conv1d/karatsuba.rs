@@ -1,15 +1,6 @@
 //! Step 5: two outputs from three half-length convolutions instead of four
 //! (Karatsuba's trick), for long masks.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use super::*;
 #[cfg(target_arch = "nvptx64")]
 use {

@@ -3,15 +3,6 @@
 //! and (step 3) the block's inputs with their halo staged first in shared
 //! memory.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 #[cfg(target_arch = "nvptx64")]
 use {super::*, crate::prim::*};
 

@@ -3,15 +3,6 @@
 //! `w`, in shared memory. The sums here (tap by tap, fully unrolled) also
 //! serve steps 5 and 6.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use super::*;
 #[cfg(target_arch = "nvptx64")]
 use {

@@ -1,15 +1,6 @@
 //! Step 6: short masks as a stream of whole 32-byte sectors: 4 outputs a
 //! thread per pass, one tile per block.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use super::*;
 #[cfg(target_arch = "nvptx64")]
 use {

@@ -2,15 +2,6 @@
 //! (`mma.sync` on TF32, sm_80 and newer), with FP32-level accuracy by
 //! 3xTF32.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 #[cfg(target_arch = "nvptx64")]
 use crate::prim::*;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]

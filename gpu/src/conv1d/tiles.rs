@@ -3,15 +3,6 @@
 //! of consecutive tiles that steps 4 and 7 walk with the next tile's loads
 //! in flight.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use super::*;
 use crate::prim::*;
 

@@ -333,10 +333,6 @@ pub(crate) unsafe fn panels(
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(
-    clippy::needless_range_loop,
-    reason = "constant ranges unroll; arrays stay in registers"
-)]
-#[allow(
     unused_assignments,
     reason = "the unrolled steps past the last load assign nothing, but the lint sees the assignment of each copy"
 )]

@@ -14,10 +14,6 @@ pub const TM: usize = 8;
 /// Contract: the family's; blocks of `TILE · TILE / TM` (512) threads and
 /// `2 · TILE · BK` words of shared memory.
 #[cfg(target_arch = "nvptx64")]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "constant ranges unroll; arrays stay in registers"
-)]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     let (tile_m, tile_n) = o.tile(TILE, TILE, 1);

@@ -55,10 +55,6 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "constant ranges unroll; arrays stay in registers"
-)]
 #[inline(always)]
 unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
     o: &Operands,

@@ -16,10 +16,6 @@ pub const BK: usize = 8;
 /// Contract: the family's; blocks of 256 threads and `2 · TILE · BK` words
 /// of shared memory.
 #[cfg(target_arch = "nvptx64")]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "constant ranges unroll; arrays stay in registers"
-)]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
     const Q: usize = TILE * BK / 4 / THREADS;

@@ -80,10 +80,6 @@ impl WarpTile {
 /// of `lda` words (`A` tile, `k`-major), `b` likewise.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "constant ranges unroll; arrays stay in registers"
-)]
 pub(crate) unsafe fn multiply(
     acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],
     a: *const f32,

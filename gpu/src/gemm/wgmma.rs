@@ -130,10 +130,6 @@ mod device {
     /// The body for staging layouts `A_K`, `B_K` (see
     /// [`super::super::staging::Layout`]).
     #[inline(always)]
-    #[allow(
-        clippy::needless_range_loop,
-        reason = "constant ranges unroll; arrays stay in registers"
-    )]
     pub(super) unsafe fn body<const SPLIT: bool, const A_K: bool, const B_K: bool>(
         o: &Operands,
         row0: usize,

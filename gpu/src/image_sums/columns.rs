@@ -3,15 +3,6 @@
 //! with the rows split across blocks, whole columns per block, and bands
 //! of rows that meet in a tally.
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use crate::WARP_SIZE;
 #[cfg(target_arch = "nvptx64")]
 use {super::*, crate::prim::*};

@@ -2,15 +2,6 @@
 //! per row with shuffles, 16-byte loads summed by `dp4a`, and two warps
 //! per row (or several blocks, meeting in a tally, for few long rows).
 
-#![cfg_attr(
-    target_arch = "nvptx64",
-    allow(
-        clippy::needless_range_loop,
-        reason = "index loops over constant ranges unroll fully and keep the arrays in registers; \
-                  iterators over them spilled to local memory"
-    )
-)]
-
 use super::*;
 use crate::WARP_SIZE;
 #[cfg(target_arch = "nvptx64")]

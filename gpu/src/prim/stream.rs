@@ -23,10 +23,6 @@ use super::{Words4, load_nc_v4};
 /// or `x` is 16-byte aligned and `n` a whole number of 16-byte words (no
 /// head or tail).
 #[inline(always)]
-#[allow(
-    clippy::needless_range_loop,
-    reason = "index loops over a constant range unroll fully and keep `w` in registers"
-)]
 pub unsafe fn stream_words<E: Copy, A, const UNROLL: usize>(
     x: *const E,
     n: usize,
