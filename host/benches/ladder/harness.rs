@@ -1,6 +1,10 @@
 //! Timing, the two ceilings (the bandwidth of a device-to-device copy and
 //! the FP32 peak), progress lines, and the results a run collects for its
-//! report.
+//! report ([`Case`], [`Scaling`], [`KernelUse`] and what they hold). The
+//! methods that record results (`Bench::record` and its siblings), printing
+//! each table as the report renders it, are in `report.rs`: the harness
+//! imports nothing of the JSON writer or the report, which both read the
+//! [`Bench`].
 
 use crate::hold::{Hold, WINDOW};
 use crate::peers::{PeerResult, Peers};
@@ -88,7 +92,7 @@ pub struct Row {
 
 /// What the rate of a case or a scaling point counts: the one place that
 /// fixes its unit, its keys in the JSON and the ceiling it is compared with
-/// ([`crate::report::Unit`]).
+/// ([`crate::records::Unit`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Work {
     /// The bytes of the case or point ([`Case::bytes`], [`Point::bytes`]):
@@ -465,39 +469,5 @@ impl<'a> Bench<'a> {
             .iter()
             .map(|(start, stop)| stop.elapsed_time_f32(start).map(f64::from).map_err(err))
             .collect()
-    }
-
-    /// Prints a case's table and keeps it for the report: rates in GB/s of
-    /// its `bytes`.
-    pub fn record(&mut self, title: &str, case: Case) {
-        self.record_work(title, case, Work::Bytes);
-    }
-
-    /// Prints a case's table and keeps it for the report, its rates those
-    /// of `work`.
-    pub fn record_work(&mut self, title: &str, case: Case, work: Work) {
-        println!("\n{title}");
-        print!("{}", crate::report::table(&case, work, self));
-        self.cases.push((case, work));
-    }
-
-    /// Prints a scaling curve's table and keeps it for the report: rates
-    /// in GB/s of each point's `bytes`.
-    pub fn record_scaling(&mut self, scaling: Scaling) {
-        let works = vec![Work::Bytes; scaling.points.len()];
-        self.record_scaling_work(scaling, works);
-    }
-
-    /// Prints a scaling curve's table and keeps it for the report, the rate
-    /// of each point that of `work(point)`.
-    pub fn record_scaling_with(&mut self, scaling: Scaling, work: impl Fn(&Point) -> Work) {
-        let works = scaling.points.iter().map(work).collect();
-        self.record_scaling_work(scaling, works);
-    }
-
-    fn record_scaling_work(&mut self, scaling: Scaling, works: Vec<Work>) {
-        println!("\n{} (scaling)", scaling.title);
-        print!("{}", crate::report::scaling_table(&scaling, &works));
-        self.scaling.push((scaling, works));
     }
 }

@@ -12,9 +12,23 @@
 //! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
 //! ```
 //!
-//! Writes `ladder.json` (fields documented in [`report`]), `report.md` and
+//! Writes `ladder.json` (fields documented in [`json`]), `report.md` and
 //! one SVG chart per case and per scaling curve into `DIR` (default
 //! `target/bench`). `cargo xtask bench` runs it with the same arguments.
+//!
+//! The modules, bottom up (each imports only modules listed before it):
+//!
+//! * [`peers`]: NVIDIA's libraries (and PyTorch) in the same run: the peer programs;
+//! * [`hold`]: the kernel that holds the stream while timed launches queue;
+//! * [`records`]: `ladder.json` read back (`Record`, `Unit`, `parse`, `header`);
+//! * [`svg`]: the charts, drawn from records;
+//! * [`harness`]: timing, the ceilings, `Bench` and the results it collects;
+//! * [`json`]: writes `ladder.json` from a `Bench` (its fields documented there);
+//! * [`report`]: the Markdown tables, report and charts rendered from records,
+//!   and `Bench`'s recording methods, which print each table during the run;
+//! * [`readme`]: the README's tables, from records and the report's tables;
+//! * the families ([`reduce`], [`transpose`], [`image_sums`], [`histogram`],
+//!   [`conv1d`], [`gemm`], [`rng`]): each runs its ladders on a `Bench`.
 
 mod conv1d;
 mod gemm;
@@ -22,8 +36,10 @@ mod harness;
 mod histogram;
 mod hold;
 mod image_sums;
+mod json;
 mod peers;
 mod readme;
+mod records;
 mod reduce;
 mod report;
 mod rng;
@@ -194,7 +210,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
         ));
     }
     std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
-    let json = report::json(&bench);
+    let json = json::json(&bench);
     let path = o.out.join("ladder.json");
     std::fs::write(&path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
     write_report(&json, &o.out)?;

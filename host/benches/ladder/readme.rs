@@ -25,7 +25,8 @@
 //! `cargo xtask readme` rewrites the tables; `cargo xtask readme --check`
 //! (CI) fails where one differs from what the JSON gives.
 
-use crate::report::{Record, parse, scaling_markdown, summary_table, unit_of};
+use crate::records::{Record, parse};
+use crate::report::{scaling_markdown, summary_table, unit_of};
 use std::fmt::Write;
 use std::path::Path;
 

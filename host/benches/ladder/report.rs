@@ -1,480 +1,19 @@
-//! The run's results as JSON, and everything rendered from that JSON: the
-//! tables printed during the run, the Markdown report and the SVG charts.
+//! Everything rendered from `ladder.json`'s records ([`crate::records`]):
+//! the tables printed during the run, and the Markdown report with its SVG
+//! charts ([`render`]; the charts are drawn by [`crate::svg`]).
 //!
-//! ## `ladder.json`
-//!
-//! A header of device facts and run settings, one key per line:
-//! `device` (name), `compute_capability`, `multiprocessors`, `l2_bytes`,
-//! `memory_bytes`, `ptx` (the target loaded), `jit` (`false`: the shipped
-//! cubin of `ptx` was loaded; `true`: the driver compiled its PTX; absent in
-//! JSON written before it was), `reps` (timed launches per
-//! median), `stream_held` (`true`: the timed launches were queued behind
-//! the hold kernel of `hold.rs`; absent in JSON written before it was,
-//! whose launches were only enqueued back to back), `memcpy_gbs` (this
-//! run's 1 GiB device-to-device copy, bytes read and written per second),
-//! `memcpy_batch_gbs` (the same copies back to back, see `batch_ms` below;
-//! absent in JSON written before it was),
-//! `fp32_lanes_per_sm`, `sm_clock_khz` (the
-//! SM clock the driver reports: the boost clock; 0 if it did not say) and
-//! `fp32_peak_tflops` (`multiprocessors × fp32_lanes_per_sm × 2 ×
-//! sm_clock_khz`, absent without a clock). Then `results`, one object per
-//! line, by `kind`:
-//!
-//! * `step`: one ladder step on one input — `family`, `case`, `step`,
-//!   `variant`, `versus` (the step's group, absent when empty: the summary
-//!   takes the fastest step of each group), `ms` (median), `bytes` (the
-//!   least a step must move: each input read once, each output written
-//!   once), `gbs` (`bytes / ms`), `ratio_memcpy` (`gbs / memcpy_gbs`),
-//!   `batch_ms` (the median time per launch of windows of launches queued
-//!   back to back with one pair of events around each window, where `ms`
-//!   times each launch between its own events: a launch that follows
-//!   another starts while the GPU finishes the one before; absent for
-//!   launches of a millisecond or more, whose difference is negligible, and
-//!   in JSON written before it was) and `ratio_memcpy_batch` (its rate over
-//!   `memcpy_batch_gbs`),
-//!   `peer` and `ratio_peer` (the fastest available peer the step is
-//!   compared with and `peer ms / ms`: above 1 is faster than the library;
-//!   absent without a peer), `speedup_vs_first` (step 1's time over this
-//!   one's; absent where step 1 was not measured);
-//! * `peer`: a library on the same input — `family`, `case`, `versus` (the
-//!   group of steps it compares with, e.g. `sum`; empty: every step of the
-//!   case; a group without steps, such as `reference`: none, a reference
-//!   line only), `peer`, and either `ms`, `bytes`, `gbs`, `ratio_memcpy`,
-//!   or `unavailable` (the reason);
-//! * `scaling`: one point of a scaling curve — `family`, `title`, `axis`,
-//!   `series`, `n`, `ms`, `bytes`, `gbs`; a series that could not run has
-//!   `unavailable` instead of the numbers;
-//! * `kernel`: one entry of the loaded module, of a family that ran, as the
-//!   driver reports it (`Context::kernel_resources`) — `family` (its family
-//!   in `warpspeed::gpu::FAMILIES`, e.g. `image_sums`), `name` (the entry,
-//!   e.g. `reduce_fold_f32`), `base` and `ty` (the name without and its
-//!   type suffix), `registers` (per thread), `local_bytes` (per thread:
-//!   stack and spills), `static_shared_bytes` (per block),
-//!   `max_threads_per_block`. Absent in JSON written before they were.
-//!
-//! The unit of a record is in its keys ([`Unit`]): a compute-bound family
-//! (SGEMM) writes `flops` (the floating-point operations of one launch,
-//! `2·m·n·k` for a product), `tflops` (`flops / ms`, in 10^12 a second),
-//! `ratio_peak` (`tflops / fp32_peak_tflops`) and `ratio_peak_batch` where
-//! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
+//! Also `Bench`'s recording methods (`record`, `record_work`,
+//! `record_scaling`, `record_scaling_with`), which print each case's or
+//! curve's table as the report renders it, from its JSON lines
+//! ([`crate::json`]), and keep it for the JSON: they live here so that
+//! `harness.rs` imports neither the JSON writer nor this module, which both
+//! read the [`Bench`].
 
-use crate::harness::{BATCH_BELOW_MS, BATCH_WINDOWS, Bench, Case, KernelUse, Scaling, Work};
-use crate::peers::field;
+use crate::harness::{BATCH_BELOW_MS, BATCH_WINDOWS, Bench, Case, Point, Scaling, Work};
+use crate::json::{Ceilings, case_records, scaling_records};
+use crate::records::{Record, Unit, header, parse};
 use crate::svg;
 use std::fmt::Write;
-
-/// What a record's rate counts, and the ceiling it is compared with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Unit {
-    /// GB/s of `bytes` moved, × this run's device-to-device copy.
-    #[default]
-    Bandwidth,
-    /// TFLOP/s of `flops` done, × the device's FP32 peak.
-    Compute,
-}
-
-impl Unit {
-    pub fn of(work: Work) -> Unit {
-        match work {
-            Work::Bytes => Unit::Bandwidth,
-            Work::Flops(_) => Unit::Compute,
-        }
-    }
-
-    /// Its JSON keys: the amount of one launch, the rate, the rate over
-    /// the ceiling, the back-to-back rate over the ceiling.
-    fn keys(self) -> [&'static str; 4] {
-        match self {
-            Unit::Bandwidth => ["bytes", "gbs", "ratio_memcpy", "ratio_memcpy_batch"],
-            Unit::Compute => ["flops", "tflops", "ratio_peak", "ratio_peak_batch"],
-        }
-    }
-
-    /// The unit of the rate.
-    pub fn label(self) -> &'static str {
-        match self {
-            Unit::Bandwidth => "GB/s",
-            Unit::Compute => "TFLOP/s",
-        }
-    }
-
-    /// The ceiling, as a column heading says it (`× memcpy`).
-    fn ceiling(self) -> &'static str {
-        match self {
-            Unit::Bandwidth => "memcpy",
-            Unit::Compute => "FP32 peak",
-        }
-    }
-
-    /// The ceiling's line in a chart.
-    pub fn ceiling_line(self) -> &'static str {
-        match self {
-            Unit::Bandwidth => "device memcpy",
-            Unit::Compute => "FP32 peak (boost clock)",
-        }
-    }
-
-    /// The rate of `amount` done in `ms` milliseconds.
-    fn rate(self, amount: f64, ms: f64) -> f64 {
-        match self {
-            Unit::Bandwidth => amount / ms / 1e6,
-            Unit::Compute => amount / ms / 1e9,
-        }
-    }
-
-    /// Decimals of a rate in the JSON.
-    fn json_digits(self) -> usize {
-        match self {
-            Unit::Bandwidth => 1,
-            Unit::Compute => 3,
-        }
-    }
-
-    /// Decimals of a rate in tables and charts.
-    pub fn digits(self) -> usize {
-        match self {
-            Unit::Bandwidth => 0,
-            Unit::Compute => 1,
-        }
-    }
-}
-
-/// The two ceilings of a run: the copy bandwidth in GB/s (of copies each
-/// timed on its own, and back to back) and the FP32 peak in TFLOP/s
-/// (unknown without the SM clock).
-#[derive(Clone, Copy, Debug)]
-pub struct Ceilings {
-    pub memcpy_gbs: f64,
-    pub memcpy_batch_gbs: f64,
-    pub peak_tflops: Option<f64>,
-}
-
-impl Ceilings {
-    pub fn of_bench(bench: &Bench) -> Ceilings {
-        Ceilings {
-            memcpy_gbs: bench.memcpy_gbs,
-            memcpy_batch_gbs: bench.memcpy_batch_gbs,
-            peak_tflops: bench.peak.tflops(),
-        }
-    }
-
-    /// The ceiling of `unit`, if known.
-    pub fn of(&self, unit: Unit) -> Option<f64> {
-        match unit {
-            Unit::Bandwidth => Some(self.memcpy_gbs),
-            Unit::Compute => self.peak_tflops,
-        }
-    }
-
-    /// The ceiling of `unit` for launches back to back, if known: the
-    /// copies back to back for bandwidth, the same peak for compute.
-    fn of_batch(&self, unit: Unit) -> Option<f64> {
-        match unit {
-            Unit::Bandwidth => Some(self.memcpy_batch_gbs).filter(|&g| g > 0.0),
-            Unit::Compute => self.peak_tflops,
-        }
-    }
-}
-
-/// The amount of one launch's work: a case's or a point's `bytes`, or the
-/// flops of `work`.
-fn work_amount(bytes: f64, work: Work) -> f64 {
-    match work {
-        Work::Bytes => bytes,
-        Work::Flops(flops) => flops,
-    }
-}
-
-/// The amount of work of one launch ([`work_amount`]), its unit, and the JSON of `amount, rate[, ratio]` for
-/// a launch of `ms`.
-fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool) -> String {
-    let unit = Unit::of(work);
-    let amount = work_amount(bytes, work);
-    let [amount_key, rate_key, ratio_key, _] = unit.keys();
-    let rate = unit.rate(amount, ms);
-    let mut out = format!(
-        ",\"{amount_key}\":{amount},\"{rate_key}\":{rate:.digits$}",
-        digits = unit.json_digits()
-    );
-    if let Some(ceiling) = ceilings.of(unit).filter(|_| with_ratio) {
-        let _ = write!(out, ",\"{ratio_key}\":{:.4}", rate / ceiling);
-    }
-    out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "'")
-}
-
-/// The JSON lines of one case, its rates those of `work`.
-pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> {
-    let head = |kind: &str| {
-        format!(
-            "{{\"kind\":\"{kind}\",\"family\":\"{}\",\"case\":\"{}\"",
-            case.family,
-            escape(&case.case)
-        )
-    };
-    let first = case.rows.iter().find(|r| r.step == 1).map(|r| r.ms);
-    let mut lines = Vec::new();
-    for r in &case.rows {
-        let mut line = format!(
-            "{},\"step\":{},\"variant\":\"{}\"",
-            head("step"),
-            r.step,
-            r.variant
-        );
-        if !r.versus.is_empty() {
-            let _ = write!(line, ",\"versus\":\"{}\"", escape(r.versus));
-        }
-        let _ = write!(
-            line,
-            ",\"ms\":{:.6}{}",
-            r.ms,
-            measure(case.bytes, work, r.ms, ceilings, true)
-        );
-        if let Some(batch) = r.batch_ms {
-            let unit = Unit::of(work);
-            let amount = work_amount(case.bytes, work);
-            let _ = write!(line, ",\"batch_ms\":{batch:.6}");
-            if let Some(ceiling) = ceilings.of_batch(unit) {
-                let _ = write!(
-                    line,
-                    ",\"{}\":{:.4}",
-                    unit.keys()[3],
-                    unit.rate(amount, batch) / ceiling
-                );
-            }
-        }
-        if let Some((peer, ms)) = case.best_peer(r.versus) {
-            let _ = write!(
-                line,
-                ",\"peer\":\"{}\",\"ratio_peer\":{:.4}",
-                escape(peer),
-                ms / r.ms
-            );
-        }
-        if let Some(first) = first {
-            let _ = write!(line, ",\"speedup_vs_first\":{:.3}", first / r.ms);
-        }
-        line.push('}');
-        lines.push(line);
-    }
-    for (versus, p) in &case.peers {
-        let mut line = format!(
-            "{},\"versus\":\"{versus}\",\"peer\":\"{}\"",
-            head("peer"),
-            escape(&p.name)
-        );
-        match &p.outcome {
-            Ok(ms) => {
-                let _ = write!(
-                    line,
-                    ",\"ms\":{ms:.6}{}}}",
-                    measure(case.bytes, work, *ms, ceilings, true)
-                );
-            }
-            Err(why) => {
-                let _ = write!(line, ",\"unavailable\":\"{}\"}}", escape(why));
-            }
-        }
-        lines.push(line);
-    }
-    lines
-}
-
-/// The JSON lines of one scaling curve, the rate of each point that of
-/// its `works` entry.
-pub fn scaling_records(s: &Scaling, works: &[Work]) -> Vec<String> {
-    let head = |series: &str| {
-        format!(
-            "{{\"kind\":\"scaling\",\"family\":\"{}\",\"title\":\"{}\",\"axis\":\"{}\",\"series\":\"{}\"",
-            s.family,
-            escape(&s.title),
-            s.axis,
-            escape(series)
-        )
-    };
-    // Scaling points carry no ratio: the ceiling is not needed.
-    let no_ceiling = Ceilings {
-        memcpy_gbs: 0.0,
-        memcpy_batch_gbs: 0.0,
-        peak_tflops: None,
-    };
-    let mut lines: Vec<String> = s
-        .points
-        .iter()
-        .zip(works)
-        .map(|(p, &work)| {
-            format!(
-                "{},\"n\":{},\"ms\":{:.6}{}}}",
-                head(&p.series),
-                p.n,
-                p.ms,
-                measure(p.bytes, work, p.ms, no_ceiling, false)
-            )
-        })
-        .collect();
-    for (series, why) in &s.unavailable {
-        lines.push(format!(
-            "{},\"unavailable\":\"{}\"}}",
-            head(series),
-            escape(why)
-        ));
-    }
-    lines
-}
-
-/// The JSON line of one kernel.
-pub fn kernel_record(k: &KernelUse) -> String {
-    let r = &k.resources;
-    format!(
-        "{{\"kind\":\"kernel\",\"family\":\"{}\",\"name\":\"{}\",\"base\":\"{}\",\"ty\":\"{}\",\"registers\":{},\"local_bytes\":{},\"static_shared_bytes\":{},\"max_threads_per_block\":{}}}",
-        k.family,
-        r.name,
-        k.base,
-        k.ty,
-        r.registers,
-        r.local_bytes,
-        r.static_shared_bytes,
-        r.max_threads_per_block
-    )
-}
-
-/// The whole run as JSON (see the module docs).
-pub fn json(bench: &Bench) -> String {
-    let info = bench.ctx.info();
-    let ceilings = Ceilings::of_bench(bench);
-    let mut results: Vec<String> = Vec::new();
-    for (case, work) in &bench.cases {
-        results.extend(case_records(case, *work, ceilings));
-    }
-    for (s, works) in &bench.scaling {
-        results.extend(scaling_records(s, works));
-    }
-    results.extend(bench.kernels.iter().map(kernel_record));
-    let peak = bench
-        .peak
-        .tflops()
-        .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
-    format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"memcpy_batch_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
-        escape(&info.name),
-        info.compute_capability.0,
-        info.compute_capability.1,
-        info.multiprocessors,
-        info.max_threads_per_multiprocessor,
-        info.l2_bytes,
-        info.total_memory,
-        info.ptx_target,
-        info.jit,
-        bench.reps,
-        bench.memcpy_gbs,
-        bench.memcpy_batch_gbs,
-        bench.peak.lanes,
-        bench.peak.clock_khz,
-        results.join(",\n")
-    )
-}
-
-/// One result line, read back.
-#[derive(Clone, Debug, Default)]
-pub struct Record {
-    pub kind: String,
-    pub family: String,
-    pub case: String,
-    pub step: String,
-    pub variant: String,
-    /// The step's group (absent in JSON written before groups were).
-    pub versus: Option<String>,
-    pub ms: Option<f64>,
-    /// What `rate` counts, from the record's keys.
-    pub unit: Unit,
-    /// GB/s or TFLOP/s.
-    pub rate: Option<f64>,
-    /// The rate over the ceiling of its unit.
-    pub ratio_ceiling: Option<f64>,
-    /// A step's time per launch back to back, and its rate over the
-    /// back-to-back ceiling (absent for long launches and in older JSON).
-    pub batch_ms: Option<f64>,
-    pub ratio_ceiling_batch: Option<f64>,
-    pub peer: Option<String>,
-    pub ratio_peer: Option<f64>,
-    pub speedup: Option<f64>,
-    pub unavailable: Option<String>,
-    pub title: String,
-    pub axis: String,
-    pub series: String,
-    pub n: usize,
-    /// A `kernel` record's entry, its base and type, and what it uses.
-    pub name: String,
-    pub base: String,
-    pub ty: String,
-    pub registers: u32,
-    pub local_bytes: u32,
-    pub static_shared_bytes: u32,
-}
-
-impl Record {
-    /// A `step` or `peer`: a row of a case's table.
-    fn of_case(&self) -> bool {
-        self.kind == "step" || self.kind == "peer"
-    }
-}
-
-/// The result lines of a JSON file written by [`json`] (or of a case).
-pub fn parse(text: &str) -> Vec<Record> {
-    text.lines()
-        .filter(|l| l.trim_start().starts_with("{\"kind\""))
-        .map(|l| {
-            let s = |k| field(l, k).unwrap_or_default();
-            let f = |k| field(l, k).and_then(|v| v.parse().ok());
-            let u = |k| field(l, k).and_then(|v| v.parse().ok()).unwrap_or(0);
-            let unit = if field(l, Unit::Compute.keys()[0]).is_some() {
-                Unit::Compute
-            } else {
-                Unit::Bandwidth
-            };
-            let [_, rate, ratio, ratio_batch] = unit.keys();
-            Record {
-                kind: s("kind"),
-                family: s("family"),
-                case: s("case"),
-                step: s("step"),
-                variant: s("variant"),
-                versus: field(l, "versus"),
-                ms: f("ms"),
-                unit,
-                rate: f(rate),
-                ratio_ceiling: f(ratio),
-                batch_ms: f("batch_ms"),
-                ratio_ceiling_batch: f(ratio_batch),
-                peer: field(l, "peer"),
-                ratio_peer: f("ratio_peer"),
-                speedup: f("speedup_vs_first"),
-                unavailable: field(l, "unavailable"),
-                title: s("title"),
-                axis: s("axis"),
-                series: s("series"),
-                n: f("n").map_or(0, |n: f64| n as usize),
-                name: s("name"),
-                base: s("base"),
-                ty: s("ty"),
-                registers: u("registers"),
-                local_bytes: u("local_bytes"),
-                static_shared_bytes: u("static_shared_bytes"),
-            }
-        })
-        .collect()
-}
-
-/// A header value of the JSON file.
-pub fn header(text: &str, key: &str) -> String {
-    text.lines()
-        .take_while(|l| !l.starts_with("\"results\""))
-        .find_map(|l| field(l, key))
-        .unwrap_or_default()
-}
 
 /// `v` with `digits` decimals, `—` if absent.
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -528,7 +67,7 @@ pub fn unit_of(records: &[&Record]) -> Unit {
 }
 
 /// The Markdown table of one case's records.
-pub fn case_table(records: &[&Record]) -> String {
+fn case_table(records: &[&Record]) -> String {
     let unit = unit_of(records);
     let digits = unit.digits();
     let batch = BackToBack::of(records.iter().copied());
@@ -578,7 +117,7 @@ pub fn case_table(records: &[&Record]) -> String {
 }
 
 /// A case's table, as printed during the run.
-pub fn table(case: &Case, work: Work, bench: &Bench) -> String {
+fn table(case: &Case, work: Work, bench: &Bench) -> String {
     let text = case_records(case, work, Ceilings::of_bench(bench)).join("\n");
     let records = parse(&text);
     case_table(&records.iter().collect::<Vec<_>>())
@@ -632,9 +171,49 @@ pub fn scaling_markdown(records: &[&Record]) -> String {
 }
 
 /// A scaling curve's table, as printed during the run.
-pub fn scaling_table(s: &Scaling, works: &[Work]) -> String {
+fn scaling_table(s: &Scaling, works: &[Work]) -> String {
     let records = parse(&scaling_records(s, works).join("\n"));
     scaling_markdown(&records.iter().collect::<Vec<_>>())
+}
+
+/// `Bench`'s recording methods: each prints its table as the report
+/// renders it ([`table`], [`scaling_table`]) and keeps the results for the
+/// JSON. Here rather than in `harness.rs`, so that the harness stays below
+/// the JSON writer and this module.
+impl Bench<'_> {
+    /// Prints a case's table and keeps it for the report: rates in GB/s of
+    /// its `bytes`.
+    pub fn record(&mut self, title: &str, case: Case) {
+        self.record_work(title, case, Work::Bytes);
+    }
+
+    /// Prints a case's table and keeps it for the report, its rates those
+    /// of `work`.
+    pub fn record_work(&mut self, title: &str, case: Case, work: Work) {
+        println!("\n{title}");
+        print!("{}", table(&case, work, self));
+        self.cases.push((case, work));
+    }
+
+    /// Prints a scaling curve's table and keeps it for the report: rates
+    /// in GB/s of each point's `bytes`.
+    pub fn record_scaling(&mut self, scaling: Scaling) {
+        let works = vec![Work::Bytes; scaling.points.len()];
+        self.record_scaling_work(scaling, works);
+    }
+
+    /// Prints a scaling curve's table and keeps it for the report, the rate
+    /// of each point that of `work(point)`.
+    pub fn record_scaling_with(&mut self, scaling: Scaling, work: impl Fn(&Point) -> Work) {
+        let works = scaling.points.iter().map(work).collect();
+        self.record_scaling_work(scaling, works);
+    }
+
+    fn record_scaling_work(&mut self, scaling: Scaling, works: Vec<Work>) {
+        println!("\n{} (scaling)", scaling.title);
+        print!("{}", scaling_table(&scaling, &works));
+        self.scaling.push((scaling, works));
+    }
 }
 
 /// The 256-thread blocks one SM holds for a kernel of `registers` per
@@ -646,7 +225,7 @@ fn blocks_by_registers(registers: u32, max_threads: u32) -> Option<u32> {
 
 /// The Markdown table of kernel records: one row per entry, or per run of
 /// entries of one base with the same figures (`reduce_fold_{f32,i32,u32}`).
-pub fn kernel_table(kernels: &[&Record], max_threads_per_sm: u32) -> String {
+fn kernel_table(kernels: &[&Record], max_threads_per_sm: u32) -> String {
     let mut out = String::from(
         "| entry | registers | local bytes | static shared bytes | blocks/SM (256 threads) |\n|---|---:|---:|---:|---:|\n",
     );
@@ -725,7 +304,7 @@ fn slug(parts: &[&str]) -> String {
 /// The fastest step of each case and group (its `versus`, or, in JSON
 /// without groups, its peer), against its ceiling and its best peer: the
 /// tables the README shows, one per unit.
-pub fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
+fn summary(records: &[Record], cases: &[(&str, &str)]) -> String {
     let mut out = String::from("\n## Summary: the fastest step of each case\n");
     for unit in [Unit::Bandwidth, Unit::Compute] {
         let of_unit: Vec<(&str, &str)> = cases

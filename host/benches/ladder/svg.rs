@@ -3,7 +3,7 @@
 //! compute-bound family) and each peer's line, and scaling curves on a
 //! log-scaled size axis.
 
-use crate::report::{Record, Unit};
+use crate::records::{Record, Unit};
 use std::fmt::Write;
 
 const WIDTH: f64 = 960.0;

@@ -1,0 +1,160 @@
+//! `ladder.json` as read back: its result lines ([`Record`], [`parse`]), its
+//! header values ([`header`]) and the unit of a record's rate ([`Unit`]).
+//! The bottom of the rendering: `svg.rs`, `report.rs` and `readme.rs` draw
+//! from these records. It knows nothing of the harness; the side of [`Unit`]
+//! that the writing needs (a case's `Work`, rates as the JSON writes them)
+//! is in `json.rs`, with the fields' documentation.
+
+use crate::peers::field;
+
+/// What a record's rate counts, and the ceiling it is compared with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unit {
+    /// GB/s of `bytes` moved, × this run's device-to-device copy.
+    #[default]
+    Bandwidth,
+    /// TFLOP/s of `flops` done, × the device's FP32 peak.
+    Compute,
+}
+
+impl Unit {
+    /// Its JSON keys: the amount of one launch, the rate, the rate over
+    /// the ceiling, the back-to-back rate over the ceiling.
+    pub fn keys(self) -> [&'static str; 4] {
+        match self {
+            Unit::Bandwidth => ["bytes", "gbs", "ratio_memcpy", "ratio_memcpy_batch"],
+            Unit::Compute => ["flops", "tflops", "ratio_peak", "ratio_peak_batch"],
+        }
+    }
+
+    /// The unit of the rate.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "GB/s",
+            Unit::Compute => "TFLOP/s",
+        }
+    }
+
+    /// The ceiling, as a column heading says it (`× memcpy`).
+    pub fn ceiling(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "memcpy",
+            Unit::Compute => "FP32 peak",
+        }
+    }
+
+    /// The ceiling's line in a chart.
+    pub fn ceiling_line(self) -> &'static str {
+        match self {
+            Unit::Bandwidth => "device memcpy",
+            Unit::Compute => "FP32 peak (boost clock)",
+        }
+    }
+
+    /// Decimals of a rate in tables and charts.
+    pub fn digits(self) -> usize {
+        match self {
+            Unit::Bandwidth => 0,
+            Unit::Compute => 1,
+        }
+    }
+}
+
+/// One result line, read back.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub kind: String,
+    pub family: String,
+    pub case: String,
+    pub step: String,
+    pub variant: String,
+    /// The step's group (absent in JSON written before groups were).
+    pub versus: Option<String>,
+    pub ms: Option<f64>,
+    /// What `rate` counts, from the record's keys.
+    pub unit: Unit,
+    /// GB/s or TFLOP/s.
+    pub rate: Option<f64>,
+    /// The rate over the ceiling of its unit.
+    pub ratio_ceiling: Option<f64>,
+    /// A step's time per launch back to back, and its rate over the
+    /// back-to-back ceiling (absent for long launches and in older JSON).
+    pub batch_ms: Option<f64>,
+    pub ratio_ceiling_batch: Option<f64>,
+    pub peer: Option<String>,
+    pub ratio_peer: Option<f64>,
+    pub speedup: Option<f64>,
+    pub unavailable: Option<String>,
+    pub title: String,
+    pub axis: String,
+    pub series: String,
+    pub n: usize,
+    /// A `kernel` record's entry, its base and type, and what it uses.
+    pub name: String,
+    pub base: String,
+    pub ty: String,
+    pub registers: u32,
+    pub local_bytes: u32,
+    pub static_shared_bytes: u32,
+}
+
+impl Record {
+    /// A `step` or `peer`: a row of a case's table.
+    pub fn of_case(&self) -> bool {
+        self.kind == "step" || self.kind == "peer"
+    }
+}
+
+/// The result lines of a JSON file written by `json::json` (or of a case).
+pub fn parse(text: &str) -> Vec<Record> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("{\"kind\""))
+        .map(|l| {
+            let s = |k| field(l, k).unwrap_or_default();
+            let f = |k| field(l, k).and_then(|v| v.parse().ok());
+            let u = |k| field(l, k).and_then(|v| v.parse().ok()).unwrap_or(0);
+            let unit = if field(l, Unit::Compute.keys()[0]).is_some() {
+                Unit::Compute
+            } else {
+                Unit::Bandwidth
+            };
+            let [_, rate, ratio, ratio_batch] = unit.keys();
+            Record {
+                kind: s("kind"),
+                family: s("family"),
+                case: s("case"),
+                step: s("step"),
+                variant: s("variant"),
+                versus: field(l, "versus"),
+                ms: f("ms"),
+                unit,
+                rate: f(rate),
+                ratio_ceiling: f(ratio),
+                batch_ms: f("batch_ms"),
+                ratio_ceiling_batch: f(ratio_batch),
+                peer: field(l, "peer"),
+                ratio_peer: f("ratio_peer"),
+                speedup: f("speedup_vs_first"),
+                unavailable: field(l, "unavailable"),
+                title: s("title"),
+                axis: s("axis"),
+                series: s("series"),
+                n: f("n").map_or(0, |n: f64| n as usize),
+                name: s("name"),
+                base: s("base"),
+                ty: s("ty"),
+                registers: u("registers"),
+                local_bytes: u("local_bytes"),
+                static_shared_bytes: u("static_shared_bytes"),
+            }
+        })
+        .collect()
+}
+
+/// A header value of the JSON file.
+pub fn header(text: &str, key: &str) -> String {
+    text.lines()
+        .take_while(|l| !l.starts_with("\"results\""))
+        .find_map(|l| field(l, key))
+        .unwrap_or_default()
+}
