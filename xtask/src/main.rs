@@ -13,7 +13,8 @@ mod tasks;
 
 use device::device;
 use kernels::kernels;
-use ptx::{build_ptx, build_ptx_task};
+use lineinfo::build_ptx_lineinfo;
+use ptx::build_ptx;
 use tasks::{bench, lint_gpu, test};
 
 const HELP: &str = "\
@@ -115,6 +116,25 @@ fn main() -> ExitCode {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `cargo xtask build-ptx [--check]` or `build-ptx --lineinfo [--print]`.
+fn build_ptx_task(args: &[String]) -> Result<(), String> {
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    if let Some(other) = args
+        .iter()
+        .find(|a| !matches!(a.as_str(), "--check" | "--lineinfo" | "--print"))
+    {
+        return Err(format!("build-ptx: unknown argument `{other}`\n\n{HELP}"));
+    }
+    match (has("--check"), has("--lineinfo"), has("--print")) {
+        (check, false, false) => build_ptx(check).map(drop),
+        (false, true, print) => build_ptx_lineinfo(print),
+        (true, true, _) => {
+            Err("build-ptx: --check is for the committed PTX, not --lineinfo".into())
+        }
+        (_, false, true) => Err("build-ptx: --print goes with --lineinfo".into()),
     }
 }
 

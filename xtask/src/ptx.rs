@@ -5,9 +5,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::lineinfo::build_ptx_lineinfo;
 use crate::ptxas::{Ptxas, ptxas_mismatch, ptxas_path};
-use crate::{HELP, cargo, root, run};
+use crate::{cargo, root, run};
 
 /// The PTX targets shipped in `host/ptx/` (one list, the device crate's).
 pub(crate) const PTX_TARGETS: [&str; 4] = warpspeed_gpu::ptx::TARGETS;
@@ -27,25 +26,6 @@ fn cubin_path(target: &str) -> PathBuf {
     root()
         .join("host/ptx")
         .join(format!("warpspeed_{target}.cubin"))
-}
-
-/// `cargo xtask build-ptx [--check]` or `build-ptx --lineinfo [--print]`.
-pub(crate) fn build_ptx_task(args: &[String]) -> Result<(), String> {
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    if let Some(other) = args
-        .iter()
-        .find(|a| !matches!(a.as_str(), "--check" | "--lineinfo" | "--print"))
-    {
-        return Err(format!("build-ptx: unknown argument `{other}`\n\n{HELP}"));
-    }
-    match (has("--check"), has("--lineinfo"), has("--print")) {
-        (check, false, false) => build_ptx(check).map(drop),
-        (false, true, print) => build_ptx_lineinfo(print),
-        (true, true, _) => {
-            Err("build-ptx: --check is for the committed PTX, not --lineinfo".into())
-        }
-        (_, false, true) => Err("build-ptx: --print goes with --lineinfo".into()),
-    }
 }
 
 /// How the device crate is built.
