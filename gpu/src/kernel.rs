@@ -335,6 +335,29 @@ macro_rules! plain_params {
 }
 plain_params!(u32, i32, u64, usize, f32, f64);
 
+/// How a kernel parameter becomes a field of its group's operand struct
+/// (`(…) as Name` in [`kernels!`]): as it is, or a `u32` count widened to
+/// the `usize` the device indexes with (the host passes 32-bit counts where
+/// they suffice, one register instead of two).
+pub trait Operand<F> {
+    /// The field's value.
+    fn operand(self) -> F;
+}
+
+impl<T> Operand<T> for T {
+    #[inline(always)]
+    fn operand(self) -> T {
+        self
+    }
+}
+
+impl Operand<usize> for u32 {
+    #[inline(always)]
+    fn operand(self) -> usize {
+        self as usize
+    }
+}
+
 /// A kernel's argument list: the generated `Args` structs.
 ///
 /// # Safety
@@ -485,7 +508,10 @@ pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
 /// its kernels take the first one's `Args`. A kernel's body is either `=
 /// path`, the device function called with the group's parameters in order,
 /// or `=> expr`, an expression of those names (other arguments, another
-/// order).
+/// order). A group whose list is followed by `as Name` (a struct with one
+/// field per parameter, of the same name) calls each `= path` with one
+/// `Name` instead, each field the parameter through [`Operand`]: a family
+/// of many parameters then writes them once, not once per step.
 ///
 /// ```text
 /// kernels! {
@@ -501,6 +527,10 @@ pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
 ///         (src: *const T, dst: *mut T, n: usize) {
 ///             fn example_copy<T in f32> => device::copy(dst, src, n);
 ///         }
+///         // `device::scaled(Scaled { src, dst, n, factor })`.
+///         (src: *const T, dst: *mut T, n: u32, factor: f32) as Scaled {
+///             fn example_scaled<T in f32> = device::scaled;
+///         }
 ///     }
 /// }
 /// ```
@@ -509,7 +539,7 @@ macro_rules! kernels {
         $(#[$table_meta:meta])*
         pub const $table:ident = {
             $(
-                $sig:tt {
+                $sig:tt $(as $operands:ident)? {
                     $(#[$first_meta:meta])*
                     fn $first:ident < T in $($first_ty:ident),+
                         $(; const $first_c:ident : $first_cty:ty = { $($first_cv:literal),+ })? >
@@ -525,13 +555,12 @@ macro_rules! kernels {
         }
     ) => {
         $(
-            kernels!(@kernel [$(#[$first_meta])*] $first [$($first_ty),+]
-                [$($first_c : $first_cty [$($first_cv),+])?] $sig []
-                [[$($first_call)?] [$($first_body)?]]);
-            $(
-                kernels!(@kernel [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
-                    $sig [$first] [[$($call)?] [$($body)?]]);
-            )*
+            kernels!(@group $sig [$($operands)?]
+                { [$(#[$first_meta])*] $first [$($first_ty),+]
+                    [$($first_c : $first_cty [$($first_cv),+])?] []
+                    [[$($first_call)?] [$($first_body)?]] }
+                $( { [$(#[$meta])*] $base [$($ty),+] [$($c : $cty [$($cv),+])?]
+                    [$first] [[$($call)?] [$($body)?]] } )*);
         )*
 
         $(#[$table_meta])*
@@ -539,6 +568,14 @@ macro_rules! kernels {
             const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $first::ROWS, $( $base::ROWS, )* )* ];
             &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
         };
+    };
+
+    // One group's kernels, each body paired with the group's operand
+    // struct (`[]` for none); a group is a call of its own so that its
+    // struct, written once, reaches every kernel of it.
+    (@group $sig:tt $operands:tt
+        $( { $metas:tt $base:ident $types:tt $consts:tt $other:tt $body:tt } )*) => {
+        $( kernels!(@kernel $metas $base $types $consts $sig $other [$body $operands]); )*
     };
 
     // A kernel instantiated per type.
@@ -637,11 +674,15 @@ macro_rules! kernels {
     };
 
     // A kernel's body: `= path` calls the path with the group's
-    // parameters, in order; `=> expr` is the expression as written.
-    (@body [[$call:path] []] ($($arg:ident),*)) => {
+    // parameters, in order, or with them as the group's operand struct;
+    // `=> expr` is the expression as written.
+    (@body [[[$call:path] []] []] ($($arg:ident),*)) => {
         $call($($arg),*)
     };
-    (@body [[] [$body:expr]] $args:tt) => {
+    (@body [[[$call:path] []] [$operands:ident]] ($($arg:ident),*)) => {
+        $call($operands { $( $arg: $crate::kernel::Operand::operand($arg) ),* })
+    };
+    (@body [[[] [$body:expr]] $operands:tt] $args:tt) => {
         $body
     };
 

@@ -148,21 +148,12 @@ pub fn karatsuba_outputs(
 /// laid out by [`padded_index`] as step 4's tile, and thread `l`
 /// computes the 16 pairs from `16 l` ([`karatsuba_outputs`]).
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) unsafe fn kernel(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn kernel(op: Operands) {
     const W: usize = SPLIT_WIDTH;
     let threads = SPLIT_THREADS as usize;
-    let (taps, r) = (taps as usize, taps as usize / 2);
+    let (taps, r) = (op.taps as usize, op.taps as usize / 2);
+    let (n, mask) = (op.n, op.mask);
     let half = padded_taps(taps.div_ceil(2), W);
     let len = split_len(taps);
     let words = split_words(taps);
@@ -196,8 +187,8 @@ pub(super) unsafe fn kernel(
         *sequences.add(2 * words + at) = o + next;
     };
     let mut row = block_idx_y() as usize;
-    while row < rows as usize {
-        let x = signal.add(row * signal_pitch);
+    while row < op.rows as usize {
+        let x = op.input_row(row);
         // Pair m needs inputs x[2m], x[2m + 1] and x[2m + 2].
         if start >= r && start - r + 2 * len < n {
             let x = x.add(start - r);
@@ -246,7 +237,7 @@ pub(super) unsafe fn kernel(
         );
         let first = start + 2 * W * tid;
         if first < n {
-            let y = out.add(row * out_pitch + first);
+            let y = op.output_row(row).add(first);
             if first + 2 * W <= n && (y as usize).is_multiple_of(16) {
                 for q in 0..W / 2 {
                     let w = [

@@ -12,25 +12,16 @@ pub const LESSON_BLOCK: u32 = 256;
 /// Steps 1 and 2: one output per thread, `weight(j)` the mask.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn direct(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-    weight: impl Fn(usize) -> f32,
-) {
+unsafe fn direct(op: Operands, weight: impl Fn(usize) -> f32) {
+    let n = op.n;
     let i = global_index_x();
     if i >= n {
         return;
     }
-    let (taps, r) = (taps as usize, taps as usize / 2);
+    let (taps, r) = (op.taps as usize, op.taps as usize / 2);
     let mut row = block_idx_y() as usize;
-    while row < rows as usize {
-        let x = signal.add(row * signal_pitch);
+    while row < op.rows as usize {
+        let x = op.input_row(row);
         let mut sum = 0.0f32;
         // Input index `i − r + j`, kept unsigned: `i + j − r` when
         // `i + j >= r`.
@@ -40,43 +31,21 @@ pub(super) unsafe fn direct(
                 sum = fma(*x.add(k - r), weight(j), sum);
             }
         }
-        *out.add(row * out_pitch + i) = sum;
+        *op.output_row(row).add(i) = sum;
         row += grid_dim_y() as usize;
     }
 }
 
 /// Step 1.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn basic(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
-    direct(signal, signal_pitch, n, rows, taps, out, out_pitch, |j| {
-        *mask.add(j)
-    })
+pub(super) unsafe fn basic(op: Operands) {
+    direct(op, |j| *op.mask.add(j))
 }
 
 /// Step 2.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn constant_mask(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    _mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
-    direct(signal, signal_pitch, n, rows, taps, out, out_pitch, |j| {
+pub(super) unsafe fn constant_mask(op: Operands) {
+    direct(op, |j| {
         // SAFETY: `j < taps <= MAX_TAPS` (launch contract).
         CONV1D_MASK.get_unchecked(j)
     })
@@ -86,27 +55,18 @@ pub(super) unsafe fn constant_mask(
 /// from a shared tile of inputs `b·block − r .. b·block + block − r +
 /// taps − 1`.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn shared_tile(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    _mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn shared_tile(op: Operands) {
     let tile = dynamic_shared::<f32>();
-    let (taps, r) = (taps as usize, taps as usize / 2);
+    let n = op.n;
+    let (taps, r) = (op.taps as usize, op.taps as usize / 2);
     let block = block_dim_x() as usize;
     let tid = thread_idx_x() as usize;
     let start = block_idx_x() as usize * block;
     let len = block + taps - 1;
     let i = start + tid;
     let mut row = block_idx_y() as usize;
-    while row < rows as usize {
-        let x = signal.add(row * signal_pitch);
+    while row < op.rows as usize {
+        let x = op.input_row(row);
         // Tile element `e` is input `start + e − r`, zero outside the row.
         let mut e = tid;
         while e < len {
@@ -123,7 +83,7 @@ pub(super) unsafe fn shared_tile(
                 // SAFETY: `j < taps <= MAX_TAPS` (launch contract).
                 sum = fma(*tile.add(tid + j), CONV1D_MASK.get_unchecked(j), sum);
             }
-            *out.add(row * out_pitch + i) = sum;
+            *op.output_row(row).add(i) = sum;
         }
         // Before the next row overwrites the tile.
         sync_threads();

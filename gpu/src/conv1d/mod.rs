@@ -405,11 +405,51 @@ pub fn tile_source(start: usize, e: usize, r: usize, n: usize) -> Option<usize> 
     }
 }
 
+/// One launch's operands, the parameters of every entry (see the launch
+/// contract above), as each step's body takes them.
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+struct Operands {
+    signal: *const f32,
+    signal_pitch: usize,
+    n: usize,
+    rows: u32,
+    mask: *const f32,
+    taps: u32,
+    out: *mut f32,
+    out_pitch: usize,
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl Operands {
+    /// The first element of signal row `row`.
+    ///
+    /// # Safety
+    /// `row < rows` (the launch contract makes the row valid).
+    #[inline(always)]
+    unsafe fn input_row(&self, row: usize) -> *const f32 {
+        // SAFETY: the caller's `row < rows`; the contract makes every row
+        // of the signal valid.
+        unsafe { self.signal.add(row * self.signal_pitch) }
+    }
+
+    /// The first element of output row `row`.
+    ///
+    /// # Safety
+    /// `row < rows`.
+    #[inline(always)]
+    unsafe fn output_row(&self, row: usize) -> *mut f32 {
+        // SAFETY: as for `input_row`, for the output.
+        unsafe { self.out.add(row * self.out_pitch) }
+    }
+}
+
 kernels! {
-    /// Every convolution entry point; one parameter list for all.
+    /// Every convolution entry point; one parameter list for all, which
+    /// each step's body takes as one `Operands`.
     pub const KERNELS = {
         (signal: *const T, signal_pitch: usize, n: usize, rows: u32,
-            mask: *const T, taps: u32, out: *mut T, out_pitch: usize) {
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize) as Operands {
             fn conv1d_basic<T in f32> = lesson::basic;
             fn conv1d_constant_mask<T in f32> = lesson::constant_mask;
             fn conv1d_shared_tile<T in f32> = lesson::shared_tile;

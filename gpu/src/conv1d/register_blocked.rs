@@ -230,19 +230,9 @@ pub fn shifted_sums<const W: usize, const N: usize, const PAIRED: bool>(
 /// memory); its other [`BLOCKED_TILE`] are loaded into registers before
 /// this tile's arithmetic, so their latency hides behind it.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn kernel<const W: usize>(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn kernel<const W: usize>(op: Operands) {
     let threads = blocked_threads(W) as usize;
-    let (taps, r) = (taps as usize, taps as usize / 2);
+    let (n, mask, taps) = (op.n, op.mask, op.taps as usize);
     let padded = padded_taps(taps, W);
     let len = blocked_tile_len(taps, W);
     let mut carver = SharedCarver::new();
@@ -260,11 +250,7 @@ pub(super) unsafe fn kernel<const W: usize>(
 
     tile_runs::<W>(
         Run {
-            signal,
-            signal_pitch,
-            n,
-            rows,
-            r,
+            operands: op,
             threads,
             tile_len: BLOCKED_TILE,
             keep: padded,
@@ -278,7 +264,7 @@ pub(super) unsafe fn kernel<const W: usize>(
                 |s| segment::<W>(tile, s),
                 |c| segment_of_weights::<W>(weights, c),
             );
-            store_outputs(out.add(row * out_pitch), start + tid * W, n, &acc);
+            store_outputs(op.output_row(row), start + tid * W, n, &acc);
         },
     );
 }

@@ -66,22 +66,13 @@ const _: () = assert!(
 /// then computes the 4 outputs from `4 (l + 256 p)` in passes `p` = 0
 /// to 3 with [`shifted_sums`] of taps `s..taps + s`.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) unsafe fn kernel(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn kernel(op: Operands) {
     const W: usize = STREAM_WIDTH;
     const QUADS: usize = STREAM_TILE / 4 / STREAM_THREADS as usize;
     let threads = STREAM_THREADS as usize;
-    let (taps, r) = (taps as usize, taps as usize / 2);
+    let (taps, r) = (op.taps as usize, op.taps as usize / 2);
+    let (n, mask) = (op.n, op.mask);
     let len = stream_tile_len(taps);
     let padded = padded_taps(taps + 3, W);
     let mut carver = SharedCarver::new();
@@ -92,8 +83,8 @@ pub(super) unsafe fn kernel(
     let start = block_idx_x() as usize * STREAM_TILE;
 
     let mut row = block_idx_y() as usize;
-    while row < rows as usize {
-        let x = signal.add(row * signal_pitch);
+    while row < op.rows as usize {
+        let x = op.input_row(row);
         let s = stream_shift(x as usize, taps);
         let lead = r + s;
         // The shifted mask, zeros around it.
@@ -146,10 +137,10 @@ pub(super) unsafe fn kernel(
                 },
                 |c| segment_of_weights::<W>(weights, c),
             );
-            store_outputs(out.add(row * out_pitch), start + W * lane, n, &acc);
+            store_outputs(op.output_row(row), start + W * lane, n, &acc);
         }
         row += grid_dim_y() as usize;
-        if row < rows as usize {
+        if row < op.rows as usize {
             // Every thread is done reading before the next row's staging.
             sync_threads();
         }

@@ -3,7 +3,7 @@
 //! 3xTF32.
 
 #[cfg(target_arch = "nvptx64")]
-use crate::prim::*;
+use {super::Operands, crate::prim::*};
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 use {
     super::tiles::{Run, tile_runs},
@@ -141,27 +141,17 @@ pub(super) struct Pair([f32; 2]);
 /// registers before this tile's products, so their latency hides
 /// behind them.
 #[cfg(target_arch = "nvptx64")]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn kernel(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn kernel(op: Operands) {
     #[cfg(not(target_feature = "sm_80"))]
     {
-        let _ = (signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        let _ = op;
         trap()
     }
     #[cfg(target_feature = "sm_80")]
     {
         const LOADS: usize = TENSOR_TILE / TENSOR_THREADS as usize;
         let threads = TENSOR_THREADS as usize;
-        let (taps, r) = (taps as usize, taps as usize / 2);
+        let (n, mask, taps) = (op.n, op.mask, op.taps as usize);
         let steps = tensor_steps(taps);
         // The elements a tile shares with the next.
         let halo = tensor_tile_len(taps) - TENSOR_TILE;
@@ -188,11 +178,7 @@ pub(super) unsafe fn kernel(
 
         tile_runs::<LOADS>(
             Run {
-                signal,
-                signal_pitch,
-                n,
-                rows,
-                r,
+                operands: op,
                 threads,
                 tile_len: TENSOR_TILE,
                 keep: halo,
@@ -204,7 +190,7 @@ pub(super) unsafe fn kernel(
                 if !acc.iter().flatten().all(|v| v.is_finite()) {
                     acc = tensor_outputs_directly(acc, tile, weights, taps, start, first, lane, n);
                 }
-                let y = out.add(row * out_pitch);
+                let y = op.output_row(row);
                 let outputs = tensor_d_outputs(lane);
                 for (t, d) in acc.iter().enumerate() {
                     for k in 0..4 {

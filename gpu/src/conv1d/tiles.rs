@@ -115,16 +115,12 @@ pub(super) unsafe fn load_inputs<const L: usize>(
     v
 }
 
-/// What [`tile_runs`] walks: `rows` rows of `n` inputs at `signal`
-/// (`signal_pitch` apart), tiles of `tile_len` outputs whose staged
-/// inputs are `tile_len + keep` elements, the first `keep` of them the
-/// previous tile's last; `threads` threads, `r` the mask's radius.
+/// What [`tile_runs`] walks: the rows of the launch's `operands`, in
+/// tiles of `tile_len` outputs whose staged inputs are `tile_len + keep`
+/// elements, the first `keep` of them the previous tile's last; `threads`
+/// threads.
 pub(super) struct Run {
-    pub(super) signal: *const f32,
-    pub(super) signal_pitch: usize,
-    pub(super) n: usize,
-    pub(super) rows: u32,
-    pub(super) r: usize,
+    pub(super) operands: Operands,
     pub(super) threads: usize,
     pub(super) tile_len: usize,
     pub(super) keep: usize,
@@ -145,15 +141,12 @@ pub(super) unsafe fn tile_runs<const L: usize>(
     mut compute: impl FnMut(usize, usize),
 ) {
     let Run {
-        signal,
-        signal_pitch,
-        n,
-        rows,
-        r,
+        operands: op,
         threads,
         tile_len,
         keep,
     } = run;
+    let (n, r) = (op.n, op.taps as usize / 2);
     let len = tile_len + keep;
     let tid = thread_idx_x() as usize;
     let tiles = n.div_ceil(tile_len);
@@ -161,8 +154,8 @@ pub(super) unsafe fn tile_runs<const L: usize>(
     let first_tile = block_idx_x() as usize * per_block;
     let end_tile = (first_tile + per_block).min(tiles);
     let mut row = block_idx_y() as usize;
-    while row < rows as usize && first_tile < end_tile {
-        let x = signal.add(row * signal_pitch);
+    while row < op.rows as usize && first_tile < end_tile {
+        let x = op.input_row(row);
         // The first tile of the run, whole: its first `tile_len`
         // elements with all loads of a thread in flight, then the rest.
         let start = first_tile * tile_len;

@@ -315,20 +315,10 @@ const _: () = assert!(
 /// read. Every barrier but the first is the warpgroup's own (named).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn kernel<const GROUPS: usize>(
-    signal: *const f32,
-    signal_pitch: usize,
-    n: usize,
-    rows: u32,
-    mask: *const f32,
-    taps: u32,
-    out: *mut f32,
-    out_pitch: usize,
-) {
+pub(super) unsafe fn kernel<const GROUPS: usize>(op: super::Operands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
-        let _ = (signal, signal_pitch, n, rows, mask, taps, out, out_pitch);
+        let _ = op;
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
@@ -339,7 +329,8 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(
         use device::{Raw, outputs_directly};
 
         let threads = WGMMA_THREADS as usize;
-        let (taps, r) = (taps as usize, taps as usize / 2);
+        let (taps, r) = (op.taps as usize, op.taps as usize / 2);
+        let (n, rows, mask) = (op.n, op.rows, op.mask);
         let steps = wgmma_steps(taps);
         let len = wgmma_tile_len(taps);
         let lines = wgmma_lines(taps);
@@ -394,7 +385,6 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(
         let turns = run_len.div_ceil(groups);
         let tiles_mine = (run_len + groups - 1 - group) / groups;
         let mine = |k: usize| first_tile + k * groups + group;
-        let row_of = |row: usize| signal.add(row * signal_pitch);
         let step_rows = grid_dim_y() as usize;
         // One thread of each warpgroup owns its barrier and starts its
         // copies: the first tile's now, each next one's once the tile
@@ -403,7 +393,7 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(
         if tid == 0 {
             bulk::init_barrier(barrier, 1);
             if row < rows as usize && tiles_mine > 0 {
-                Raw::of(row_of(row), mine(0) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
+                Raw::of(op.input_row(row), mine(0) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
             }
         }
         sync_threads();
@@ -421,8 +411,8 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(
         };
         let mut parity = 0;
         while row < rows as usize && turns > 0 {
-            let x = row_of(row);
-            let y = out.add(row * out_pitch);
+            let x = op.input_row(row);
+            let y = op.output_row(row);
             let last_row = row + step_rows >= rows as usize;
             for k in 0..tiles_mine {
                 let start = mine(k) * WGMMA_TILE;
@@ -454,7 +444,7 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(
                         if k + 1 < tiles_mine {
                             Raw::of(x, mine(k + 1) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
                         } else if !last_row {
-                            let next = row_of(row + step_rows);
+                            let next = op.input_row(row + step_rows);
                             Raw::of(next, mine(0) * WGMMA_TILE, len, r, n).fetch(raw_at, barrier);
                         }
                     }

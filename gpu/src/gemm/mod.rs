@@ -584,95 +584,53 @@ mod device {
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use device::Operands;
 
-/// The kernel table: every product kernel takes the same 15 parameters
-/// (see the module docs), written once here; each row names the entry, its
-/// constants if any, and the step's body, a function of [`Operands`].
-/// The first row owns the shared `Args`; the others share it.
-macro_rules! gemm_kernels {
-    (
-        $first:ident => $first_body:expr;
-        $( $(#[$meta:meta])* $name:ident $([$c:ident = $($v:literal),+])? => $body:expr; )*
-    ) => {
-        kernels! {
-            /// Every GEMM entry point. All products share one parameter
-            /// list (see the module docs for the strides).
-            pub const KERNELS = {
-                (m: u32, n: u32, k: u32, alpha: f32,
-                    a: *const T, a_row: usize, a_col: usize,
-                    b: *const T, b_row: usize, b_col: usize,
-                    beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T) {
-                    fn $first<T in f32>
-                        => $first_body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
-                    $(
-                        $(#[$meta])*
-                        fn $name<T in f32 $(; const $c: u32 = { $($v),+ })?>
-                            => $body(gemm_kernels!(@operands m n k alpha a a_row a_col b b_row b_col beta c ldc slices work));
-                    )*
-                }
-                (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
-                    /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
-                    fn gemm_scale<T in f32> => device::scale(m, n, beta, c, ldc);
-                }
-            }
+kernels! {
+    /// Every GEMM entry point. All products share one parameter list (see
+    /// the module docs for the strides), written once here; each step's
+    /// body takes it as one [`Operands`], its counts widened to `usize`.
+    /// The first row owns the shared `Args`; the others share it.
+    pub const KERNELS = {
+        (m: u32, n: u32, k: u32, alpha: f32,
+            a: *const T, a_row: usize, a_col: usize,
+            b: *const T, b_row: usize, b_col: usize,
+            beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T) as Operands {
+            fn gemm_naive<T in f32> = naive::kernel;
+            fn gemm_coalesced<T in f32> = coalesced::kernel;
+            fn gemm_shared_tiles<T in f32> = shared_tiles::kernel;
+            fn gemm_register_1d<T in f32> = register_1d::kernel;
+            fn gemm_register_2d<T in f32> = register_2d::kernel;
+            fn gemm_vectorized<T in f32> = vectorized::kernel;
+            fn gemm_warp_tiled<T in f32> = warp_tiled::kernel;
+            /// One entry per tile configuration: `gemm_pipelined_128_f32`,
+            /// `..._64_f32` (the tile's rows).
+            fn gemm_pipelined<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
+                { CONFIG as usize },
+                { PIPELINED_TILE_N },
+                { pipelined::threads(CONFIG) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+                { pipelined::splits(CONFIG) },
+            >;
+            /// The 128 × 128 tiles of products whose operands all take whole
+            /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
+            /// in its ring, two blocks per SM.
+            fn gemm_pipelined_whole<T in f32> = pipelined::whole_kernel::<
+                { PIPELINED_CONFIGS[0] as usize },
+                { PIPELINED_TILE_N },
+                { pipelined::threads(PIPELINED_CONFIGS[0]) },
+                { pipelined::quads(PIPELINED_CONFIGS[0] as usize, pipelined::threads(PIPELINED_CONFIGS[0])) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(PIPELINED_CONFIGS[0])) },
+            >;
+            fn gemm_tf32<T in f32> = tensor::kernel::<false>;
+            fn gemm_tf32x3<T in f32> = tensor::kernel::<true>;
+            fn gemm_wgmma_tf32<T in f32> = wgmma::kernel::<false>;
+            fn gemm_wgmma_tf32x3<T in f32> = wgmma::kernel::<true>;
         }
-    };
-    // The kernel's parameters as [`Operands`] (passed in: identifiers
-    // written here would not name the parameters of another expansion).
-    (@operands $m:ident $n:ident $k:ident $alpha:ident $a:ident $a_row:ident $a_col:ident
-        $b:ident $b_row:ident $b_col:ident $beta:ident $c:ident $ldc:ident
-        $slices:ident $work:ident) => {
-        $crate::gemm::Operands {
-            m: $m as usize,
-            n: $n as usize,
-            k: $k as usize,
-            alpha: $alpha,
-            a: $a,
-            a_row: $a_row,
-            a_col: $a_col,
-            b: $b,
-            b_row: $b_row,
-            b_col: $b_col,
-            beta: $beta,
-            c: $c,
-            ldc: $ldc,
-            slices: $slices as usize,
-            work: $work,
+        (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
+            /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
+            fn gemm_scale<T in f32> => device::scale(m, n, beta, c, ldc);
         }
-    };
-}
-
-gemm_kernels! {
-    gemm_naive => naive::kernel;
-    gemm_coalesced => coalesced::kernel;
-    gemm_shared_tiles => shared_tiles::kernel;
-    gemm_register_1d => register_1d::kernel;
-    gemm_register_2d => register_2d::kernel;
-    gemm_vectorized => vectorized::kernel;
-    gemm_warp_tiled => warp_tiled::kernel;
-    /// One entry per tile configuration: `gemm_pipelined_128_f32`,
-    /// `..._64_f32` (the tile's rows).
-    gemm_pipelined [CONFIG = 128, 64] => pipelined::kernel::<
-        { CONFIG as usize },
-        { PIPELINED_TILE_N },
-        { pipelined::threads(CONFIG) },
-        { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-        { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-        { pipelined::splits(CONFIG) },
-    >;
-    /// The 128 × 128 tiles of products whose operands all take whole
-    /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
-    /// in its ring, two blocks per SM.
-    gemm_pipelined_whole => pipelined::whole_kernel::<
-        { PIPELINED_CONFIGS[0] as usize },
-        { PIPELINED_TILE_N },
-        { pipelined::threads(PIPELINED_CONFIGS[0]) },
-        { pipelined::quads(PIPELINED_CONFIGS[0] as usize, pipelined::threads(PIPELINED_CONFIGS[0])) },
-        { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(PIPELINED_CONFIGS[0])) },
-    >;
-    gemm_tf32 => tensor::kernel::<false>;
-    gemm_tf32x3 => tensor::kernel::<true>;
-    gemm_wgmma_tf32 => wgmma::kernel::<false>;
-    gemm_wgmma_tf32x3 => wgmma::kernel::<true>;
+    }
 }
 
 /// The arguments of every product kernel.
