@@ -336,7 +336,7 @@ macro_rules! plain_params {
 plain_params!(u32, i32, u64, usize, f32, f64);
 
 /// How a kernel parameter becomes a field of its group's operand struct
-/// (`(…) as Name` in [`kernels!`]): as it is, or a `u32` count widened to
+/// (`(…) as Name` in `kernels!`): as it is, or a `u32` count widened to
 /// the `usize` the device indexes with (the host passes 32-bit counts where
 /// they suffice, one register instead of two).
 pub trait Operand<F> {

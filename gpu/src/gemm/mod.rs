@@ -587,7 +587,7 @@ pub(crate) use device::Operands;
 kernels! {
     /// Every GEMM entry point. All products share one parameter list (see
     /// the module docs for the strides), written once here; each step's
-    /// body takes it as one [`Operands`], its counts widened to `usize`.
+    /// body takes it as one `Operands`, its counts widened to `usize`.
     /// The first row owns the shared `Args`; the others share it.
     pub const KERNELS = {
         (m: u32, n: u32, k: u32, alpha: f32,
