@@ -21,7 +21,9 @@
 //!
 //! Entries are declared in groups, one parameter list each, written once:
 //! every kernel of a group shares the first one's `Args`, so the host can
-//! pick among them with one value of one type.
+//! pick among them with one value of one type. A group may also hand its
+//! parameters to each kernel's body as one struct (`as Operands`), so
+//! that the bodies do not repeat the list either.
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
