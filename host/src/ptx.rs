@@ -119,7 +119,7 @@ pub fn cubin_for(major: u32, minor: u32) -> Option<(&'static str, &'static [u8])
 pub(crate) fn choose(
     (major, minor): (u32, u32),
     forced: Option<&str>,
-) -> crate::Result<Option<(&'static str, Image)>> {
+) -> crate::error::Result<Option<(&'static str, Image)>> {
     let Some(forced) = forced else {
         if let Some((target, cubin)) = cubin_for(major, minor) {
             return Ok(Some((target, Image::Cubin(cubin))));
@@ -127,13 +127,13 @@ pub(crate) fn choose(
         return Ok(select(major, minor).map(|(target, ptx)| (target, Image::Ptx(ptx))));
     };
     match MODULES.iter().find(|m| m.target == forced) {
-        None => Err(crate::Error::InvalidArgument(format!(
+        None => Err(crate::error::Error::InvalidArgument(format!(
             "{}={forced}: no such PTX target; the library ships {}",
             PTX_OVERRIDE,
             targets()
         ))),
         Some(m) if m.runs_on(major * 10 + minor) => Ok(Some((m.target, Image::Ptx(m.ptx)))),
-        Some(_) => Err(crate::Error::InvalidArgument(format!(
+        Some(_) => Err(crate::error::Error::InvalidArgument(format!(
             "{}={forced}: a {major}.{minor} device cannot run PTX built for {forced}",
             PTX_OVERRIDE
         ))),
@@ -151,7 +151,7 @@ pub(crate) struct PtxFile {
 }
 
 /// The PTX file named by [`PTX_FILE`], if set; see [`read_ptx_file`].
-pub(crate) fn ptx_file() -> crate::Result<Option<PtxFile>> {
+pub(crate) fn ptx_file() -> crate::error::Result<Option<PtxFile>> {
     match std::env::var(PTX_FILE).ok().filter(|p| !p.is_empty()) {
         Some(path) => read_ptx_file(path).map(Some),
         None => Ok(None),
@@ -161,8 +161,9 @@ pub(crate) fn ptx_file() -> crate::Result<Option<PtxFile>> {
 /// Reads the PTX at `path` and checks it against the kernel tables (every
 /// declared kernel with its parameters, nothing unresolved but `vprintf`)
 /// and for a `.target` the library knows.
-pub(crate) fn read_ptx_file(path: String) -> crate::Result<PtxFile> {
-    let invalid = |why: String| crate::Error::InvalidArgument(format!("{PTX_FILE}={path}: {why}"));
+pub(crate) fn read_ptx_file(path: String) -> crate::error::Result<PtxFile> {
+    let invalid =
+        |why: String| crate::error::Error::InvalidArgument(format!("{PTX_FILE}={path}: {why}"));
     let text = std::fs::read_to_string(&path).map_err(|e| invalid(e.to_string()))?;
     let target = text
         .lines()
@@ -213,7 +214,7 @@ pub(crate) fn require(
     target: &str,
     variant: &'static str,
     instead: &str,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     use warpspeed_gpu::ptx::Needs;
     if needs.met_by(target) {
         return Ok(());
@@ -229,7 +230,7 @@ pub(crate) fn require(
              Ampere, or WARPSPEED_PTX={target}); {instead}"
         ),
     };
-    Err(crate::Error::Unsupported { variant, reason })
+    Err(crate::error::Error::Unsupported { variant, reason })
 }
 
 #[cfg(test)]
@@ -335,7 +336,7 @@ mod tests {
             path.display().to_string()
         };
         let refused = |path: String, why: &str| match read_ptx_file(path.clone()) {
-            Err(crate::Error::InvalidArgument(m)) => {
+            Err(crate::error::Error::InvalidArgument(m)) => {
                 assert!(m.contains(&path) && m.contains(why), "{m}")
             }
             Err(e) => panic!("{path}: {e}"),

@@ -1,0 +1,365 @@
+//! The runtime: the CUDA context and loaded kernels of one device (shared),
+//! and per [`Context`] one stream with the scratch memory its work reuses.
+//!
+//! `runtime` chooses and loads the kernels' module and holds what every
+//! `Context` of a device shares; the methods of `Context` live beside what
+//! they reach: `launch` (kernels), `constant` (`__constant__` symbols) and
+//! `scratch` (the memory work on one stream reuses).
+
+mod constant;
+mod launch;
+mod runtime;
+pub(crate) mod scratch;
+
+use crate::device::DeviceInfo;
+use crate::driver::{self, code};
+use crate::error::{Error, Result, check};
+use cust::memory::{DeviceBuffer, DeviceCopy};
+use cust::stream::{Stream, StreamFlags};
+use runtime::{Runtime, describe, lock};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// One ordered queue of GPU work on one device: the device's CUDA context
+/// and loaded kernels (shared with every `Context` made from this one), a
+/// stream, and the scratch memory work on that stream reuses.
+///
+/// Operations run on [`Context::stream`] in call order. Functions that
+/// return a host value (`sum`, `min`, ...) wait for it. Functions that write
+/// into device buffers you pass are named `*_into` and only enqueue: they
+/// return a [`Pending`](crate::Pending) that keeps the buffers borrowed until
+/// the GPU is done with them and waits when dropped.
+///
+/// For work that overlaps, make more queues with [`Context::new_stream`] or
+/// [`Context::with_stream`]: each has its own stream and scratch memory, so
+/// library work on two of them never shares a buffer.
+///
+/// A `Context` is `Send`: move it to the thread that uses it (one per GPU
+/// with `std::thread::scope` is the natural multi-GPU program). Every method
+/// first makes the device's CUDA context current on the calling thread, so a
+/// thread may also drive several devices in turn; for your own `cust` calls
+/// (allocations, copies) after a move, call [`Context::bind`] first. It is
+/// not `Sync`: one thread at a time uses one queue; make another with
+/// [`Context::new_stream`] for another thread on the same device.
+///
+/// After a kernel fault (an illegal address, a trap), CUDA cannot recover the
+/// context: every later call of every `Context` of the device returns
+/// [`Error::ContextLost`].
+pub struct Context {
+    stream: Stream,
+    /// Device memory multi-pass and single-pass kernels reuse; zeroed when
+    /// (re)allocated, grown on demand, never shrunk behind the user's back.
+    scratch: RefCell<Option<DeviceBuffer<u8>>>,
+    /// Counters kernels leave zero when they finish (the column sums'
+    /// tallies, one per column): zeroed when (re)allocated, grown on demand.
+    tallies: RefCell<Option<DeviceBuffer<u64>>>,
+    /// The number of the last launch that claimed work in the scratch
+    /// memory by launch number ([`Context::next_epoch`]).
+    epoch: Cell<u32>,
+    runtime: Arc<Runtime>,
+}
+
+/// Driver codes that mean "no usable device" rather than a failure.
+const NO_DEVICE_CODES: [u32; 4] = [
+    code::NO_DEVICE,
+    code::STUB_LIBRARY,
+    code::INSUFFICIENT_DRIVER,
+    code::SHARED_OBJECT_INIT_FAILED,
+];
+
+/// Initialises the driver once per process (later calls are cheap) and
+/// counts the devices.
+fn init() -> Result<u32> {
+    // Through the raw driver call: cust maps codes it does not know (34,
+    // a stub library) to "unknown error", which would hide "no device".
+    // SAFETY: cuInit takes flags by value and touches no caller memory.
+    let status = unsafe { driver::cuInit(0) };
+    if NO_DEVICE_CODES.contains(&status) {
+        return Err(Error::NoDevice {
+            reason: Error::driver(status, "initialising CUDA (cuInit)").to_string(),
+        });
+    }
+    check(status, || "initialising CUDA (cuInit)".into())?;
+    let count =
+        cust::device::Device::num_devices().map_err(|e| Error::cust(e, "counting CUDA devices"))?;
+    if count == 0 {
+        return Err(Error::NoDevice {
+            reason: "the driver reports no CUDA device".into(),
+        });
+    }
+    Ok(count)
+}
+
+impl Context {
+    /// Every CUDA device of this machine, by ordinal: name, memory, compute
+    /// capability and the rest of [`DeviceInfo`], read without creating a
+    /// CUDA context. `ptx_target` and `jit` say what [`Context::new`] would
+    /// load; a device older than compute capability 7.0, which
+    /// `Context::new` refuses, is listed with an empty `ptx_target`.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] without a usable GPU, [`Error::InvalidArgument`]
+    /// for an unknown `WARPSPEED_PTX`, [`Error::Cuda`] for driver failures.
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
+        let count = init()?;
+        let file = crate::ptx::ptx_file()?;
+        (0..count)
+            .map(|ordinal| {
+                let device = cust::device::Device::get_device(ordinal)
+                    .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
+                Ok(describe(device, ordinal, file.as_ref())?.0)
+            })
+            .collect()
+    }
+
+    /// Initialises CUDA on device `ordinal`, loads the kernels, resolves
+    /// every entry point (a missing one is an error now, not at first use)
+    /// and creates a stream.
+    ///
+    /// On Ampere (8.x) and Hopper (9.x) the kernels are the shipped machine
+    /// code for the architecture (cubins): loading takes milliseconds. Other
+    /// devices get the newest PTX they run, which the driver compiles (about
+    /// a second the first time, then from its cache). The environment
+    /// variable `WARPSPEED_PTX` (e.g. `sm_70`) forces the PTX of a target.
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`] without a usable GPU, [`Error::InvalidArgument`]
+    /// for an ordinal beyond the device count or an unknown `WARPSPEED_PTX`,
+    /// [`Error::UnsupportedDevice`] before compute capability 7.0,
+    /// [`Error::UnsupportedPtx`] when the driver cannot load the PTX,
+    /// [`Error::MissingEntry`], [`Error::Cuda`] for other driver failures.
+    pub fn new(ordinal: u32) -> Result<Context> {
+        let count = init()?;
+        if ordinal >= count {
+            return Err(Error::InvalidArgument(format!(
+                "device {ordinal} requested, but this machine has {count} CUDA device(s)"
+            )));
+        }
+        let runtime = Arc::new(Runtime::open(ordinal)?);
+        let stream = Stream::new(StreamFlags::DEFAULT, None)
+            .map_err(|e| Error::cust(e, "creating a stream"))?;
+        Ok(Context::on(runtime, stream))
+    }
+
+    /// Makes this context's device (its primary CUDA context) current on the
+    /// calling thread. The library's own functions do this themselves; call
+    /// it before your own `cust` calls (allocating, copying) on a thread this
+    /// context was moved to, or after using another device on this thread.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the driver refuses.
+    pub fn bind(&self) -> Result<()> {
+        let mine = self.runtime.cuda.as_raw();
+        let mut current: cust::sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        let status = unsafe { driver::cuCtxGetCurrent(&mut current) };
+        check(status, || "reading the current CUDA context".into())?;
+        if current != mine {
+            // SAFETY: `mine` is the retained primary context, alive as long
+            // as the runtime.
+            let status = unsafe { driver::cuCtxSetCurrent(mine) };
+            check(status, || {
+                format!(
+                    "making device {}'s context current",
+                    self.runtime.info.ordinal
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether this context's device can read and write `other`'s memory
+    /// directly (over NVLink or PCIe), as [`Context::enable_peer_access`]
+    /// would allow. `false` for the same device.
+    ///
+    /// # Errors
+    /// [`Error::Cuda`] if the driver cannot say.
+    pub fn can_access_peer(&self, other: &Context) -> Result<bool> {
+        let (mine, theirs) = (self.info().ordinal, other.info().ordinal);
+        if mine == theirs {
+            return Ok(false);
+        }
+        let mut can: c_int = 0;
+        // SAFETY: writes one int; ordinals are valid device handles (the
+        // driver's `CUdevice` is the ordinal), both opened by `Context::new`.
+        let status =
+            unsafe { driver::cuDeviceCanAccessPeer(&mut can, mine as c_int, theirs as c_int) };
+        check(status, || {
+            format!("asking whether device {mine} can access device {theirs}")
+        })?;
+        Ok(can != 0)
+    }
+
+    /// Lets kernels and copies on this context's device access `other`'s
+    /// memory directly, where the hardware allows it (one direction: call it
+    /// on both for both). Copies between the two devices' buffers work
+    /// without it too, staged through the host; with it they go over the
+    /// link. Enabling twice is not an error.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] where the devices cannot access each other
+    /// (or are the same device); [`Error::Cuda`] for driver failures.
+    pub fn enable_peer_access(&self, other: &Context) -> Result<()> {
+        let (mine, theirs) = (self.info().ordinal, other.info().ordinal);
+        if !self.can_access_peer(other)? {
+            return Err(Error::InvalidArgument(format!(
+                "device {mine} cannot access device {theirs}'s memory directly"
+            )));
+        }
+        self.bind()?;
+        // SAFETY: `other`'s runtime keeps its primary context alive; flags 0.
+        let status = unsafe { driver::cuCtxEnablePeerAccess(other.runtime.cuda.as_raw(), 0) };
+        if status == code::PEER_ACCESS_ALREADY_ENABLED {
+            return Ok(());
+        }
+        check(status, || {
+            format!("enabling access from device {mine} to device {theirs}")
+        })
+    }
+
+    fn on(runtime: Arc<Runtime>, stream: Stream) -> Context {
+        Context {
+            stream,
+            scratch: RefCell::new(None),
+            tallies: RefCell::new(None),
+            epoch: Cell::new(0),
+            runtime,
+        }
+    }
+
+    /// Another queue on the same device: a new stream and its own scratch
+    /// memory, sharing this context's loaded kernels. Work on the two runs
+    /// in any order relative to each other.
+    ///
+    /// # Errors
+    /// [`Error::ContextLost`] after a kernel fault; [`Error::Cuda`] if the
+    /// driver cannot create a stream.
+    pub fn new_stream(&self) -> Result<Context> {
+        self.ensure_alive()?;
+        let stream = Stream::new(StreamFlags::DEFAULT, None)
+            .map_err(|e| Error::cust(e, "creating a stream"))?;
+        Ok(Context::on(self.runtime.clone(), stream))
+    }
+
+    /// Another queue on the same device that runs on `stream`, a stream of
+    /// yours created in this device's primary context (cust's
+    /// `Stream::new` on this thread), with its own scratch memory. Order it
+    /// against your other work with events or by synchronizing.
+    pub fn with_stream(&self, stream: Stream) -> Context {
+        Context::on(self.runtime.clone(), stream)
+    }
+
+    /// The device this context runs on.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.runtime.info
+    }
+
+    /// The stream every operation of this context is enqueued on. Order
+    /// your own work against it (events, `synchronize`) when you mix the two.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Waits for everything enqueued on this context's stream so far.
+    ///
+    /// # Errors
+    /// The first failure of any of that work ([`Error::Cuda`]; a kernel fault
+    /// also turns every later call into [`Error::ContextLost`]).
+    pub fn synchronize(&self) -> Result<()> {
+        self.ensure_alive()?;
+        // SAFETY: the stream handle is valid for the life of `self`.
+        let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
+        self.track(check(status, || {
+            "waiting for the stream (a kernel enqueued earlier failed)".into()
+        }))
+    }
+
+    /// Fails with [`Error::ContextLost`] after a kernel fault; otherwise
+    /// makes the device current on this thread ([`Context::bind`]). Every
+    /// operation calls it before its first driver call.
+    pub(crate) fn ensure_alive(&self) -> Result<()> {
+        if let Some(cause) = &*lock(&self.runtime.lost) {
+            return Err(Error::ContextLost {
+                cause: cause.clone(),
+            });
+        }
+        self.bind()
+    }
+
+    /// Remembers a sticky failure so that later calls report `ContextLost`.
+    pub(crate) fn track<T>(&self, result: Result<T>) -> Result<T> {
+        if let Err(e) = &result {
+            if e.is_sticky() {
+                lock(&self.runtime.lost).get_or_insert_with(|| e.to_string());
+            }
+        }
+        result
+    }
+
+    /// Refuses `len` elements at `address` unless they are device memory of
+    /// this context's device (nothing to check when `len` is 0).
+    pub(crate) fn check_on_device(
+        &self,
+        address: u64,
+        len: usize,
+        what: &'static str,
+    ) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let mut ordinal: c_int = -1;
+        // SAFETY: the attribute is one int, written into a live local; any
+        // address is an acceptable query (unknown ones fail).
+        let status = unsafe {
+            driver::cuPointerGetAttribute(
+                (&mut ordinal as *mut c_int).cast(),
+                driver::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                address,
+            )
+        };
+        let mine = self.info().ordinal;
+        if status != driver::CUDA_SUCCESS {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: {address:#x} is not device memory"
+            )));
+        }
+        if ordinal as u32 != mine {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: a buffer on device {ordinal} given for device {mine}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits for the stream, then copies the `T` at device address
+    /// `address` to the host.
+    ///
+    /// # Safety
+    /// `address` must be valid for reading one `T`.
+    pub(crate) unsafe fn read_back<T: DeviceCopy + Default>(&self, address: u64) -> Result<T> {
+        self.synchronize()?;
+        let mut value = T::default();
+        // SAFETY: `value` is a host `T`; the address holds one (caller); the
+        // stream has finished writing it.
+        let status = unsafe {
+            driver::cuMemcpyDtoH_v2((&mut value as *mut T).cast(), address, size_of::<T>())
+        };
+        self.track(check(status, || "copying a result to the host".into()))?;
+        Ok(value)
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // The stream and the scratch memory are released next, perhaps on
+        // another thread than the one that made them: make the device current.
+        let _ = self.bind();
+        // Work still on the stream may use the scratch memory freed next (a
+        // `Pending` cannot outlive the context, but one can be leaked).
+        // SAFETY: the stream handle is valid until the field drops after this.
+        unsafe {
+            driver::cuStreamSynchronize(self.stream.as_inner());
+        }
+    }
+}
