@@ -28,6 +28,9 @@
 //! times the multiply-adds at 127 taps (step 7: 1.13), on units that
 //! `wgmma` keeps busy where `mma.sync` cannot.
 
+#[cfg(target_arch = "nvptx64")]
+use super::Operands;
+
 /// Threads of a warpgroup, of which a block has 1 or [`WGMMA_GROUPS_MAX`].
 pub const WGMMA_THREADS: u32 = 128;
 /// Consecutive outputs of one column: the rows of `wgmma`'s `A` and `D`.
@@ -315,7 +318,7 @@ const _: () = assert!(
 /// read. Every barrier but the first is the warpgroup's own (named).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(super) unsafe fn kernel<const GROUPS: usize>(op: super::Operands) {
+pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = op;
