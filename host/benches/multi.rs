@@ -132,9 +132,10 @@ fn scaling(o: &Options, gpus: usize) -> Result<Scaling, String> {
     for (d, ctx) in group.contexts().iter().enumerate() {
         ctx.bind().map_err(e)?;
         let mut g = Generator::new(d as u64);
-        // SAFETY (both): filled on the GPU right below, before any read.
+        // SAFETY: filled on the GPU right below, before any read.
         let mut x =
             unsafe { DeviceBuffer::<f32>::uninitialized(floats) }.map_err(|e| e.to_string())?;
+        // SAFETY: as `x`.
         let b = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| e.to_string())?;
         ctx.fill_uniform_into(&mut g, &mut x)
             .map_err(e)?

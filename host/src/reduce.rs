@@ -432,18 +432,15 @@ impl Context {
         for pass in &plan.passes {
             let cfg = LaunchConfig::linear(pass.grid, plan.block, shared);
             let (src, dst, len) = (address(pass.src), address(pass.dst), pass.len);
-            // SAFETY (all three): `src` is `x`, valid for `len` reads and
-            // aligned (checked), or scratch an earlier pass filled with `len`
-            // partials; `dst` is scratch sized by the plan for what the pass
-            // writes, or `out`, valid for one write when the pass is the last
-            // (caller); the caller keeps `x` and `out` alive until the stream
-            // has run the passes, and scratch is only freed after waiting.
+            // What each launch below relies on: `src` is `x`, valid for `len`
+            // reads and aligned (checked), or scratch an earlier pass filled
+            // with `len` partials; `dst` is scratch sized by the plan for what
+            // the pass writes, or `out`, valid for one write when the pass is
+            // the last (caller); the caller keeps `x` and `out` alive until
+            // the stream has run the passes, and scratch is only freed after
+            // waiting.
             match variant {
                 ReduceVariant::Vectorized => {
-                    // `partials` holds `partials_capacity >= grid` elements;
-                    // the counter is zero between launches (zeroed with the
-                    // scratch, reset by each launch) and this context's
-                    // stream is its only user.
                     let args = SinglePassArgs {
                         x: DevPtr::new(src),
                         n: len,
@@ -451,16 +448,21 @@ impl Context {
                         counter: DevPtrMut::new(base + COUNTER_OFFSET),
                         out: DevPtrMut::new(dst),
                     };
+                    // SAFETY: `src` and `dst` as above; `partials` holds
+                    // `partials_capacity >= grid` elements; the counter is
+                    // zero between launches (zeroed with the scratch, reset
+                    // by each launch) and this context's stream is its only
+                    // user.
                     unsafe { self.launch(single_pass, cfg, &args)? };
                 }
                 ReduceVariant::Folding => {
-                    // Folding reads and writes the same scratch, which its
-                    // body allows.
                     let args = reduce_fold::Args {
                         src: DevPtr::new(src),
                         dst: DevPtrMut::new(dst),
                         n: len,
                     };
+                    // SAFETY: `src` and `dst` as above; folding reads and
+                    // writes the same scratch, which its body allows.
                     unsafe { self.launch(reduce_fold::entry::<T>(), cfg, &args)? };
                 }
                 _ => {
@@ -469,6 +471,8 @@ impl Context {
                         partials: DevPtrMut::new(dst),
                         n: len,
                     };
+                    // SAFETY: `src` and `dst` as above, and the entry is the
+                    // pass of this variant and block size.
                     unsafe { self.launch(pass_entry::<T>(variant, block)?, cfg, &args)? };
                 }
             }

@@ -347,6 +347,9 @@ mod device {
         #[inline(always)]
         fn source(&self, x: usize, p: usize) -> (*const f32, bool) {
             if self.inside(x, p) {
+                // SAFETY: `(x, p)` is inside the panel, whose elements are
+                // readable (the contract of `Panel::new`), so the offset
+                // stays within the operand's allocation.
                 (unsafe { self.base.add(x * self.xs + p * self.ps) }, true)
             } else {
                 (self.base, false)
