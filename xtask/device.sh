@@ -3,13 +3,16 @@
 # that has no Rust toolchain. Built by `cargo xtask device` into
 # target/device/ (executables embed their PTX).
 #
-#   bash target/device/run.sh [test] [sanitize] [bench] [ARGS for bench...]
+#   bash target/device/run.sh [test | test-native | test-sm70] [sanitize] [bench] [ARGS for bench...]
 #
 # Phases (default: all three):
 #   test      every test executable and example; GPU tests must run
 #             (WARPSPEED_REQUIRE_GPU);
 #             then the GPU suite again with the baseline PTX forced
-#             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU)
+#             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU).
+#             The two halves are phases of their own, test-native and
+#             test-sm70 (about 5 minutes each on an H200): the whole phase
+#             can outlast a 10-minute remote call
 #   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck,
 #             synccheck and initcheck (SANITIZE_TOOLS picks some), inputs
 #             capped at WARPSPEED_TEST_MAX_N (default
@@ -41,7 +44,7 @@ export WARPSPEED_REQUIRE_GPU=1
 phases=()
 bench_args=()
 for a in "$@"; do
-  case $a in test|sanitize|bench|multi|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
+  case $a in test|test-native|test-sm70|sanitize|bench|multi|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
 done
 [ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
 summary=()
@@ -85,23 +88,28 @@ run_logged() { # name, command...
 
 for phase in "${phases[@]}"; do
   case $phase in
-  test)
-    if [ -n "${FILTER:-}" ]; then
-      run_logged "test-gpu" "$bin/gpu" --test-threads 1 "$FILTER"
-      WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1 "$FILTER"
-      continue
+  test|test-native|test-sm70)
+    filter=()
+    [ -n "${FILTER:-}" ] && filter=("$FILTER")
+    if [ $phase != test-sm70 ]; then
+      if [ -n "${FILTER:-}" ]; then
+        run_logged "test-gpu" "$bin/gpu" --test-threads 1 "${filter[@]}"
+      else
+        for t in "$bin"/*; do
+          name=$(basename "$t")
+          # The benchmarks have phases of their own.
+          case $name in ladder|multi) continue ;; esac
+          run_logged "test-$name" "$t" --test-threads 1
+        done
+        # The examples, each a short program that checks its own result.
+        for t in "$here"/examples/*; do
+          [ -x "$t" ] && run_logged "example-$(basename "$t")" "$t"
+        done
+      fi
     fi
-    for t in "$bin"/*; do
-      name=$(basename "$t")
-      # The benchmarks have phases of their own.
-      case $name in ladder|multi) continue ;; esac
-      run_logged "test-$name" "$t" --test-threads 1
-    done
-    # The examples, each a short program that checks its own result.
-    for t in "$here"/examples/*; do
-      [ -x "$t" ] && run_logged "example-$(basename "$t")" "$t"
-    done
-    WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1
+    if [ $phase != test-native ]; then
+      WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1 "${filter[@]}"
+    fi
     ;;
   sanitize)
     export WARPSPEED_TEST_MAX_N=${WARPSPEED_TEST_MAX_N:-1100000} WARPSPEED_UNDER_SANITIZER=1
