@@ -47,6 +47,9 @@ for a in "$@"; do
   case $a in test|test-native|test-sm70|sanitize|bench|multi|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
 done
 [ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
+# FILTER as the test harness's argument list (empty: every trial).
+filter=()
+[ -n "${FILTER:-}" ] && filter=("$FILTER")
 summary=()
 failed=0
 
@@ -89,8 +92,6 @@ run_logged() { # name, command...
 for phase in "${phases[@]}"; do
   case $phase in
   test|test-native|test-sm70)
-    filter=()
-    [ -n "${FILTER:-}" ] && filter=("$FILTER")
     if [ $phase != test-sm70 ]; then
       if [ -n "${FILTER:-}" ]; then
         run_logged "test-gpu" "$bin/gpu" --test-threads 1 "${filter[@]}"
@@ -119,8 +120,6 @@ for phase in "${phases[@]}"; do
       # --report-api-errors no: the library checks every driver result itself
       # (the tests assert them); NCCL probes kernels its build lacks for this
       # GPU (error 209) and handles that. Memory errors are still reported.
-      filter=()
-      [ -n "${FILTER:-}" ] && filter=("$FILTER")
       run_logged "sanitize-$tool" compute-sanitizer --tool $tool --report-api-errors no "${extra[@]}" --error-exitcode 1 \
         "$bin/gpu" --test-threads 1 -q "${filter[@]}"
       grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$out/sanitize-$tool.log" | tail -2 \
