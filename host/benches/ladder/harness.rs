@@ -11,6 +11,7 @@ use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use std::io::Write;
+use std::time::{Duration, Instant};
 use warpspeed::{Context, KernelResources, Ladder, Pending};
 
 /// One family of the benchmark: its name on the command line and what runs it.
@@ -45,8 +46,20 @@ pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
     Ok(())
 }
 
-/// Launches before timing starts.
-const WARMUP: usize = 3;
+/// Launches before timing starts, at the least.
+pub const WARMUP: usize = 3;
+
+/// The warm-up goes on, [`WARMUP_GROUP`] launches at a time, until this
+/// long has passed since it began. After a heavy launch the GPU's power
+/// management holds its clocks down for a while, and a short launch timed
+/// then reads slow: on an H200, cuBLAS `Sgemm` 1024³ read 72 µs right after
+/// 8192³ on the TF32 tensor cores and 60 µs alone; after 30 ms of its own
+/// launches 66 µs, after 100 or 300 ms 61 µs. Each measurement is thus of
+/// its own launch's steady state, whatever ran before it.
+pub const WARMUP_TIME: Duration = Duration::from_millis(200);
+
+/// Launches between two looks at the warm-up's clock.
+const WARMUP_GROUP: usize = 8;
 
 /// Windows of back-to-back launches, each timed as a whole, whose median
 /// per launch is [`Timing::batch_ms`].
@@ -381,8 +394,9 @@ impl<'a> Bench<'a> {
         self.time_reps(self.reps, launch)
     }
 
-    /// `reps` runs of `launch` after warm-up (fewer than [`Bench::reps`]
-    /// for launches of a large fraction of a second), each timed on its
+    /// `reps` runs of `launch` (fewer than [`Bench::reps`] for launches of
+    /// a large fraction of a second) after warm-up ([`WARMUP`] launches or
+    /// [`WARMUP_TIME`] of them, whichever lasts longer), each timed on its
     /// own; then, for launches under [`BATCH_BELOW_MS`], [`BATCH_WINDOWS`]
     /// windows of up to `reps` launches back to back ([`Timing`]).
     ///
@@ -399,10 +413,17 @@ impl<'a> Bench<'a> {
         mut launch: impl FnMut() -> Result<(), String>,
     ) -> Result<Timing, String> {
         let reps = reps.max(1);
+        let begin = Instant::now();
         for _ in 0..WARMUP {
             launch()?;
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
+        while begin.elapsed() < WARMUP_TIME {
+            for _ in 0..WARMUP_GROUP {
+                launch()?;
+            }
+            self.ctx.synchronize().map_err(|e| e.to_string())?;
+        }
         let mut times = Vec::with_capacity(reps);
         let mut left = reps;
         while left > 0 {

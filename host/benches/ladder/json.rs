@@ -12,7 +12,10 @@
 //! `memory_bytes`, `ptx` (the target loaded), `jit` (`false`: the shipped
 //! cubin of `ptx` was loaded; `true`: the driver compiled its PTX; absent in
 //! JSON written before it was), `reps` (timed launches per
-//! median), `stream_held` (`true`: the timed launches were queued behind
+//! median), `warmup_launches` and `warmup_ms` (the warm-up before each
+//! median's launches: launches for `warmup_ms` milliseconds, and
+//! `warmup_launches` at the least; absent in JSON written before them, whose
+//! warm-up was 3 launches), `stream_held` (`true`: the timed launches were queued behind
 //! the hold kernel of `hold.rs`; absent in JSON written before it was,
 //! whose launches were only enqueued back to back), `memcpy_gbs` (this
 //! run's 1 GiB device-to-device copy, bytes read and written per second),
@@ -62,7 +65,7 @@
 //! `ratio_peak` (`tflops / fp32_peak_tflops`) and `ratio_peak_batch` where
 //! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
-use crate::harness::{Bench, Case, KernelUse, Scaling, Work};
+use crate::harness::{Bench, Case, KernelUse, Scaling, WARMUP, WARMUP_TIME, Work};
 use crate::records::Unit;
 use std::fmt::Write;
 
@@ -313,7 +316,7 @@ pub fn json(bench: &Bench) -> String {
         .tflops()
         .map_or(String::new(), |t| format!("\"fp32_peak_tflops\":{t:.2},\n"));
     format!(
-        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"memcpy_batch_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
+        "{{\n\"device\":\"{}\",\n\"compute_capability\":\"{}.{}\",\n\"multiprocessors\":{},\n\"max_threads_per_sm\":{},\n\"l2_bytes\":{},\n\"memory_bytes\":{},\n\"ptx\":\"{}\",\n\"jit\":{},\n\"reps\":{},\n\"warmup_launches\":{},\n\"warmup_ms\":{},\n\"stream_held\":true,\n\"memcpy_gbs\":{:.1},\n\"memcpy_batch_gbs\":{:.1},\n\"fp32_lanes_per_sm\":{},\n\"sm_clock_khz\":{},\n{peak}\"results\":[\n{}\n]\n}}\n",
         escape(&info.name),
         info.compute_capability.0,
         info.compute_capability.1,
@@ -324,6 +327,8 @@ pub fn json(bench: &Bench) -> String {
         info.ptx_target,
         info.jit,
         bench.reps,
+        WARMUP,
+        WARMUP_TIME.as_millis(),
         bench.memcpy_gbs,
         bench.memcpy_batch_gbs,
         bench.peak.lanes,

@@ -426,9 +426,16 @@ pub fn render(text: &str) -> Vec<(String, String)> {
     } else {
         "launches back to back"
     };
+    // JSON written before the keys were had a warm-up of 3 launches.
+    let warmup = match (header(text, "warmup_ms"), header(text, "warmup_launches")) {
+        (ms, launches) if !ms.is_empty() && !launches.is_empty() => {
+            format!("warm-up launches for {ms} ms and {launches} at the least")
+        }
+        _ => "3 warm-ups".to_string(),
+    };
     let mut md = format!(
         "# warpspeed benchmark: {}\n\nCompute capability {}, {} SMs, PTX `{}`; {} timed launches per \
-         median (CUDA events, 3 warm-ups, {queued}); this run's device-to-device copy: \
+         median (CUDA events, {warmup}, {queued}); this run's device-to-device copy: \
          **{memcpy:.0} GB/s** (read + written). GB/s count each input byte read once and each output \
          byte written once. \"× best peer\" is the fastest NVIDIA library's time over the step's \
          (above 1: faster than the library), measured in the same run with the same method.\n{}",

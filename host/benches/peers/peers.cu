@@ -33,8 +33,8 @@
 //
 // Timing, as in the Rust harness: the inputs are rotated among enough device
 // copies that together they are at least twice the L2 cache (1 to 4 copies),
-// so that no launch reads what the previous one left in L2; 3 warm-up
-// launches; then `reps` launches on one non-default stream, each between its
+// so that no launch reads what the previous one left in L2; warm-up launches
+// for at least 200 ms (3 at the least); then `reps` launches on one non-default stream, each between its
 // own pair of events, enqueued in windows of up to 32 behind a kernel that
 // holds the stream until the window is queued (so that host launch latency
 // is never timed); the result is the median of the `reps` elapsed times. All
@@ -50,6 +50,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <climits>
 #include <cmath>
@@ -224,8 +225,16 @@ __global__ void hold_kernel(volatile unsigned* flag, unsigned long long timeout_
     }
 }
 
-/// Launches before timing starts (the Rust harness's WARMUP).
+/// Launches before timing starts, at the least (the Rust harness's WARMUP).
 constexpr int kWarmup = 3;
+
+/// The warm-up goes on, `kWarmupGroup` launches at a time, until this many
+/// milliseconds have passed since it began (the Rust harness's
+/// `WARMUP_TIME`, which says why).
+constexpr double kWarmupMs = 200.0;
+
+/// Launches between two looks at the warm-up's clock.
+constexpr int kWarmupGroup = 8;
 
 /// Makes device 0 current (the Rust benches use device 0) and reads its
 /// properties.
@@ -254,7 +263,8 @@ struct Device {
         return std::clamp<uint64_t>((twice_l2 + per_copy - 1) / per_copy, 1, 4);
     }
 
-    /// Median milliseconds of `reps` launches after `kWarmup` warm-up ones.
+    /// Median milliseconds of `reps` launches after at least `kWarmup`
+    /// warm-up ones and at least `kWarmupMs` of them.
     /// `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across
     /// warm-up and timed launches) on `stream` and must not synchronise.
     ///
@@ -265,10 +275,17 @@ struct Device {
     template <class Launch>
     double median_ms(int reps, Launch&& launch) const {
         int turn = 0;
+        const auto begin = std::chrono::steady_clock::now();
         for (int i = 0; i < kWarmup; ++i) {
             launch(turn++);
         }
         check(cudaDeviceSynchronize(), "synchronise after warm-up");
+        while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count() < kWarmupMs) {
+            for (int i = 0; i < kWarmupGroup; ++i) {
+                launch(turn++);
+            }
+            check(cudaDeviceSynchronize(), "synchronise during warm-up");
+        }
         std::vector<double> times;
         times.reserve(reps);
         for (int done = 0; done < reps;) {

@@ -25,7 +25,7 @@ a usage error.
 
 Timing, as in the Rust harness: the inputs are rotated among enough device
 copies that together they are at least twice the L2 cache (1 to 4 copies);
-3 warm-up launches; then `reps` launches enqueued back to back on one
+warm-up launches for at least 200 ms (3 at the least); then `reps` launches enqueued back to back on one
 non-default stream, each between its own pair of CUDA events, with a single
 synchronisation at the end; the result is the median of the `reps` times.
 Unlike the Rust harness and peers.cu, no kernel holds the stream while the
@@ -36,12 +36,21 @@ few µs).
 
 import json
 import sys
+import time
 
 PEER = "torch .t().contiguous()"
 CONV1D_PEER = "cuDNN (torch conv1d)"
 
-# Launches before timing starts (the Rust harness's WARMUP).
+# Launches before timing starts, at the least (the Rust harness's WARMUP).
 WARMUP = 3
+
+# The warm-up goes on, WARMUP_GROUP launches at a time, until this many
+# seconds have passed since it began (the Rust harness's WARMUP_TIME, which
+# says why).
+WARMUP_SECONDS = 0.2
+
+# Launches between two looks at the warm-up's clock.
+WARMUP_GROUP = 8
 
 USAGE = ("usage: torch_peers.py <reps> <case>...\n"
          "cases: transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>\n")
@@ -74,7 +83,8 @@ def copies_for(torch, nbytes):
 
 
 def median_ms(torch, stream, reps, launch):
-    """Median milliseconds of `reps` launches after WARMUP warm-up ones.
+    """Median milliseconds of `reps` launches after warm-up (WARMUP launches
+    or WARMUP_SECONDS of them, whichever lasts longer).
 
     `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across warm-up
     and timed launches) on the current stream. Every timed launch sits between
@@ -85,10 +95,16 @@ def median_ms(torch, stream, reps, launch):
     stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     turn = 0
     with torch.cuda.stream(stream):
+        begin = time.monotonic()
         for _ in range(WARMUP):
             launch(turn)
             turn += 1
         torch.cuda.synchronize()
+        while time.monotonic() - begin < WARMUP_SECONDS:
+            for _ in range(WARMUP_GROUP):
+                launch(turn)
+                turn += 1
+            torch.cuda.synchronize()
         for start, stop in zip(starts, stops):
             start.record(stream)
             launch(turn)
