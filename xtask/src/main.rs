@@ -43,12 +43,14 @@ cargo xtask <task>
   test                  build-ptx --check, kernels --check, then every test (GPU
                         tests run where a CUDA device exists and are reported
                         ignored elsewhere)
-  bench [--families a,b] [--steps a,b] [--quick] [--reps N] [--no-peers] [--no-hold]
+  bench [--families a,b] [--steps a,b] [--quick] [--reps N] [--warmup-ms N] [--no-peers] [--no-hold]
         [--out DIR]     run the ladder benchmarks on the GPU beside NVIDIA's
                         libraries (default: every family; --steps: only the
                         named steps); prints tables, writes JSON, report.md
                         and SVG charts to target/bench/
-                        (--no-hold: under a profiler, which serialises launches)
+                        (--no-hold: under a profiler, which serialises launches;
+                        --warmup-ms: the least warm-up of each measurement,
+                        200 by default)
   report JSON           render report.md and the SVG charts again beside a bench
                         JSON file (no GPU needed)
   readme [--check]      render the README's measured tables again from the

@@ -50,12 +50,15 @@ pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
 pub const WARMUP: usize = 3;
 
 /// The warm-up goes on, [`WARMUP_GROUP`] launches at a time, until this
-/// long has passed since it began. After a heavy launch the GPU's power
+/// long has passed since it began (`--warmup-ms` sets another). After a heavy launch the GPU's power
 /// management holds its clocks down for a while, and a short launch timed
 /// then reads slow: on an H200, cuBLAS `Sgemm` 1024³ read 72 µs right after
 /// 8192³ on the TF32 tensor cores and 60 µs alone; after 30 ms of its own
 /// launches 66 µs, after 100 or 300 ms 61 µs. Each measurement is thus of
-/// its own launch's steady state, whatever ran before it.
+/// its own launch's steady state, whatever ran before it. For launches
+/// that draw enough power to meet the cap themselves (the tensor-core
+/// steps, cuBLAS with TF32), that steady state is the capped one: slower
+/// than a launch of a cool GPU would be.
 pub const WARMUP_TIME: Duration = Duration::from_millis(200);
 
 /// Launches between two looks at the warm-up's clock.
@@ -211,6 +214,9 @@ pub struct Bench<'a> {
     /// The kernels of the families run, read once after the context was
     /// created.
     pub kernels: Vec<KernelUse>,
+    /// The least warm-up before each measurement's timed launches
+    /// ([`WARMUP_TIME`] unless `--warmup-ms`).
+    pub warmup: Duration,
     /// Holds the stream while each window of timed launches is enqueued
     /// (none with `--no-hold`, for profilers).
     hold: Option<Hold>,
@@ -305,6 +311,7 @@ impl<'a> Bench<'a> {
         quick: bool,
         peers: Peers,
         hold: bool,
+        warmup: Duration,
     ) -> Result<Self, String> {
         let info = ctx.info();
         println!(
@@ -338,6 +345,7 @@ impl<'a> Bench<'a> {
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),
+            warmup,
             hold: if hold { Some(Hold::new()?) } else { None },
             measurements: 0,
         };
@@ -396,8 +404,8 @@ impl<'a> Bench<'a> {
 
     /// `reps` runs of `launch` (fewer than [`Bench::reps`] for launches of
     /// a large fraction of a second) after warm-up ([`WARMUP`] launches or
-    /// [`WARMUP_TIME`] of them, whichever lasts longer), each timed on its
-    /// own; then, for launches under [`BATCH_BELOW_MS`], [`BATCH_WINDOWS`]
+    /// [`Bench::warmup`] of them, whichever lasts longer), each timed on
+    /// its own; then, for launches under [`BATCH_BELOW_MS`], [`BATCH_WINDOWS`]
     /// windows of up to `reps` launches back to back ([`Timing`]).
     ///
     /// The runs are enqueued in windows of up to [`WINDOW`] behind a
@@ -418,7 +426,7 @@ impl<'a> Bench<'a> {
             launch()?;
         }
         self.ctx.synchronize().map_err(|e| e.to_string())?;
-        while begin.elapsed() < WARMUP_TIME {
+        while begin.elapsed() < self.warmup {
             for _ in 0..WARMUP_GROUP {
                 launch()?;
             }

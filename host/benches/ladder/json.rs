@@ -65,7 +65,7 @@
 //! `ratio_peak` (`tflops / fp32_peak_tflops`) and `ratio_peak_batch` where
 //! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
-use crate::harness::{Bench, Case, KernelUse, Scaling, WARMUP, WARMUP_TIME, Work};
+use crate::harness::{Bench, Case, KernelUse, Scaling, WARMUP, Work};
 use crate::records::Unit;
 use std::fmt::Write;
 
@@ -328,7 +328,7 @@ pub fn json(bench: &Bench) -> String {
         info.jit,
         bench.reps,
         WARMUP,
-        WARMUP_TIME.as_millis(),
+        bench.warmup.as_millis(),
         bench.memcpy_gbs,
         bench.memcpy_batch_gbs,
         bench.peak.lanes,

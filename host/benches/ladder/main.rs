@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
-//!        [--steps a,b] [--reps N] [--out DIR] [--no-peers] [--no-hold]
+//!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
 //! ```
@@ -49,6 +49,7 @@ mod transpose;
 use harness::{Bench, Family, KernelUse};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 use warpspeed::{Context, Error};
 
 /// Every family, in order: registering a family is one row here.
@@ -70,6 +71,8 @@ struct Options {
     families: Vec<String>,
     quick: bool,
     reps: usize,
+    /// The least warm-up of each measurement ([`harness::WARMUP_TIME`]).
+    warmup: Duration,
     out: PathBuf,
     peers: bool,
     hold: bool,
@@ -85,6 +88,7 @@ fn options() -> Result<Options, String> {
         families: Vec::new(),
         quick: false,
         reps: 20,
+        warmup: harness::WARMUP_TIME,
         out: PathBuf::from("target/bench"),
         peers: true,
         hold: true,
@@ -101,6 +105,10 @@ fn options() -> Result<Options, String> {
             "--families" => o.families.extend(value()?.split(',').map(str::to_string)),
             "--quick" => o.quick = true,
             "--reps" => o.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
+            "--warmup-ms" => {
+                let ms = value()?.parse().map_err(|e| format!("--warmup-ms: {e}"))?;
+                o.warmup = Duration::from_millis(ms);
+            }
             "--out" | "--json" => o.out = PathBuf::from(value()?),
             "--no-peers" => o.peers = false,
             // Under a profiler, which serialises launches: a held stream
@@ -189,11 +197,11 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     let peers = if o.peers {
         // Built outside the output folder: the report is what travels.
         let dir = std::env::temp_dir().join("warpspeed-peers");
-        peers::Peers::prepare(&dir, o.reps, ctx.info().compute_capability)
+        peers::Peers::prepare(&dir, o.reps, o.warmup, ctx.info().compute_capability)
     } else {
         peers::Peers::none("--no-peers")
     };
-    let mut bench = Bench::new(ctx, o.reps, o.quick, peers, o.hold)?;
+    let mut bench = Bench::new(ctx, o.reps, o.quick, peers, o.hold, o.warmup)?;
     bench.kernels = kernels;
     bench.masks = o.masks.clone();
     bench.steps = o.steps.clone();

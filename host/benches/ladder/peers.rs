@@ -7,13 +7,15 @@
 //! here with `nvcc` and linked with cuBLAS and cuRAND when nvcc is found;
 //! without cuRAND it is built again without its cases) and
 //! `torch_peers.py` (PyTorch, for what no C library offers, such as an
-//! 8-bit transpose). Both take `<reps> <case>...` and print one JSON
-//! object per case. Whatever cannot run is reported as "not available"
+//! 8-bit transpose). Both take `<reps> <case>...` (and the least warm-up
+//! of each case in milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it)
+//! and print one JSON object per case. Whatever cannot run is reported as "not available"
 //! with the reason, never estimated.
 //! They are measurement tooling and never part of the library.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 const PEERS_CU: &str = include_str!("../peers/peers.cu");
 const TORCH_PEERS: &str = include_str!("../peers/torch_peers.py");
@@ -30,6 +32,9 @@ pub struct PeerResult {
 /// The peer programs of this run.
 pub struct Peers {
     reps: usize,
+    /// The least warm-up of each case, passed to the programs in
+    /// `WARPSPEED_WARMUP_MS` (the harness's `Bench::warmup`).
+    warmup: Duration,
     /// The built CUDA C++ program, or why there is none.
     cuda: Result<PathBuf, String>,
     /// Why that program was built without its cuRAND cases, if it was.
@@ -52,6 +57,7 @@ impl Peers {
     pub fn none(reason: &str) -> Peers {
         Peers {
             reps: 0,
+            warmup: Duration::ZERO,
             cuda: Err(reason.into()),
             no_curand: None,
             torch: Err(reason.into()),
@@ -61,7 +67,7 @@ impl Peers {
     /// Builds the peer programs in `dir` for a device of compute capability
     /// `cc`. Takes a minute where nvcc compiles CUB (two where cuRAND is
     /// missing: the second build leaves its cases out).
-    pub fn prepare(dir: &Path, reps: usize, (major, minor): (u32, u32)) -> Peers {
+    pub fn prepare(dir: &Path, reps: usize, warmup: Duration, (major, minor): (u32, u32)) -> Peers {
         let mut no_curand = None;
         let cuda = (|| {
             let nvcc = std::env::var_os("NVCC")
@@ -111,6 +117,7 @@ impl Peers {
         }
         Peers {
             reps,
+            warmup,
             cuda,
             no_curand,
             torch,
@@ -163,7 +170,12 @@ impl Peers {
         if cases.is_empty() {
             return Vec::new();
         }
-        let out = match cmd.arg(self.reps.to_string()).args(cases).output() {
+        let out = match cmd
+            .env("WARPSPEED_WARMUP_MS", self.warmup.as_millis().to_string())
+            .arg(self.reps.to_string())
+            .args(cases)
+            .output()
+        {
             Ok(out) => out,
             Err(e) => return unavailable(cases, &format!("cannot run the peer program: {e}")),
         };

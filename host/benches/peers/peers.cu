@@ -34,7 +34,8 @@
 // Timing, as in the Rust harness: the inputs are rotated among enough device
 // copies that together they are at least twice the L2 cache (1 to 4 copies),
 // so that no launch reads what the previous one left in L2; warm-up launches
-// for at least 200 ms (3 at the least); then `reps` launches on one non-default stream, each between its
+// for at least WARPSPEED_WARMUP_MS milliseconds (200 without it; 3 launches
+// at the least); then `reps` launches on one non-default stream, each between its
 // own pair of events, enqueued in windows of up to 32 behind a kernel that
 // holds the stream until the window is queued (so that host launch latency
 // is never timed); the result is the median of the `reps` elapsed times. All
@@ -229,9 +230,10 @@ __global__ void hold_kernel(volatile unsigned* flag, unsigned long long timeout_
 constexpr int kWarmup = 3;
 
 /// The warm-up goes on, `kWarmupGroup` launches at a time, until this many
-/// milliseconds have passed since it began (the Rust harness's
-/// `WARMUP_TIME`, which says why).
-constexpr double kWarmupMs = 200.0;
+/// milliseconds have passed since it began: `WARPSPEED_WARMUP_MS` (the Rust
+/// harness passes its own, `Bench::warmup`), else the harness's default
+/// `WARMUP_TIME`, whose doc says why.
+constexpr double kDefaultWarmupMs = 200.0;
 
 /// Launches between two looks at the warm-up's clock.
 constexpr int kWarmupGroup = 8;
@@ -250,7 +252,17 @@ struct Device {
     Stream stream;
     HoldFlag hold;
 
+    /// The least warm-up of a case, in milliseconds (`kDefaultWarmupMs`).
+    double warmup_ms = kDefaultWarmupMs;
+
     Device() : prop(select_device()) {
+        if (const char* ms = std::getenv("WARPSPEED_WARMUP_MS")) {
+            char* end = nullptr;
+            warmup_ms = std::strtod(ms, &end);
+            if (end == ms || *end != '\0' || !(warmup_ms >= 0.0)) {
+                throw Failure(std::string("WARPSPEED_WARMUP_MS is not a number of milliseconds: ") + ms);
+            }
+        }
         std::fprintf(stderr, "peers: %s (compute capability %d.%d, %d SMs, L2 %d MiB)\n", prop.name, prop.major,
                      prop.minor, prop.multiProcessorCount, prop.l2CacheSize >> 20);
     }
@@ -264,7 +276,7 @@ struct Device {
     }
 
     /// Median milliseconds of `reps` launches after at least `kWarmup`
-    /// warm-up ones and at least `kWarmupMs` of them.
+    /// warm-up ones and at least `warmup_ms` of them.
     /// `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across
     /// warm-up and timed launches) on `stream` and must not synchronise.
     ///
@@ -280,7 +292,7 @@ struct Device {
             launch(turn++);
         }
         check(cudaDeviceSynchronize(), "synchronise after warm-up");
-        while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count() < kWarmupMs) {
+        while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count() < warmup_ms) {
             for (int i = 0; i < kWarmupGroup; ++i) {
                 launch(turn++);
             }
