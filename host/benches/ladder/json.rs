@@ -15,8 +15,8 @@
 //! median), `warmup_launches` and `warmup_ms` (the warm-up before each
 //! median's launches: launches for `warmup_ms` milliseconds, and
 //! `warmup_launches` at the least; absent in JSON written before them, whose
-//! warm-up was 3 launches), `stream_held` (`true`: the timed launches were queued behind
-//! the hold kernel of `hold.rs`; absent in JSON written before it was,
+//! warm-up was 3 launches), `stream_held` (`true`: the timed launches were
+//! queued behind the hold kernel of `hold.rs`; absent in JSON written before it was,
 //! whose launches were only enqueued back to back), `memcpy_gbs` (this
 //! run's 1 GiB device-to-device copy, bytes read and written per second),
 //! `memcpy_batch_gbs` (the same copies back to back, see `batch_ms` below;

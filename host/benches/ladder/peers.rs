@@ -9,8 +9,8 @@
 //! `torch_peers.py` (PyTorch, for what no C library offers, such as an
 //! 8-bit transpose). Both take `<reps> <case>...` (and the least warm-up
 //! of each case in milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it)
-//! and print one JSON object per case. Whatever cannot run is reported as "not available"
-//! with the reason, never estimated.
+//! and print one JSON object per case. Whatever cannot run is reported as
+//! "not available" with the reason, never estimated.
 //! They are measurement tooling and never part of the library.
 
 use std::path::{Path, PathBuf};

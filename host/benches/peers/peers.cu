@@ -35,8 +35,8 @@
 // copies that together they are at least twice the L2 cache (1 to 4 copies),
 // so that no launch reads what the previous one left in L2; warm-up launches
 // for at least WARPSPEED_WARMUP_MS milliseconds (200 without it; 3 launches
-// at the least); then `reps` launches on one non-default stream, each between its
-// own pair of events, enqueued in windows of up to 32 behind a kernel that
+// at the least); then `reps` launches on one non-default stream, each
+// between its own pair of events, enqueued in windows of up to 32 behind a kernel that
 // holds the stream until the window is queued (so that host launch latency
 // is never timed); the result is the median of the `reps` elapsed times. All
 // memory a launch needs (library scratch, outputs, the cuBLAS handle) exists
