@@ -105,16 +105,19 @@
 //!
 //! No step uses floating-point atomics: each output is summed in an order
 //! fixed by the step and its plan, which [`GemmVariant::Pipelined`] chooses
-//! from `m`, `n`, `k` and the device's SM count, so one input gives the
-//! same bits on one device every run. Where even 64 × 128 tiles leave SMs
-//! idle (at most 132 such tiles on a 132-SM GPU: 512² and below, or a
-//! large `k` under small `m × n`), `Pipelined` splits `k` into slices
+//! from `m`, `n`, `k`, the device's SM count and how many blocks of the
+//! splitting entry one SM holds (the driver's occupancy, asked once), so
+//! one input gives the same bits on one device every run. Where even
+//! 64 × 128 tiles leave SMs idle (at most 132 such tiles on a 132-SM GPU:
+//! 512² and below, or a large `k` under small `m × n`), or leave block
+//! slots empty over a long `k` (1024² and 1000 × 999 on an H100 or H200,
+//! which hold two such blocks per SM), `Pipelined` splits `k` into slices
 //! ([`warpspeed_gpu::gemm::split_slices`]), one block per tile and slice;
 //! the last slice of a tile to finish adds the partial tiles in slice
 //! order and stores `C`. The partials live in the context's scratch
-//! memory (at most one 64 × 128 tile per SM, 4.1 MiB on a 132-SM GPU),
-//! allocated, with a wait for the stream, by the first product that needs
-//! more than it holds.
+//! memory (at most one 64 × 128 tile per block slot, 8.3 MiB on a 132-SM
+//! GPU of two slots per SM), allocated, with a wait for the stream, by
+//! the first product that needs more than it holds.
 //!
 //! # Packing
 //!
@@ -135,7 +138,7 @@ use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use crate::transpose;
-use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale};
+use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale, split_launch};
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::transpose::TransposeArgs;
@@ -535,7 +538,16 @@ impl Context {
             };
             return Ok(Pending::new(self));
         }
-        let plan = variant.plan(m, n, k, self.info().multiprocessors);
+        // Blocks of the splitting entry one SM holds (asked of the driver
+        // once per context): a split fills them all.
+        let resident = match variant {
+            GemmVariant::Pipelined => {
+                let (entry, tiles) = split_launch();
+                self.blocks_per_sm(entry, tiles.threads, tiles.shared_bytes)?
+            }
+            _ => 1,
+        };
+        let plan = variant.plan(m, n, k, self.info().multiprocessors, resident);
         let grid = product_grid(m, n, plan.blocks(m, n))?;
         let split_words = plan.work_words(m, n);
         // Operands to pack, each after the split's workspace and the one
@@ -805,7 +817,7 @@ mod tests {
     fn every_step_plans_a_launch_with_an_entry() {
         for &v in GemmVariant::ALL {
             for (m, n) in [(1, 1), (17, 33), (4096, 4096)] {
-                let plan = v.plan(m, n, 1000, 132);
+                let plan = v.plan(m, n, 1000, 132, 2);
                 assert!(plan.entry.kernel().name.starts_with(v.shape().kernel));
                 assert!(plan.blocks(m, n) >= 1);
                 let (tm, tn) = (plan.tiles.tile_m as usize, plan.tiles.tile_n as usize);

@@ -612,7 +612,9 @@ fn cases() -> Vec<Case> {
     );
     // The 1000×999×1001: every step packed (no pitch a multiple
     // of 4); the fast steps with aligned pitches in every transpose
-    // combination, and with odd pitches and offsets.
+    // combination, and with odd pitches and offsets. Its 128 tiles of
+    // 64 × 128 leave the second block slot of each SM of an H100 or H200
+    // empty, so the pipelined step splits `k` in two there.
     cases.push(Case::new(1000, 999, 1001));
     for (ta, tb) in transposes {
         cases.push(

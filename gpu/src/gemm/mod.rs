@@ -150,16 +150,37 @@ pub const SPLIT_TICKETS: usize = 2048;
 /// 14.4 / 16.4, 512³ 34.1 / 18.6 / 18.2 / 18.1.
 pub const MIN_SLICE_K: usize = 2 * WARP_BK;
 
+/// The least `k` a slice takes where the split fills more than one block
+/// slot per SM ([`split_slices`]): 16 stages. A second block on an SM
+/// hides the latencies the first one waits on, but each slice fills and
+/// drains the ring once and its tile is written, read and added once
+/// more. H200, µs, one block per SM → two: 1024³ 65.0 → 62.4 (slices of
+/// 32 stages), 1000 × 999 × 1001 72.0 → 70.0 (of 32); 512³ 18.5 → 19.8
+/// (of 4 stages instead of 8), so that one keeps one block per SM.
+pub const MIN_SHARED_SLICE_K: usize = 16 * WARP_BK;
+
 /// Slices of `k` a [`GemmVariant::Pipelined`] product of `tiles` tiles
-/// runs on a GPU of `sms` multiprocessors: 1 where the tiles fill the
-/// SMs, else enough that tiles × slices is about `sms`, each slice at
-/// least [`MIN_SLICE_K`] deep; no slice is empty (see [`slice_k`]).
-pub const fn split_slices(tiles: usize, k: usize, sms: usize) -> usize {
-    if tiles == 0 || tiles >= sms || tiles > SPLIT_TICKETS {
+/// runs on a GPU of `sms` multiprocessors that each hold `resident` of
+/// its blocks at once: 1 where the tiles fill the SMs' slots, else the
+/// more of two splits, each no slice empty (see [`slice_k`]):
+/// tiles × slices about `sms`, slices at least [`MIN_SLICE_K`] deep
+/// (SMs idle otherwise), and about `sms × resident`, slices at least
+/// [`MIN_SHARED_SLICE_K`] deep (a second block per SM, worth it only
+/// over a long loop).
+pub const fn split_slices(tiles: usize, k: usize, sms: usize, resident: usize) -> usize {
+    let one = slices_over(tiles, k, sms, MIN_SLICE_K);
+    let shared = slices_over(tiles, k, sms * resident, MIN_SHARED_SLICE_K);
+    if one > shared { one } else { shared }
+}
+
+/// Slices of `k` for `tiles` tiles over `slots` block slots, each slice
+/// at least `least` deep: 1 where the tiles fill the slots.
+const fn slices_over(tiles: usize, k: usize, slots: usize, least: usize) -> usize {
+    if tiles == 0 || tiles >= slots || tiles > SPLIT_TICKETS {
         return 1;
     }
-    let wanted = sms / tiles;
-    let deep = k / MIN_SLICE_K;
+    let wanted = slots / tiles;
+    let deep = k / least;
     let slices = if wanted < deep { wanted } else { deep };
     if slices <= 1 {
         return 1;
@@ -180,6 +201,17 @@ pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> u
         0
     } else {
         SPLIT_TICKETS + tiles * slices * tile_elements
+    }
+}
+
+/// The entry and tiles of the [`GemmVariant::Pipelined`] products that
+/// split `k` (64 × 128 tiles, [`pipelined::splits`]): the launch whose
+/// blocks per SM [`GemmVariant::plan`] takes as `resident`.
+pub fn split_launch() -> (crate::Entry<GemmArgs<f32>>, TileConfig) {
+    let value = PIPELINED_CONFIGS[1];
+    match gemm_pipelined::entry::<f32>(value) {
+        Some(entry) => (entry, pipelined_tiles(value)),
+        None => unreachable!("a pipelined configuration without an entry"),
     }
 }
 
@@ -290,7 +322,8 @@ ladder! {
         /// bands of 8 tile rows (rasterized) so the tiles they share stay
         /// in L2, and products with too few 128 × 128 tiles to fill the
         /// GPU run 64 × 128 tiles, split along `k` where even those leave
-        /// SMs idle ([`split_slices`]: 512³ 34 → 18 µs on an H100). Each
+        /// SMs idle or, over a long `k`, block slots empty ([`split_slices`]:
+        /// 512³ 34 → 18 µs on an H100, 1024³ 65 → 62 µs on an H200). Each
         /// `k`'s products go in serpentine
         /// order (a row's first product can reuse the `B` value of the row
         /// before's last) from fragments loaded two `k` ahead: the two
@@ -432,10 +465,12 @@ impl GemmVariant {
     }
 
     /// The launch of this step for an `m × n × k` product on a GPU of
-    /// `sms` multiprocessors: [`GemmVariant::Pipelined`] takes 64 × 128
-    /// tiles when 128 × 128 ones would not give every SM a tile, and splits
-    /// `k` when even those leave SMs idle ([`split_slices`]).
-    pub fn plan(self, m: usize, n: usize, k: usize, sms: u32) -> GemmPlan {
+    /// `sms` multiprocessors, each holding `resident` blocks of
+    /// [`split_launch`] at once (the driver's occupancy):
+    /// [`GemmVariant::Pipelined`] takes 64 × 128 tiles when 128 × 128 ones
+    /// would not give every SM a tile, and splits `k` when even those leave
+    /// block slots empty ([`split_slices`]).
+    pub fn plan(self, m: usize, n: usize, k: usize, sms: u32, resident: u32) -> GemmPlan {
         let fixed = |entry| GemmPlan {
             entry,
             tiles: self.shape().tiles,
@@ -469,7 +504,12 @@ impl GemmVariant {
                             slices: 1,
                         };
                         if pipelined::splits(value) {
-                            plan.slices = split_slices(plan.tile_count(m, n), k, sms as usize);
+                            plan.slices = split_slices(
+                                plan.tile_count(m, n),
+                                k,
+                                sms as usize,
+                                resident.max(1) as usize,
+                            );
                         }
                         plan
                     }
@@ -668,19 +708,22 @@ mod tests {
     }
 
     #[test]
-    fn splits_fill_the_sms_with_slices_none_empty() {
-        for sms in [1, 80, 132, 144] {
-            for tiles in [1, 2, 8, 12, 131, 132, 500] {
+    fn splits_fill_the_slots_with_slices_none_empty() {
+        for (sms, resident) in [(1, 1), (80, 1), (132, 1), (132, 2), (144, 3)] {
+            let slots = sms * resident;
+            for tiles in [1, 2, 8, 12, 131, 132, 200, 500] {
                 for k in [1, 15, 63, 64, 65, 127, 128, 1000, 1025, 65_536] {
-                    let s = split_slices(tiles, k, sms);
+                    let s = split_slices(tiles, k, sms, resident);
                     assert!(s >= 1);
-                    if tiles >= sms || k < 2 * MIN_SLICE_K {
-                        assert_eq!(s, 1, "{tiles} tiles, k {k}, {sms} SMs");
+                    if tiles >= slots || k < 2 * MIN_SLICE_K {
+                        assert_eq!(s, 1, "{tiles} tiles, k {k}, {slots} slots");
                     }
                     if s > 1 {
                         let deep = slice_k(k, s);
-                        assert!(tiles * s <= sms, "{tiles} tiles × {s} > {sms} SMs");
-                        assert!(deep >= MIN_SLICE_K && deep.is_multiple_of(WARP_BK));
+                        assert!(tiles * s <= slots, "{tiles} tiles × {s} > {slots} slots");
+                        // Past one block per SM only in deep slices.
+                        let least = if tiles * s > sms { MIN_SHARED_SLICE_K } else { MIN_SLICE_K };
+                        assert!(deep >= least && deep.is_multiple_of(WARP_BK));
                         // Every slice non-empty, together exactly `k`.
                         assert!((s - 1) * deep < k && s * deep >= k, "k {k}: {s} × {deep}");
                         assert_eq!(k.div_ceil(deep), s);
@@ -688,18 +731,29 @@ mod tests {
                 }
             }
         }
-        // The benchmark's small squares on 132 SMs, 64 × 128 tiles.
-        assert_eq!(split_slices(8, 256, 132), 8);
-        assert_eq!(split_slices(32, 512, 132), 4);
-        assert_eq!(split_slices(128, 1024, 132), 1);
+        // The benchmark's small squares on 132 SMs, 64 × 128 tiles, one
+        // block per SM and two (the H100's and H200's occupancy).
+        assert_eq!(split_slices(8, 256, 132, 1), 8);
+        assert_eq!(split_slices(32, 512, 132, 1), 4);
+        assert_eq!(split_slices(128, 1024, 132, 1), 1);
+        assert_eq!(split_slices(8, 256, 132, 2), 8);
+        assert_eq!(split_slices(32, 512, 132, 2), 4);
+        assert_eq!(split_slices(128, 1024, 132, 2), 2);
+        assert_eq!(split_slices(128, 1001, 132, 2), 2);
         assert_eq!(split_words(8, 1, 8192), 0);
         assert_eq!(split_words(8, 4, 8192), SPLIT_TICKETS + 32 * 8192);
         // Only the small tiles split; the other steps never do.
-        let small = GemmVariant::Pipelined.plan(256, 256, 256, 132);
+        let small = GemmVariant::Pipelined.plan(256, 256, 256, 132, 2);
         assert_eq!((small.tiles.tile_m, small.slices), (64, 8));
         assert_eq!(small.blocks(256, 256), 64);
-        assert_eq!(GemmVariant::Pipelined.plan(4096, 4096, 4096, 132).slices, 1);
-        assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132).slices, 1);
+        let (split, tiles) = split_launch();
+        assert_eq!(split.index(), small.entry.index());
+        assert_eq!(tiles, small.tiles);
+        // 1024³: 128 tiles, one wave at one block per SM; two with two.
+        assert_eq!(GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 1).slices, 1);
+        assert_eq!(GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 2).slices, 2);
+        assert_eq!(GemmVariant::Pipelined.plan(4096, 4096, 4096, 132, 2).slices, 1);
+        assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132, 2).slices, 1);
     }
 
     /// The whole-tile entry takes exactly the products whose every copy
@@ -709,7 +763,7 @@ mod tests {
         let whole = gemm_pipelined_whole::entry::<f32>().index();
         let entry = |(m, n, k): (usize, usize, usize), a, b, c, target| {
             GemmVariant::Pipelined
-                .plan(m, n, k, 132)
+                .plan(m, n, k, 132, 2)
                 .on_operands(target, (m, n, k), a, b, c)
                 .entry
                 .index()
@@ -720,7 +774,7 @@ mod tests {
         assert_eq!(entry(shape, a, b, c, "sm_90a"), whole);
         assert_eq!(entry(shape, a, b, c, "sm_80"), whole);
         let general = GemmVariant::Pipelined
-            .plan(4096, 4096, 4096, 132)
+            .plan(4096, 4096, 4096, 132, 2)
             .entry
             .index();
         assert_ne!(general, whole);
@@ -752,7 +806,7 @@ mod tests {
         for v in GemmVariant::ALL {
             let limit = if v.needs() == Needs::Sm90a { 227 } else { 99 } * 1024;
             for m in [1, 100_000] {
-                let plan = v.plan(m, m, m, 132);
+                let plan = v.plan(m, m, m, 132, 2);
                 assert!(plan.tiles.shared_bytes <= limit, "{v:?}");
                 assert!(plan.tiles.threads <= 1024 && plan.tiles.threads % 32 == 0);
             }
