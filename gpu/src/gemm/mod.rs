@@ -722,7 +722,11 @@ mod tests {
                         let deep = slice_k(k, s);
                         assert!(tiles * s <= slots, "{tiles} tiles × {s} > {slots} slots");
                         // Past one block per SM only in deep slices.
-                        let least = if tiles * s > sms { MIN_SHARED_SLICE_K } else { MIN_SLICE_K };
+                        let least = if tiles * s > sms {
+                            MIN_SHARED_SLICE_K
+                        } else {
+                            MIN_SLICE_K
+                        };
                         assert!(deep >= least && deep.is_multiple_of(WARP_BK));
                         // Every slice non-empty, together exactly `k`.
                         assert!((s - 1) * deep < k && s * deep >= k, "k {k}: {s} × {deep}");
@@ -750,9 +754,18 @@ mod tests {
         assert_eq!(split.index(), small.entry.index());
         assert_eq!(tiles, small.tiles);
         // 1024³: 128 tiles, one wave at one block per SM; two with two.
-        assert_eq!(GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 1).slices, 1);
-        assert_eq!(GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 2).slices, 2);
-        assert_eq!(GemmVariant::Pipelined.plan(4096, 4096, 4096, 132, 2).slices, 1);
+        assert_eq!(
+            GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 1).slices,
+            1
+        );
+        assert_eq!(
+            GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 2).slices,
+            2
+        );
+        assert_eq!(
+            GemmVariant::Pipelined.plan(4096, 4096, 4096, 132, 2).slices,
+            1
+        );
         assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132, 2).slices, 1);
     }
 
