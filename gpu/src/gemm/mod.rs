@@ -155,7 +155,7 @@ pub const MIN_SLICE_K: usize = 2 * WARP_BK;
 /// hides the latencies the first one waits on, but each slice fills and
 /// drains the ring once and its tile is written, read and added once
 /// more. H200, µs, one block per SM → two: 1024³ 65.0 → 62.4 (slices of
-/// 32 stages), 1000 × 999 × 1001 72.0 → 70.0 (of 32); 512³ 18.5 → 19.8
+/// 32 stages), 1000 × 999 × 1001 72.1 → 70.2 (of 32); 512³ 18.3 → 19.8
 /// (of 4 stages instead of 8), so that one keeps one block per SM.
 pub const MIN_SHARED_SLICE_K: usize = 16 * WARP_BK;
 

@@ -26,11 +26,12 @@
 //! SMs share the `k` loop instead of idling while a few blocks walk all of
 //! it; where a long `k` allows, enough slices to fill every block slot
 //! the SMs hold (two per SM on an H100 or H200: 1024³ runs as 256 blocks
-//! instead of 128, 65.0 → 62.4 µs on an H200). Each block leaves its partial tile in the workspace and takes its
-//! tile's ticket; the last of a tile's slices adds the partials in slice
-//! order and stores the tile as an unsplit block would (`join`): no
-//! floating-point atomics, the same bits every run. H100, µs, unsplit →
-//! split: 256³ 20.6 → 14.4, 512³ 34.1 → 18.2 (cuBLAS 10.1 and 16.2).
+//! instead of 128, 65.0 → 62.4 µs on an H200). Each block leaves its
+//! partial tile in the workspace and takes its tile's ticket; the last of
+//! a tile's slices adds the partials in slice order and stores the tile
+//! as an unsplit block would (`join`): no floating-point atomics, the same
+//! bits every run. H100, µs, unsplit → split: 256³ 20.6 → 14.4, 512³
+//! 34.1 → 18.2 (cuBLAS 10.1 and 16.2).
 //!
 //! Sizes that are not multiples of the tile, and pitches that are not
 //! multiples of 4 floats (`1000 × 999 × 1001`): a last tile row or column
