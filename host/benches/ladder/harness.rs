@@ -52,9 +52,10 @@ pub const WARMUP: usize = 3;
 /// The warm-up goes on, [`WARMUP_GROUP`] launches at a time, until this
 /// long has passed since it began (`--warmup-ms` sets another). After a
 /// heavy launch the GPU's power management holds its clocks down for a
-/// while, and a short launch timed then reads slow: on an H200, cuBLAS `Sgemm` 1024³ read 72 µs right after
-/// 8192³ on the TF32 tensor cores and 60 µs alone; after 30 ms of its own
-/// launches 66 µs, after 100 or 300 ms 61 µs. Each measurement is thus of
+/// while, and a short launch timed then reads slow: on an H200, cuBLAS
+/// `Sgemm` 1024³ read 72 µs right after 8192³ on the TF32 tensor cores
+/// and 60 µs alone; after 30 ms of its own launches 66 µs, after 100 or
+/// 300 ms 61 µs. Each measurement is thus of
 /// its own launch's steady state, whatever ran before it. For launches
 /// that draw enough power to meet the cap themselves (the tensor-core
 /// steps, cuBLAS with TF32), that steady state is the capped one: slower
