@@ -24,8 +24,9 @@
 
 /// `$body::<$consts.., A_K, B_K>($args..)` for the staging layouts of the
 /// panels `a` and `b` (whether each is `k`-major): one body per pair of
-/// layouts, chosen once per launch (the pipelined and tensor-core steps).
-#[cfg(target_arch = "nvptx64")]
+/// layouts, chosen once per launch (the tensor-core steps; the pipelined
+/// step has an entry per pair, [`pipelined_entry`]).
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 macro_rules! by_layouts {
     ($($body:ident)::+; [$($c:tt),*]; $a:expr, $b:expr; $($arg:expr),*) => {
         match ($a.k_major, $b.k_major) {
@@ -204,12 +205,33 @@ pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> u
     }
 }
 
+/// The entry of [`GemmVariant::Pipelined`]'s tile configuration `config`
+/// ([`PIPELINED_CONFIGS`]) for operands staged as `a_k_major` and
+/// `b_k_major` say ([`staging::stages_k_major`] of `op(A)`'s strides
+/// `(row, column)` and of `op(B)`'s `(column, row)`, as the kernel sees
+/// them): `None` for a configuration without entries.
+pub fn pipelined_entry(
+    config: u32,
+    a_k_major: bool,
+    b_k_major: bool,
+) -> Option<crate::Entry<GemmArgs<f32>>> {
+    match (a_k_major, b_k_major) {
+        (false, true) => gemm_pipelined_xk::entry::<f32>(config),
+        (true, true) => gemm_pipelined_kk::entry::<f32>(config),
+        (false, false) => gemm_pipelined_xx::entry::<f32>(config),
+        (true, false) => gemm_pipelined_kx::entry::<f32>(config),
+    }
+}
+
 /// The entry and tiles of the [`GemmVariant::Pipelined`] products that
-/// split `k` (64 × 128 tiles, [`pipelined::splits`]): the launch whose
-/// blocks per SM [`GemmVariant::plan`] takes as `resident`.
+/// split `k` (64 × 128 tiles, [`pipelined::splits`]) of an `A` and a `B`
+/// stored untransposed: the launch whose blocks per SM
+/// [`GemmVariant::plan`] takes as `resident`. It stands for the other
+/// layouts' 64 × 128 entries too: ptxas gives them 225 to 254 registers
+/// on sm_90a, two blocks of 128 threads per SM each.
 pub fn split_launch() -> (crate::Entry<GemmArgs<f32>>, TileConfig) {
     let value = PIPELINED_CONFIGS[1];
-    match gemm_pipelined::entry::<f32>(value) {
+    match pipelined_entry(value, false, true) {
         Some(entry) => (entry, pipelined_tiles(value)),
         None => unreachable!("a pipelined configuration without an entry"),
     }
@@ -405,8 +427,9 @@ impl GemmPlan {
     /// The plan for the operands as the kernel will see them (after any
     /// packing; `(address, row stride, column stride)` of `op(A)` and
     /// `op(B)`, `(address, pitch)` of `C`) in the module built for
-    /// `target`: [`GemmVariant::Pipelined`]'s 128 × 128 tiles take the
-    /// entry without checked copies where
+    /// `target`: [`GemmVariant::Pipelined`] takes the entry of the
+    /// operands' staging layouts ([`pipelined_entry`]), and its 128 × 128
+    /// tiles the entry without checked copies where
     /// [`pipelined::takes_whole_tiles`] (sm_80 and newer: it stages by
     /// `cp.async`); the same tiles, threads and shared memory.
     pub fn on_operands(
@@ -417,19 +440,30 @@ impl GemmPlan {
         b: (u64, usize, usize),
         c: (u64, usize),
     ) -> GemmPlan {
-        let big = gemm_pipelined::entry::<f32>(PIPELINED_CONFIGS[0]);
-        if big.is_some_and(|e| e.index() == self.entry.index())
+        let Some(config) = PIPELINED_CONFIGS.into_iter().find(|&config| {
+            pipelined_entry(config, false, true).is_some_and(|e| e.index() == self.entry.index())
+        }) else {
+            return self;
+        };
+        let entry = if config == PIPELINED_CONFIGS[0]
             && self.slices == 1
             && Needs::Sm80.met_by(target)
             && pipelined::takes_whole_tiles(m, n, k, a, b, c)
         {
-            GemmPlan {
-                entry: gemm_pipelined_whole::entry::<f32>(),
-                ..self
-            }
+            gemm_pipelined_whole::entry::<f32>()
         } else {
-            self
-        }
+            let (_, a_row, a_col) = a;
+            let (_, b_row, b_col) = b;
+            let layouts = (
+                staging::stages_k_major(a_row, a_col),
+                staging::stages_k_major(b_col, b_row),
+            );
+            match pipelined_entry(config, layouts.0, layouts.1) {
+                Some(entry) => entry,
+                None => unreachable!("a pipelined configuration without an entry"),
+            }
+        };
+        GemmPlan { entry, ..self }
     }
 }
 
@@ -496,7 +530,8 @@ impl GemmVariant {
                 } else {
                     PIPELINED_CONFIGS[1]
                 };
-                match gemm_pipelined::entry::<f32>(value) {
+                // The layouts' entry replaces it in `on_operands`.
+                match pipelined_entry(value, false, true) {
                     Some(entry) => {
                         let mut plan = GemmPlan {
                             entry,
@@ -641,15 +676,49 @@ kernels! {
             fn gemm_register_2d<T in f32> = register_2d::kernel;
             fn gemm_vectorized<T in f32> = vectorized::kernel;
             fn gemm_warp_tiled<T in f32> = warp_tiled::kernel;
-            /// One entry per tile configuration: `gemm_pipelined_128_f32`,
-            /// `..._64_f32` (the tile's rows).
-            fn gemm_pipelined<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
+            /// One entry per pair of staging layouts (the letters: `A`'s,
+            /// then `B`'s, `k` for `k`-major, `x` for `x`-major; see
+            /// [`pipelined_entry`]) and tile configuration (the tile's
+            /// rows): `gemm_pipelined_xk_128_f32`, `..._xk_64_f32`, ...
+            fn gemm_pipelined_xk<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
                 { CONFIG as usize },
                 { PIPELINED_TILE_N },
                 { pipelined::threads(CONFIG) },
                 { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
                 { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
                 { pipelined::splits(CONFIG) },
+                false,
+                true,
+            >;
+            fn gemm_pipelined_kk<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
+                { CONFIG as usize },
+                { PIPELINED_TILE_N },
+                { pipelined::threads(CONFIG) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+                { pipelined::splits(CONFIG) },
+                true,
+                true,
+            >;
+            fn gemm_pipelined_xx<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
+                { CONFIG as usize },
+                { PIPELINED_TILE_N },
+                { pipelined::threads(CONFIG) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+                { pipelined::splits(CONFIG) },
+                false,
+                false,
+            >;
+            fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
+                { CONFIG as usize },
+                { PIPELINED_TILE_N },
+                { pipelined::threads(CONFIG) },
+                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
+                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
+                { pipelined::splits(CONFIG) },
+                true,
+                false,
             >;
             /// The 128 × 128 tiles of products whose operands all take whole
             /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
@@ -681,11 +750,23 @@ pub type ScaleArgs<T> = gemm_scale::Args<T>;
 pub const SCALE_BLOCK: u32 = 256;
 
 // The kernel table's configurations are the ones `plan` chooses from.
-const _: () = assert!(
-    gemm_pipelined::VALUES.len() == 2
-        && gemm_pipelined::VALUES[0] == PIPELINED_CONFIGS[0]
-        && gemm_pipelined::VALUES[1] == PIPELINED_CONFIGS[1]
-);
+const _: () = {
+    let layouts = [
+        gemm_pipelined_xk::VALUES,
+        gemm_pipelined_kk::VALUES,
+        gemm_pipelined_xx::VALUES,
+        gemm_pipelined_kx::VALUES,
+    ];
+    let mut i = 0;
+    while i < layouts.len() {
+        assert!(
+            layouts[i].len() == 2
+                && layouts[i][0] == PIPELINED_CONFIGS[0]
+                && layouts[i][1] == PIPELINED_CONFIGS[1]
+        );
+        i += 1;
+    }
+};
 
 #[cfg(test)]
 mod tests {
@@ -771,6 +852,35 @@ mod tests {
 
     /// The whole-tile entry takes exactly the products whose every copy
     /// is a whole 16-byte vector, on modules with `cp.async`.
+    /// Each pair of staging layouts runs its own entry, in both tile
+    /// configurations, split or not.
+    #[test]
+    fn the_operands_layouts_pick_the_entry() {
+        // `(address, row stride, column stride)` of `op(A)` (`k`-major
+        // where rows are adjacent) and `op(B)` (where columns are).
+        let a = |k_major: bool| if k_major { (0, 1, 1000) } else { (0, 1000, 1) };
+        let b = |k_major: bool| if k_major { (0, 1000, 1) } else { (0, 1, 1000) };
+        let mut seen = Vec::new();
+        for (m, n, k) in [(4096, 4096, 1000), (1000, 999, 1000), (256, 256, 1000)] {
+            for (a_k, b_k) in [(false, true), (true, true), (false, false), (true, false)] {
+                let plan = GemmVariant::Pipelined.plan(m, n, k, 132, 2);
+                let config = plan.tiles.tile_m;
+                let picked = plan.on_operands("sm_90a", (m, n, k), a(a_k), b(b_k), (0, 1001));
+                let wanted = pipelined_entry(config, a_k, b_k).unwrap();
+                assert_eq!(
+                    picked.entry.index(),
+                    wanted.index(),
+                    "{m}×{n}×{k} {a_k} {b_k}"
+                );
+                assert_eq!((picked.tiles, picked.slices), (plan.tiles, plan.slices));
+                seen.push(wanted.index());
+            }
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 8, "four layouts × two tile configurations");
+    }
+
     #[test]
     fn whole_tiles_only_where_every_copy_is_a_vector() {
         let whole = gemm_pipelined_whole::entry::<f32>().index();
@@ -786,11 +896,14 @@ mod tests {
         let (a, b, c) = ((256, 1, 4096), (4096, 4096, 1), (1024, 4096));
         assert_eq!(entry(shape, a, b, c, "sm_90a"), whole);
         assert_eq!(entry(shape, a, b, c, "sm_80"), whole);
-        let general = GemmVariant::Pipelined
-            .plan(4096, 4096, 4096, 132, 2)
-            .entry
-            .index();
-        assert_ne!(general, whole);
+        // Elsewhere the 128 × 128 entry of the operands' layouts.
+        let general = |a: (u64, usize, usize), b: (u64, usize, usize)| {
+            let (a_k, b_k) = (a.1 < a.2, b.2 < b.1);
+            pipelined_entry(PIPELINED_CONFIGS[0], a_k, b_k)
+                .unwrap()
+                .index()
+        };
+        assert_ne!(general(a, b), whole);
         for (shape, a, b, c, target) in [
             (shape, a, b, c, "sm_70"),              // no cp.async
             ((4096, 4096, 4088), a, b, c, "sm_90"), // k not a whole stage
@@ -802,7 +915,11 @@ mod tests {
             (shape, (256, 4096, 1), b, c, "sm_90"), // `A` stored along `k`
             (shape, a, (4096, 1, 4096), c, "sm_90"),
         ] {
-            assert_eq!(entry(shape, a, b, c, target), general, "{shape:?} {target}");
+            assert_eq!(
+                entry(shape, a, b, c, target),
+                general(a, b),
+                "{shape:?} {target}"
+            );
         }
         // Too few 128 × 128 tiles: the 64 × 128 entry, never the whole one.
         let small = (512, 512, 512);

@@ -7,8 +7,8 @@
 //! where consecutive elements in memory are consecutive rows of `op(A)`
 //! or columns of `op(B)`, `x`-major where they run along `k`), so every
 //! quad is one 16-byte copy and none transposes; the
-//! compute reads whichever layout it is given (a body per pair of layouts,
-//! chosen once per launch). One barrier per stage: at the top of
+//! compute reads whichever layout it is given (an entry per pair of
+//! layouts, which the host picks from the operands' strides). One barrier per stage: at the top of
 //! iteration `t` every warp has finished stage `t − 1`, whose slot then
 //! takes stage `t + STAGES − 1`. PTX for older targets has no `cp.async`:
 //! there each stage is loaded into registers one stage ahead and stored
@@ -619,10 +619,20 @@ unsafe fn store_through_shared<
     }
 }
 
+/// The entry of one pair of staging layouts, `A_K` and `B_K` (whether each
+/// operand is staged `k`-major, [`super::staging::stages_k_major`]), which the host
+/// picks from the operands' strides ([`super::pipelined_entry`]); any
+/// strides compute right in any of them, only slower. One entry per pair,
+/// not one for all four: a block runs the first of an entry's bodies
+/// faster than the same code placed after the others (instruction fetch;
+/// H200, 1024³ through the PTX: 62.9, 63.3 µs first, 65.2, 65.5 after
+/// four bodies), and the misaligned body, fifth of eight before, ran
+/// `1000 × 999 × 1001` in 67.0, 67.0, 67.0 µs and runs it in 66.3, 65.9,
+/// 65.9 second of two (1024³ 63.6, 63.4, 63.6 → 64.2, 63.5, 64.8: ptxas
+/// gives the entry 225 registers where the eight bodies took 254). Each
+/// has two bodies: 16-byte copies and stores, and the misaligned path.
 /// Contract: the family's; blocks of `THREADS` threads and
-/// [`super::ring_bytes`]`(BM, BN, PIPELINE_STAGES)` of shared memory. One
-/// body per pair of staging layouts, chosen once per launch from the
-/// operands' strides.
+/// [`super::ring_bytes`]`(BM, BN, PIPELINE_STAGES)` of shared memory.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel<
@@ -632,6 +642,8 @@ pub(crate) unsafe fn kernel<
     const QA: usize,
     const QB: usize,
     const SPLIT: bool,
+    const A_K: bool,
+    const B_K: bool,
 >(
     o: Operands,
 ) {
@@ -661,10 +673,14 @@ pub(crate) unsafe fn kernel<
     let origin = from;
     let (a, b) = panels(&o, origin.0, origin.1, p0, len);
     let split = (tile, slice);
-    if a.vectors() && b.vectors() && vector_stores(&o, origin.1, b.k_major) {
-        by_layouts!(body; [BM, BN, THREADS, QA, QB, SPLIT, false, false]; a, b; &o, origin, from, &a, &b, split)
+    if a.vectors() && b.vectors() && vector_stores(&o, origin.1, B_K) {
+        body::<BM, BN, THREADS, QA, QB, SPLIT, false, false, A_K, B_K>(
+            &o, origin, from, &a, &b, split,
+        )
     } else {
-        by_layouts!(body; [BM, BN, THREADS, QA, QB, SPLIT, true, false]; a, b; &o, origin, from, &a, &b, split)
+        body::<BM, BN, THREADS, QA, QB, SPLIT, true, false, A_K, B_K>(
+            &o, origin, from, &a, &b, split,
+        )
     }
 }
 

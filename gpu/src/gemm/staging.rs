@@ -64,6 +64,14 @@ impl Mode {
     }
 }
 
+/// Whether the pipelined steps stage a panel of strides `xs` (along `x`)
+/// and `ps` (along `k`) `k`-major: where `x` is the contiguous direction.
+/// The host picks the entry of the layouts ([`super::pipelined_entry`])
+/// by the same test.
+pub const fn stages_k_major(xs: usize, ps: usize) -> bool {
+    xs < ps
+}
+
 /// Words from one `x` to the next in an `x`-major staged tile: `WARP_BK`
 /// plus 4, so that rows start 20 words apart and the fragment loads of 8
 /// consecutive rows at one `k` (or 4 rows' 16-byte words) fall in distinct
@@ -209,8 +217,9 @@ mod device {
         pub extent: usize,
         pub k: usize,
         pub mode: Mode,
-        /// The layout the pipelined steps stage it in: `k`-major when
-        /// `x` is the contiguous direction (`xs < ps`).
+        /// The layout the tensor-core steps stage it in: `k`-major when
+        /// `x` is the contiguous direction ([`super::stages_k_major`]).
+        #[cfg(target_feature = "sm_80")]
         pub k_major: bool,
     }
 
@@ -226,7 +235,8 @@ mod device {
                 extent,
                 k,
                 mode: Mode::of(base.addr(), xs, ps),
-                k_major: xs < ps,
+                #[cfg(target_feature = "sm_80")]
+                k_major: super::stages_k_major(xs, ps),
             }
         }
 
