@@ -6,11 +6,11 @@
 //! layout it has in memory ([`Layout`](super::staging::Layout): `k`-major
 //! where consecutive elements in memory are consecutive rows of `op(A)`
 //! or columns of `op(B)`, `x`-major where they run along `k`), so every
-//! quad is one 16-byte copy and none transposes; the
-//! compute reads whichever layout it is given (an entry per pair of
-//! layouts, which the host picks from the operands' strides). One barrier per stage: at the top of
-//! iteration `t` every warp has finished stage `t − 1`, whose slot then
-//! takes stage `t + STAGES − 1`. PTX for older targets has no `cp.async`:
+//! quad is one 16-byte copy and none transposes; the compute reads
+//! whichever layout it is given (an entry per pair of layouts, which the
+//! host picks from the operands' strides). One barrier per stage: at the
+//! top of iteration `t` every warp has finished stage `t − 1`, whose slot
+//! then takes stage `t + STAGES − 1`. PTX for older targets has no `cp.async`:
 //! there each stage is loaded into registers one stage ahead and stored
 //! after the stage's multiply-adds, so its latency still hides behind
 //! arithmetic.
@@ -579,9 +579,10 @@ unsafe fn store_through_shared<
         }
     });
     sync_threads();
-    // Thread `t` stores column `t % BN` of every `PASS`-th row from row
-    // `t / BN`: a warp covers consecutive columns of a row, the loop
-    // carries a pointer, and `β` and the column's bounds are tested once.
+    // Thread `t` stores column `t % BN` of every `THREADS / BN`-th row
+    // from row `t / BN`: a warp covers consecutive columns of a row, the
+    // loop carries a pointer, and `β` and the column's bounds are tested
+    // once.
     const { assert!(THREADS.is_multiple_of(BN)) };
     let pass = THREADS / BN;
     let t = thread_idx_x() as usize;
