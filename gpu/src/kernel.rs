@@ -165,7 +165,7 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // before the pairing: mask 127 410 → 408 µs (H100, 2^26 outputs).
     LaunchBounds {
         entry: "conv1d_register_blocked_16_f32",
-        threads: crate::conv1d::blocked_threads(16),
+        threads: crate::conv1d::BLOCKED_THREADS,
         blocks_per_sm: 4,
     },
     // One block of 1024 threads per SM, which can have 64 registers each

@@ -50,8 +50,8 @@ pub use karatsuba::{
 };
 pub use lesson::LESSON_BLOCK;
 pub use register_blocked::{
-    BLOCKED_TILE, BLOCKED_WIDTHS, NARROW_MAX_TAPS, SEGMENT_PAD, blocked_outputs, blocked_sums,
-    blocked_threads, blocked_tile_len, blocked_width, padded_index, padded_taps, padded_words,
+    BLOCKED_THREADS, BLOCKED_WIDTHS, NARROW_MAX_TAPS, SEGMENT_PAD, blocked_outputs, blocked_sums,
+    blocked_tile, blocked_tile_len, blocked_width, padded_index, padded_taps, padded_words,
     shifted_sums,
 };
 pub use streamed::{
@@ -158,7 +158,8 @@ ladder! {
         },
         /// Step 4: each thread computes `w` consecutive outputs in
         /// registers (`w` = 16, or 8 for masks of up to [`NARROW_MAX_TAPS`]
-        /// taps: see [`blocked_width`]), a block tiles of 2 048. Per round
+        /// taps: see [`blocked_width`]), a block of [`BLOCKED_THREADS`]
+        /// tiles of `128 w` outputs ([`blocked_tile`]). Per round
         /// of `w` taps a thread loads `w` new inputs (16-byte shared loads,
         /// conflict-free thanks to the segment padding) and `w` weights
         /// (16-byte broadcast loads of the mask, staged in shared memory
@@ -172,10 +173,10 @@ ladder! {
         /// again. The outputs leave as 16-byte stores.
         RegisterBlocked = "register_blocked" => Conv1dShape {
             kernel: "conv1d_register_blocked",
-            // For the wide width; `Conv1dVariant::block` gives the block of
-            // each mask.
-            block: blocked_threads(BLOCKED_WIDTHS[1]),
-            outputs_per_block: BLOCKED_TILE as u32,
+            block: BLOCKED_THREADS,
+            // For the wide width; `Conv1dVariant::outputs_per_block` gives
+            // the tile of each mask.
+            outputs_per_block: blocked_tile(BLOCKED_WIDTHS[1]) as u32,
             staging: Staging::Blocked,
             constant_mask: false,
         },
@@ -290,7 +291,7 @@ impl Conv1dVariant {
     /// Threads per block for a mask of `taps`.
     pub const fn block(self, taps: usize) -> u32 {
         match self.runs_as(taps) {
-            Conv1dVariant::RegisterBlocked => blocked_threads(blocked_width(taps)),
+            Conv1dVariant::RegisterBlocked => BLOCKED_THREADS,
             Conv1dVariant::Tf32x3Wgmma => WGMMA_THREADS * wgmma::wgmma_groups(taps) as u32,
             v => v.shape().block,
         }
@@ -299,7 +300,10 @@ impl Conv1dVariant {
     /// Consecutive outputs of one row that one block computes at a time
     /// for a mask of `taps`.
     pub const fn outputs_per_block(self, taps: usize) -> u32 {
-        self.runs_as(taps).shape().outputs_per_block
+        match self.runs_as(taps) {
+            Conv1dVariant::RegisterBlocked => blocked_tile(blocked_width(taps)) as u32,
+            v => v.shape().outputs_per_block,
+        }
     }
 
     /// Whether the launch for a mask of `taps` fills the GPU once with

@@ -10,27 +10,39 @@ use {
     crate::prim::*,
 };
 
-/// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`] (one row's
-/// consecutive outputs a block computes at a time).
-pub const BLOCKED_TILE: usize = 2048;
+/// Threads of a [`Conv1dVariant::RegisterBlocked`] block, either width.
+/// 128 rather than 256 for the narrow width (tiles of 1 024 outputs
+/// instead of 2 048): its 66 registers leave room for 7 blocks of 4 warps
+/// per SM where they left 3 of 8, so 28 warps instead of 24 keep loads in
+/// flight, without the register cap a fourth block of 256 would need.
+/// Measured (2^26 outputs, µs, three interleaved rounds of the two builds,
+/// 256 → 128 threads): H200 mask 7 155.8 → 145.5, mask 31 170.1 → 166.3,
+/// mask 63 257.9 → 250.2; H100 mask 7 198.0 → 198.7, mask 31 200.0 →
+/// 203.2, mask 63 257.1 → 249.5. The H100, whose 31-tap convolution reads
+/// at 0.88 to 0.89 of its copy bandwidth either way, gives back 1.6% there; the
+/// H200, whose bandwidth per SM is 1.4 times the H100's and which needs
+/// more loads in flight to use it, gains at every length.
+pub const BLOCKED_THREADS: u32 = 128;
 /// The widths of [`Conv1dVariant::RegisterBlocked`]: consecutive outputs
 /// one thread keeps in registers. The width `w` is also the segment (the
 /// `w` inputs that start a thread's window) and the round of taps: the
-/// mask is zero-padded in shared memory to a multiple of `w`. A block has
-/// `BLOCKED_TILE / w` threads.
+/// mask is zero-padded in shared memory to a multiple of `w`. A block's
+/// tile is [`blocked_tile`]`(w)` outputs.
 pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// Masks of up to this many taps run the narrow width (8 outputs a thread:
 /// 65 registers, 24 warps per SM against the wide width's 16 (when it
-/// took 123 registers), so more loads are in flight for a memory-bound
-/// short mask); longer ones the wide width (16 outputs a thread, 96
+/// took 123 registers; 28 since [`BLOCKED_THREADS`] is 128), so more loads
+/// are in flight for a memory-bound short mask); longer ones the wide width (16 outputs a thread, 96
 /// registers under its launch bounds: 256 FMAs per 8 shared-memory loads,
 /// the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
 /// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
 /// Measured and not kept (2^26 outputs, same runs): holding the narrow
-/// width to 64 registers for a fourth block per SM (20 bytes of spills)
-/// gave the H200 2.5% (mask 7 157 → 153 µs) and cost the H100 1 to 4%
-/// (mask 31 200 → 208 µs); loading two tiles ahead instead of one was
-/// slower on the H200 at either occupancy (mask 7 154 to 157 µs).
+/// width to 64 registers for a fourth block of 256 threads per SM (20
+/// bytes of spills) gave the H200 2.5% (mask 7 157 → 153 µs) and cost the
+/// H100 1 to 4% (mask 31 200 → 208 µs; again on 2026-11-25, no spills on
+/// sm_90a, through the PTX: H200 mask 31 167.9 → 163.5, H100 199.8 →
+/// 205.3); loading two tiles ahead instead of one was slower on the H200
+/// at either occupancy (mask 7 154 to 157 µs).
 pub const NARROW_MAX_TAPS: usize = 64;
 /// Words of padding after each segment in shared memory: segment `s`
 /// starts at word `(w + 4) s` (12 or 20), so the 16-byte loads of 8
@@ -46,9 +58,11 @@ pub const fn blocked_width(taps: usize) -> usize {
     }
 }
 
-/// Threads of a [`Conv1dVariant::RegisterBlocked`] block of width `w`.
-pub const fn blocked_threads(w: usize) -> u32 {
-    (BLOCKED_TILE / w) as u32
+/// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`] of width `w`
+/// (one row's consecutive outputs a block computes at a time):
+/// [`BLOCKED_THREADS`] threads of `w` outputs each.
+pub const fn blocked_tile(w: usize) -> usize {
+    BLOCKED_THREADS as usize * w
 }
 
 /// `taps` rounded up to a whole number of rounds of width `w`: the weights
@@ -59,10 +73,10 @@ pub const fn padded_taps(taps: usize, w: usize) -> usize {
 }
 
 /// Inputs one block of [`Conv1dVariant::RegisterBlocked`] of width `w`
-/// stages: its [`BLOCKED_TILE`] outputs and a halo of [`padded_taps`] (a
+/// stages: its [`blocked_tile`] outputs and a halo of [`padded_taps`] (a
 /// multiple of `w`).
 pub const fn blocked_tile_len(taps: usize, w: usize) -> usize {
-    BLOCKED_TILE + padded_taps(taps, w)
+    blocked_tile(w) + padded_taps(taps, w)
 }
 
 /// The shared-memory word of tile element `e` in
@@ -85,8 +99,9 @@ const _: () = {
         // The halo moves from a tile's end to the next tile's start in one
         // pass; threads take whole segments; segments start on 16-byte
         // boundaries (16-byte shared loads) and at most 16 taps a round.
-        assert!(padded_taps(MAX_TAPS, w) <= BLOCKED_TILE);
-        assert!(BLOCKED_TILE.is_multiple_of(w) && w.is_multiple_of(4) && w <= 16);
+        let most_taps = if i == 0 { NARROW_MAX_TAPS } else { MAX_TAPS };
+        assert!(padded_taps(most_taps, w) <= blocked_tile(w));
+        assert!(w.is_multiple_of(4) && w <= 16);
         assert!((w + SEGMENT_PAD).is_multiple_of(4));
         i += 1;
     }
@@ -221,17 +236,17 @@ pub fn shifted_sums<const W: usize, const N: usize, const PAIRED: bool>(
 }
 
 /// Step 4, width `W`: block `b` computes a run of consecutive tiles of
-/// [`BLOCKED_TILE`] outputs of each of its rows; in a tile, thread `l`
+/// [`blocked_tile`]`(W)` outputs of each of its rows; in a tile, thread `l`
 /// the `W` outputs from `W l`. The tile holds inputs `start − r ..`
 /// (zeros outside the row), element `e` at word `padded_index(e, W)`;
 /// output `W l + a` needs elements `W l + a + j`, so the taps from `W c`
 /// need segments `l + c` and `l + c + 1`. The next tile's first
 /// `padded` elements are this tile's last ones (moved within shared
-/// memory); its other [`BLOCKED_TILE`] are loaded into registers before
+/// memory); its other [`blocked_tile`]`(W)` are loaded into registers before
 /// this tile's arithmetic, so their latency hides behind it.
 #[cfg(target_arch = "nvptx64")]
 pub(super) unsafe fn kernel<const W: usize>(op: Operands) {
-    let threads = blocked_threads(W) as usize;
+    let threads = BLOCKED_THREADS as usize;
     let (n, mask, taps) = (op.n, op.mask, op.taps as usize);
     let padded = padded_taps(taps, W);
     let len = blocked_tile_len(taps, W);
@@ -252,7 +267,7 @@ pub(super) unsafe fn kernel<const W: usize>(op: Operands) {
         Run {
             operands: op,
             threads,
-            tile_len: BLOCKED_TILE,
+            tile_len: blocked_tile(W),
             keep: padded,
         },
         tile,
@@ -281,7 +296,7 @@ mod tests {
     #[test]
     fn a_lane_segment_starts_at_word_w_plus_4_times_l() {
         for w in BLOCKED_WIDTHS {
-            for l in 0..blocked_threads(w) as usize {
+            for l in 0..BLOCKED_THREADS as usize {
                 assert_eq!(padded_index(w * l, w), (w + 4) * l);
                 // The segment is contiguous.
                 assert_eq!(padded_index(w * l + w - 1, w), (w + 4) * l + w - 1);
@@ -340,14 +355,14 @@ mod tests {
         let mut weights = vec![0.0f32; padded_taps(taps, W)];
         weights[..taps].copy_from_slice(&mask);
         let len = blocked_tile_len(taps, W);
-        for block in 0..n.div_ceil(BLOCKED_TILE) {
-            let start = block * BLOCKED_TILE;
+        for block in 0..n.div_ceil(blocked_tile(W)) {
+            let start = block * blocked_tile(W);
             let mut tile = vec![f32::NAN; padded_words(len, W)];
             for e in 0..len {
                 tile[padded_index(e, W)] = tile_source(start, e, r, n).map_or(0.0, |i| signal[i]);
             }
             let step = W + SEGMENT_PAD;
-            for lane in 0..blocked_threads(W) as usize {
+            for lane in 0..BLOCKED_THREADS as usize {
                 let got = blocked_outputs::<W>(
                     lane,
                     taps,
@@ -397,9 +412,9 @@ mod tests {
             let w = blocked_width(taps);
             let segments = blocked_tile_len(taps, w) / w;
             // The last thread reads up to segment threads − 1 + ⌈taps / w⌉.
-            assert!(blocked_threads(w) as usize - 1 + taps.div_ceil(w) < segments);
+            assert!(BLOCKED_THREADS as usize - 1 + taps.div_ceil(w) < segments);
             // The staged inputs cover the last output's window.
-            assert!(BLOCKED_TILE - 1 + taps <= blocked_tile_len(taps, w));
+            assert!(blocked_tile(w) - 1 + taps <= blocked_tile_len(taps, w));
         }
     }
 }

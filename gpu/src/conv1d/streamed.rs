@@ -105,7 +105,7 @@ pub(super) unsafe fn kernel(op: Operands) {
                 v[k] = load_nc_v4(base.add(tid + k * threads));
             }
             // The halo: fewer quads than threads (asserted after
-            // `blocked_threads`).
+            // `stream_shift`).
             let halo = STREAM_TILE / 4 + tid;
             let h = if halo < len / 4 {
                 load_nc_v4(base.add(halo))
