@@ -19,9 +19,9 @@ use {
 /// 256 → 128 threads): H200 mask 7 155.8 → 145.5, mask 31 170.1 → 166.3,
 /// mask 63 257.9 → 250.2; H100 mask 7 198.0 → 198.7, mask 31 200.0 →
 /// 203.2, mask 63 257.1 → 249.5. The H100, whose 31-tap convolution reads
-/// at 0.88 to 0.89 of its copy bandwidth either way, gives back 1.6% there; the
-/// H200, whose bandwidth per SM is 1.4 times the H100's and which needs
-/// more loads in flight to use it, gains at every length.
+/// at 0.88 to 0.89 of its copy bandwidth either way, gives back 1.6%
+/// there; the H200, whose bandwidth per SM is 1.4 times the H100's and
+/// which needs more loads in flight to use it, gains at every length.
 pub const BLOCKED_THREADS: u32 = 128;
 /// The widths of [`Conv1dVariant::RegisterBlocked`]: consecutive outputs
 /// one thread keeps in registers. The width `w` is also the segment (the
@@ -31,10 +31,10 @@ pub const BLOCKED_THREADS: u32 = 128;
 pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// Masks of up to this many taps run the narrow width (8 outputs a thread:
 /// 65 registers, 24 warps per SM against the wide width's 16 (when it
-/// took 123 registers; 28 since [`BLOCKED_THREADS`] is 128), so more loads
-/// are in flight for a memory-bound short mask); longer ones the wide width (16 outputs a thread, 96
-/// registers under its launch bounds: 256 FMAs per 8 shared-memory loads,
-/// the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
+/// took 123 registers; 28 since [`BLOCKED_THREADS`] is 128), so more
+/// loads are in flight for a memory-bound short mask); longer ones the
+/// wide width (16 outputs a thread, 96 registers under its launch bounds:
+/// 256 FMAs per 8 shared-memory loads, the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
 /// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
 /// Measured and not kept (2^26 outputs, same runs): holding the narrow
 /// width to 64 registers for a fourth block of 256 threads per SM (20
@@ -99,7 +99,12 @@ const _: () = {
         // The halo moves from a tile's end to the next tile's start in one
         // pass; threads take whole segments; segments start on 16-byte
         // boundaries (16-byte shared loads) and at most 16 taps a round.
-        let most_taps = if i == 0 { NARROW_MAX_TAPS } else { MAX_TAPS };
+        // The narrow width serves masks of up to NARROW_MAX_TAPS taps.
+        let most_taps = if w == BLOCKED_WIDTHS[0] {
+            NARROW_MAX_TAPS
+        } else {
+            MAX_TAPS
+        };
         assert!(padded_taps(most_taps, w) <= blocked_tile(w));
         assert!(w.is_multiple_of(4) && w <= 16);
         assert!((w + SEGMENT_PAD).is_multiple_of(4));
