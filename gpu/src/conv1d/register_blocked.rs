@@ -34,8 +34,9 @@ pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// took 123 registers; 28 since [`BLOCKED_THREADS`] is 128), so more
 /// loads are in flight for a memory-bound short mask); longer ones the
 /// wide width (16 outputs a thread, 96 registers under its launch bounds:
-/// 256 FMAs per 8 shared-memory loads, the rate a long mask needs). Measured on an H100, 2^26 outputs, GB/s (8 wide / 16
-/// wide): 7 taps 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
+/// 256 FMAs per 8 shared-memory loads, the rate a long mask needs).
+/// Measured on an H100, 2^26 outputs, GB/s (8 wide / 16 wide): 7 taps
+/// 2706 / 2334, 31 taps 2678 / 2378, 127 taps 1177 / 1300.
 /// Measured and not kept (2^26 outputs, same runs): holding the narrow
 /// width to 64 registers for a fourth block of 256 threads per SM (20
 /// bytes of spills) gave the H200 2.5% (mask 7 157 → 153 µs) and cost the
