@@ -680,46 +680,14 @@ kernels! {
             /// then `B`'s, `k` for `k`-major, `x` for `x`-major; see
             /// [`pipelined_entry`]) and tile configuration (the tile's
             /// rows): `gemm_pipelined_xk_128_f32`, `..._xk_64_f32`, ...
-            fn gemm_pipelined_xk<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
-                { CONFIG as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(CONFIG) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-                { pipelined::splits(CONFIG) },
-                false,
-                true,
-            >;
-            fn gemm_pipelined_kk<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
-                { CONFIG as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(CONFIG) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-                { pipelined::splits(CONFIG) },
-                true,
-                true,
-            >;
-            fn gemm_pipelined_xx<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
-                { CONFIG as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(CONFIG) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-                { pipelined::splits(CONFIG) },
-                false,
-                false,
-            >;
-            fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 128, 64 }> = pipelined::kernel::<
-                { CONFIG as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(CONFIG) },
-                { pipelined::quads(CONFIG as usize, pipelined::threads(CONFIG)) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(CONFIG)) },
-                { pipelined::splits(CONFIG) },
-                true,
-                false,
-            >;
+            fn gemm_pipelined_xk<T in f32; const CONFIG: u32 = { 128, 64 }> =
+                pipelined::layout_kernel::<CONFIG, false, true>;
+            fn gemm_pipelined_kk<T in f32; const CONFIG: u32 = { 128, 64 }> =
+                pipelined::layout_kernel::<CONFIG, true, true>;
+            fn gemm_pipelined_xx<T in f32; const CONFIG: u32 = { 128, 64 }> =
+                pipelined::layout_kernel::<CONFIG, false, false>;
+            fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 128, 64 }> =
+                pipelined::layout_kernel::<CONFIG, true, false>;
             /// The 128 × 128 tiles of products whose operands all take whole
             /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
             /// in its ring, two blocks per SM.

@@ -620,6 +620,45 @@ unsafe fn store_through_shared<
     }
 }
 
+/// [`kernel`] for tile configuration `CONFIG` (a value of
+/// [`super::PIPELINED_CONFIGS`]) and the staging layouts `A_K`, `B_K`: the
+/// body of the four layout entries, their derived constants written once.
+/// A `match` on the configuration, folded away in each entry, since a
+/// function generic over `CONFIG` cannot compute const arguments from it
+/// (that needs `generic_const_exprs`).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) unsafe fn layout_kernel<const CONFIG: u32, const A_K: bool, const B_K: bool>(
+    o: Operands,
+) {
+    use super::{PIPELINED_CONFIGS, PIPELINED_TILE_N};
+    const BIG: u32 = PIPELINED_CONFIGS[0];
+    const SMALL: u32 = PIPELINED_CONFIGS[1];
+    macro_rules! with {
+        ($c:ident) => {
+            kernel::<
+                { $c as usize },
+                { PIPELINED_TILE_N },
+                { threads($c) },
+                { quads($c as usize, threads($c)) },
+                { quads(PIPELINED_TILE_N, threads($c)) },
+                { splits($c) },
+                A_K,
+                B_K,
+            >(o)
+        };
+    }
+    // SAFETY: the caller's contract, which is `kernel`'s for this
+    // configuration's constants.
+    unsafe {
+        match CONFIG {
+            BIG => with!(BIG),
+            SMALL => with!(SMALL),
+            _ => trap(),
+        }
+    }
+}
+
 /// The entry of one pair of staging layouts, `A_K` and `B_K` (whether each
 /// operand is staged `k`-major, [`super::staging::stages_k_major`]), which the host
 /// picks from the operands' strides ([`super::pipelined_entry`]); any
