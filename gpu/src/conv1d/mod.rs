@@ -291,7 +291,6 @@ impl Conv1dVariant {
     /// Threads per block for a mask of `taps`.
     pub const fn block(self, taps: usize) -> u32 {
         match self.runs_as(taps) {
-            Conv1dVariant::RegisterBlocked => BLOCKED_THREADS,
             Conv1dVariant::Tf32x3Wgmma => WGMMA_THREADS * wgmma::wgmma_groups(taps) as u32,
             v => v.shape().block,
         }
