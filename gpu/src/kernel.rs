@@ -101,6 +101,14 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
 /// refuses more). Say why beside each: the measured gain of the extra
 /// blocks over the registers they cost.
 pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
+    // Three warpgroups, one block per SM (its shared memory): 168
+    // registers a thread at most, which the products' 64 accumulators and
+    // the split's quads fit without spills.
+    LaunchBounds {
+        entry: "conv1d_tf32x3_tma_f32",
+        threads: crate::conv1d::TMA_THREADS,
+        blocks_per_sm: 1,
+    },
     // 144 registers left 6 blocks of 64 threads (12 warps) per SM; held to
     // 8 (128 registers), mask 127 on an H100 (2^26 outputs, same runs) went
     // from 443 to 413 µs.
@@ -336,6 +344,23 @@ macro_rules! plain_params {
     )*};
 }
 plain_params!(u32, i32, u64, usize, f32, f64);
+
+/// A CUDA tensor map (`CUtensorMap`: 128 opaque bytes that the driver
+/// encodes and the copy engine reads) passed to a kernel by value. 16-byte
+/// aligned: rustc's NVPTX back end refuses kernel parameters aligned
+/// beyond 16, where CUDA's type asks for 64, so a kernel copies it into
+/// 64-byte aligned global memory before its copies read it (see
+/// `conv1d::tma`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub struct TensorMap {
+    /// The encoded bytes, as the driver wrote them.
+    pub words: [u64; 16],
+}
+
+impl Param for TensorMap {
+    type Host = TensorMap;
+}
 
 /// How a kernel parameter becomes a field of its group's operand struct
 /// (`(…) as Name` in `kernels!`): as it is, or a `u32` count widened to

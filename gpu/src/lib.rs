@@ -80,7 +80,7 @@ pub mod rng;
 pub mod transpose;
 
 pub use constant::ConstantSymbol;
-pub use kernel::{DevPtr, DevPtrMut, Entry, Kernel, KernelArgs, KernelType};
+pub use kernel::{DevPtr, DevPtrMut, Entry, Kernel, KernelArgs, KernelType, TensorMap};
 pub use ladder::Ladder;
 pub use scalar::{Op, Scalar};
 

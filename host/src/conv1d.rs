@@ -44,7 +44,9 @@
 //! [`tensor_error_units`]`(taps) · 2^-24 · Σ_j |signal · mask|` (916 units
 //! for 127 taps, derived there); [`Conv1dVariant::Tf32x3Wgmma`], the same
 //! sums as warpgroup products over more zeros, within
-//! [`wgmma_error_units`]`(taps)` units (1 204 for 127 taps);
+//! [`wgmma_error_units`]`(taps)` units (1 204 for 127 taps), and
+//! [`Conv1dVariant::Tf32x3Tma`], the same over up to 3 more zeros, within
+//! [`tma_error_units`]`(taps)`;
 //! [`Conv1dVariant::error_units`] gives a step's. NaN and ±∞ in the
 //! signal reach exactly the outputs whose window covers them, in every
 //! step.
@@ -59,18 +61,33 @@
 //! register-blocked steps ([`Conv1dVariant::RegisterBlocked`],
 //! [`Conv1dVariant::Karatsuba`], [`Conv1dVariant::Streamed`]) stage the
 //! mask in shared memory themselves and need none of this.
+//!
+//! [`Conv1dVariant::Tf32x3Tma`] encodes a tensor map for each launch on the
+//! host (`cuTensorMapEncodeTiled`, no device work) and hands it to its
+//! blocks through 384 bytes per block of the context's scratch memory
+//! (allocated once, and grown the first time with a wait for the stream).
+//! Rows whose pitch is not a multiple of 4 elements, and rows too short
+//! for the map, run [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
 
 use crate::context::Context;
+use crate::context::scratch::PARTIALS_OFFSET;
+use crate::driver;
+use crate::error::check;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
-use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs};
-pub use warpspeed_gpu::conv1d::{Conv1dVariant, MAX_TAPS, tensor_error_units, wgmma_error_units};
+use warpspeed_gpu::conv1d::tma::{
+    TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
+};
+use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dMapArgs};
+pub use warpspeed_gpu::conv1d::{
+    Conv1dVariant, MAX_TAPS, tensor_error_units, tma_error_units, wgmma_error_units,
+};
 use warpspeed_gpu::ptx::Needs;
-use warpspeed_gpu::{DevPtr, DevPtrMut};
+use warpspeed_gpu::{DevPtr, DevPtrMut, TensorMap};
 
 /// The rows of one launch: device addresses, pitches in elements.
 struct Rows {
@@ -84,6 +101,19 @@ struct Rows {
 }
 
 impl Rows {
+    /// Step 9's geometry for these rows and a mask of `taps`, where its
+    /// tensor map can describe them: one row or a pitch of a multiple of 4
+    /// elements (every row then starts on the same 4-byte word of a
+    /// 16-byte unit), rows long enough for a whole line, and rows and lines
+    /// that the copies' signed 32-bit coordinates reach.
+    fn tma_geometry(&self, taps: usize) -> Option<TmaGeometry> {
+        let geometry = tma_geometry((self.signal / 4) as usize, taps, self.n)?;
+        let reachable = i32::MAX as usize - 64;
+        (self.rows == 1 || self.signal_pitch.is_multiple_of(4))
+            .then_some(geometry)
+            .filter(|g| g.lines < reachable && self.rows < reachable)
+    }
+
     /// The bytes the signal's and the output's rows span, `start..end`.
     fn spans(&self) -> [Span; 2] {
         let bytes = |pitch: usize| {
@@ -261,6 +291,12 @@ impl Context {
             return Ok(Pending::new(self));
         }
         let taps = mask.len();
+        // Step 9 where its tensor map describes the rows, step 8 elsewhere.
+        let geometry = rows.tma_geometry(taps);
+        let variant = match (variant.runs_as(taps), geometry) {
+            (Conv1dVariant::Tf32x3Tma, None) => Conv1dVariant::Tf32x3Wgmma,
+            _ => variant,
+        };
         let [signal_span, out_span] = rows.spans();
         let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
         let mask_address = mask_span.start;
@@ -273,18 +309,27 @@ impl Context {
                 rows.n
             )));
         };
+        let mapped = variant == Conv1dVariant::Tf32x3Tma;
         // Blocks walk the rows `gridDim.y` apart: any number of rows.
-        let grid_y = u32::try_from(rows.rows)
+        let mut grid_y = u32::try_from(rows.rows)
             .unwrap_or(u32::MAX)
             .min(self.info().max_grid.1);
         let grid_x = if variant.walks_runs(taps) {
             // As many blocks as the GPU holds at once, each walking a run of
             // tiles of its rows.
-            let resident = self.blocks_per_sm(
-                variant.entry(taps),
-                variant.block(taps),
-                variant.shared_bytes(taps),
-            )? * self.info().multiprocessors;
+            let per_sm = if mapped {
+                let entry = Conv1dVariant::map_entry();
+                self.blocks_per_sm(entry, variant.block(taps), variant.shared_bytes(taps))?
+            } else {
+                let entry = variant.entry(taps);
+                self.blocks_per_sm(entry, variant.block(taps), variant.shared_bytes(taps))?
+            };
+            let resident = per_sm * self.info().multiprocessors;
+            // Step 9's blocks each take slots of scratch memory: no more
+            // rows of blocks than fit at once.
+            if mapped {
+                grid_y = grid_y.min(resident);
+            }
             tiles.min(resident.div_ceil(grid_y).max(1))
         } else {
             tiles
@@ -306,6 +351,11 @@ impl Context {
             out: DevPtrMut::new(rows.out),
             out_pitch: rows.out_pitch,
         };
+        if let (true, Some(geometry)) = (mapped, geometry) {
+            // SAFETY: as below; the map describes the rows (`Rows::tma_geometry`).
+            unsafe { self.conv1d_launch_mapped(geometry, taps, &rows, cfg, args)? };
+            return Ok(Pending::new(self));
+        }
         let entry = variant.entry(taps);
         // SAFETY: the kernel's contract: `1 <= taps <= MAX_TAPS` and the
         // mask holds `taps` elements (`check_mask`); signal and output rows
@@ -333,6 +383,70 @@ impl Context {
             }
         }
         Ok(Pending::new(self))
+    }
+
+    /// Encodes step 9's tensor map for `rows` and enqueues its kernel with
+    /// `args`, the map and [`TMA_GROUPS`] slots of scratch memory per
+    /// block of `cfg`'s grid.
+    ///
+    /// # Safety
+    /// As for the launch in [`Context::conv1d_launch`], `cfg` and `args` as
+    /// that builds them for [`Conv1dVariant::Tf32x3Tma`], and `geometry` is
+    /// [`Rows::tma_geometry`] of `rows`.
+    unsafe fn conv1d_launch_mapped(
+        &self,
+        geometry: TmaGeometry,
+        taps: usize,
+        rows: &Rows,
+        cfg: LaunchConfig,
+        args: Conv1dArgs<f32>,
+    ) -> Result<()> {
+        let tensor = tma_tensor(geometry, taps, rows.rows, rows.signal_pitch);
+        let mut encoded = driver::TensorMapBytes([0; 16]);
+        let element_strides = [1u32; 4];
+        // SAFETY: `encoded` is 128 bytes, 64-byte aligned; the arrays hold
+        // the rank's 4 dimensions (3 strides); the address is inside the
+        // signal (`origin < n`), 16-byte aligned (`tma_geometry`), and the
+        // view's rows and lines lie inside the signal's rows.
+        let status = unsafe {
+            driver::cuTensorMapEncodeTiled(
+                &mut encoded,
+                driver::tensor_map::FLOAT32,
+                4,
+                (rows.signal + tensor.offset as u64) as *mut std::ffi::c_void,
+                tensor.dims.as_ptr(),
+                tensor.strides.as_ptr(),
+                tensor.boxed.as_ptr(),
+                element_strides.as_ptr(),
+                driver::tensor_map::NONE,
+                driver::tensor_map::NONE,
+                driver::tensor_map::L2_256B,
+                driver::tensor_map::OOB_ZERO,
+            )
+        };
+        self.track(check(status, || {
+            "encoding the convolution's tensor map".into()
+        }))?;
+        let blocks = cfg.grid.0 as usize * cfg.grid.1 as usize;
+        let scratch = self.scratch(PARTIALS_OFFSET + blocks * TMA_GROUPS * TMA_MAP_BYTES)?;
+        let args = Conv1dMapArgs {
+            signal: args.signal,
+            signal_pitch: args.signal_pitch,
+            n: args.n,
+            rows: args.rows,
+            mask: args.mask,
+            taps: args.taps,
+            out: args.out,
+            out_pitch: args.out_pitch,
+            map: TensorMap { words: encoded.0 },
+            maps: DevPtrMut::new(scratch + PARTIALS_OFFSET as u64),
+        };
+        // SAFETY: the caller's contract, and the kernel's: the map as
+        // `tma::kernel` needs it; the slots (`TMA_GROUPS` of 128 bytes per
+        // block, 64-byte aligned: the scratch is 256-byte aligned and so is
+        // `PARTIALS_OFFSET`) are this stream's scratch memory, which no
+        // other kernel uses while this one runs.
+        unsafe { self.launch(Conv1dVariant::map_entry(), cfg, &args) }
     }
 }
 

@@ -72,6 +72,23 @@ pub(crate) mod function_attribute {
     pub const NUM_REGS: c_int = 4;
 }
 
+/// `CUtensorMap`: 128 bytes the driver encodes, 64-byte aligned.
+#[repr(C, align(64))]
+pub(crate) struct TensorMapBytes(pub [u64; 16]);
+
+/// `cuTensorMapEncodeTiled`'s enumerations, as `cuda.h` numbers them.
+pub(crate) mod tensor_map {
+    use std::ffi::c_uint;
+    /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32`.
+    pub const FLOAT32: c_uint = 7;
+    /// `CU_TENSOR_MAP_INTERLEAVE_NONE`, `CU_TENSOR_MAP_SWIZZLE_NONE`.
+    pub const NONE: c_uint = 0;
+    /// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B`.
+    pub const L2_256B: c_uint = 3;
+    /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`: zeros outside the tensor.
+    pub const OOB_ZERO: c_uint = 0;
+}
+
 /// `CUfunction_attribute`: the per-kernel opt-in above 48 KiB of dynamic shared memory.
 pub(crate) const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 
@@ -184,6 +201,21 @@ unsafe extern "C" {
         stream: CUstream,
     ) -> CUresult;
     pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
+    /// CUDA 12.0 and newer drivers (sm_90 devices need them).
+    pub(crate) fn cuTensorMapEncodeTiled(
+        map: *mut TensorMapBytes,
+        data_type: c_uint,
+        rank: c_uint,
+        address: *mut c_void,
+        dims: *const u64,
+        strides: *const u64,
+        boxed: *const c_uint,
+        element_strides: *const c_uint,
+        interleave: c_uint,
+        swizzle: c_uint,
+        l2_promotion: c_uint,
+        oob_fill: c_uint,
+    ) -> CUresult;
     fn cuGetErrorName(code: CUresult, name: *mut *const c_char) -> CUresult;
     fn cuGetErrorString(code: CUresult, text: *mut *const c_char) -> CUresult;
 }

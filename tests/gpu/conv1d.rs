@@ -209,8 +209,8 @@ fn reference(case: &Case, host: &[f32]) -> Reference {
 /// A non-finite exact sum (∞ or NaN in the window) must come out as the same
 /// infinity, or as NaN.
 ///
-/// The tensor-core steps ([`Conv1dVariant::Tf32x3`] and
-/// [`Conv1dVariant::Tf32x3Wgmma`]) sum on the tensor cores, with TF32
+/// The tensor-core steps ([`Conv1dVariant::Tf32x3`],
+/// [`Conv1dVariant::Tf32x3Wgmma`] and [`Conv1dVariant::Tf32x3Tma`]) sum on the tensor cores, with TF32
 /// parts of each operand: their bound is `tensor`, the step's
 /// [`Conv1dVariant::error_units`]`(taps)`, in place of `taps + 2` (derived
 /// beside those units).
@@ -327,6 +327,13 @@ fn cases() -> Vec<Case> {
             ..Case::rows(127, 5000, 37, (5003, 5008))
         },
         Case::rows(MAX_TAPS, 4097, 3, (4100, 4100)),
+        // Step 9's tensor map over rows (pitch a multiple of 4) that start
+        // 8 bytes into a 16-byte unit, three tiles a row.
+        Case {
+            signal_offset: 2,
+            out_offset: 1,
+            ..Case::rows(127, 20_000, 5, (20_004, 20_001))
+        },
         // More rows than a grid has blocks in y (65 535): blocks loop.
         Case::rows(2, 5, 70_001, (5, 5)),
         // An even mask on rows shorter than the mask.

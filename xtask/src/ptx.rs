@@ -54,6 +54,19 @@ impl Flavor {
     }
 }
 
+/// The rustc flags of the device crate for PTX `target`, separated by
+/// 0x1f (CARGO_ENCODED_RUSTFLAGS): the target, and for sm_90a PTX ISA 8.3,
+/// whose tensor-map proxy fences step 9 of the convolution needs (the
+/// back end writes 8.0 by default; the flag changes nothing else in the
+/// PTX but its `.version`).
+pub(crate) fn device_rustflags(target: &str) -> String {
+    if target == "sm_90a" {
+        format!("-Ctarget-cpu={target}\x1f-Ctarget-feature=+ptx83")
+    } else {
+        format!("-Ctarget-cpu={target}")
+    }
+}
+
 /// Builds the device crate for `target` as `flavor` says; returns the path
 /// of the PTX that rustc wrote (in [`Flavor::target_dir`]), unchecked.
 pub(crate) fn build_device_crate(target: &str, flavor: Flavor) -> Result<PathBuf, String> {
@@ -83,7 +96,7 @@ pub(crate) fn build_device_crate(target: &str, flavor: Flavor) -> Result<PathBuf
         .env_remove("RUSTFLAGS");
     // target-cpu must reach every crate of the build, `core` included
     // (CARGO_ENCODED_RUSTFLAGS separates flags by 0x1f).
-    let mut rustflags = format!("-Ctarget-cpu={target}");
+    let mut rustflags = device_rustflags(target);
     if flavor == Flavor::Release {
         cmd.env_remove("CARGO_PROFILE_PTX_DEBUG");
     } else {

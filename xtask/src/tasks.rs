@@ -29,7 +29,10 @@ pub(crate) fn lint_gpu() -> Result<(), String> {
         cmd.arg("--target-dir")
             .arg(root().join("target/clippy").join(dir))
             .args(["--", "-D", "warnings"])
-            .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={target}"))
+            .env(
+                "CARGO_ENCODED_RUSTFLAGS",
+                crate::ptx::device_rustflags(target),
+            )
             .env_remove("RUSTFLAGS");
         run(cmd)?;
         let with = if print { " with debug-print" } else { "" };

@@ -22,7 +22,7 @@
 //! only for a non-finite mask weight (`0 · ∞` is NaN).
 //!
 //! One file per step: `lesson` (steps 1 to 3), `register_blocked`,
-//! `karatsuba`, `streamed`, `tf32x3` and [`wgmma`] (steps 4 to 8); `tiles`
+//! `karatsuba`, `streamed`, `tf32x3`, [`wgmma`] and [`tma`] (steps 4 to 9); `tiles`
 //! holds what steps 4 to 7 share on the device. This file holds the
 //! definition, the ladder and its kernel table.
 //!
@@ -42,6 +42,7 @@ mod streamed;
 mod tf32x3;
 #[cfg(target_arch = "nvptx64")]
 mod tiles;
+pub mod tma;
 pub mod wgmma;
 
 pub use karatsuba::{
@@ -62,7 +63,12 @@ pub use tf32x3::{
     tensor_b_elements, tensor_d_outputs, tensor_error_units, tensor_index, tensor_mask_len,
     tensor_steps, tensor_tile_len, tensor_tile_words,
 };
+pub use tma::{TMA_THREADS, tma_error_units};
 pub use wgmma::{WGMMA_MIN_TAPS, WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
+
+use crate::kernel::TensorMap;
+#[cfg(target_arch = "nvptx64")]
+use tma::MapOperands;
 
 /// The most weights a mask may have (4 100 bytes of constant memory for
 /// [`CONV1D_MASK`]). The one limit both sides check against.
@@ -99,6 +105,9 @@ pub enum Staging {
     /// The warpgroup step's two staged parts of the inputs and of the mask
     /// ([`wgmma::wgmma_shared_bytes`]).
     Warpgroup,
+    /// Step 9's two parts per warpgroup, the mask's and the barriers
+    /// ([`tma::tma_shared_bytes`]).
+    TensorCopy,
 }
 
 /// How a convolution step is launched.
@@ -270,6 +279,24 @@ ladder! {
             staging: Staging::Warpgroup,
             constant_mask: false,
         },
+        /// Step 9: step 8 with the copy engine laying out the tile and
+        /// three warpgroups per block, each on its own tiles ([`tma`]). A
+        /// tensor copy writes the tile straight into the layout the tensor
+        /// cores read; they take its inputs as the big part (they use only
+        /// a TF32 operand's top 19 bits, step 8's split by truncation), so
+        /// the threads compute only the small part; and with no raw buffer
+        /// three warpgroups fit in a block, two multiplying while the third
+        /// waits for its copy, splits and stores, where step 8's two took
+        /// turns. Rows whose pitch is not a multiple of 4 elements, and
+        /// rows too short for a whole line of the map ([`tma::tma_geometry`]),
+        /// run step 8's kernel ([`Conv1dVariant::entry`]).
+        Tf32x3Tma = "tf32x3_tma" => Conv1dShape {
+            kernel: "conv1d_tf32x3_tma",
+            block: TMA_THREADS,
+            outputs_per_block: WGMMA_TILE as u32,
+            staging: Staging::TensorCopy,
+            constant_mask: false,
+        },
     }
     fastest = Streamed;
 }
@@ -311,7 +338,10 @@ impl Conv1dVariant {
     pub const fn walks_runs(self, taps: usize) -> bool {
         matches!(
             self.runs_as(taps),
-            Conv1dVariant::RegisterBlocked | Conv1dVariant::Tf32x3 | Conv1dVariant::Tf32x3Wgmma
+            Conv1dVariant::RegisterBlocked
+                | Conv1dVariant::Tf32x3
+                | Conv1dVariant::Tf32x3Wgmma
+                | Conv1dVariant::Tf32x3Tma
         )
     }
 
@@ -337,7 +367,7 @@ impl Conv1dVariant {
     pub const fn needs(self) -> crate::ptx::Needs {
         match self {
             Conv1dVariant::Tf32x3 => crate::ptx::Needs::Sm80,
-            Conv1dVariant::Tf32x3Wgmma => crate::ptx::Needs::Sm90a,
+            Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma => crate::ptx::Needs::Sm90a,
             _ => crate::ptx::Needs::Any,
         }
     }
@@ -349,6 +379,7 @@ impl Conv1dVariant {
         match self.runs_as(taps) {
             Conv1dVariant::Tf32x3 => Some(tensor_error_units(taps)),
             Conv1dVariant::Tf32x3Wgmma => Some(wgmma_error_units(taps)),
+            Conv1dVariant::Tf32x3Tma => Some(tma_error_units(taps)),
             _ => None,
         }
     }
@@ -374,6 +405,7 @@ impl Conv1dVariant {
             Staging::Streamed => stream_tile_len(taps) + padded_taps(taps + 3, STREAM_WIDTH),
             Staging::Tensor => tensor_tile_words(taps) + tensor_mask_len(taps),
             Staging::Warpgroup => wgmma::wgmma_groups(taps) * wgmma::wgmma_group_bytes(taps) / 4,
+            Staging::TensorCopy => tma::tma_shared_bytes(taps) / 4,
         };
         (words * 4) as u32
     }
@@ -471,11 +503,25 @@ kernels! {
             fn conv1d_tf32x3_wgmma<T in f32; const GROUPS: u32 = { 1, 2 }>
                 = wgmma::kernel::<{ GROUPS as usize }>;
         }
+        // Step 9's: the same, then its tensor map and the slots the blocks
+        // write it into (see `tma`).
+        (signal: *const T, signal_pitch: usize, n: usize, rows: u32,
+            mask: *const T, taps: u32, out: *mut T, out_pitch: usize,
+            map: TensorMap, maps: *mut u64) as MapOperands {
+            /// A 128-byte aggregate parameter, which rustc passes as
+            /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
+            #[allow(improper_gpu_kernel_arg)]
+            fn conv1d_tf32x3_tma<T in f32> = tma::kernel;
+        }
     }
 }
 
-/// The arguments every convolution kernel takes.
+/// The arguments every convolution kernel takes but step 9's.
 pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
+
+/// The arguments of step 9's kernel: [`Conv1dArgs`], a tensor map and its
+/// slots.
+pub type Conv1dMapArgs<T> = conv1d_tf32x3_tma::Args<T>;
 
 // The kernel tables' widths and warpgroup counts are the ones the host
 // chooses from.
@@ -491,7 +537,14 @@ const _: () = assert!(
 );
 
 impl Conv1dVariant {
-    /// The typed entry of this step for a mask of `taps`.
+    /// Step 9's kernel, which takes a tensor map.
+    pub const fn map_entry() -> crate::Entry<Conv1dMapArgs<f32>> {
+        conv1d_tf32x3_tma::entry::<f32>()
+    }
+
+    /// The typed entry of this step for a mask of `taps`: for step 9 (whose
+    /// kernel is [`Conv1dVariant::map_entry`]) step 8's, which runs its
+    /// launches that cannot use a tensor map.
     pub fn entry(self, taps: usize) -> crate::Entry<Conv1dArgs<f32>> {
         match self.runs_as(taps) {
             Conv1dVariant::Basic => conv1d_basic::entry::<f32>(),
@@ -507,7 +560,9 @@ impl Conv1dVariant {
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
             Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
-            Conv1dVariant::Tf32x3Wgmma => {
+            // Step 9's own kernel takes a tensor map (`map_entry`); this is
+            // the kernel its launches fall back to.
+            Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma => {
                 match conv1d_tf32x3_wgmma::entry::<f32>(wgmma::wgmma_groups(taps) as u32) {
                     Some(entry) => entry,
                     // The counts are the table's (asserted above).
@@ -537,7 +592,12 @@ mod tests {
                 MAX_TAPS,
             ] {
                 let base = v.entry(taps).kernel().base;
-                assert!(base.starts_with(v.runs_as(taps).shape().kernel), "{base}");
+                // Step 9's launches that cannot use a tensor map run step 8's.
+                let runs = match v.runs_as(taps) {
+                    Conv1dVariant::Tf32x3Tma => Conv1dVariant::Tf32x3Wgmma,
+                    other => other,
+                };
+                assert!(base.starts_with(runs.shape().kernel), "{base}");
             }
         }
         let narrow = Conv1dVariant::RegisterBlocked.entry(7).kernel().name;
@@ -554,7 +614,7 @@ mod tests {
     #[test]
     fn shared_memory_fits_without_opting_in() {
         for &v in Conv1dVariant::ALL {
-            if v == Conv1dVariant::Tf32x3Wgmma {
+            if matches!(v, Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma) {
                 continue;
             }
             for taps in 1..=MAX_TAPS {

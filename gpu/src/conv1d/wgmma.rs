@@ -326,10 +326,9 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
     }
     #[cfg(target_feature = "sm_90a")]
     {
-        use crate::gemm::wgmma::descriptor;
         use crate::prim::wgmma::{self, WGMMA_N128_REGS};
         use crate::prim::*;
-        use device::{Raw, outputs_directly};
+        use device::Raw;
 
         let threads = WGMMA_THREADS as usize;
         let (taps, r) = (op.taps as usize, op.taps as usize / 2);
@@ -376,7 +375,6 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
         }
 
         let (big_at, small_at) = (shared_address(big), shared_address(small));
-        let leading = wgmma_leading(lines) as u32;
         let tiles = n.div_ceil(WGMMA_TILE);
         let run = tiles.div_ceil(grid_dim_x() as usize);
         let first_tile = block_idx_x() as usize * run;
@@ -460,81 +458,23 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
                 }
                 {
                     let mut acc = [0.0f32; WGMMA_N128_REGS];
-                    let fragment = |s: usize| {
-                        let words = wgmma_a_words(warp, lane, s);
-                        (
-                            words.map(|w| *mask_big.add(w)),
-                            words.map(|w| *mask_small.add(w)),
-                        )
-                    };
-                    // One step's products: small·big, big·small, big·big
-                    // (the small terms first, as they are the smaller).
-                    let issue =
-                        |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
-                            let at = wgmma_b_start(lines, s) as u32;
-                            let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
-                            let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
-                            wgmma::fence();
-                            wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
-                            wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
-                            wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
-                            wgmma::commit();
-                        };
-                    let hold = |a: &([u32; 4], [u32; 4])| {
-                        wgmma::hold(&a.0);
-                        wgmma::hold(&a.1);
-                    };
-                    // Steps in pairs, the fragments of even and odd steps
-                    // in variables of their own: a step's are loaded while
-                    // the products of the step before run, once those of
-                    // two steps before (which read the same variable) are
-                    // done, and each is held until then
-                    // ([`wgmma::hold`]). Uniform across the warpgroup, as
-                    // `wgmma` requires.
-                    let mut even = fragment(0);
-                    let mut odd = ([0u32; 4], [0u32; 4]);
-                    let mut s = 0;
-                    loop {
-                        issue(&mut acc, s, &even);
-                        // Step s − 1 is done: `odd` is free.
-                        wgmma::wait::<1>(&mut acc);
-                        hold(&odd);
-                        if s + 1 >= steps {
-                            break;
-                        }
-                        odd = fragment(s + 1);
-                        issue(&mut acc, s + 1, &odd);
-                        // Step s is done: `even` is free.
-                        wgmma::wait::<1>(&mut acc);
-                        hold(&even);
-                        if s + 2 >= steps {
-                            break;
-                        }
-                        even = fragment(s + 2);
-                        s += 2;
-                    }
+                    let mask_at = (mask_big.cast_const(), mask_small.cast_const(), 0);
+                    device::multiply(
+                        &mut acc,
+                        steps,
+                        warp,
+                        lane,
+                        mask_at,
+                        (big_at, small_at),
+                        lines,
+                    );
                     // Passed once this warpgroup's last products are
                     // issued, so that the other's first queue behind them.
                     pass_turn(k, last_row);
                     wgmma::wait::<0>(&mut acc);
 
                     // 3. The outputs.
-                    // Spelled out: a rolled loop would keep `acc` in local
-                    // memory.
-                    let mut finite = true;
-                    unroll!(c in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                        unroll!(e in [0 1 2 3] => {
-                            let reg = 4 * c + e;
-                            let i = start + wgmma_d_output(warp, lane, reg);
-                            finite &= acc[reg].is_finite();
-                            if i < n {
-                                *y.add(i) = acc[reg];
-                            }
-                        });
-                    });
-                    if !finite {
-                        outputs_directly(x, y, mask, taps, start, warp, lane, n);
-                    }
+                    device::store(&acc, x, y, mask, taps, start, warp, lane, n);
                     // Every warp's products are done (each waited for its
                     // own): the next tile's staging may overwrite their
                     // inputs.
@@ -552,7 +492,7 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-mod device {
+pub(super) mod device {
     use super::super::{fma, tile_source};
     use super::*;
     use crate::prim::wgmma::WGMMA_N128_REGS;
@@ -700,6 +640,140 @@ mod device {
                 store4(small.add(at).cast(), halves.map(|h| f32::from_bits(h.1)));
             }
             q += threads;
+        }
+    }
+
+    /// A tile's products into `acc`, steps `0 .. steps` (3 products each:
+    /// small·big, big·small, big·big, the small terms first as they are the
+    /// smaller). `mask` is the split mask's two parts and the offset of
+    /// word `w` of [`wgmma_a_words`] in them; `parts` the shared-window
+    /// addresses of the big and small staged parts of `lines` lines.
+    ///
+    /// Steps in pairs, the fragments of even and odd steps in variables of
+    /// their own: a step's are loaded while the products of the step
+    /// before run, once those of two steps before (which read the same
+    /// variable) are done, and each is held until then ([`wgmma::hold`]).
+    /// Returns with the last step's products still running ([`wgmma::wait`]
+    /// before reading `acc`).
+    ///
+    /// # Safety
+    /// Every thread of the warpgroup calls it together (uniform across the
+    /// warpgroup, as `wgmma` requires); the mask's parts hold every word
+    /// the steps read; the staged parts hold the tile's `8 · steps` values
+    /// of `t`, made visible to the asynchronous proxy, and nobody writes
+    /// them until a [`wgmma::wait`] covers these products.
+    #[inline(always)]
+    pub(in crate::conv1d) unsafe fn multiply(
+        acc: &mut [f32; WGMMA_N128_REGS],
+        steps: usize,
+        warp: usize,
+        lane: usize,
+        mask: (*const u32, *const u32, usize),
+        parts: (u32, u32),
+        lines: usize,
+    ) {
+        use crate::gemm::wgmma::descriptor;
+        use crate::prim::wgmma;
+        let (mask_big, mask_small, offset) = mask;
+        let (big_at, small_at) = parts;
+        let leading = wgmma_leading(lines) as u32;
+        let fragment = |s: usize| {
+            let words = wgmma_a_words(warp, lane, s).map(|w| w + offset);
+            // SAFETY: the caller's contract: the parts hold these words.
+            unsafe {
+                (
+                    words.map(|w| *mask_big.add(w)),
+                    words.map(|w| *mask_small.add(w)),
+                )
+            }
+        };
+        let issue = |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
+            let at = wgmma_b_start(lines, s) as u32;
+            let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
+            let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
+            wgmma::fence();
+            // SAFETY: the caller's contract: the whole warpgroup, after the
+            // fence, parts visible and unwritten until a wait.
+            unsafe {
+                wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
+                wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
+                wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
+            }
+            wgmma::commit();
+        };
+        let hold = |a: &([u32; 4], [u32; 4])| {
+            wgmma::hold(&a.0);
+            wgmma::hold(&a.1);
+        };
+        let mut even = fragment(0);
+        let mut odd = ([0u32; 4], [0u32; 4]);
+        let mut s = 0;
+        loop {
+            issue(acc, s, &even);
+            // Step s − 1 is done: `odd` is free.
+            wgmma::wait::<1>(acc);
+            hold(&odd);
+            if s + 1 >= steps {
+                break;
+            }
+            odd = fragment(s + 1);
+            issue(acc, s + 1, &odd);
+            // Step s is done: `even` is free.
+            wgmma::wait::<1>(acc);
+            hold(&even);
+            if s + 2 >= steps {
+                break;
+            }
+            even = fragment(s + 2);
+            s += 2;
+        }
+    }
+
+    /// Stores this thread's 64 outputs of the tile at `start` of output
+    /// row `y` (those below `n`), and computes again directly
+    /// ([`outputs_directly`]) any that came out non-finite.
+    ///
+    /// # Safety
+    /// `acc` holds the tile's finished products; `x`, `y` are a row of the
+    /// signal and of the output (`n` elements each), `mask` the launch's
+    /// `taps` weights.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::conv1d) unsafe fn store(
+        acc: &[f32; WGMMA_N128_REGS],
+        x: *const f32,
+        y: *mut f32,
+        mask: *const f32,
+        taps: usize,
+        start: usize,
+        warp: usize,
+        lane: usize,
+        n: usize,
+    ) {
+        // Register `reg`'s output lies a constant `wgmma_d_output(0, 0,
+        // reg)` after register 0's: one address and one bound per thread,
+        // and each store an immediate offset from it (computed per
+        // register, the addresses took 136 bytes of spills in step 9).
+        let first = start + wgmma_d_output(warp, lane, 0);
+        let left = n.saturating_sub(first);
+        let at = y.wrapping_add(first);
+        // Spelled out: a rolled loop would keep `acc` in local memory.
+        let mut finite = true;
+        unroll!(c in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+            unroll!(e in [0 1 2 3] => {
+                let reg = 4 * c + e;
+                let delta = wgmma_d_output(0, 0, reg);
+                finite &= acc[reg].is_finite();
+                if delta < left {
+                    // SAFETY: output `first + delta < n` of the row (the
+                    // caller's contract).
+                    unsafe { *at.add(delta) = acc[reg] };
+                }
+            });
+        });
+        if !finite {
+            // SAFETY: the caller's contract.
+            unsafe { outputs_directly(x, y, mask, taps, start, warp, lane, n) };
         }
     }
 

@@ -112,3 +112,62 @@ pub unsafe fn wait_parity(bar: u32, parity: u32) {
         }
     }
 }
+
+/// `cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
+/// starts copying the box at `coords` (innermost dimension first, signed:
+/// a box may reach outside the tensor, whose elements there arrive as
+/// zeros) of the tensor that the tensor map at generic address `map`
+/// describes into shared `dst`, laid out innermost dimension first and
+/// counted off on the barrier at `bar` as the bytes land (the whole box,
+/// zeros included).
+///
+/// # Safety
+/// `map` is the generic address of a valid 4-dimensional tensor map in
+/// global memory, 64-byte aligned, made visible to the tensor-map proxy by
+/// this thread ([`tensor_map_acquire`]); the tensor it describes lies in
+/// one allocation that nothing writes during the kernel; `dst` is 128-byte
+/// aligned and `dst .. dst + box bytes` lies in the block's shared memory,
+/// which nothing reads or writes until a [`wait_parity`] of the phase has
+/// returned; the phase expects these bytes ([`expect_bytes`]); and the
+/// block does not exit before that phase completes.
+#[inline(always)]
+pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar: u32) {
+    // SAFETY: the caller's contract; shared memory changes under the
+    // program's feet once this returns, as for `bulk_copy_to_shared`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}];",
+            d = in(reg32) dst,
+            m = in(reg64) map,
+            c0 = in(reg32) coords[0],
+            c1 = in(reg32) coords[1],
+            c2 = in(reg32) coords[2],
+            c3 = in(reg32) coords[3],
+            b = in(reg32) bar,
+            options(nostack),
+        );
+    }
+}
+
+/// Makes this thread's earlier ordinary stores of the 128-byte tensor map
+/// at generic address `map` (global memory) visible to its own tensor
+/// copies: `fence.proxy.tensormap::generic.release.gpu`, then
+/// `fence.proxy.tensormap::generic.acquire.gpu` on the map. The copy
+/// engine reads tensor maps through a proxy of its own, which ordinary
+/// stores do not reach without these fences (PTX 8.3).
+///
+/// # Safety
+/// `map` is the generic address of 128 bytes of global memory, 64-byte
+/// aligned.
+#[inline(always)]
+pub unsafe fn tensor_map_acquire(map: u64) {
+    // SAFETY: fences; the acquire names the map's 128 bytes.
+    unsafe {
+        asm!(
+            "fence.proxy.tensormap::generic.release.gpu;",
+            "fence.proxy.tensormap::generic.acquire.gpu [{m}], 128;",
+            m = in(reg64) map,
+            options(nostack),
+        );
+    }
+}

@@ -1,0 +1,604 @@
+//! Step 9 (sm_90a): step 8's warpgroup products, the tile brought by the
+//! copy engine straight into the layout the tensor cores read, and three
+//! warpgroups per block, each on tiles of its own.
+//!
+//! Three changes to step 8, each taking work off the block between its
+//! products:
+//! - **The copy lays the tile out.** Step 8's bulk copy brings a tile as it
+//!   lies in the row; the threads then move it, split, into the
+//!   [`wgmma_offset`] layout. That layout is a 4-dimensional view of the
+//!   row: element `64·line + 4·b + a` at byte `16·lines·b + 16·line + 4·a`,
+//!   a box of `4 × lines × 16` (× 1 row) with the dimensions `a`, `line`,
+//!   `b` (global strides 4, 256 and 16 bytes). A tensor copy of that box
+//!   writes it in place, zeros outside the tensor included.
+//! - **The big part is the inputs themselves.** The tensor cores read only
+//!   the top 19 bits of a TF32 operand: they truncate, which is step 8's
+//!   split ([`crate::prim::mma::split_tf32_truncated`]). So the copied
+//!   inputs are `B`'s big part as they stand, and the threads compute only
+//!   the small part: one pass of 16-byte shared loads and stores.
+//! - **Three warpgroups, no turns.** Without step 8's raw buffer a
+//!   warpgroup needs two parts (67 KB at 127 taps): three fit in a block,
+//!   one block per SM, each warpgroup on its own tiles. While one waits
+//!   for its copy, splits and stores, the other two multiply.
+//!
+//! Not the default: measured against step 8 (2^26 outputs, µs, the
+//! committed reports of 2026-11-26, step 8 / this step), H100 63 taps
+//! 214.7 / 243.6, 127 taps 267.7 / 273.8, 1 025 taps 1 121.6 / 1 154.6;
+//! H200 213.3 / 218.0, 267.7 / 281.2, 1 146.6 / 1 121.0. A CUDA C++
+//! model of this kernel ran 127 taps in 235 µs on an H200 in the power-
+//! capped steady state, where this one reads 264 to 282; under Nsight
+//! Compute (one launch, unthrottled clocks) it read 238.7 against step 8's
+//! 249.9 µs: what it loses in the steady state is not found yet (see
+//! docs/notes/conv1d.md).
+//!
+//! The tensor copy needs the box's start on 16 bytes: the tile's window is
+//! moved down by `shift` (0 to 3) elements, and the mask's rows up by as
+//! many (`A[m][t] = M[t − m − shift]`), which costs a step where `taps +
+//! 63 + shift` crosses a multiple of 8. The row's elements before the
+//! map's first line or after its last (at most 63 at each end) arrive as
+//! zeros; the threads write them while they split ([`tma_geometry`]).
+//!
+//! The tensor map (128 bytes, encoded by the host for each launch: the row
+//! from [`TmaGeometry::origin`], [`TmaGeometry::lines`] lines, `rows` rows
+//! [`TmaTensor::strides`] apart) reaches the kernel as a parameter, which
+//! each warpgroup's first thread writes into a slot of global memory of
+//! its own (the `maps` argument) for the copy engine to read: rustc's
+//! NVPTX back end cannot hand a kernel parameter's address to the copy
+//! engine as CUDA C++'s `__grid_constant__` does (it copies the parameter
+//! into local memory first, and refuses alignments above 16).
+
+use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_lines, wgmma_steps, wgmma_tile_len};
+#[cfg(target_arch = "nvptx64")]
+use super::TensorMap;
+
+/// Warpgroups of a block: each works in its own two parts of shared
+/// memory, on every third tile of the block's runs.
+pub const TMA_GROUPS: usize = 3;
+
+/// Threads of a block.
+pub const TMA_THREADS: u32 = WGMMA_THREADS * TMA_GROUPS as u32;
+
+/// The most places a tile's window moves down so that its copy starts on
+/// 16 bytes ([`TmaGeometry::shift`]).
+pub const TMA_MAX_SHIFT: usize = 3;
+
+/// Zeros before the first weight in each part of the staged mask: word
+/// `TMA_MASK_LEAD + t − m − shift` is `A[m][t]` without a check (the
+/// fragments' lowest word is `t − m = −63`, minus the shift).
+pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + 4;
+
+/// Bytes of a tensor map, and of each warpgroup's slot for it.
+pub const TMA_MAP_BYTES: usize = 128;
+
+/// How the tiles of a launch lie against the tensor map, the same for
+/// every row (the host uses the map only where the rows' pitch is a
+/// multiple of 4 elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaGeometry {
+    /// Elements by which every tile's window moves down: tile element `e`
+    /// is row element `start + e − r − shift`.
+    pub shift: usize,
+    /// The row element at the map's line 0, on 16 bytes in memory.
+    pub origin: usize,
+    /// Whole lines of 64 elements of the row from `origin`: the map's
+    /// extent. The row's elements before `origin` or from `origin + 64 ·
+    /// lines` on are the threads' to write.
+    pub lines: usize,
+}
+
+/// The geometry for rows whose element 0 is word `word0` of memory (its
+/// address / 4), `n` elements long, and a mask of `taps`; `None` where a
+/// row holds no whole line after its origin (rows of fewer than 64 to 127
+/// elements), which step 9 leaves to step 8.
+///
+/// With `r = taps / 2`, a tile at `start` (a multiple of 64) begins at row
+/// element `start − r − shift`, which must be `origin` plus whole lines:
+/// `shift ≡ word0 − r` and `origin ≡ −(r + shift)` modulo 4 and 64, so
+/// that `word0 + origin` is a multiple of 4.
+pub const fn tma_geometry(word0: usize, taps: usize, n: usize) -> Option<TmaGeometry> {
+    let r = taps / 2;
+    let shift = (word0 % 4 + 4 - r % 4) % 4;
+    let origin = (WGMMA_ROWS - (r + shift) % WGMMA_ROWS) % WGMMA_ROWS;
+    if n < origin + WGMMA_ROWS {
+        return None;
+    }
+    Some(TmaGeometry {
+        shift,
+        origin,
+        lines: (n - origin) / WGMMA_ROWS,
+    })
+}
+
+impl TmaGeometry {
+    /// The map's line at which the tile at `start` begins (negative for a
+    /// tile that begins before the origin), for a mask of radius `r`.
+    pub const fn first_line(self, start: usize, r: usize) -> i64 {
+        (start as i64 - (r + self.shift + self.origin) as i64) / WGMMA_ROWS as i64
+    }
+
+    /// Whether the copy brings row element `p`: inside the map's lines.
+    pub const fn copied(self, p: i64) -> bool {
+        p >= self.origin as i64 && p < (self.origin + WGMMA_ROWS * self.lines) as i64
+    }
+}
+
+/// Steps of 8 values of `t` for a mask of `taps` moved by `shift`.
+pub const fn tma_steps(taps: usize, shift: usize) -> usize {
+    wgmma_steps(taps + shift)
+}
+
+/// Inputs a tile's products read for a mask of `taps` moved by `shift`.
+pub const fn tma_tile_len(taps: usize, shift: usize) -> usize {
+    wgmma_tile_len(taps + shift)
+}
+
+/// Lines of a staged part (and of the copy's box): enough for any shift.
+pub const fn tma_lines(taps: usize) -> usize {
+    wgmma_lines(taps + TMA_MAX_SHIFT)
+}
+
+/// Bytes of one staged part, and of one tile's copy: 16 groups of 4
+/// values of `u` of [`tma_lines`] lines.
+pub const fn tma_part_bytes(taps: usize) -> usize {
+    WGMMA_ROWS / 4 * 16 * tma_lines(taps)
+}
+
+/// Words of each part of the split, zero-padded mask.
+pub const fn tma_mask_len(taps: usize) -> usize {
+    TMA_MASK_LEAD + 8 * wgmma_steps(taps + TMA_MAX_SHIFT)
+}
+
+/// Byte offset of the mask's parts in a block's shared memory: after the
+/// warpgroups' two parts each (inputs as copied, small parts).
+pub const fn tma_mask_offset(taps: usize) -> usize {
+    TMA_GROUPS * 2 * tma_part_bytes(taps)
+}
+
+/// Byte offset of the warpgroups' barriers (8 bytes each), after the
+/// mask's parts.
+pub const fn tma_barriers_offset(taps: usize) -> usize {
+    tma_mask_offset(taps) + 2 * 4 * tma_mask_len(taps)
+}
+
+/// Shared memory of a block: 203 384 bytes at 127 taps, 232 056 at 1 025.
+pub const fn tma_shared_bytes(taps: usize) -> usize {
+    tma_barriers_offset(taps) + 8 * TMA_GROUPS
+}
+
+/// Step 9's error bound for a mask of `taps`: step 8's
+/// ([`super::wgmma_error_units`]) for the longest moved mask.
+pub const fn tma_error_units(taps: usize) -> usize {
+    super::wgmma_error_units(taps + TMA_MAX_SHIFT)
+}
+
+/// The tensor map's view of `rows` rows `pitch` elements apart for a
+/// mask of `taps` (the host encodes it): dimensions innermost first, `a`
+/// (4 elements), `line`, `b` (16) and the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaTensor {
+    /// Byte offset of the map's first element from the signal's: `4 ·
+    /// origin`.
+    pub offset: usize,
+    /// Extent of each dimension.
+    pub dims: [u64; 4],
+    /// Byte stride of each dimension after the first.
+    pub strides: [u64; 3],
+    /// The box a copy brings: one tile of [`tma_part_bytes`].
+    pub boxed: [u32; 4],
+}
+
+/// The tensor map's view for `geometry`; `pitch` is unused for one row.
+pub const fn tma_tensor(
+    geometry: TmaGeometry,
+    taps: usize,
+    rows: usize,
+    pitch: usize,
+) -> TmaTensor {
+    let row_stride = if rows > 1 { 4 * pitch } else { 16 };
+    TmaTensor {
+        offset: 4 * geometry.origin,
+        dims: [4, geometry.lines as u64, 16, rows as u64],
+        strides: [4 * WGMMA_ROWS as u64, 16, row_stride as u64],
+        boxed: [4, tma_lines(taps) as u32, 16, 1],
+    }
+}
+
+const _: () = assert!(
+    tma_shared_bytes(super::MAX_TAPS) <= super::wgmma::SM90_MAX_SHARED
+        // The copies' destinations (and the parts) on 128 bytes.
+        && tma_part_bytes(1).is_multiple_of(128)
+        // The barriers on 8 bytes.
+        && tma_barriers_offset(1).is_multiple_of(8)
+        // A box dimension holds at most 256 elements.
+        && tma_lines(super::MAX_TAPS) <= 256
+        // Named barriers 1 to 3, of 16.
+        && TMA_GROUPS < 16
+        && TMA_MAP_BYTES == core::mem::size_of::<[u64; 16]>()
+);
+
+/// The launch's operands and the tensor map: step 8's, plus `map` (the
+/// map the host encoded for this launch) and `maps` (3 slots of
+/// [`TMA_MAP_BYTES`] per block of the grid, 64-byte aligned, in global
+/// memory that nothing else uses during the kernel).
+#[cfg(target_arch = "nvptx64")]
+#[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub(super) struct MapOperands {
+    pub signal: *const f32,
+    pub signal_pitch: usize,
+    pub n: usize,
+    pub rows: u32,
+    pub mask: *const f32,
+    pub taps: u32,
+    pub out: *mut f32,
+    pub out_pitch: usize,
+    pub map: TensorMap,
+    pub maps: *mut u64,
+}
+
+/// Contract: the family's, with blocks of [`TMA_THREADS`] threads and
+/// [`tma_shared_bytes`] of shared memory; `map` encoded from
+/// [`tma_tensor`] of [`tma_geometry`]`(signal / 4, taps, n)` (which is not
+/// `None`) over `rows` rows whose pitch is a multiple of 4 (or one row),
+/// at least `signal + 4 · origin` (16-byte aligned), `rows` below 2^31 and
+/// lines below 2^31; `maps` as [`MapOperands`]; PTX for sm_90a (other
+/// targets trap: the host refuses them first).
+///
+/// Warpgroup `g` of block `b` computes tiles `3b + g`, then `3·gridDim.x`
+/// on, of each of its rows (rows `gridDim.y` apart): the grid's warpgroups
+/// sweep the row together. (Step 8's runs of consecutive tiles per block
+/// measured the same: H200, 127 taps, 265.3 against 264.5 µs.) Per tile of
+/// a warpgroup: (1) it waits for the tile's copy, computes the small part
+/// from the copied inputs by [`super::wgmma::wgmma_offset`] (writing the
+/// row's elements outside the map, and the zeros outside the row, into
+/// both parts), then a proxy fence and its barrier; (2) the products, as
+/// step 8's, with the copied inputs as the big part; (3) once all are
+/// done, its barrier, the next tile's copy, and the outputs, as step 8's.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(super) unsafe fn kernel(op: MapOperands) {
+    #[cfg(not(target_feature = "sm_90a"))]
+    {
+        let _ = op;
+        crate::prim::trap()
+    }
+    #[cfg(target_feature = "sm_90a")]
+    {
+        use super::wgmma::WGMMA_TILE;
+        use super::wgmma::device::{multiply, store};
+        use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+        use crate::prim::*;
+
+        let conv = super::Operands {
+            signal: op.signal,
+            signal_pitch: op.signal_pitch,
+            n: op.n,
+            rows: op.rows,
+            mask: op.mask,
+            taps: op.taps,
+            out: op.out,
+            out_pitch: op.out_pitch,
+        };
+        let threads = WGMMA_THREADS as usize;
+        let (taps, r) = (op.taps as usize, op.taps as usize / 2);
+        let (n, rows, mask) = (op.n, op.rows as usize, op.mask);
+        let Some(geometry) = tma_geometry(op.signal.addr() / 4, taps, n) else {
+            // The host launches only with a geometry.
+            trap()
+        };
+        let shift = geometry.shift;
+        let steps = tma_steps(taps, shift);
+        let len = tma_tile_len(taps, shift);
+        let lines = tma_lines(taps);
+        let part = tma_part_bytes(taps);
+        let mask_len = tma_mask_len(taps);
+        let group = thread_idx_x() as usize / threads;
+        let tid = thread_idx_x() as usize % threads;
+        let (warp, lane) = (tid / 32, tid % 32);
+        let shared = dynamic_shared::<u8>();
+        let copied = shared.add(group * 2 * part);
+        let small = copied.add(part);
+        let mask_big = shared.add(tma_mask_offset(taps)).cast::<u32>();
+        let mask_small = mask_big.add(mask_len);
+        let (copied_at, small_at) = (shared_address(copied), shared_address(small));
+        let barrier = shared_address(shared.add(tma_barriers_offset(taps) + 8 * group));
+        let own = 1 + group as u32;
+
+        // The mask's parts, zero-padded, by the whole block; read after
+        // the block barrier below.
+        let mut j = thread_idx_x() as usize;
+        while j < mask_len {
+            let w = if j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps {
+                *mask.add(j - TMA_MASK_LEAD)
+            } else {
+                0.0
+            };
+            (*mask_big.add(j), *mask_small.add(j)) = split_tf32_truncated(w);
+            j += TMA_THREADS as usize;
+        }
+
+        let tiles = n.div_ceil(WGMMA_TILE);
+        let stride = TMA_GROUPS * grid_dim_x() as usize;
+        let me = TMA_GROUPS * block_idx_x() as usize + group;
+        let tiles_mine = if me < tiles {
+            (tiles - me).div_ceil(stride)
+        } else {
+            0
+        };
+        let mine = |k: usize| me + k * stride;
+        let step_rows = grid_dim_y() as usize;
+        let block = block_idx_y() as usize * grid_dim_x() as usize + block_idx_x() as usize;
+        let slot = op
+            .maps
+            .add(TMA_MAP_BYTES / 8 * (TMA_GROUPS * block + group));
+        let map_at = slot.addr() as u64;
+        // One thread of each warpgroup writes its map, owns its barrier and
+        // starts its copies: the first tile's now, each next one's once the
+        // products of the tile before are done.
+        let fetch = |row: usize, tile: usize| {
+            let line = geometry.first_line(tile * WGMMA_TILE, r) as i32;
+            // SAFETY: the map is this warpgroup's, acquired below; the box
+            // is one part, into this warpgroup's first part, free (every
+            // thread is past its products and split of the tile before);
+            // the barrier's phase in progress expects it.
+            unsafe {
+                bulk::expect_bytes(barrier, part as u32);
+                bulk::tensor_copy_4d_to_shared(
+                    copied_at,
+                    map_at,
+                    [0, line, 0, row as i32],
+                    barrier,
+                );
+            }
+        };
+        let mut row = block_idx_y() as usize;
+        if tid == 0 {
+            let mut w = 0;
+            while w < TMA_MAP_BYTES / 8 {
+                *slot.add(w) = op.map.words[w];
+                w += 1;
+            }
+            bulk::tensor_map_acquire(map_at);
+            bulk::init_barrier(barrier, 1);
+            if row < rows && tiles_mine > 0 {
+                fetch(row, mine(0));
+            }
+        }
+        sync_threads();
+        let mut parity = 0;
+        while row < rows && tiles_mine > 0 {
+            let x = conv.input_row(row);
+            let y = conv.output_row(row);
+            let last_row = row + step_rows >= rows;
+            for k in 0..tiles_mine {
+                let start = mine(k) * WGMMA_TILE;
+                // 1. The inputs: copied; the small part split from them.
+                bulk::wait_parity(barrier, parity);
+                parity ^= 1;
+                split_small(copied, small, lines, x, n, start, r, geometry, len, tid);
+                // The parts are read by the products, and the copied part
+                // rewritten by the next copy: both through the async proxy.
+                wgmma::fence_proxy_async();
+                sync_named(own, threads as u32);
+
+                // 2. The products.
+                let mut acc = [0.0f32; WGMMA_N128_REGS];
+                let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
+                let mask_at = (mask_big.cast_const(), mask_small.cast_const(), offset);
+                multiply(
+                    &mut acc,
+                    steps,
+                    warp,
+                    lane,
+                    mask_at,
+                    (copied_at, small_at),
+                    lines,
+                );
+                wgmma::wait::<0>(&mut acc);
+                // Every warp's products are done (each waited for its own):
+                // the next tile's copy and split may overwrite their inputs.
+                sync_named(own, threads as u32);
+                if tid == 0 {
+                    if k + 1 < tiles_mine {
+                        fetch(row, mine(k + 1));
+                    } else if !last_row {
+                        fetch(row + step_rows, mine(0));
+                    }
+                }
+
+                // 3. The outputs.
+                store(&acc, x, y, mask, taps, start, warp, lane, n);
+            }
+            row += step_rows;
+        }
+    }
+}
+
+/// Computes the small part of the tile at `start` of row `x` (`n`
+/// elements) from the copied inputs, 4 elements at a time: thread `tid`
+/// takes every 128th quad of the tile's `len` elements, at
+/// [`super::wgmma::wgmma_offset`] in both parts. A quad is copied whole or
+/// not at all (the map's lines begin on 16 bytes): one the copy did not
+/// bring (before the map's origin or after its last line) is read from
+/// the row, zeros outside it, and written into the copied part too.
+///
+/// # Safety
+/// The copy of the tile has landed (its phase waited for); `copied` and
+/// `small` are this warpgroup's parts, not read by anyone until a barrier
+/// follows; `x` is a row of the signal of `n` elements.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_small(
+    copied: *mut u8,
+    small: *mut u8,
+    lines: usize,
+    x: *const f32,
+    n: usize,
+    start: usize,
+    r: usize,
+    geometry: TmaGeometry,
+    len: usize,
+    tid: usize,
+) {
+    use super::wgmma::wgmma_offset;
+    use crate::prim::*;
+    let threads = WGMMA_THREADS as usize;
+    let first = start as i64 - (r + geometry.shift) as i64;
+    let mut q = tid;
+    while q < len / 4 {
+        let at = wgmma_offset(lines, 4 * q);
+        let p = first + 4 * q as i64;
+        let v = if geometry.copied(p) {
+            load4(copied.add(at).cast())
+        } else {
+            let v = core::array::from_fn(|i| {
+                let e = p + i as i64;
+                if e >= 0 && (e as usize) < n {
+                    *x.add(e as usize)
+                } else {
+                    0.0
+                }
+            });
+            store4(copied.add(at).cast(), v);
+            v
+        };
+        store4(
+            small.add(at).cast(),
+            v.map(|e| f32::from_bits(split_tf32_truncated(e).1)),
+        );
+        q += threads;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
+    use super::super::wgmma::{wgmma_a_words, wgmma_offset};
+    use super::*;
+    use std::vec;
+
+    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
+
+    #[test]
+    fn geometry_puts_the_copies_on_16_bytes() {
+        for taps in TAPS {
+            let r = taps / 2;
+            for word0 in 0..8 {
+                for n in [1, 63, 64, 127, 128, 1000, 8192, 100_003] {
+                    let Some(g) = tma_geometry(word0, taps, n) else {
+                        let origin = tma_geometry(word0, taps, 1 << 20).map_or(0, |g| g.origin);
+                        assert!(n < origin + 64, "{taps} taps, word {word0}, n {n}");
+                        continue;
+                    };
+                    assert!(g.shift <= TMA_MAX_SHIFT && g.origin < 64);
+                    assert!((word0 + g.origin).is_multiple_of(4));
+                    assert!((r + g.shift + g.origin).is_multiple_of(64));
+                    assert!(g.lines >= 1 && g.origin + 64 * g.lines <= n);
+                    assert!(n - (g.origin + 64 * g.lines) < 64);
+                }
+            }
+        }
+    }
+
+    /// A tile's copied part as the tensor copy writes it (the box from
+    /// [`TmaGeometry::first_line`], zeros outside the map's lines) and the
+    /// threads complete it ([`TmaGeometry::copied`], whole quads): every
+    /// element the products read is the row's, zero outside the row.
+    #[test]
+    fn the_copy_and_the_edges_make_the_tile() {
+        for taps in TAPS {
+            let r = taps / 2;
+            let lines = tma_lines(taps);
+            for word0 in 0..4 {
+                for n in [64, 100, 1000, 8192, 3 * 8192 + 5] {
+                    let Some(g) = tma_geometry(word0, taps, n) else {
+                        continue;
+                    };
+                    let tensor = tma_tensor(g, taps, 1, n);
+                    assert_eq!(tensor.offset, 4 * g.origin);
+                    assert_eq!(tensor.dims[1], g.lines as u64);
+                    assert_eq!(tensor.boxed[1] as usize, lines);
+                    let row = |p: i64| (p >= 0 && (p as usize) < n).then_some(p as f64 + 1.0);
+                    for start in (0..n).step_by(8192) {
+                        let line0 = g.first_line(start, r);
+                        let first = start as i64 - (r + g.shift) as i64;
+                        assert_eq!(g.origin as i64 + 64 * line0, first);
+                        // The box: element e at `wgmma_offset(lines, e)`.
+                        let mut part = vec![f64::NAN; tma_part_bytes(taps) / 4];
+                        for e in 0..64 * lines {
+                            let line = line0 + (e / 64) as i64;
+                            let inside = line >= 0 && (line as usize) < g.lines;
+                            let p = g.origin as i64 + 64 * line + (e % 64) as i64;
+                            part[wgmma_offset(lines, e) / 4] = if inside {
+                                row(p).expect("the map lies in the row")
+                            } else {
+                                0.0
+                            };
+                        }
+                        let len = tma_tile_len(taps, g.shift);
+                        for q in 0..len / 4 {
+                            let p = first + 4 * q as i64;
+                            let whole = (0..4).all(|i| g.copied(p + i) == g.copied(p));
+                            assert!(whole, "{taps} taps, n {n}, quad {q}");
+                            if !g.copied(p) {
+                                for i in 0..4 {
+                                    let at = wgmma_offset(lines, 4 * q + i) / 4;
+                                    part[at] = row(p + i as i64).unwrap_or(0.0);
+                                }
+                            }
+                        }
+                        for e in 0..len {
+                            let want = row(first + e as i64).unwrap_or(0.0);
+                            assert_eq!(
+                                part[wgmma_offset(lines, e) / 4],
+                                want,
+                                "{taps} taps, n {n}, {e}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fragments_read_the_moved_mask() {
+        // Word `j` of a part holds weight `j − TMA_MASK_LEAD`; the fragment
+        // of step `s` holds `A[row][t] = M[8s + t − row − shift]`.
+        for taps in TAPS {
+            let mask_len = tma_mask_len(taps);
+            let weight = |j: usize| {
+                (j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps).then(|| j - TMA_MASK_LEAD)
+            };
+            for shift in 0..=TMA_MAX_SHIFT {
+                let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
+                for s in 0..tma_steps(taps, shift) {
+                    for warp in 0..4 {
+                        for lane in 0..32 {
+                            let (g, q) = (lane / 4, lane % 4);
+                            let rows_t = [(g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4)];
+                            let words = wgmma_a_words(warp, lane, s).map(|w| w + offset);
+                            for (k, &(row, t)) in rows_t.iter().enumerate() {
+                                assert!(words[k] < mask_len);
+                                let want = (8 * s + t)
+                                    .checked_sub(16 * warp + row + shift)
+                                    .filter(|&j| j < taps);
+                                assert_eq!(weight(words[k]), want, "{taps} taps, shift {shift}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_memory() {
+        assert_eq!(tma_part_bytes(127), 33_536);
+        assert_eq!(tma_shared_bytes(127), 203_384);
+        assert_eq!(tma_shared_bytes(1025), 232_056);
+        assert_eq!(tma_error_units(127), super::super::wgmma_error_units(130));
+    }
+}
