@@ -47,9 +47,9 @@
 //! engine as CUDA C++'s `__grid_constant__` does (it copies the parameter
 //! into local memory first, and refuses alignments above 16).
 
-use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_lines, wgmma_steps, wgmma_tile_len};
 #[cfg(target_arch = "nvptx64")]
 use super::TensorMap;
+use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_lines, wgmma_steps, wgmma_tile_len};
 
 /// Warpgroups of a block: each works in its own two parts of shared
 /// memory, on every third tile of the block's runs.
