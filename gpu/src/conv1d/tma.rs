@@ -6,14 +6,14 @@
 //! products:
 //! - **The copy lays the tile out.** Step 8's bulk copy brings a tile as it
 //!   lies in the row; the threads then move it, split, into the
-//!   [`wgmma_offset`] layout. That layout is a 4-dimensional view of the
+//!   [`super::wgmma::wgmma_offset`] layout. That layout is a 4-dimensional view of the
 //!   row: element `64·line + 4·b + a` at byte `16·lines·b + 16·line + 4·a`,
 //!   a box of `4 × lines × 16` (× 1 row) with the dimensions `a`, `line`,
 //!   `b` (global strides 4, 256 and 16 bytes). A tensor copy of that box
 //!   writes it in place, zeros outside the tensor included.
 //! - **The big part is the inputs themselves.** The tensor cores read only
 //!   the top 19 bits of a TF32 operand: they truncate, which is step 8's
-//!   split ([`crate::prim::mma::split_tf32_truncated`]). So the copied
+//!   split (`prim::mma::split_tf32_truncated`). So the copied
 //!   inputs are `B`'s big part as they stand, and the threads compute only
 //!   the small part: one pass of 16-byte shared loads and stores.
 //! - **Three warpgroups, no turns.** Without step 8's raw buffer a
