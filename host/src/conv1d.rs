@@ -482,10 +482,17 @@ mod tests {
         for &v in Conv1dVariant::ALL {
             for taps in [1, MAX_TAPS] {
                 let name = v.entry(taps).kernel().name;
-                let kernel = v.runs_as(taps).shape().kernel;
+                // Step 9's own kernel takes a tensor map; `entry` gives the
+                // kernel its launches fall back to.
+                let kernel = match v.runs_as(taps) {
+                    Conv1dVariant::Tf32x3Tma => Conv1dVariant::Tf32x3Wgmma.shape().kernel,
+                    other => other.shape().kernel,
+                };
                 assert!(name.starts_with(kernel) && name.ends_with("_f32"));
             }
         }
+        let mapped = Conv1dVariant::map_entry().kernel().name;
+        assert_eq!(mapped, "conv1d_tf32x3_tma_f32");
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
         // Tensor cores for long masks where the module has them.
         let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
