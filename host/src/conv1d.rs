@@ -28,9 +28,9 @@
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
 //! default ([`Conv1dVariant::fastest_for`]) runs
-//! [`Conv1dVariant::Tf32x3Wgmma`] for masks of 56 taps or more on
-//! compute capability 9.0 (the sm_90a module), [`Conv1dVariant::Tf32x3`]
-//! for masks of 48 taps or more where the device has tensor cores (bounds
+//! [`Conv1dVariant::Tf32x3Tma`] for masks of 48 taps or more on compute
+//! capability 9.0 (the sm_90a module), [`Conv1dVariant::Tf32x3`] for
+//! masks of 48 taps or more on other devices with tensor cores (bounds
 //! below), and [`Conv1dVariant::Streamed`]
 //! otherwise, which hands masks of more than
 //! 128 taps to [`Conv1dVariant::Karatsuba`], which computes them with ¾ of
@@ -45,7 +45,7 @@
 //! for 127 taps, derived there); [`Conv1dVariant::Tf32x3Wgmma`], the same
 //! sums as warpgroup products over more zeros, within
 //! [`wgmma_error_units`]`(taps)` units (1 204 for 127 taps), and
-//! [`Conv1dVariant::Tf32x3Tma`], the same over up to 3 more zeros, within
+//! [`Conv1dVariant::Tf32x3Tma`], the same over up to 7 more zeros, within
 //! [`tma_error_units`]`(taps)`;
 //! [`Conv1dVariant::error_units`] gives a step's. NaN and ±∞ in the
 //! signal reach exactly the outputs whose window covers them, in every
@@ -66,8 +66,10 @@
 //! host (`cuTensorMapEncodeTiled`, no device work) and hands it to its
 //! blocks through 384 bytes per block of the context's scratch memory
 //! (allocated once, and grown the first time with a wait for the stream).
-//! Rows whose pitch is not a multiple of 4 elements, and rows too short
-//! for the map, run [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
+//! Rows whose pitch is not a multiple of 8 elements ([`TMA_ALIGN`]: each
+//! row's copies then start on a 32-byte sector), rows too short for the
+//! map, and masks of more than [`TMA_MAX_TAPS`] run
+//! [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
 
 use crate::context::Context;
 use crate::context::scratch::PARTIALS_OFFSET;
@@ -79,6 +81,7 @@ use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
+pub use warpspeed_gpu::conv1d::tma::{TMA_ALIGN, TMA_MAX_TAPS};
 use warpspeed_gpu::conv1d::tma::{
     TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
 };
@@ -102,14 +105,14 @@ struct Rows {
 
 impl Rows {
     /// Step 9's geometry for these rows and a mask of `taps`, where its
-    /// tensor map can describe them: one row or a pitch of a multiple of 4
-    /// elements (every row then starts on the same 4-byte word of a
-    /// 16-byte unit), rows long enough for a whole line, and rows and lines
-    /// that the copies' signed 32-bit coordinates reach.
+    /// tensor map can describe them: one row or a pitch of a multiple of
+    /// [`TMA_ALIGN`] elements (every row then starts on the same 4-byte
+    /// word of a 32-byte sector), rows long enough for a whole line, and
+    /// rows and lines that the copies' signed 32-bit coordinates reach.
     fn tma_geometry(&self, taps: usize) -> Option<TmaGeometry> {
         let geometry = tma_geometry((self.signal / 4) as usize, taps, self.n)?;
         let reachable = i32::MAX as usize - 64;
-        (self.rows == 1 || self.signal_pitch.is_multiple_of(4))
+        (self.rows == 1 || self.signal_pitch.is_multiple_of(TMA_ALIGN))
             .then_some(geometry)
             .filter(|g| g.lines < reachable && self.rows < reachable)
     }
@@ -295,7 +298,7 @@ impl Context {
         let geometry = rows.tma_geometry(taps);
         let variant = match (variant.runs_as(taps), geometry) {
             (Conv1dVariant::Tf32x3Tma, None) => Conv1dVariant::Tf32x3Wgmma,
-            _ => variant,
+            (runs, _) => runs,
         };
         let [signal_span, out_span] = rows.spans();
         let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
@@ -406,7 +409,7 @@ impl Context {
         let element_strides = [1u32; 4];
         // SAFETY: `encoded` is 128 bytes, 64-byte aligned; the arrays hold
         // the rank's 4 dimensions (3 strides); the address is inside the
-        // signal (`origin < n`), 16-byte aligned (`tma_geometry`), and the
+        // signal (`origin < n`), 32-byte aligned (`tma_geometry`), and the
         // view's rows and lines lie inside the signal's rows.
         let status = unsafe {
             driver::cuTensorMapEncodeTiled(
@@ -419,7 +422,8 @@ impl Context {
                 tensor.boxed.as_ptr(),
                 element_strides.as_ptr(),
                 driver::tensor_map::NONE,
-                driver::tensor_map::NONE,
+                // The layout `tma::tma_offset` describes.
+                driver::tensor_map::SWIZZLE_32B,
                 driver::tensor_map::L2_256B,
                 driver::tensor_map::OOB_ZERO,
             )
@@ -496,25 +500,31 @@ mod tests {
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
         // Tensor cores for long masks where the module has them.
         let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
-        let wgmma = warpspeed_gpu::conv1d::WGMMA_MIN_TAPS;
-        assert!(wgmma > tensor);
+        let tma = warpspeed_gpu::conv1d::TMA_MIN_TAPS;
+        assert!(tma >= tensor);
         assert_eq!(
-            Conv1dVariant::fastest_for(wgmma, "sm_90a"),
-            Conv1dVariant::Tf32x3Wgmma
+            Conv1dVariant::fastest_for(tma, "sm_90a"),
+            Conv1dVariant::Tf32x3Tma
         );
         assert_eq!(
-            Conv1dVariant::fastest_for(wgmma - 1, "sm_90a"),
-            Conv1dVariant::Tf32x3
+            Conv1dVariant::fastest_for(MAX_TAPS, "sm_90a"),
+            Conv1dVariant::Tf32x3Tma
+        );
+        assert_eq!(
+            Conv1dVariant::fastest_for(tma - 1, "sm_90a"),
+            Conv1dVariant::FASTEST
         );
         assert_eq!(
             Conv1dVariant::fastest_for(MAX_TAPS, "sm_90"),
             Conv1dVariant::Tf32x3
         );
-        for target in ["sm_80", "sm_90", "sm_90a"] {
+        for target in ["sm_80", "sm_90"] {
             assert_eq!(
                 Conv1dVariant::fastest_for(tensor, target),
                 Conv1dVariant::Tf32x3
             );
+        }
+        for target in ["sm_80", "sm_90", "sm_90a"] {
             assert_eq!(
                 Conv1dVariant::fastest_for(tensor - 1, target),
                 Conv1dVariant::FASTEST

@@ -83,6 +83,8 @@ pub(crate) mod tensor_map {
     pub const FLOAT32: c_uint = 7;
     /// `CU_TENSOR_MAP_INTERLEAVE_NONE`, `CU_TENSOR_MAP_SWIZZLE_NONE`.
     pub const NONE: c_uint = 0;
+    /// `CU_TENSOR_MAP_SWIZZLE_32B`.
+    pub const SWIZZLE_32B: c_uint = 1;
     /// `CU_TENSOR_MAP_L2_PROMOTION_L2_256B`.
     pub const L2_256B: c_uint = 3;
     /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`: zeros outside the tensor.

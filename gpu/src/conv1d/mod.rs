@@ -63,8 +63,8 @@ pub use tf32x3::{
     tensor_b_elements, tensor_d_outputs, tensor_error_units, tensor_index, tensor_mask_len,
     tensor_steps, tensor_tile_len, tensor_tile_words,
 };
-pub use tma::{TMA_THREADS, tma_error_units};
-pub use wgmma::{WGMMA_MIN_TAPS, WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
+pub use tma::{TMA_MIN_TAPS, TMA_THREADS, tma_error_units};
+pub use wgmma::{WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
 
 use crate::kernel::TensorMap;
 #[cfg(target_arch = "nvptx64")]
@@ -304,10 +304,13 @@ ladder! {
 impl Conv1dVariant {
     /// The step whose kernel runs for a mask of `taps`: this one, except
     /// that [`Conv1dVariant::Karatsuba`] hands masks of fewer than
-    /// [`SPLIT_MIN_TAPS`] to [`Conv1dVariant::RegisterBlocked`].
+    /// [`SPLIT_MIN_TAPS`] to [`Conv1dVariant::RegisterBlocked`], and
+    /// [`Conv1dVariant::Tf32x3Tma`] masks of more than
+    /// [`tma::TMA_MAX_TAPS`] to [`Conv1dVariant::Tf32x3Wgmma`].
     pub const fn runs_as(self, taps: usize) -> Conv1dVariant {
         match self {
             Conv1dVariant::Karatsuba if taps < SPLIT_MIN_TAPS => Conv1dVariant::RegisterBlocked,
+            Conv1dVariant::Tf32x3Tma if taps > tma::TMA_MAX_TAPS => Conv1dVariant::Tf32x3Wgmma,
             Conv1dVariant::Streamed if taps > STREAM_MAX_TAPS => {
                 Conv1dVariant::Karatsuba.runs_as(taps)
             }
@@ -347,14 +350,14 @@ impl Conv1dVariant {
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
     /// `taps` in the module built for `target`:
-    /// [`Conv1dVariant::Tf32x3Wgmma`] from [`WGMMA_MIN_TAPS`] taps in the
+    /// [`Conv1dVariant::Tf32x3Tma`] from [`tma::TMA_MIN_TAPS`] taps in the
     /// sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
     /// taps where the module has tensor cores, [`Conv1dVariant::FASTEST`]
     /// (which hands each mask length to its step,
     /// [`Conv1dVariant::runs_as`]) otherwise.
     pub fn fastest_for(taps: usize, target: &str) -> Conv1dVariant {
-        if taps >= WGMMA_MIN_TAPS && Conv1dVariant::Tf32x3Wgmma.needs().met_by(target) {
-            Conv1dVariant::Tf32x3Wgmma
+        if taps >= tma::TMA_MIN_TAPS && Conv1dVariant::Tf32x3Tma.needs().met_by(target) {
+            Conv1dVariant::Tf32x3Tma
         } else if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
             Conv1dVariant::Tf32x3
         } else {

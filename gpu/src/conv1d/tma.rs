@@ -6,35 +6,43 @@
 //! products:
 //! - **The copy lays the tile out.** Step 8's bulk copy brings a tile as it
 //!   lies in the row; the threads then move it, split, into the
-//!   [`super::wgmma::wgmma_offset`] layout. That layout is a 4-dimensional view of the
-//!   row: element `64·line + 4·b + a` at byte `16·lines·b + 16·line + 4·a`,
-//!   a box of `4 × lines × 16` (× 1 row) with the dimensions `a`, `line`,
-//!   `b` (global strides 4, 256 and 16 bytes). A tensor copy of that box
-//!   writes it in place, zeros outside the tensor included.
+//!   [`super::wgmma::wgmma_offset`] layout. Here a tensor copy writes the
+//!   tile in a layout the tensor cores read, zeros outside the tensor
+//!   included: a 4-dimensional view of the row, element `64·line + 8·g +
+//!   a` in group `g` (`a` < 8, `g` < 8), a box of `8 × lines × 8` (× 1 row)
+//!   with the dimensions `a`, `line`, `g` (global strides 4, 256 and 32
+//!   bytes), in the 32-byte swizzle ([`tma_offset`]). Each of the box's
+//!   rows is a whole 32-byte sector of the row: a box of 16-byte rows
+//!   (step 8's layout, unswizzled) asked L2 for every sector twice.
 //! - **The big part is the inputs themselves.** The tensor cores read only
 //!   the top 19 bits of a TF32 operand: they truncate, which is step 8's
 //!   split (`prim::mma::split_tf32_truncated`). So the copied
 //!   inputs are `B`'s big part as they stand, and the threads compute only
-//!   the small part: one pass of 16-byte shared loads and stores.
+//!   the small part: one pass of 16-byte shared loads and stores, in the
+//!   order they lie (the split is elementwise, so the layout does not
+//!   matter to it).
 //! - **Three warpgroups, no turns.** Without step 8's raw buffer a
 //!   warpgroup needs two parts (67 KB at 127 taps): three fit in a block,
 //!   one block per SM, each warpgroup on its own tiles. While one waits
 //!   for its copy, splits and stores, the other two multiply.
 //!
-//! Not the default: measured against step 8 (2^26 outputs, µs, the
-//! committed reports of 2026-11-26, step 8 / this step), H100 63 taps
-//! 214.7 / 243.6, 127 taps 267.7 / 273.8, 1 025 taps 1 121.6 / 1 154.6;
-//! H200 213.3 / 218.0, 267.7 / 281.2, 1 146.6 / 1 121.0. A CUDA C++
-//! model of this kernel ran 127 taps in 235 µs on an H200 in the power-
-//! capped steady state, where this one reads 264 to 282; under Nsight
-//! Compute (one launch, unthrottled clocks) it read 238.7 against step 8's
-//! 249.9 µs: what it loses in the steady state is not found yet (see
-//! docs/notes/conv1d.md).
+//! The default from [`TMA_MIN_TAPS`] on sm_90a. Against step 8 (2^26
+//! outputs, µs, the committed reports of the thirty-third session, step 8
+//! / this step): H100 63 taps 211.9 / 213.1, 127 taps 264.7 / 250.9; H200
+//! 210.8 / 199.8, 269.5 / 257.4 (at 1 025 taps, beyond [`TMA_MAX_TAPS`],
+//! this step runs step 8's kernel). Built first with step 8's unswizzled
+//! layout, it trailed step 8 in the steady state (127 taps, H200: 281.2
+//! against 267.7); the linear split, the swizzle and the window on 32
+//! bytes made up the difference (docs/notes/conv1d.md).
 //!
-//! The tensor copy needs the box's start on 16 bytes: the tile's window is
-//! moved down by `shift` (0 to 3) elements, and the mask's rows up by as
-//! many (`A[m][t] = M[t − m − shift]`), which costs a step where `taps +
-//! 63 + shift` crosses a multiple of 8. The row's elements before the
+//! The box's rows must each be one whole sector: the tile's window is
+//! moved down by `shift` (0 to 7) elements so that the copy starts on 32
+//! bytes, and the mask's rows up by as many (`A[m][t] = M[t − m −
+//! shift]`), which costs a step where `taps + 63 + shift` crosses a
+//! multiple of 8. (On 16 bytes only, as the copy itself requires, every
+//! row of the box straddles two sectors: in a CUDA C++ model on an H200,
+//! 39 and 55 taps, whose windows then started 16 bytes into a sector,
+//! read 210 µs where 47 and 63 read 184 and 198.) The row's elements before the
 //! map's first line or after its last (at most 63 at each end) arrive as
 //! zeros; the threads write them while they split ([`tma_geometry`]).
 //!
@@ -49,7 +57,7 @@
 
 #[cfg(target_arch = "nvptx64")]
 use super::TensorMap;
-use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_lines, wgmma_steps, wgmma_tile_len};
+use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_steps, wgmma_tile_len};
 
 /// Warpgroups of a block: each works in its own two parts of shared
 /// memory, on every third tile of the block's runs.
@@ -58,27 +66,30 @@ pub const TMA_GROUPS: usize = 3;
 /// Threads of a block.
 pub const TMA_THREADS: u32 = WGMMA_THREADS * TMA_GROUPS as u32;
 
+/// Elements of a 32-byte sector: the copies start on one.
+pub const TMA_ALIGN: usize = 8;
+
 /// The most places a tile's window moves down so that its copy starts on
-/// 16 bytes ([`TmaGeometry::shift`]).
-pub const TMA_MAX_SHIFT: usize = 3;
+/// a sector ([`TmaGeometry::shift`]).
+pub const TMA_MAX_SHIFT: usize = TMA_ALIGN - 1;
 
 /// Zeros before the first weight in each part of the staged mask: word
 /// `TMA_MASK_LEAD + t − m − shift` is `A[m][t]` without a check (the
 /// fragments' lowest word is `t − m = −63`, minus the shift).
-pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + 4;
+pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + TMA_ALIGN;
 
 /// Bytes of a tensor map, and of each warpgroup's slot for it.
 pub const TMA_MAP_BYTES: usize = 128;
 
 /// How the tiles of a launch lie against the tensor map, the same for
 /// every row (the host uses the map only where the rows' pitch is a
-/// multiple of 4 elements).
+/// multiple of [`TMA_ALIGN`] elements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TmaGeometry {
     /// Elements by which every tile's window moves down: tile element `e`
     /// is row element `start + e − r − shift`.
     pub shift: usize,
-    /// The row element at the map's line 0, on 16 bytes in memory.
+    /// The row element at the map's line 0, on 32 bytes in memory.
     pub origin: usize,
     /// Whole lines of 64 elements of the row from `origin`: the map's
     /// extent. The row's elements before `origin` or from `origin + 64 ·
@@ -93,11 +104,11 @@ pub struct TmaGeometry {
 ///
 /// With `r = taps / 2`, a tile at `start` (a multiple of 64) begins at row
 /// element `start − r − shift`, which must be `origin` plus whole lines:
-/// `shift ≡ word0 − r` and `origin ≡ −(r + shift)` modulo 4 and 64, so
-/// that `word0 + origin` is a multiple of 4.
+/// `shift ≡ word0 − r` and `origin ≡ −(r + shift)` modulo [`TMA_ALIGN`]
+/// and 64, so that `word0 + origin` is a multiple of [`TMA_ALIGN`].
 pub const fn tma_geometry(word0: usize, taps: usize, n: usize) -> Option<TmaGeometry> {
     let r = taps / 2;
-    let shift = (word0 % 4 + 4 - r % 4) % 4;
+    let shift = (word0 % TMA_ALIGN + TMA_ALIGN - r % TMA_ALIGN) % TMA_ALIGN;
     let origin = (WGMMA_ROWS - (r + shift) % WGMMA_ROWS) % WGMMA_ROWS;
     if n < origin + WGMMA_ROWS {
         return None;
@@ -132,16 +143,57 @@ pub const fn tma_tile_len(taps: usize, shift: usize) -> usize {
     wgmma_tile_len(taps + shift)
 }
 
-/// Lines of a staged part (and of the copy's box): enough for any shift.
+/// Lines of a staged part (and of the copy's box): enough for any shift,
+/// rounded up to a multiple of 8, so that each group starts on a whole
+/// 256-byte unit of the swizzle (8 lines of 32 bytes).
 pub const fn tma_lines(taps: usize) -> usize {
-    wgmma_lines(taps + TMA_MAX_SHIFT)
+    wgmma_tile_len(taps + TMA_MAX_SHIFT)
+        .div_ceil(WGMMA_ROWS)
+        .next_multiple_of(8)
 }
 
-/// Bytes of one staged part, and of one tile's copy: 16 groups of 4
-/// values of `u` of [`tma_lines`] lines.
+/// Bytes of one staged part, and of one tile's copy: 8 groups of
+/// [`tma_lines`] lines of 32 bytes.
 pub const fn tma_part_bytes(taps: usize) -> usize {
-    WGMMA_ROWS / 4 * 16 * tma_lines(taps)
+    8 * 32 * tma_lines(taps)
 }
+
+/// Byte offset of tile element `e` (`64·line + 8·g + a`) in a staged part
+/// of `lines` lines (a multiple of 8) that starts on 256 bytes of the
+/// shared window: group `g` at `32·lines·g`, its line `line` at `32·line`,
+/// the value at `4·a`, and the 32-byte swizzle on top, which exchanges the
+/// two 16-byte halves of the lines whose bit 2 is set (bit 7 of the
+/// address). A quad of elements (`e` a multiple of 4) stays 16 whole
+/// bytes.
+pub const fn tma_offset(lines: usize, e: usize) -> usize {
+    let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
+    let plain = (u / 8) * 32 * lines + 32 * line + 4 * (u % 8);
+    plain ^ (((plain >> 7) & 1) << 4)
+}
+
+/// Byte offset where step `s`'s `B` starts in a staged part (element `8s`
+/// before the swizzle, which the tensor cores apply per row as the copy
+/// did): its 8 values of `t` are group `s % 8` of line `s / 8` on, column
+/// `c` 32 bytes after column `c − 1`, the descriptor's groups of 8
+/// columns 256 bytes apart.
+pub const fn tma_b_start(lines: usize, s: usize) -> usize {
+    (s % 8) * 32 * lines + 32 * (s / 8)
+}
+
+/// The default convolution runs [`super::Conv1dVariant::Tf32x3Tma`] for
+/// masks of at least this many taps in the sm_90a module
+/// ([`super::Conv1dVariant::fastest_for`]), where step 7 takes over below
+/// on other modules ([`super::TENSOR_MIN_TAPS`]). Measured at 2^26
+/// outputs, µs, steps 7 / 8 / 9, two rounds each after 2 s of launches:
+/// H100 47 taps 218.6 / 211.9 / 204.9, 55 taps 228.1 / 221.5 / 208.5;
+/// H200 39 taps 202.8 / 201.5 / 192.0, 47 taps 207.0 / 200.3 / 188.5, 55
+/// taps 223.7 / 211.3 / 203.9, 71 taps 258.0 / 229.0 / 214.9.
+pub const TMA_MIN_TAPS: usize = super::TENSOR_MIN_TAPS;
+
+/// The longest mask step 9 takes: three warpgroups' parts of
+/// [`tma_lines`] and the mask fit in the 227 KiB of an SM up to here.
+/// [`super::Conv1dVariant::Tf32x3Tma`] runs as step 8 beyond.
+pub const TMA_MAX_TAPS: usize = 1018;
 
 /// Words of each part of the split, zero-padded mask.
 pub const fn tma_mask_len(taps: usize) -> usize {
@@ -197,20 +249,23 @@ pub const fn tma_tensor(
     let row_stride = if rows > 1 { 4 * pitch } else { 16 };
     TmaTensor {
         offset: 4 * geometry.origin,
-        dims: [4, geometry.lines as u64, 16, rows as u64],
-        strides: [4 * WGMMA_ROWS as u64, 16, row_stride as u64],
-        boxed: [4, tma_lines(taps) as u32, 16, 1],
+        dims: [8, geometry.lines as u64, 8, rows as u64],
+        strides: [4 * WGMMA_ROWS as u64, 32, row_stride as u64],
+        boxed: [8, tma_lines(taps) as u32, 8, 1],
     }
 }
 
 const _: () = assert!(
-    tma_shared_bytes(super::MAX_TAPS) <= super::wgmma::SM90_MAX_SHARED
-        // The copies' destinations (and the parts) on 128 bytes.
-        && tma_part_bytes(1).is_multiple_of(128)
+    tma_shared_bytes(TMA_MAX_TAPS) <= super::wgmma::SM90_MAX_SHARED
+        && tma_shared_bytes(TMA_MAX_TAPS + 1) > super::wgmma::SM90_MAX_SHARED
+        && TMA_MAX_TAPS <= super::MAX_TAPS
+        // The copies' destinations (and the parts) on 256 bytes, the
+        // swizzle's unit.
+        && tma_part_bytes(1).is_multiple_of(256)
         // The barriers on 8 bytes.
         && tma_barriers_offset(1).is_multiple_of(8)
         // A box dimension holds at most 256 elements.
-        && tma_lines(super::MAX_TAPS) <= 256
+        && tma_lines(TMA_MAX_TAPS) <= 256
         // Named barriers 1 to 3, of 16.
         && TMA_GROUPS < 16
         && TMA_MAP_BYTES == core::mem::size_of::<[u64; 16]>()
@@ -236,11 +291,14 @@ pub(super) struct MapOperands {
     pub maps: *mut u64,
 }
 
-/// Contract: the family's, with blocks of [`TMA_THREADS`] threads and
-/// [`tma_shared_bytes`] of shared memory; `map` encoded from
-/// [`tma_tensor`] of [`tma_geometry`]`(signal / 4, taps, n)` (which is not
-/// `None`) over `rows` rows whose pitch is a multiple of 4 (or one row),
-/// at least `signal + 4 · origin` (16-byte aligned), `rows` below 2^31 and
+/// Contract: the family's, a mask of at most [`TMA_MAX_TAPS`], blocks of
+/// [`TMA_THREADS`] threads and [`tma_shared_bytes`] of shared memory
+/// (whose window starts on 256 bytes, as a kernel without static shared
+/// memory's does); `map` encoded from [`tma_tensor`] of
+/// [`tma_geometry`]`(signal / 4, taps, n)` (which is not `None`), in the
+/// 32-byte swizzle, over `rows` rows whose pitch is a multiple of
+/// [`TMA_ALIGN`] (or one row), at least `signal + 4 · origin` (32-byte
+/// aligned), `rows` below 2^31 and
 /// lines below 2^31; `maps` as [`MapOperands`]; PTX for sm_90a (other
 /// targets trap: the host refuses them first).
 ///
@@ -249,10 +307,11 @@ pub(super) struct MapOperands {
 /// sweep the row together. (Step 8's runs of consecutive tiles per block
 /// measured the same: H200, 127 taps, 265.3 against 264.5 µs.) Per tile of
 /// a warpgroup: (1) it waits for the tile's copy, computes the small part
-/// from the copied inputs by [`super::wgmma::wgmma_offset`] (writing the
-/// row's elements outside the map, and the zeros outside the row, into
-/// both parts), then a proxy fence and its barrier; (2) the products, as
-/// step 8's, with the copied inputs as the big part; (3) once all are
+/// from the copied inputs ([`split_small`]: writing the row's elements
+/// outside the map, and the zeros outside the row, into both parts), then
+/// a proxy fence and its barrier; (2) the products, as step 8's, with the
+/// copied inputs as the big part, each step's `B` at [`tma_b_start`] in
+/// the swizzle; (3) once all are
 /// done, its barrier, the next tile's copy, and the outputs, as step 8's.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
@@ -266,6 +325,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
     {
         use super::wgmma::WGMMA_TILE;
         use super::wgmma::device::{multiply, store};
+        use crate::gemm::wgmma::descriptor_swizzle_32;
         use crate::prim::wgmma::{self, WGMMA_N128_REGS};
         use crate::prim::*;
 
@@ -385,15 +445,14 @@ pub(super) unsafe fn kernel(op: MapOperands) {
                 let mut acc = [0.0f32; WGMMA_N128_REGS];
                 let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
                 let mask_at = (mask_big.cast_const(), mask_small.cast_const(), offset);
-                multiply(
-                    &mut acc,
-                    steps,
-                    warp,
-                    lane,
-                    mask_at,
-                    (copied_at, small_at),
-                    lines,
-                );
+                let b = |s: usize| {
+                    let at = tma_b_start(lines, s) as u32;
+                    (
+                        descriptor_swizzle_32(copied_at + at, 256),
+                        descriptor_swizzle_32(small_at + at, 256),
+                    )
+                };
+                multiply(&mut acc, steps, warp, lane, mask_at, b);
                 wgmma::wait::<0>(&mut acc);
                 // Every warp's products are done (each waited for its own):
                 // the next tile's copy and split may overwrite their inputs.
@@ -415,12 +474,16 @@ pub(super) unsafe fn kernel(op: MapOperands) {
 }
 
 /// Computes the small part of the tile at `start` of row `x` (`n`
-/// elements) from the copied inputs, 4 elements at a time: thread `tid`
-/// takes every 128th quad of the tile's `len` elements, at
-/// [`super::wgmma::wgmma_offset`] in both parts. A quad is copied whole or
-/// not at all (the map's lines begin on 16 bytes): one the copy did not
-/// bring (before the map's origin or after its last line) is read from
-/// the row, zeros outside it, and written into the copied part too.
+/// elements) from the copied inputs, 4 elements at a time. Where the copy
+/// brought every element the products read (all tiles but a row's first
+/// and last), thread `tid` takes every 128th 16-byte unit of the part in
+/// order: no offsets and no edge tests (on an H200, 127 taps, 2^26
+/// outputs: 273.0 → 263.1 µs, 63 taps 227.2 → 221.7). Elsewhere, every
+/// 128th quad of the tile's `len` elements, at [`tma_offset`] in both
+/// parts: a quad is copied whole or not at all (the map's lines begin on
+/// 16 bytes), and one the copy did not bring (before the map's origin or
+/// after its last line) is read from the row, zeros outside it, and
+/// written into the copied part too.
 ///
 /// # Safety
 /// The copy of the tile has landed (its phase waited for); `copied` and
@@ -441,13 +504,26 @@ unsafe fn split_small(
     len: usize,
     tid: usize,
 ) {
-    use super::wgmma::wgmma_offset;
     use crate::prim::*;
     let threads = WGMMA_THREADS as usize;
     let first = start as i64 - (r + geometry.shift) as i64;
+    if geometry.copied(first) && geometry.copied(first + len as i64 - 1) {
+        // The copy brought every element the products read: the parts'
+        // 16-byte units in order, no offsets and no edge tests.
+        let mut u = tid;
+        while u < WGMMA_ROWS / 4 * lines {
+            let v = load4(copied.add(16 * u).cast());
+            store4(
+                small.add(16 * u).cast(),
+                v.map(|e| f32::from_bits(split_tf32_truncated(e).1)),
+            );
+            u += threads;
+        }
+        return;
+    }
     let mut q = tid;
     while q < len / 4 {
-        let at = wgmma_offset(lines, 4 * q);
+        let at = tma_offset(lines, 4 * q);
         let p = first + 4 * q as i64;
         let v = if geometry.copied(p) {
             load4(copied.add(at).cast())
@@ -475,17 +551,17 @@ unsafe fn split_small(
 mod tests {
     // The crate is `no_std`; its host tests may allocate.
     extern crate std;
-    use super::super::wgmma::{wgmma_a_words, wgmma_offset};
+    use super::super::wgmma::wgmma_a_words;
     use super::*;
     use std::vec;
 
-    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
+    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, TMA_MAX_TAPS];
 
     #[test]
-    fn geometry_puts_the_copies_on_16_bytes() {
+    fn geometry_puts_the_copies_on_32_bytes() {
         for taps in TAPS {
             let r = taps / 2;
-            for word0 in 0..8 {
+            for word0 in 0..16 {
                 for n in [1, 63, 64, 127, 128, 1000, 8192, 100_003] {
                     let Some(g) = tma_geometry(word0, taps, n) else {
                         let origin = tma_geometry(word0, taps, 1 << 20).map_or(0, |g| g.origin);
@@ -493,7 +569,7 @@ mod tests {
                         continue;
                     };
                     assert!(g.shift <= TMA_MAX_SHIFT && g.origin < 64);
-                    assert!((word0 + g.origin).is_multiple_of(4));
+                    assert!((word0 + g.origin).is_multiple_of(TMA_ALIGN));
                     assert!((r + g.shift + g.origin).is_multiple_of(64));
                     assert!(g.lines >= 1 && g.origin + 64 * g.lines <= n);
                     assert!(n - (g.origin + 64 * g.lines) < 64);
@@ -511,7 +587,7 @@ mod tests {
         for taps in TAPS {
             let r = taps / 2;
             let lines = tma_lines(taps);
-            for word0 in 0..4 {
+            for word0 in 0..8 {
                 for n in [64, 100, 1000, 8192, 3 * 8192 + 5] {
                     let Some(g) = tma_geometry(word0, taps, n) else {
                         continue;
@@ -525,13 +601,13 @@ mod tests {
                         let line0 = g.first_line(start, r);
                         let first = start as i64 - (r + g.shift) as i64;
                         assert_eq!(g.origin as i64 + 64 * line0, first);
-                        // The box: element e at `wgmma_offset(lines, e)`.
+                        // The box: element e at `tma_offset(lines, e)`.
                         let mut part = vec![f64::NAN; tma_part_bytes(taps) / 4];
                         for e in 0..64 * lines {
                             let line = line0 + (e / 64) as i64;
                             let inside = line >= 0 && (line as usize) < g.lines;
                             let p = g.origin as i64 + 64 * line + (e % 64) as i64;
-                            part[wgmma_offset(lines, e) / 4] = if inside {
+                            part[tma_offset(lines, e) / 4] = if inside {
                                 row(p).expect("the map lies in the row")
                             } else {
                                 0.0
@@ -544,7 +620,7 @@ mod tests {
                             assert!(whole, "{taps} taps, n {n}, quad {q}");
                             if !g.copied(p) {
                                 for i in 0..4 {
-                                    let at = wgmma_offset(lines, 4 * q + i) / 4;
+                                    let at = tma_offset(lines, 4 * q + i) / 4;
                                     part[at] = row(p + i as i64).unwrap_or(0.0);
                                 }
                             }
@@ -552,7 +628,7 @@ mod tests {
                         for e in 0..len {
                             let want = row(first + e as i64).unwrap_or(0.0);
                             assert_eq!(
-                                part[wgmma_offset(lines, e) / 4],
+                                part[tma_offset(lines, e) / 4],
                                 want,
                                 "{taps} taps, n {n}, {e}"
                             );
@@ -594,11 +670,45 @@ mod tests {
         }
     }
 
+    /// The swizzle puts every element of a part in a word of its own, a
+    /// quad in 16 whole bytes, and the products' `B` of step `s` (column
+    /// `c`, value `t`: element `64c + 8s + t`) where the tensor cores read
+    /// it: row `c` of the descriptor 32 bytes after row `c − 1`, the
+    /// swizzle applied to the address.
+    #[test]
+    fn the_products_read_the_swizzled_copy() {
+        let swizzle = |at: usize| at ^ (((at >> 7) & 1) << 4);
+        for taps in TAPS {
+            let lines = tma_lines(taps);
+            assert!(lines.is_multiple_of(8));
+            let mut seen = vec![false; tma_part_bytes(taps) / 4];
+            for e in 0..64 * lines {
+                let at = tma_offset(lines, e);
+                assert!(at.is_multiple_of(4) && !seen[at / 4], "{taps} taps, {e}");
+                seen[at / 4] = true;
+                assert_eq!(tma_offset(lines, e - e % 4) + 4 * (e % 4), at);
+            }
+            for shift in 0..=TMA_MAX_SHIFT {
+                for s in 0..tma_steps(taps, shift) {
+                    for c in 0..128 {
+                        for t in 0..8 {
+                            let read = swizzle(tma_b_start(lines, s) + 32 * c + 4 * t);
+                            assert_eq!(read, tma_offset(lines, 64 * c + 8 * s + t));
+                        }
+                    }
+                    let last = 64 * 127 + 8 * s + 7;
+                    assert!(last < tma_tile_len(taps, shift) && last < 64 * lines);
+                }
+            }
+        }
+    }
+
     #[test]
     fn shared_memory() {
-        assert_eq!(tma_part_bytes(127), 33_536);
-        assert_eq!(tma_shared_bytes(127), 203_384);
-        assert_eq!(tma_shared_bytes(1025), 232_056);
-        assert_eq!(tma_error_units(127), super::super::wgmma_error_units(130));
+        assert_eq!(tma_lines(127), 136);
+        assert_eq!(tma_part_bytes(127), 34_816);
+        assert_eq!(tma_shared_bytes(127), 211_096);
+        assert_eq!(tma_shared_bytes(TMA_MAX_TAPS), 230_488);
+        assert_eq!(tma_error_units(127), super::super::wgmma_error_units(134));
     }
 }

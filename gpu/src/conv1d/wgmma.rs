@@ -89,18 +89,6 @@ pub const fn wgmma_raw_bytes(taps: usize) -> usize {
     16 * (wgmma_tile_len(taps) / 4 + 1)
 }
 
-/// The default convolution runs this step for masks of at least this many
-/// taps on the sm_90a module ([`super::Conv1dVariant::fastest_for`]), step
-/// 7 below. Measured at 2^26 outputs with the bulk copy, µs (step 7 / this
-/// step, one run per GPU): H100 39 taps 199 / 208, 47 taps 201 / 203, 55
-/// taps 215 / 224, 63 taps 226 / 216, 71 taps 247 / 228; H200 39 taps 189
-/// / 189, 47 taps 197 / 193, 55 taps 215 / 199, 63 taps 228 / 212, 71 taps
-/// 250 / 214. They cross near 59 on the H100 and 40 on the H200; one
-/// threshold serves both (with the L2 prefetch before, near 71 and 60).
-/// With the warpgroups' turns ([`WGMMA_GROUPS_MAX`]), H100, µs: 31 taps
-/// 196.3 / 199.5, 39 198.7 / 202.0, 47 201.2 / 199.4, 55 214.8 / 220.0.
-pub const WGMMA_MIN_TAPS: usize = 56;
-
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
 /// `t = m .. m + taps`, so `t` runs to `taps + 63`.
 pub const fn wgmma_steps(taps: usize) -> usize {
@@ -465,8 +453,7 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
                         warp,
                         lane,
                         mask_at,
-                        (big_at, small_at),
-                        lines,
+                        device::staged(big_at, small_at, lines),
                     );
                     // Passed once this warpgroup's last products are
                     // issued, so that the other's first queue behind them.
@@ -643,11 +630,29 @@ pub(super) mod device {
         }
     }
 
+    /// The descriptors of step `s`'s `B` in the big and the small staged
+    /// part of `lines` lines at shared addresses `big_at` and `small_at`
+    /// ([`wgmma_b_start`], core matrices [`wgmma_leading`] apart along `t`
+    /// and [`WGMMA_STRIDE`] along the columns).
+    #[inline(always)]
+    pub(super) fn staged(big_at: u32, small_at: u32, lines: usize) -> impl Fn(usize) -> (u64, u64) {
+        use crate::gemm::wgmma::descriptor;
+        let leading = wgmma_leading(lines) as u32;
+        move |s| {
+            let at = wgmma_b_start(lines, s) as u32;
+            (
+                descriptor(big_at + at, leading, WGMMA_STRIDE as u32),
+                descriptor(small_at + at, leading, WGMMA_STRIDE as u32),
+            )
+        }
+    }
+
     /// A tile's products into `acc`, steps `0 .. steps` (3 products each:
     /// small·big, big·small, big·big, the small terms first as they are the
     /// smaller). `mask` is the split mask's two parts and the offset of
-    /// word `w` of [`wgmma_a_words`] in them; `parts` the shared-window
-    /// addresses of the big and small staged parts of `lines` lines.
+    /// word `w` of [`wgmma_a_words`] in them; `b(s)` the descriptors of
+    /// step `s`'s `B` in the big and the small staged part ([`staged`] for
+    /// this step's layout).
     ///
     /// Steps in pairs, the fragments of even and odd steps in variables of
     /// their own: a step's are loaded while the products of the step
@@ -669,14 +674,10 @@ pub(super) mod device {
         warp: usize,
         lane: usize,
         mask: (*const u32, *const u32, usize),
-        parts: (u32, u32),
-        lines: usize,
+        b: impl Fn(usize) -> (u64, u64),
     ) {
-        use crate::gemm::wgmma::descriptor;
         use crate::prim::wgmma;
         let (mask_big, mask_small, offset) = mask;
-        let (big_at, small_at) = parts;
-        let leading = wgmma_leading(lines) as u32;
         let fragment = |s: usize| {
             let words = wgmma_a_words(warp, lane, s).map(|w| w + offset);
             // SAFETY: the caller's contract: the parts hold these words.
@@ -688,9 +689,7 @@ pub(super) mod device {
             }
         };
         let issue = |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
-            let at = wgmma_b_start(lines, s) as u32;
-            let b_big = descriptor(big_at + at, leading, WGMMA_STRIDE as u32);
-            let b_small = descriptor(small_at + at, leading, WGMMA_STRIDE as u32);
+            let (b_big, b_small) = b(s);
             wgmma::fence();
             // SAFETY: the caller's contract: the whole warpgroup, after the
             // fence, parts visible and unwritten until a wait.

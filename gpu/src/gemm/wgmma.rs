@@ -89,6 +89,16 @@ pub const fn descriptor(address: u32, leading: u32, stride: u32) -> u64 {
     field(address) | (field(leading) << 16) | (field(stride) << 32)
 }
 
+/// A `wgmma` descriptor of a `K`-major operand in the 32-byte swizzle
+/// (mode 3 in bits 62 and 63): rows of 32 bytes (8 TF32 values of `k`),
+/// groups of 8 rows `stride` bytes apart, each row's two 16-byte halves
+/// exchanged where bit 7 of their shared address is set (as a tensor copy
+/// with `CU_TENSOR_MAP_SWIZZLE_32B` writes them). The leading offset is
+/// unused for this layout and set to 16 bytes.
+pub const fn descriptor_swizzle_32(address: u32, stride: u32) -> u64 {
+    descriptor(address, 16, stride) | (3 << 62)
+}
+
 /// Contract: the family's; blocks of [`THREADS`] threads and
 /// [`shared_bytes`] of shared memory; PTX for sm_90a (other targets trap:
 /// the host refuses them first).
