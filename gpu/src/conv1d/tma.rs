@@ -481,7 +481,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
 /// outputs: 273.0 → 263.1 µs, 63 taps 227.2 → 221.7). Elsewhere, every
 /// 128th quad of the tile's `len` elements, at [`tma_offset`] in both
 /// parts: a quad is copied whole or not at all (the map's lines begin on
-/// 16 bytes), and one the copy did not bring (before the map's origin or
+/// 32 bytes), and one the copy did not bring (before the map's origin or
 /// after its last line) is read from the row, zeros outside it, and
 /// written into the copied part too.
 ///
