@@ -15,7 +15,14 @@ use crate::{cargo, root};
 /// sm_90a PTX with line tables, `ptx/warpspeed_sm_90a.lineinfo.ptx`, for
 /// the script's compute-sanitizer runs (`WARPSPEED_PTX_FILE`); only sm_90a,
 /// the GPU machines' (H100, H200), to keep the bundle quick to build.
+///
+/// First it checks that the committed PTX and cubins are those of the
+/// device crate as it stands (`build-ptx --check`): the executables embed
+/// them, so a bundle built after an edit of `gpu/` without `cargo xtask
+/// build-ptx` would run the kernels before the edit against the host
+/// after it.
 pub(crate) fn device() -> Result<(), String> {
+    crate::ptx::build_ptx(true)?;
     let out = root().join("target/device");
     let _ = fs::remove_dir_all(&out);
     fs::create_dir_all(out.join("bin")).map_err(|e| e.to_string())?;

@@ -56,7 +56,8 @@ cargo xtask <task>
   readme [--check]      render the README's measured tables again from the
                         committed reports (docs/bench/<device>/ladder.json);
                         --check (CI): fail where one is not current (no GPU)
-  device                build release test and bench executables into
+  device                check the committed PTX (build-ptx --check), then
+                        build release test and bench executables into
                         target/device/ with a script that runs them on a GPU
                         machine without Rust (see README), and
                         target/device/ptx/warpspeed_sm_90a.lineinfo.ptx (line
