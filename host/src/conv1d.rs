@@ -458,6 +458,31 @@ impl Context {
 mod tests {
     use super::*;
 
+    /// Step 9's map describes one row anywhere, or rows at a pitch of a
+    /// multiple of 8 elements (each row's copies on 32 bytes), long enough
+    /// for a line; other rows go to step 8's kernel.
+    #[test]
+    fn the_tensor_map_takes_rows_on_sectors() {
+        let rows = |signal: u64, signal_pitch: usize, n: usize, count: usize| Rows {
+            signal,
+            signal_pitch,
+            out: 1 << 30,
+            out_pitch: signal_pitch,
+            n,
+            rows: count,
+        };
+        let g = |r: Rows| r.tma_geometry(127);
+        assert!(g(rows(0x1000 + 4, 1000, 1000, 1)).is_some());
+        assert!(g(rows(0x1000 + 8, 1008, 1000, 3)).is_some());
+        assert!(g(rows(0x1000, 1004, 1000, 3)).is_none());
+        assert!(g(rows(0x1000, 64, 63, 1)).is_none());
+        let moved = g(rows(0x1000 + 8, 1008, 1000, 3)).map(|g| g.shift);
+        assert_eq!(
+            moved,
+            tma_geometry(0x1000 / 4 + 2, 127, 1000).map(|g| g.shift)
+        );
+    }
+
     #[test]
     fn the_constant_mask_holds_the_longest_mask() {
         assert_eq!(CONV1D_MASK.bytes(), MAX_TAPS * size_of::<f32>());
@@ -534,6 +559,12 @@ mod tests {
             Conv1dVariant::fastest_for(1025, "sm_70"),
             Conv1dVariant::FASTEST
         );
+        // Step 9 hands masks it cannot hold to step 8's kernel.
+        let tma = Conv1dVariant::Tf32x3Tma;
+        assert_eq!(tma.runs_as(TMA_MAX_TAPS), tma);
+        assert_eq!(tma.runs_as(TMA_MAX_TAPS + 1), Conv1dVariant::Tf32x3Wgmma);
+        let name = |v: Conv1dVariant| v.entry(TMA_MAX_TAPS + 1).kernel().name;
+        assert_eq!(name(tma), name(Conv1dVariant::Tf32x3Wgmma));
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
         // Short masks run step 6's kernel, then step 4's narrow and wide
         // ones, long ones step 5's own.
