@@ -67,9 +67,8 @@
 //! blocks through 384 bytes per block of the context's scratch memory
 //! (allocated once, and grown the first time with a wait for the stream).
 //! Rows whose pitch is not a multiple of 8 elements ([`TMA_ALIGN`]: each
-//! row's copies then start on a 32-byte sector), rows too short for the
-//! map, and masks of more than [`TMA_MAX_TAPS`] run
-//! [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
+//! row's copies then start on a 32-byte sector) and rows too short for the
+//! map run [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
 
 use crate::context::Context;
 use crate::context::scratch::PARTIALS_OFFSET;
@@ -81,16 +80,16 @@ use crate::matrix::{Matrix, MatrixMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use cust::memory::DeviceSlice;
-pub use warpspeed_gpu::conv1d::tma::{TMA_ALIGN, TMA_MAX_TAPS};
+pub use warpspeed_gpu::conv1d::tma::TMA_ALIGN;
 use warpspeed_gpu::conv1d::tma::{
     TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
 };
-use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dMapArgs};
+use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dEntry, Conv1dMapArgs};
 pub use warpspeed_gpu::conv1d::{
     Conv1dVariant, MAX_TAPS, tensor_error_units, tma_error_units, wgmma_error_units,
 };
 use warpspeed_gpu::ptx::Needs;
-use warpspeed_gpu::{DevPtr, DevPtrMut, TensorMap};
+use warpspeed_gpu::{DevPtr, DevPtrMut, Entry, TensorMap};
 
 /// The rows of one launch: device addresses, pitches in elements.
 struct Rows {
@@ -300,6 +299,7 @@ impl Context {
             (Conv1dVariant::Tf32x3Tma, None) => Conv1dVariant::Tf32x3Wgmma,
             (runs, _) => runs,
         };
+        let entry = variant.entry(taps);
         let [signal_span, out_span] = rows.spans();
         let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
         let mask_address = mask_span.start;
@@ -312,7 +312,7 @@ impl Context {
                 rows.n
             )));
         };
-        let mapped = variant == Conv1dVariant::Tf32x3Tma;
+        let (block, shared_bytes) = (variant.block(taps), variant.shared_bytes(taps));
         // Blocks walk the rows `gridDim.y` apart: any number of rows.
         let mut grid_y = u32::try_from(rows.rows)
             .unwrap_or(u32::MAX)
@@ -320,27 +320,25 @@ impl Context {
         let grid_x = if variant.walks_runs(taps) {
             // As many blocks as the GPU holds at once, each walking a run of
             // tiles of its rows.
-            let per_sm = if mapped {
-                let entry = Conv1dVariant::map_entry();
-                self.blocks_per_sm(entry, variant.block(taps), variant.shared_bytes(taps))?
-            } else {
-                let entry = variant.entry(taps);
-                self.blocks_per_sm(entry, variant.block(taps), variant.shared_bytes(taps))?
+            let per_sm = match entry {
+                Conv1dEntry::Plain(entry) => self.blocks_per_sm(entry, block, shared_bytes)?,
+                Conv1dEntry::Mapped(entry) => {
+                    // Step 9's blocks each take slots of scratch memory:
+                    // no more rows of blocks than fit at once.
+                    let per_sm = self.blocks_per_sm(entry, block, shared_bytes)?;
+                    grid_y = grid_y.min(per_sm * self.info().multiprocessors);
+                    per_sm
+                }
             };
             let resident = per_sm * self.info().multiprocessors;
-            // Step 9's blocks each take slots of scratch memory: no more
-            // rows of blocks than fit at once.
-            if mapped {
-                grid_y = grid_y.min(resident);
-            }
             tiles.min(resident.div_ceil(grid_y).max(1))
         } else {
             tiles
         };
         let cfg = LaunchConfig {
             grid: (grid_x, grid_y),
-            block: (variant.block(taps), 1),
-            shared_bytes: variant.shared_bytes(taps),
+            block: (block, 1),
+            shared_bytes,
         };
         let args = Conv1dArgs {
             signal: DevPtr::new(rows.signal),
@@ -354,12 +352,6 @@ impl Context {
             out: DevPtrMut::new(rows.out),
             out_pitch: rows.out_pitch,
         };
-        if let (true, Some(geometry)) = (mapped, geometry) {
-            // SAFETY: as below; the map describes the rows (`Rows::tma_geometry`).
-            unsafe { self.conv1d_launch_mapped(geometry, taps, &rows, cfg, args)? };
-            return Ok(Pending::new(self));
-        }
-        let entry = variant.entry(taps);
         // SAFETY: the kernel's contract: `1 <= taps <= MAX_TAPS` and the
         // mask holds `taps` elements (`check_mask`); signal and output rows
         // as the caller guarantees, the output overlapping neither the
@@ -370,19 +362,26 @@ impl Context {
         // constant-memory steps the mask (`taps · 4` bytes, at most the
         // symbol's 4 100) is copied into `CONV1D_MASK` before the launch,
         // ordered after every earlier reader of it; the mask slice stays
-        // borrowed until the stream has run the copy.
+        // borrowed until the stream has run the copy. Step 9's kernel runs
+        // only with a geometry (its fallback is step 8, chosen above).
         unsafe {
-            if variant.reads_constant_mask() {
-                self.launch_reading_constant(
-                    &CONV1D_MASK,
-                    mask_address,
-                    taps * size_of::<f32>(),
-                    entry,
-                    cfg,
-                    &args,
-                )?;
-            } else {
-                self.launch(entry, cfg, &args)?;
+            match (entry, geometry) {
+                (Conv1dEntry::Mapped(entry), Some(geometry)) => {
+                    self.conv1d_launch_mapped(entry, geometry, taps, &rows, cfg, args)?
+                }
+                (Conv1dEntry::Mapped(_), None) => {
+                    unreachable!("step 9 without a tensor map runs step 8")
+                }
+                (Conv1dEntry::Plain(entry), _) if variant.reads_constant_mask() => self
+                    .launch_reading_constant(
+                        &CONV1D_MASK,
+                        mask_address,
+                        taps * size_of::<f32>(),
+                        entry,
+                        cfg,
+                        &args,
+                    )?,
+                (Conv1dEntry::Plain(entry), _) => self.launch(entry, cfg, &args)?,
             }
         }
         Ok(Pending::new(self))
@@ -398,6 +397,7 @@ impl Context {
     /// [`Rows::tma_geometry`] of `rows`.
     unsafe fn conv1d_launch_mapped(
         &self,
+        entry: Entry<Conv1dMapArgs<f32>>,
         geometry: TmaGeometry,
         taps: usize,
         rows: &Rows,
@@ -450,7 +450,7 @@ impl Context {
         // block, 64-byte aligned: the scratch is 256-byte aligned and so is
         // `PARTIALS_OFFSET`) are this stream's scratch memory, which no
         // other kernel uses while this one runs.
-        unsafe { self.launch(Conv1dVariant::map_entry(), cfg, &args) }
+        unsafe { self.launch(entry, cfg, &args) }
     }
 }
 
@@ -511,17 +511,10 @@ mod tests {
         for &v in Conv1dVariant::ALL {
             for taps in [1, MAX_TAPS] {
                 let name = v.entry(taps).kernel().name;
-                // Step 9's own kernel takes a tensor map; `entry` gives the
-                // kernel its launches fall back to.
-                let kernel = match v.runs_as(taps) {
-                    Conv1dVariant::Tf32x3Tma => Conv1dVariant::Tf32x3Wgmma.shape().kernel,
-                    other => other.shape().kernel,
-                };
+                let kernel = v.runs_as(taps).shape().kernel;
                 assert!(name.starts_with(kernel) && name.ends_with("_f32"));
             }
         }
-        let mapped = Conv1dVariant::map_entry().kernel().name;
-        assert_eq!(mapped, "conv1d_tf32x3_tma_f32");
         assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
         // Tensor cores for long masks where the module has them.
         let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
@@ -559,12 +552,12 @@ mod tests {
             Conv1dVariant::fastest_for(1025, "sm_70"),
             Conv1dVariant::FASTEST
         );
-        // Step 9 hands masks it cannot hold to step 8's kernel.
+        // Step 9 runs its own kernel for every mask.
         let tma = Conv1dVariant::Tf32x3Tma;
-        assert_eq!(tma.runs_as(TMA_MAX_TAPS), tma);
-        assert_eq!(tma.runs_as(TMA_MAX_TAPS + 1), Conv1dVariant::Tf32x3Wgmma);
-        let name = |v: Conv1dVariant| v.entry(TMA_MAX_TAPS + 1).kernel().name;
-        assert_eq!(name(tma), name(Conv1dVariant::Tf32x3Wgmma));
+        for taps in [1, 127, MAX_TAPS] {
+            assert_eq!(tma.runs_as(taps), tma);
+            assert_eq!(tma.entry(taps).kernel().name, "conv1d_tf32x3_tma_f32");
+        }
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
         // Short masks run step 6's kernel, then step 4's narrow and wide
         // ones, long ones step 5's own.

@@ -12,7 +12,7 @@ use cust::memory::{DeviceBuffer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS, TMA_MAX_TAPS};
+use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
 use warpspeed::{Context, Matrix, MatrixMut};
 
 const TAPS: [usize; 8] = [1, 2, 7, 16, 31, 32, 127, MAX_TAPS];
@@ -339,10 +339,11 @@ fn cases() -> Vec<Case> {
             signal_offset: 6,
             ..Case::rows(63, 20_000, 3, (20_004, 20_000))
         },
-        // Step 9's longest mask, over one row and over rows at a pitch of
-        // a multiple of 4: the largest swizzled parts.
-        Case::signal(TMA_MAX_TAPS, 30_011),
-        Case::rows(TMA_MAX_TAPS, 9_000, 3, (9_008, 9_000)),
+        // The longest mask over one row and over rows at a pitch of a
+        // multiple of 8: step 9's largest parts (145 lines, a group on
+        // every 32-byte row of the swizzle's unit).
+        Case::signal(MAX_TAPS, 30_011),
+        Case::rows(MAX_TAPS, 9_000, 3, (9_008, 9_000)),
         // More rows than a grid has blocks in y (65 535): blocks loop.
         Case::rows(2, 5, 70_001, (5, 5)),
         // An even mask on rows shorter than the mask.

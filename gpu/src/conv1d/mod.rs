@@ -305,12 +305,12 @@ impl Conv1dVariant {
     /// The step whose kernel runs for a mask of `taps`: this one, except
     /// that [`Conv1dVariant::Karatsuba`] hands masks of fewer than
     /// [`SPLIT_MIN_TAPS`] to [`Conv1dVariant::RegisterBlocked`], and
-    /// [`Conv1dVariant::Tf32x3Tma`] masks of more than
-    /// [`tma::TMA_MAX_TAPS`] to [`Conv1dVariant::Tf32x3Wgmma`].
+    /// [`Conv1dVariant::Streamed`] masks of more than [`STREAM_MAX_TAPS`]
+    /// to what `Karatsuba` runs. (The host also runs step 9's launches
+    /// whose rows its tensor map cannot describe as step 8.)
     pub const fn runs_as(self, taps: usize) -> Conv1dVariant {
         match self {
             Conv1dVariant::Karatsuba if taps < SPLIT_MIN_TAPS => Conv1dVariant::RegisterBlocked,
-            Conv1dVariant::Tf32x3Tma if taps > tma::TMA_MAX_TAPS => Conv1dVariant::Tf32x3Wgmma,
             Conv1dVariant::Streamed if taps > STREAM_MAX_TAPS => {
                 Conv1dVariant::Karatsuba.runs_as(taps)
             }
@@ -526,6 +526,26 @@ pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
 /// slots.
 pub type Conv1dMapArgs<T> = conv1d_tf32x3_tma::Args<T>;
 
+/// The kernel a step runs, typed by the arguments it takes: step 9's
+/// kernel takes a tensor map besides what every other step's takes.
+#[derive(Clone, Copy, Debug)]
+pub enum Conv1dEntry {
+    /// Every step's kernel but step 9's.
+    Plain(crate::Entry<Conv1dArgs<f32>>),
+    /// Step 9's ([`Conv1dVariant::Tf32x3Tma`]).
+    Mapped(crate::Entry<Conv1dMapArgs<f32>>),
+}
+
+impl Conv1dEntry {
+    /// The kernel's table row.
+    pub const fn kernel(self) -> &'static crate::Kernel {
+        match self {
+            Conv1dEntry::Plain(entry) => entry.kernel(),
+            Conv1dEntry::Mapped(entry) => entry.kernel(),
+        }
+    }
+}
+
 // The kernel tables' widths and warpgroup counts are the ones the host
 // chooses from.
 const _: () = assert!(
@@ -540,16 +560,9 @@ const _: () = assert!(
 );
 
 impl Conv1dVariant {
-    /// Step 9's kernel, which takes a tensor map.
-    pub const fn map_entry() -> crate::Entry<Conv1dMapArgs<f32>> {
-        conv1d_tf32x3_tma::entry::<f32>()
-    }
-
-    /// The typed entry of this step for a mask of `taps`: for step 9 (whose
-    /// kernel is [`Conv1dVariant::map_entry`]) step 8's, which runs its
-    /// launches that cannot use a tensor map.
-    pub fn entry(self, taps: usize) -> crate::Entry<Conv1dArgs<f32>> {
-        match self.runs_as(taps) {
+    /// The kernel this step runs for a mask of `taps` ([`Conv1dVariant::runs_as`]).
+    pub fn entry(self, taps: usize) -> Conv1dEntry {
+        let plain = match self.runs_as(taps) {
             Conv1dVariant::Basic => conv1d_basic::entry::<f32>(),
             Conv1dVariant::ConstantMask => conv1d_constant_mask::entry::<f32>(),
             Conv1dVariant::SharedTile => conv1d_shared_tile::entry::<f32>(),
@@ -563,16 +576,18 @@ impl Conv1dVariant {
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
             Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
-            // Step 9's own kernel takes a tensor map (`map_entry`); this is
-            // the kernel its launches fall back to.
-            Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma => {
+            Conv1dVariant::Tf32x3Wgmma => {
                 match conv1d_tf32x3_wgmma::entry::<f32>(wgmma::wgmma_groups(taps) as u32) {
                     Some(entry) => entry,
                     // The counts are the table's (asserted above).
                     None => unreachable!("a warpgroup count without an entry"),
                 }
             }
-        }
+            Conv1dVariant::Tf32x3Tma => {
+                return Conv1dEntry::Mapped(conv1d_tf32x3_tma::entry::<f32>());
+            }
+        };
+        Conv1dEntry::Plain(plain)
     }
 }
 
@@ -594,13 +609,11 @@ mod tests {
                 SPLIT_MIN_TAPS,
                 MAX_TAPS,
             ] {
-                let base = v.entry(taps).kernel().base;
-                // Step 9's launches that cannot use a tensor map run step 8's.
-                let runs = match v.runs_as(taps) {
-                    Conv1dVariant::Tf32x3Tma => Conv1dVariant::Tf32x3Wgmma,
-                    other => other,
-                };
-                assert!(base.starts_with(runs.shape().kernel), "{base}");
+                let entry = v.entry(taps);
+                let base = entry.kernel().base;
+                assert!(base.starts_with(v.runs_as(taps).shape().kernel), "{base}");
+                let mapped = matches!(entry, Conv1dEntry::Mapped(_));
+                assert_eq!(mapped, v == Conv1dVariant::Tf32x3Tma);
             }
         }
         let narrow = Conv1dVariant::RegisterBlocked.entry(7).kernel().name;

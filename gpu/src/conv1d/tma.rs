@@ -143,28 +143,34 @@ pub const fn tma_tile_len(taps: usize, shift: usize) -> usize {
     wgmma_tile_len(taps + shift)
 }
 
-/// Lines of a staged part (and of the copy's box): enough for any shift,
-/// rounded up to a multiple of 8, so that each group starts on a whole
-/// 256-byte unit of the swizzle (8 lines of 32 bytes).
-pub const fn tma_lines(taps: usize) -> usize {
-    wgmma_tile_len(taps + TMA_MAX_SHIFT)
-        .div_ceil(WGMMA_ROWS)
-        .next_multiple_of(8)
+/// Lines of a tile's copy (the box) for a mask of `taps` moved by `shift`:
+/// the lines its products read, no more. A group of the part is `lines`
+/// rows of 32 bytes, so a group may start on any 32-byte row of a 256-byte
+/// unit of the swizzle: the swizzle is a function of the shared address,
+/// the same for the copy and the tensor cores.
+pub const fn tma_lines(taps: usize, shift: usize) -> usize {
+    tma_tile_len(taps, shift).div_ceil(WGMMA_ROWS)
 }
 
-/// Bytes of one staged part, and of one tile's copy: 8 groups of
-/// [`tma_lines`] lines of 32 bytes.
+/// Bytes of one tile's copy of [`tma_lines`]: 8 groups of `lines` lines
+/// of 32 bytes.
+pub const fn tma_copy_bytes(lines: usize) -> usize {
+    8 * 32 * lines
+}
+
+/// Bytes of one staged part: the copy of the longest window, for any
+/// shift. A multiple of 256, so every part starts on a unit of the
+/// swizzle.
 pub const fn tma_part_bytes(taps: usize) -> usize {
-    8 * 32 * tma_lines(taps)
+    tma_copy_bytes(tma_lines(taps, TMA_MAX_SHIFT))
 }
 
 /// Byte offset of tile element `e` (`64·line + 8·g + a`) in a staged part
-/// of `lines` lines (a multiple of 8) that starts on 256 bytes of the
-/// shared window: group `g` at `32·lines·g`, its line `line` at `32·line`,
-/// the value at `4·a`, and the 32-byte swizzle on top, which exchanges the
-/// two 16-byte halves of the lines whose bit 2 is set (bit 7 of the
-/// address). A quad of elements (`e` a multiple of 4) stays 16 whole
-/// bytes.
+/// of `lines` lines that starts on 256 bytes of the shared window: group
+/// `g` at `32·lines·g`, its line `line` at `32·line`, the value at `4·a`,
+/// and the 32-byte swizzle on top, which exchanges the two 16-byte halves
+/// of the 32-byte rows whose address has bit 7 set. A quad of elements
+/// (`e` a multiple of 4) stays 16 whole bytes.
 pub const fn tma_offset(lines: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
     let plain = (u / 8) * 32 * lines + 32 * line + 4 * (u % 8);
@@ -189,11 +195,6 @@ pub const fn tma_b_start(lines: usize, s: usize) -> usize {
 /// H200 39 taps 202.8 / 201.5 / 192.0, 47 taps 207.0 / 200.3 / 188.5, 55
 /// taps 223.7 / 211.3 / 203.9, 71 taps 258.0 / 229.0 / 214.9.
 pub const TMA_MIN_TAPS: usize = super::TENSOR_MIN_TAPS;
-
-/// The longest mask step 9 takes: three warpgroups' parts of
-/// [`tma_lines`] and the mask fit in the 227 KiB of an SM up to here.
-/// [`super::Conv1dVariant::Tf32x3Tma`] runs as step 8 beyond.
-pub const TMA_MAX_TAPS: usize = 1018;
 
 /// Words of each part of the split, zero-padded mask.
 pub const fn tma_mask_len(taps: usize) -> usize {
@@ -251,21 +252,21 @@ pub const fn tma_tensor(
         offset: 4 * geometry.origin,
         dims: [8, geometry.lines as u64, 8, rows as u64],
         strides: [4 * WGMMA_ROWS as u64, 32, row_stride as u64],
-        boxed: [8, tma_lines(taps) as u32, 8, 1],
+        boxed: [8, tma_lines(taps, geometry.shift) as u32, 8, 1],
     }
 }
 
 const _: () = assert!(
-    tma_shared_bytes(TMA_MAX_TAPS) <= super::wgmma::SM90_MAX_SHARED
-        && tma_shared_bytes(TMA_MAX_TAPS + 1) > super::wgmma::SM90_MAX_SHARED
-        && TMA_MAX_TAPS <= super::MAX_TAPS
+    // Three warpgroups' parts and the mask fit in the 227 KiB of an SM
+    // for every mask.
+    tma_shared_bytes(super::MAX_TAPS) <= super::wgmma::SM90_MAX_SHARED
         // The copies' destinations (and the parts) on 256 bytes, the
         // swizzle's unit.
         && tma_part_bytes(1).is_multiple_of(256)
         // The barriers on 8 bytes.
         && tma_barriers_offset(1).is_multiple_of(8)
         // A box dimension holds at most 256 elements.
-        && tma_lines(TMA_MAX_TAPS) <= 256
+        && tma_lines(super::MAX_TAPS, TMA_MAX_SHIFT) <= 256
         // Named barriers 1 to 3, of 16.
         && TMA_GROUPS < 16
         && TMA_MAP_BYTES == core::mem::size_of::<[u64; 16]>()
@@ -291,7 +292,7 @@ pub(super) struct MapOperands {
     pub maps: *mut u64,
 }
 
-/// Contract: the family's, a mask of at most [`TMA_MAX_TAPS`], blocks of
+/// Contract: the family's, blocks of
 /// [`TMA_THREADS`] threads and [`tma_shared_bytes`] of shared memory
 /// (whose window starts on 256 bytes, as a kernel without static shared
 /// memory's does); `map` encoded from [`tma_tensor`] of
@@ -349,7 +350,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
         let shift = geometry.shift;
         let steps = tma_steps(taps, shift);
         let len = tma_tile_len(taps, shift);
-        let lines = tma_lines(taps);
+        let lines = tma_lines(taps, shift);
         let part = tma_part_bytes(taps);
         let mask_len = tma_mask_len(taps);
         let group = thread_idx_x() as usize / threads;
@@ -402,7 +403,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
             // thread is past its products and split of the tile before);
             // the barrier's phase in progress expects it.
             unsafe {
-                bulk::expect_bytes(barrier, part as u32);
+                bulk::expect_bytes(barrier, tma_copy_bytes(lines) as u32);
                 bulk::tensor_copy_4d_to_shared(
                     copied_at,
                     map_at,
@@ -555,7 +556,7 @@ mod tests {
     use super::*;
     use std::vec;
 
-    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, TMA_MAX_TAPS];
+    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
 
     #[test]
     fn geometry_puts_the_copies_on_32_bytes() {
@@ -586,12 +587,12 @@ mod tests {
     fn the_copy_and_the_edges_make_the_tile() {
         for taps in TAPS {
             let r = taps / 2;
-            let lines = tma_lines(taps);
             for word0 in 0..8 {
                 for n in [64, 100, 1000, 8192, 3 * 8192 + 5] {
                     let Some(g) = tma_geometry(word0, taps, n) else {
                         continue;
                     };
+                    let lines = tma_lines(taps, g.shift);
                     let tensor = tma_tensor(g, taps, 1, n);
                     assert_eq!(tensor.offset, 4 * g.origin);
                     assert_eq!(tensor.dims[1], g.lines as u64);
@@ -679,16 +680,16 @@ mod tests {
     fn the_products_read_the_swizzled_copy() {
         let swizzle = |at: usize| at ^ (((at >> 7) & 1) << 4);
         for taps in TAPS {
-            let lines = tma_lines(taps);
-            assert!(lines.is_multiple_of(8));
-            let mut seen = vec![false; tma_part_bytes(taps) / 4];
-            for e in 0..64 * lines {
-                let at = tma_offset(lines, e);
-                assert!(at.is_multiple_of(4) && !seen[at / 4], "{taps} taps, {e}");
-                seen[at / 4] = true;
-                assert_eq!(tma_offset(lines, e - e % 4) + 4 * (e % 4), at);
-            }
             for shift in 0..=TMA_MAX_SHIFT {
+                // Every element in a word of its own, inside the part.
+                let lines = tma_lines(taps, shift);
+                let mut seen = vec![false; tma_part_bytes(taps) / 4];
+                for e in 0..64 * lines {
+                    let at = tma_offset(lines, e);
+                    assert!(at.is_multiple_of(4) && !seen[at / 4], "{taps} taps, {e}");
+                    seen[at / 4] = true;
+                    assert_eq!(tma_offset(lines, e - e % 4) + 4 * (e % 4), at);
+                }
                 for s in 0..tma_steps(taps, shift) {
                     for c in 0..128 {
                         for t in 0..8 {
@@ -705,10 +706,12 @@ mod tests {
 
     #[test]
     fn shared_memory() {
-        assert_eq!(tma_lines(127), 136);
-        assert_eq!(tma_part_bytes(127), 34_816);
-        assert_eq!(tma_shared_bytes(127), 211_096);
-        assert_eq!(tma_shared_bytes(TMA_MAX_TAPS), 230_488);
+        // 127 taps: 24 steps for a shift of 0 to 2, 25 from 3 on.
+        assert_eq!([tma_lines(127, 0), tma_lines(127, 2)], [130, 130]);
+        assert_eq!([tma_lines(127, 3), tma_lines(127, 7)], [131, 131]);
+        assert_eq!(tma_part_bytes(127), 131 * 256);
+        assert_eq!(tma_shared_bytes(127), 203_416);
+        assert_eq!(tma_shared_bytes(super::super::MAX_TAPS), 232_088);
         assert_eq!(tma_error_units(127), super::super::wgmma_error_units(134));
     }
 }

@@ -654,19 +654,27 @@ pub(super) mod device {
     /// step `s`'s `B` in the big and the small staged part ([`staged`] for
     /// this step's layout).
     ///
-    /// Steps in pairs, the fragments of even and odd steps in variables of
-    /// their own: a step's are loaded while the products of the step
-    /// before run, once those of two steps before (which read the same
-    /// variable) are done, and each is held until then ([`wgmma::hold`]).
+    /// A fragment's words 1 and 3 are the step before's 0 and 2
+    /// ([`wgmma_a_words`]: `A[m][t]` depends on `8s + t − m`), so each step
+    /// loads two words of each part, a pair, and takes the other two from
+    /// the step before's pair: step `s` reads pairs `s` and `s − 1` (4
+    /// loads a step instead of 8). The pairs rotate through three
+    /// variables, steps in threes: pair `s + 1` is loaded while step `s`'s
+    /// products run, into the variable of pair `s − 2`, whose last reader,
+    /// step `s − 1`, is done; each pair is held until then
+    /// ([`wgmma::hold`]). The products read the pairs' registers
+    /// themselves: with a copy between, the compiler reloaded a register
+    /// that a running product still read (wrong sums in the first build).
     /// Returns with the last step's products still running ([`wgmma::wait`]
     /// before reading `acc`).
     ///
     /// # Safety
     /// Every thread of the warpgroup calls it together (uniform across the
     /// warpgroup, as `wgmma` requires); the mask's parts hold every word
-    /// the steps read; the staged parts hold the tile's `8 · steps` values
-    /// of `t`, made visible to the asynchronous proxy, and nobody writes
-    /// them until a [`wgmma::wait`] covers these products.
+    /// the steps read (words 1 and 3 of step 0 included); the staged parts
+    /// hold the tile's `8 · steps` values of `t`, made visible to the
+    /// asynchronous proxy, and nobody writes them until a [`wgmma::wait`]
+    /// covers these products.
     #[inline(always)]
     pub(in crate::conv1d) unsafe fn multiply(
         acc: &mut [f32; WGMMA_N128_REGS],
@@ -678,53 +686,68 @@ pub(super) mod device {
     ) {
         use crate::prim::wgmma;
         let (mask_big, mask_small, offset) = mask;
-        let fragment = |s: usize| {
-            let words = wgmma_a_words(warp, lane, s).map(|w| w + offset);
+        // Words 0 and 2 of step `s`'s fragment in each part (`[big 0,
+        // big 2, small 0, small 2]`); for `s = −1` (`before`), step 0's
+        // words 1 and 3.
+        let load = |words: [usize; 4], at: [usize; 2]| {
+            let w = at.map(|k| words[k] + offset);
             // SAFETY: the caller's contract: the parts hold these words.
             unsafe {
-                (
-                    words.map(|w| *mask_big.add(w)),
-                    words.map(|w| *mask_small.add(w)),
-                )
+                [
+                    *mask_big.add(w[0]),
+                    *mask_big.add(w[1]),
+                    *mask_small.add(w[0]),
+                    *mask_small.add(w[1]),
+                ]
             }
         };
-        let issue = |acc: &mut [f32; WGMMA_N128_REGS], s: usize, a: &([u32; 4], [u32; 4])| {
-            let (b_big, b_small) = b(s);
-            wgmma::fence();
-            // SAFETY: the caller's contract: the whole warpgroup, after the
-            // fence, parts visible and unwritten until a wait.
-            unsafe {
-                wgmma::mma_tf32_m64n128k8(acc, a.1, b_big, true);
-                wgmma::mma_tf32_m64n128k8(acc, a.0, b_small, true);
-                wgmma::mma_tf32_m64n128k8(acc, a.0, b_big, true);
-            }
-            wgmma::commit();
-        };
-        let hold = |a: &([u32; 4], [u32; 4])| {
-            wgmma::hold(&a.0);
-            wgmma::hold(&a.1);
-        };
-        let mut even = fragment(0);
-        let mut odd = ([0u32; 4], [0u32; 4]);
+        let pair = |s: usize| load(wgmma_a_words(warp, lane, s), [0, 2]);
+        let issue =
+            |acc: &mut [f32; WGMMA_N128_REGS], s: usize, now: &[u32; 4], before: &[u32; 4]| {
+                let big = [now[0], before[0], now[1], before[1]];
+                let small = [now[2], before[2], now[3], before[3]];
+                let (b_big, b_small) = b(s);
+                wgmma::fence();
+                // SAFETY: the caller's contract: the whole warpgroup, after the
+                // fence, parts visible and unwritten until a wait.
+                unsafe {
+                    wgmma::mma_tf32_m64n128k8(acc, small, b_big, true);
+                    wgmma::mma_tf32_m64n128k8(acc, big, b_small, true);
+                    wgmma::mma_tf32_m64n128k8(acc, big, b_big, true);
+                }
+                wgmma::commit();
+            };
+        let mut x = pair(0);
+        let mut y = [0u32; 4];
+        let mut z = load(wgmma_a_words(warp, lane, 0), [1, 3]);
         let mut s = 0;
+        // Step `s` reads `x` and `z`, `s + 1` `y` and `x`, `s + 2` `z` and `y`.
         loop {
-            issue(acc, s, &even);
-            // Step s − 1 is done: `odd` is free.
+            issue(acc, s, &x, &z);
+            // Step s − 1 is done: `y` (pair s − 2) is free.
             wgmma::wait::<1>(acc);
-            hold(&odd);
+            wgmma::hold(&y);
             if s + 1 >= steps {
                 break;
             }
-            odd = fragment(s + 1);
-            issue(acc, s + 1, &odd);
-            // Step s is done: `even` is free.
+            y = pair(s + 1);
+            issue(acc, s + 1, &y, &x);
+            // Step s is done: `z` (pair s − 1) is free.
             wgmma::wait::<1>(acc);
-            hold(&even);
+            wgmma::hold(&z);
             if s + 2 >= steps {
                 break;
             }
-            even = fragment(s + 2);
-            s += 2;
+            z = pair(s + 2);
+            issue(acc, s + 2, &z, &y);
+            // Step s + 1 is done: `x` (pair s) is free.
+            wgmma::wait::<1>(acc);
+            wgmma::hold(&x);
+            if s + 3 >= steps {
+                break;
+            }
+            x = pair(s + 3);
+            s += 3;
         }
     }
 
@@ -1000,6 +1023,23 @@ mod tests {
             assert!(last <= wgmma_part_bytes(taps), "{taps} taps");
             assert!(wgmma_a_words(0, 3, wgmma_steps(taps) - 1)[2] < wgmma_mask_len(taps));
             assert!(wgmma_a_words(3, 28, 0)[1] >= 1);
+        }
+    }
+
+    /// `multiply` loads two words of each step's fragment and takes the
+    /// other two from the step before.
+    #[test]
+    fn a_fragment_shares_two_words_with_the_step_before() {
+        for warp in 0..4 {
+            for lane in 0..32 {
+                for s in 1..200 {
+                    let (now, before) = (
+                        wgmma_a_words(warp, lane, s),
+                        wgmma_a_words(warp, lane, s - 1),
+                    );
+                    assert_eq!((now[1], now[3]), (before[0], before[2]));
+                }
+            }
         }
     }
 }
