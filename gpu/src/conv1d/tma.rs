@@ -27,13 +27,14 @@
 //!   for its copy, splits and stores, the other two multiply.
 //!
 //! The default from [`TMA_MIN_TAPS`] on sm_90a. Against step 8 (2^26
-//! outputs, µs, the committed reports of the thirty-third session, step 8
-//! / this step): H100 63 taps 211.9 / 213.1, 127 taps 264.7 / 250.9; H200
-//! 210.8 / 199.8, 269.5 / 257.4 (at 1 025 taps, beyond [`TMA_MAX_TAPS`],
-//! this step runs step 8's kernel). Built first with step 8's unswizzled
-//! layout, it trailed step 8 in the steady state (127 taps, H200: 281.2
-//! against 267.7); the linear split, the swizzle and the window on 32
-//! bytes made up the difference (docs/notes/conv1d.md).
+//! outputs, µs, the committed reports of the thirty-fourth session, step
+//! 8 / this step): H100 63 taps 215.5 / 204.6, 127 taps 260.8 / 257.8,
+//! 1 025 taps 1 077 / 1 075; H200 207.6 / 193.8, 258.4 / 251.3, 1 101 /
+//! 1 060. Built first with step 8's unswizzled layout, it trailed step 8
+//! in the steady state (127 taps, H200: 281.2 against 267.7); the linear
+//! split, the swizzle and the window on 32 bytes made up the difference,
+//! and copies of only the lines read let it hold every mask
+//! (docs/notes/conv1d.md).
 //!
 //! The box's rows must each be one whole sector: the tile's window is
 //! moved down by `shift` (0 to 7) elements so that the copy starts on 32
@@ -213,7 +214,7 @@ pub const fn tma_barriers_offset(taps: usize) -> usize {
     tma_mask_offset(taps) + 2 * 4 * tma_mask_len(taps)
 }
 
-/// Shared memory of a block: 203 384 bytes at 127 taps, 232 056 at 1 025.
+/// Shared memory of a block: 203 416 bytes at 127 taps, 232 088 at 1 025.
 pub const fn tma_shared_bytes(taps: usize) -> usize {
     tma_barriers_offset(taps) + 8 * TMA_GROUPS
 }
