@@ -454,7 +454,8 @@ pub(super) unsafe fn kernel(op: MapOperands) {
                         descriptor_swizzle_32(small_at + at, 256),
                     )
                 };
-                multiply(&mut acc, steps, warp, lane, mask_at, b);
+                // Whole fragments: see `multiply`.
+                multiply::<false>(&mut acc, steps, warp, lane, mask_at, b);
                 wgmma::wait::<0>(&mut acc);
                 // Every warp's products are done (each waited for its own):
                 // the next tile's copy and split may overwrite their inputs.

@@ -447,7 +447,7 @@ pub(super) unsafe fn kernel<const GROUPS: usize>(op: Operands) {
                 {
                     let mut acc = [0.0f32; WGMMA_N128_REGS];
                     let mask_at = (mask_big.cast_const(), mask_small.cast_const(), 0);
-                    device::multiply(
+                    device::multiply::<true>(
                         &mut acc,
                         steps,
                         warp,
@@ -654,17 +654,23 @@ pub(super) mod device {
     /// step `s`'s `B` in the big and the small staged part ([`staged`] for
     /// this step's layout).
     ///
-    /// A fragment's words 1 and 3 are the step before's 0 and 2
-    /// ([`wgmma_a_words`]: `A[m][t]` depends on `8s + t − m`), so each step
-    /// loads two words of each part, a pair, and takes the other two from
-    /// the step before's pair: step `s` reads pairs `s` and `s − 1` (4
-    /// loads a step instead of 8). The pairs rotate through three
+    /// With `SHARED`, each step loads half its fragments: a fragment's
+    /// words 1 and 3 are the step before's 0 and 2 ([`wgmma_a_words`]:
+    /// `A[m][t]` depends on `8s + t − m`), so a step loads two words of
+    /// each part, a pair, and takes the other two from the step before's:
+    /// step `s` reads pairs `s` and `s − 1`. The pairs rotate through three
     /// variables, steps in threes: pair `s + 1` is loaded while step `s`'s
     /// products run, into the variable of pair `s − 2`, whose last reader,
-    /// step `s − 1`, is done; each pair is held until then
-    /// ([`wgmma::hold`]). The products read the pairs' registers
+    /// step `s − 1`, is done. The products read the pairs' registers
     /// themselves: with a copy between, the compiler reloaded a register
     /// that a running product still read (wrong sums in the first build).
+    /// Without `SHARED`, every step loads its whole fragments, even and odd
+    /// steps' in variables of their own, each loaded once the products of
+    /// two steps before are done. Either way each variable is held until
+    /// the wait that retires its last reader ([`wgmma::hold`]). Step 8
+    /// (one or two warpgroups, which wait on their own loads) gains 3% from
+    /// the shared words; step 9 (three warpgroups, 168 registers) does not
+    /// move, and spills 8 bytes with them, so it loads whole fragments.
     /// Returns with the last step's products still running ([`wgmma::wait`]
     /// before reading `acc`).
     ///
@@ -676,7 +682,7 @@ pub(super) mod device {
     /// asynchronous proxy, and nobody writes them until a [`wgmma::wait`]
     /// covers these products.
     #[inline(always)]
-    pub(in crate::conv1d) unsafe fn multiply(
+    pub(in crate::conv1d) unsafe fn multiply<const SHARED: bool>(
         acc: &mut [f32; WGMMA_N128_REGS],
         steps: usize,
         warp: usize,
@@ -686,10 +692,10 @@ pub(super) mod device {
     ) {
         use crate::prim::wgmma;
         let (mask_big, mask_small, offset) = mask;
-        // Words 0 and 2 of step `s`'s fragment in each part (`[big 0,
-        // big 2, small 0, small 2]`); for `s = −1` (`before`), step 0's
-        // words 1 and 3.
-        let load = |words: [usize; 4], at: [usize; 2]| {
+        // Words `at` of step `s`'s fragment in each part: the big part's,
+        // then the small part's.
+        let load = |s: usize, at: [usize; 2]| {
+            let words = wgmma_a_words(warp, lane, s);
             let w = at.map(|k| words[k] + offset);
             // SAFETY: the caller's contract: the parts hold these words.
             unsafe {
@@ -701,53 +707,94 @@ pub(super) mod device {
                 ]
             }
         };
-        let pair = |s: usize| load(wgmma_a_words(warp, lane, s), [0, 2]);
-        let issue =
-            |acc: &mut [f32; WGMMA_N128_REGS], s: usize, now: &[u32; 4], before: &[u32; 4]| {
+        let issue = |acc: &mut [f32; WGMMA_N128_REGS], s: usize, big: [u32; 4], small: [u32; 4]| {
+            let (b_big, b_small) = b(s);
+            wgmma::fence();
+            // SAFETY: the caller's contract: the whole warpgroup, after the
+            // fence, parts visible and unwritten until a wait.
+            unsafe {
+                wgmma::mma_tf32_m64n128k8(acc, small, b_big, true);
+                wgmma::mma_tf32_m64n128k8(acc, big, b_small, true);
+                wgmma::mma_tf32_m64n128k8(acc, big, b_big, true);
+            }
+            wgmma::commit();
+        };
+        if SHARED {
+            // Step `s` from pairs `now` (`[big 0, big 2, small 0, small 2]`)
+            // and `before` (step `s − 1`'s).
+            let issue = |acc: &mut _, s, now: &[u32; 4], before: &[u32; 4]| {
                 let big = [now[0], before[0], now[1], before[1]];
-                let small = [now[2], before[2], now[3], before[3]];
-                let (b_big, b_small) = b(s);
-                wgmma::fence();
-                // SAFETY: the caller's contract: the whole warpgroup, after the
-                // fence, parts visible and unwritten until a wait.
-                unsafe {
-                    wgmma::mma_tf32_m64n128k8(acc, small, b_big, true);
-                    wgmma::mma_tf32_m64n128k8(acc, big, b_small, true);
-                    wgmma::mma_tf32_m64n128k8(acc, big, b_big, true);
-                }
-                wgmma::commit();
+                issue(acc, s, big, [now[2], before[2], now[3], before[3]]);
             };
-        let mut x = pair(0);
-        let mut y = [0u32; 4];
-        let mut z = load(wgmma_a_words(warp, lane, 0), [1, 3]);
-        let mut s = 0;
-        // Step `s` reads `x` and `z`, `s + 1` `y` and `x`, `s + 2` `z` and `y`.
-        loop {
-            issue(acc, s, &x, &z);
-            // Step s − 1 is done: `y` (pair s − 2) is free.
-            wgmma::wait::<1>(acc);
-            wgmma::hold(&y);
-            if s + 1 >= steps {
-                break;
+            let pair = |s: usize| load(s, [0, 2]);
+            let mut x = pair(0);
+            let mut y = [0u32; 4];
+            // Step 0's words 1 and 3, as the pair of a step −1.
+            let mut z = load(0, [1, 3]);
+            let mut s = 0;
+            // Step `s` reads `x` and `z`, `s + 1` `y` and `x`, `s + 2` `z`
+            // and `y`.
+            loop {
+                issue(acc, s, &x, &z);
+                // Step s − 1 is done: `y` (pair s − 2) is free.
+                wgmma::wait::<1>(acc);
+                wgmma::hold(&y);
+                if s + 1 >= steps {
+                    break;
+                }
+                y = pair(s + 1);
+                issue(acc, s + 1, &y, &x);
+                // Step s is done: `z` (pair s − 1) is free.
+                wgmma::wait::<1>(acc);
+                wgmma::hold(&z);
+                if s + 2 >= steps {
+                    break;
+                }
+                z = pair(s + 2);
+                issue(acc, s + 2, &z, &y);
+                // Step s + 1 is done: `x` (pair s) is free.
+                wgmma::wait::<1>(acc);
+                wgmma::hold(&x);
+                if s + 3 >= steps {
+                    break;
+                }
+                x = pair(s + 3);
+                s += 3;
             }
-            y = pair(s + 1);
-            issue(acc, s + 1, &y, &x);
-            // Step s is done: `z` (pair s − 1) is free.
-            wgmma::wait::<1>(acc);
-            wgmma::hold(&z);
-            if s + 2 >= steps {
-                break;
+        } else {
+            // Step `s`'s whole fragments, `[big 0, big 1, small 0, small
+            // 1]` and `[big 2, big 3, small 2, small 3]`.
+            let fragment = |s: usize| (load(s, [0, 1]), load(s, [2, 3]));
+            let issue = |acc: &mut _, s, f: &([u32; 4], [u32; 4])| {
+                let (a, b) = f;
+                issue(acc, s, [a[0], a[1], b[0], b[1]], [a[2], a[3], b[2], b[3]]);
+            };
+            let hold = |f: &([u32; 4], [u32; 4])| {
+                wgmma::hold(&f.0);
+                wgmma::hold(&f.1);
+            };
+            let mut even = fragment(0);
+            let mut odd = ([0u32; 4], [0u32; 4]);
+            let mut s = 0;
+            loop {
+                issue(acc, s, &even);
+                // Step s − 1 is done: `odd` is free.
+                wgmma::wait::<1>(acc);
+                hold(&odd);
+                if s + 1 >= steps {
+                    break;
+                }
+                odd = fragment(s + 1);
+                issue(acc, s + 1, &odd);
+                // Step s is done: `even` is free.
+                wgmma::wait::<1>(acc);
+                hold(&even);
+                if s + 2 >= steps {
+                    break;
+                }
+                even = fragment(s + 2);
+                s += 2;
             }
-            z = pair(s + 2);
-            issue(acc, s + 2, &z, &y);
-            // Step s + 1 is done: `x` (pair s) is free.
-            wgmma::wait::<1>(acc);
-            wgmma::hold(&x);
-            if s + 3 >= steps {
-                break;
-            }
-            x = pair(s + 3);
-            s += 3;
         }
     }
 
