@@ -287,9 +287,9 @@ ladder! {
         /// the threads compute only the small part; and with no raw buffer
         /// three warpgroups fit in a block, two multiplying while the third
         /// waits for its copy, splits and stores, where step 8's two took
-        /// turns. Rows whose pitch is not a multiple of 4 elements, and
-        /// rows too short for a whole line of the map ([`tma::tma_geometry`]),
-        /// run step 8's kernel ([`Conv1dVariant::entry`]).
+        /// turns. Rows whose pitch is not a multiple of [`tma::TMA_ALIGN`]
+        /// elements, and rows too short for a whole line of the map
+        /// ([`tma::tma_geometry`]), run step 8's kernel (the host chooses).
         Tf32x3Tma = "tf32x3_tma" => Conv1dShape {
             kernel: "conv1d_tf32x3_tma",
             block: TMA_THREADS,

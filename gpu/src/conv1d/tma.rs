@@ -228,7 +228,7 @@ pub const fn tma_error_units(taps: usize) -> usize {
 
 /// The tensor map's view of `rows` rows `pitch` elements apart for a
 /// mask of `taps` (the host encodes it): dimensions innermost first, `a`
-/// (4 elements), `line`, `b` (16) and the row.
+/// (8 elements), `line`, `g` (8 groups) and the row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TmaTensor {
     /// Byte offset of the map's first element from the signal's: `4 ·
