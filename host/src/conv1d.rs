@@ -84,12 +84,20 @@ pub use warpspeed_gpu::conv1d::tma::TMA_ALIGN;
 use warpspeed_gpu::conv1d::tma::{
     TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
 };
-use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dEntry, Conv1dMapArgs};
+use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dEntry, Conv1dMapArgs, TMA_FALLBACK};
 pub use warpspeed_gpu::conv1d::{
     Conv1dVariant, MAX_TAPS, tensor_error_units, tma_error_units, wgmma_error_units,
 };
 use warpspeed_gpu::ptx::Needs;
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry, TensorMap};
+
+/// The kernel one launch runs: step 9's own only with the geometry of the
+/// rows its tensor map describes.
+#[derive(Clone, Copy)]
+enum Kernel {
+    Plain(Entry<Conv1dArgs<f32>>),
+    Mapped(Entry<Conv1dMapArgs<f32>>, TmaGeometry),
+}
 
 /// The rows of one launch: device addresses, pitches in elements.
 struct Rows {
@@ -293,13 +301,15 @@ impl Context {
             return Ok(Pending::new(self));
         }
         let taps = mask.len();
-        // Step 9 where its tensor map describes the rows, step 8 elsewhere.
-        let geometry = rows.tma_geometry(taps);
-        let variant = match (variant.runs_as(taps), geometry) {
-            (Conv1dVariant::Tf32x3Tma, None) => Conv1dVariant::Tf32x3Wgmma,
-            (runs, _) => runs,
+        // Step 9's own kernel where its tensor map describes the rows, its
+        // fallback's elsewhere.
+        let (variant, kernel) = match (variant.entry(taps), rows.tma_geometry(taps)) {
+            (Conv1dEntry::Plain(entry), _) => (variant.runs_as(taps), Kernel::Plain(entry)),
+            (Conv1dEntry::Mapped { map, .. }, Some(geometry)) => {
+                (variant.runs_as(taps), Kernel::Mapped(map, geometry))
+            }
+            (Conv1dEntry::Mapped { fallback, .. }, None) => (TMA_FALLBACK, Kernel::Plain(fallback)),
         };
-        let entry = variant.entry(taps);
         let [signal_span, out_span] = rows.spans();
         let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
         let mask_address = mask_span.start;
@@ -320,9 +330,9 @@ impl Context {
         let grid_x = if variant.walks_runs(taps) {
             // As many blocks as the GPU holds at once, each walking a run of
             // tiles of its rows.
-            let per_sm = match entry {
-                Conv1dEntry::Plain(entry) => self.blocks_per_sm(entry, block, shared_bytes)?,
-                Conv1dEntry::Mapped(entry) => {
+            let per_sm = match kernel {
+                Kernel::Plain(entry) => self.blocks_per_sm(entry, block, shared_bytes)?,
+                Kernel::Mapped(entry, _) => {
                     // Step 9's blocks each take slots of scratch memory:
                     // no more rows of blocks than fit at once.
                     let per_sm = self.blocks_per_sm(entry, block, shared_bytes)?;
@@ -363,16 +373,13 @@ impl Context {
         // symbol's 4 100) is copied into `CONV1D_MASK` before the launch,
         // ordered after every earlier reader of it; the mask slice stays
         // borrowed until the stream has run the copy. Step 9's kernel runs
-        // only with a geometry (its fallback is step 8, chosen above).
+        // with the rows' geometry (chosen above).
         unsafe {
-            match (entry, geometry) {
-                (Conv1dEntry::Mapped(entry), Some(geometry)) => {
+            match kernel {
+                Kernel::Mapped(entry, geometry) => {
                     self.conv1d_launch_mapped(entry, geometry, taps, &rows, cfg, args)?
                 }
-                (Conv1dEntry::Mapped(_), None) => {
-                    unreachable!("step 9 without a tensor map runs step 8")
-                }
-                (Conv1dEntry::Plain(entry), _) if variant.reads_constant_mask() => self
+                Kernel::Plain(entry) if variant.reads_constant_mask() => self
                     .launch_reading_constant(
                         &CONV1D_MASK,
                         mask_address,
@@ -381,7 +388,7 @@ impl Context {
                         cfg,
                         &args,
                     )?,
-                (Conv1dEntry::Plain(entry), _) => self.launch(entry, cfg, &args)?,
+                Kernel::Plain(entry) => self.launch(entry, cfg, &args)?,
             }
         }
         Ok(Pending::new(self))

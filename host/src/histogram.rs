@@ -39,11 +39,12 @@ use crate::pending::Pending;
 use cust::memory::{CopyDestination, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed_gpu::histogram::{
-    BYTE_BINS, Even, HistogramArgs, HistogramShape, LANE_BLOCKS_PER_SM, LANE_MAX_BINS, LANE_UNROLL,
-    LANE_WORK_WORDS, MAX_BINS, NOT_COUNTED, SHARED_COARSENING, histogram_bytes_global_atomics,
-    histogram_bytes_lane_private, histogram_bytes_shared_privatized, histogram_global_atomics,
-    histogram_lane_private, histogram_shared_privatized, lane_private_min_blocks,
-    lane_private_shared_bytes, shared_privatized_bytes,
+    BYTE_BINS, Even, GLOBAL_BLOCK, HistogramArgs, LANE_BLOCK, LANE_BLOCKS_PER_SM, LANE_MAX_BINS,
+    LANE_UNROLL, LANE_WORK_WORDS, MAX_BINS, NOT_COUNTED, SHARED_BLOCK, SHARED_COARSENING,
+    histogram_bytes_global_atomics, histogram_bytes_lane_private,
+    histogram_bytes_shared_privatized, histogram_global_atomics, histogram_lane_private,
+    histogram_shared_privatized, lane_private_min_blocks, lane_private_shared_bytes,
+    shared_privatized_bytes,
 };
 pub use warpspeed_gpu::histogram::{HistogramVariant, Sample};
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
@@ -195,6 +196,15 @@ enum Kernel {
 }
 
 impl Kernel {
+    /// Threads per block: those of the step the kernel belongs to.
+    const fn block(self) -> u32 {
+        match self {
+            Kernel::GlobalAtomics => GLOBAL_BLOCK,
+            Kernel::SharedPrivatized => SHARED_BLOCK,
+            Kernel::LanePrivate => LANE_BLOCK,
+        }
+    }
+
     /// The entry for `T`: the byte kernel where `bytes` (then `T` is `u8`).
     fn entry<T: HistogramSample>(self, bytes: bool) -> Entry<HistogramArgs<T>> {
         let byte_entry = match self {
@@ -321,9 +331,7 @@ impl Context {
             + HISTOGRAM_OFFSET as u64;
 
         let entry = kernel.entry::<T>(bins.is_bytes());
-        let HistogramShape::Kernel { block } = variant_shape(kernel) else {
-            unreachable!("GPU kernels have a kernel shape");
-        };
+        let block = kernel.block();
         // Per kernel: its dynamic shared memory, the samples a thread takes
         // per round, the most blocks per SM the grid counts on, and the
         // fewest blocks it may run on.
@@ -402,12 +410,20 @@ impl Context {
     }
 }
 
-/// The launch shape of a kernel: that of the step it belongs to.
-fn variant_shape(kernel: Kernel) -> HistogramShape {
-    match kernel {
-        Kernel::GlobalAtomics => HistogramVariant::GlobalAtomics,
-        Kernel::SharedPrivatized => HistogramVariant::SharedPrivatized,
-        Kernel::LanePrivate => HistogramVariant::LanePrivate,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpspeed_gpu::histogram::HistogramShape;
+
+    #[test]
+    fn kernels_launch_with_their_steps_blocks() {
+        for (kernel, step) in [
+            (Kernel::GlobalAtomics, HistogramVariant::GlobalAtomics),
+            (Kernel::SharedPrivatized, HistogramVariant::SharedPrivatized),
+            (Kernel::LanePrivate, HistogramVariant::LanePrivate),
+        ] {
+            let block = kernel.block();
+            assert_eq!(step.shape(), HistogramShape::Kernel { block }, "{step:?}");
+        }
     }
-    .shape()
 }

@@ -393,11 +393,7 @@ impl Context {
         let n = x.len();
         let shared = variant.shared_bytes(block);
         let info = self.info();
-        let single_pass = match op {
-            Op::Sum => reduce_vectorized_sum::entry::<T>(),
-            Op::Min => reduce_vectorized_min::entry::<T>(),
-            Op::Max => reduce_vectorized_max::entry::<T>(),
-        };
+        let kernel = PassKernel::<T>::new(variant, op, block)?;
         // The single pass never runs more blocks than can be resident at
         // once; its partials are sized for a generous upper bound of that.
         let partials_capacity = info.multiprocessors as usize
@@ -405,9 +401,8 @@ impl Context {
         let limits = Limits {
             max_grid_x: info.max_grid.0,
             stride_grid: info.multiprocessors * consts::GRID_BLOCKS_PER_SM,
-            single_pass_grid: if variant == ReduceVariant::Vectorized {
-                let resident =
-                    self.blocks_per_sm(single_pass, block, shared)? * info.multiprocessors;
+            single_pass_grid: if let PassKernel::Single(entry) = kernel {
+                let resident = self.blocks_per_sm(entry, block, shared)? * info.multiprocessors;
                 resident.min(partials_capacity as u32)
             } else {
                 1
@@ -439,8 +434,8 @@ impl Context {
             // the last (caller); the caller keeps `x` and `out` alive until
             // the stream has run the passes, and scratch is only freed after
             // waiting.
-            match variant {
-                ReduceVariant::Vectorized => {
+            match kernel {
+                PassKernel::Single(entry) => {
                     let args = SinglePassArgs {
                         x: DevPtr::new(src),
                         n: len,
@@ -453,9 +448,9 @@ impl Context {
                     // zero between launches (zeroed with the scratch, reset
                     // by each launch) and this context's stream is its only
                     // user.
-                    unsafe { self.launch(single_pass, cfg, &args)? };
+                    unsafe { self.launch(entry, cfg, &args)? };
                 }
-                ReduceVariant::Folding => {
+                PassKernel::Fold(entry) => {
                     let args = reduce_fold::Args {
                         src: DevPtr::new(src),
                         dst: DevPtrMut::new(dst),
@@ -463,9 +458,9 @@ impl Context {
                     };
                     // SAFETY: `src` and `dst` as above; folding reads and
                     // writes the same scratch, which its body allows.
-                    unsafe { self.launch(reduce_fold::entry::<T>(), cfg, &args)? };
+                    unsafe { self.launch(entry, cfg, &args)? };
                 }
-                _ => {
+                PassKernel::Blocks(entry) => {
                     let args = PassArgs {
                         x: DevPtr::new(src),
                         partials: DevPtrMut::new(dst),
@@ -473,7 +468,7 @@ impl Context {
                     };
                     // SAFETY: `src` and `dst` as above, and the entry is the
                     // pass of this variant and block size.
-                    unsafe { self.launch(pass_entry::<T>(variant, block)?, cfg, &args)? };
+                    unsafe { self.launch(entry, cfg, &args)? };
                 }
             }
         }
@@ -481,26 +476,47 @@ impl Context {
     }
 }
 
-/// The entry of one pass of steps 1-8 for `block` threads per block.
-fn pass_entry<T: Element>(variant: ReduceVariant, block: u32) -> Result<Entry<PassArgs<T>>> {
-    Ok(match variant {
-        ReduceVariant::InterleavedDivergent => reduce_interleaved_divergent::entry::<T>(),
-        ReduceVariant::InterleavedStrided => reduce_interleaved_strided::entry::<T>(),
-        ReduceVariant::Sequential => reduce_sequential::entry::<T>(),
-        ReduceVariant::FirstAddDuringLoad => reduce_first_add::entry::<T>(),
-        ReduceVariant::UnrollLastWarp => reduce_unroll_last_warp::entry::<T>(),
-        ReduceVariant::CompleteUnroll => {
-            reduce_complete_unroll::entry::<T>(block).ok_or_else(|| Error::Unsupported {
-                variant: variant.name(),
-                reason: format!("has no entry for blocks of {block} threads"),
-            })?
+/// The kernel every pass of one reduction runs, typed by its arguments
+/// and chosen before any launch.
+#[derive(Clone, Copy)]
+enum PassKernel<T: Element> {
+    /// Steps 1-8: a pass that writes one partial per block.
+    Blocks(Entry<PassArgs<T>>),
+    /// Step 9: the pass that folds its input in place.
+    Fold(Entry<reduce_fold::Args<T>>),
+    /// Step 10: the single pass of the operator.
+    Single(Entry<SinglePassArgs<T>>),
+}
+
+impl<T: Element> PassKernel<T> {
+    /// The kernel of `variant` for `op` and `block` threads per block.
+    fn new(variant: ReduceVariant, op: Op, block: u32) -> Result<Self> {
+        let blocks = |entry| Ok(PassKernel::Blocks(entry));
+        match variant {
+            ReduceVariant::InterleavedDivergent => {
+                blocks(reduce_interleaved_divergent::entry::<T>())
+            }
+            ReduceVariant::InterleavedStrided => blocks(reduce_interleaved_strided::entry::<T>()),
+            ReduceVariant::Sequential => blocks(reduce_sequential::entry::<T>()),
+            ReduceVariant::FirstAddDuringLoad => blocks(reduce_first_add::entry::<T>()),
+            ReduceVariant::UnrollLastWarp => blocks(reduce_unroll_last_warp::entry::<T>()),
+            ReduceVariant::CompleteUnroll => match reduce_complete_unroll::entry::<T>(block) {
+                Some(entry) => blocks(entry),
+                None => Err(Error::Unsupported {
+                    variant: variant.name(),
+                    reason: format!("has no entry for blocks of {block} threads"),
+                }),
+            },
+            ReduceVariant::Cascading => blocks(reduce_cascading::entry::<T>()),
+            ReduceVariant::WarpShuffle => blocks(reduce_warp_shuffle::entry::<T>()),
+            ReduceVariant::Folding => Ok(PassKernel::Fold(reduce_fold::entry::<T>())),
+            ReduceVariant::Vectorized => Ok(PassKernel::Single(match op {
+                Op::Sum => reduce_vectorized_sum::entry::<T>(),
+                Op::Min => reduce_vectorized_min::entry::<T>(),
+                Op::Max => reduce_vectorized_max::entry::<T>(),
+            })),
         }
-        ReduceVariant::Cascading => reduce_cascading::entry::<T>(),
-        ReduceVariant::WarpShuffle => reduce_warp_shuffle::entry::<T>(),
-        ReduceVariant::Folding | ReduceVariant::Vectorized => {
-            unreachable!("steps 9 and 10 have their own kernels")
-        }
-    })
+    }
 }
 
 #[cfg(test)]
@@ -640,11 +656,21 @@ mod tests {
     }
 
     #[test]
-    fn every_step_of_steps_1_to_8_has_an_entry_for_each_of_its_blocks() {
-        for &variant in &ReduceVariant::ALL[..8] {
+    fn every_step_has_a_kernel_for_each_of_its_blocks() {
+        for &variant in ReduceVariant::ALL {
             for &block in variant.shape().blocks {
-                let entry = pass_entry::<f32>(variant, block).unwrap();
-                assert!(entry.kernel().base.starts_with(variant.shape().kernel));
+                let (kernel, blocks) = match PassKernel::<f32>::new(variant, Op::Sum, block) {
+                    Ok(PassKernel::Blocks(entry)) => (entry.kernel(), true),
+                    Ok(PassKernel::Fold(entry)) => (entry.kernel(), false),
+                    Ok(PassKernel::Single(entry)) => (entry.kernel(), false),
+                    Err(e) => panic!("{variant:?}, {block}: {e}"),
+                };
+                assert!(
+                    kernel.base.starts_with(variant.shape().kernel),
+                    "{variant:?}"
+                );
+                // Steps 1-8 write one partial per block.
+                assert_eq!(blocks, ReduceVariant::ALL[..8].contains(&variant));
             }
         }
     }

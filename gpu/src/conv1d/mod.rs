@@ -289,7 +289,8 @@ ladder! {
         /// waits for its copy, splits and stores, where step 8's two took
         /// turns. Rows whose pitch is not a multiple of [`tma::TMA_ALIGN`]
         /// elements, and rows too short for a whole line of the map
-        /// ([`tma::tma_geometry`]), run step 8's kernel (the host chooses).
+        /// ([`tma::tma_geometry`]), run step 8's kernel ([`TMA_FALLBACK`],
+        /// which [`Conv1dEntry::Mapped`] carries; the host chooses).
         Tf32x3Tma = "tf32x3_tma" => Conv1dShape {
             kernel: "conv1d_tf32x3_tma",
             block: TMA_THREADS,
@@ -307,7 +308,7 @@ impl Conv1dVariant {
     /// [`SPLIT_MIN_TAPS`] to [`Conv1dVariant::RegisterBlocked`], and
     /// [`Conv1dVariant::Streamed`] masks of more than [`STREAM_MAX_TAPS`]
     /// to what `Karatsuba` runs. (The host also runs step 9's launches
-    /// whose rows its tensor map cannot describe as step 8.)
+    /// whose rows its tensor map cannot describe as [`TMA_FALLBACK`].)
     pub const fn runs_as(self, taps: usize) -> Conv1dVariant {
         match self {
             Conv1dVariant::Karatsuba if taps < SPLIT_MIN_TAPS => Conv1dVariant::RegisterBlocked,
@@ -526,22 +527,35 @@ pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
 /// slots.
 pub type Conv1dMapArgs<T> = conv1d_tf32x3_tma::Args<T>;
 
+/// The step that runs step 9's launches whose rows its tensor map cannot
+/// describe (a pitch that is not a multiple of [`tma::TMA_ALIGN`]
+/// elements, rows too short for a line: [`tma::tma_geometry`] is `None`).
+pub const TMA_FALLBACK: Conv1dVariant = Conv1dVariant::Tf32x3Wgmma;
+
 /// The kernel a step runs, typed by the arguments it takes: step 9's
 /// kernel takes a tensor map besides what every other step's takes.
 #[derive(Clone, Copy, Debug)]
 pub enum Conv1dEntry {
     /// Every step's kernel but step 9's.
     Plain(crate::Entry<Conv1dArgs<f32>>),
-    /// Step 9's ([`Conv1dVariant::Tf32x3Tma`]).
-    Mapped(crate::Entry<Conv1dMapArgs<f32>>),
+    /// Step 9's ([`Conv1dVariant::Tf32x3Tma`]), and the kernel of
+    /// [`TMA_FALLBACK`] for the rows its map cannot describe: the host
+    /// picks one of the two with the rows' geometry, so that no launch
+    /// path lacks a kernel.
+    Mapped {
+        /// Step 9's own kernel.
+        map: crate::Entry<Conv1dMapArgs<f32>>,
+        /// [`TMA_FALLBACK`]'s kernel for the same mask.
+        fallback: crate::Entry<Conv1dArgs<f32>>,
+    },
 }
 
 impl Conv1dEntry {
-    /// The kernel's table row.
+    /// The kernel's table row (step 9's own for [`Conv1dEntry::Mapped`]).
     pub const fn kernel(self) -> &'static crate::Kernel {
         match self {
             Conv1dEntry::Plain(entry) => entry.kernel(),
-            Conv1dEntry::Mapped(entry) => entry.kernel(),
+            Conv1dEntry::Mapped { map, .. } => map.kernel(),
         }
     }
 }
@@ -576,18 +590,24 @@ impl Conv1dVariant {
             Conv1dVariant::Karatsuba => conv1d_karatsuba::entry::<f32>(),
             Conv1dVariant::Streamed => conv1d_streamed::entry::<f32>(),
             Conv1dVariant::Tf32x3 => conv1d_tf32x3::entry::<f32>(),
-            Conv1dVariant::Tf32x3Wgmma => {
-                match conv1d_tf32x3_wgmma::entry::<f32>(wgmma::wgmma_groups(taps) as u32) {
-                    Some(entry) => entry,
-                    // The counts are the table's (asserted above).
-                    None => unreachable!("a warpgroup count without an entry"),
-                }
-            }
+            Conv1dVariant::Tf32x3Wgmma => wgmma_entry(taps),
             Conv1dVariant::Tf32x3Tma => {
-                return Conv1dEntry::Mapped(conv1d_tf32x3_tma::entry::<f32>());
+                return Conv1dEntry::Mapped {
+                    map: conv1d_tf32x3_tma::entry::<f32>(),
+                    fallback: wgmma_entry(taps),
+                };
             }
         };
         Conv1dEntry::Plain(plain)
+    }
+}
+
+/// Step 8's kernel ([`TMA_FALLBACK`]) for a mask of `taps`.
+fn wgmma_entry(taps: usize) -> crate::Entry<Conv1dArgs<f32>> {
+    match conv1d_tf32x3_wgmma::entry::<f32>(wgmma::wgmma_groups(taps) as u32) {
+        Some(entry) => entry,
+        // The counts are the table's (asserted above).
+        None => unreachable!("a warpgroup count without an entry"),
     }
 }
 
@@ -612,8 +632,16 @@ mod tests {
                 let entry = v.entry(taps);
                 let base = entry.kernel().base;
                 assert!(base.starts_with(v.runs_as(taps).shape().kernel), "{base}");
-                let mapped = matches!(entry, Conv1dEntry::Mapped(_));
-                assert_eq!(mapped, v == Conv1dVariant::Tf32x3Tma);
+                match entry {
+                    Conv1dEntry::Plain(_) => assert_ne!(v, Conv1dVariant::Tf32x3Tma),
+                    Conv1dEntry::Mapped { fallback, .. } => {
+                        assert_eq!(v, Conv1dVariant::Tf32x3Tma);
+                        let Conv1dEntry::Plain(want) = TMA_FALLBACK.entry(taps) else {
+                            panic!("step 9's fallback takes a tensor map");
+                        };
+                        assert_eq!(fallback.kernel().name, want.kernel().name);
+                    }
+                }
             }
         }
         let narrow = Conv1dVariant::RegisterBlocked.entry(7).kernel().name;
