@@ -59,6 +59,8 @@ pub mod constant;
 
 pub mod ptx;
 
+pub mod descriptor;
+
 /// `body` once for each value of `i`, spelled out: LLVM leaves loops whose
 /// bodies hold branches (bounds checks, the `β = 0` case) rolled, and a
 /// rolled loop over an array of accumulators keeps the array in local

@@ -328,7 +328,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
     {
         use super::wgmma::WGMMA_TILE;
         use super::wgmma::device::{multiply, store};
-        use crate::gemm::wgmma::descriptor_swizzle_32;
+        use crate::descriptor;
         use crate::prim::wgmma::{self, WGMMA_N128_REGS};
         use crate::prim::*;
 
@@ -451,8 +451,8 @@ pub(super) unsafe fn kernel(op: MapOperands) {
                 let b = |s: usize| {
                     let at = tma_b_start(lines, s) as u32;
                     (
-                        descriptor_swizzle_32(copied_at + at, 256),
-                        descriptor_swizzle_32(small_at + at, 256),
+                        descriptor::swizzled_32(copied_at + at, 256),
+                        descriptor::swizzled_32(small_at + at, 256),
                     )
                 };
                 // Whole fragments: see `multiply`.

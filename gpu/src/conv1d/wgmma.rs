@@ -636,13 +636,13 @@ pub(super) mod device {
     /// and [`WGMMA_STRIDE`] along the columns).
     #[inline(always)]
     pub(super) fn staged(big_at: u32, small_at: u32, lines: usize) -> impl Fn(usize) -> (u64, u64) {
-        use crate::gemm::wgmma::descriptor;
+        use crate::descriptor;
         let leading = wgmma_leading(lines) as u32;
         move |s| {
             let at = wgmma_b_start(lines, s) as u32;
             (
-                descriptor(big_at + at, leading, WGMMA_STRIDE as u32),
-                descriptor(small_at + at, leading, WGMMA_STRIDE as u32),
+                descriptor::unswizzled(big_at + at, leading, WGMMA_STRIDE as u32),
+                descriptor::unswizzled(small_at + at, leading, WGMMA_STRIDE as u32),
             )
         }
     }

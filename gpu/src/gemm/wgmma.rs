@@ -77,28 +77,6 @@ pub const fn converted_offset(n: usize, k: usize) -> usize {
         + (k % 4) * 4
 }
 
-/// A `wgmma` shared-memory matrix descriptor without swizzling: the
-/// matrix's shared address, the byte offset between core matrices adjacent
-/// along `k` (`leading`) and between those adjacent along the rows or
-/// columns (`stride`), each stored divided by 16 in a 14-bit field (bits 0,
-/// 16 and 32); swizzle mode 0 (bits 62 and 63) and base offset 0.
-pub const fn descriptor(address: u32, leading: u32, stride: u32) -> u64 {
-    const fn field(bytes: u32) -> u64 {
-        ((bytes >> 4) & 0x3fff) as u64
-    }
-    field(address) | (field(leading) << 16) | (field(stride) << 32)
-}
-
-/// A `wgmma` descriptor of a `K`-major operand in the 32-byte swizzle
-/// (mode 3 in bits 62 and 63): rows of 32 bytes (8 TF32 values of `k`),
-/// groups of 8 rows `stride` bytes apart, each row's two 16-byte halves
-/// exchanged where bit 7 of their shared address is set (as a tensor copy
-/// with `CU_TENSOR_MAP_SWIZZLE_32B` writes them). The leading offset is
-/// unused for this layout and set to 16 bytes.
-pub const fn descriptor_swizzle_32(address: u32, stride: u32) -> u64 {
-    descriptor(address, 16, stride) | (3 << 62)
-}
-
 /// Contract: the family's; blocks of [`THREADS`] threads and
 /// [`shared_bytes`] of shared memory; PTX for sm_90a (other targets trap:
 /// the host refuses them first).
@@ -205,7 +183,11 @@ mod device {
                 };
                 let (big_at, small_at) = (shared_address(big), shared_address(small));
                 let b_of = |at: u32, c: usize| {
-                    super::descriptor(at + c as u32 * CHUNK_BYTES, CORE_BYTES, 2 * CORE_BYTES)
+                    crate::descriptor::unswizzled(
+                        at + c as u32 * CHUNK_BYTES,
+                        CORE_BYTES,
+                        2 * CORE_BYTES,
+                    )
                 };
                 // 3. The products. Those of the stage before ran while this
                 // one was converted; they must be done before this stage's
@@ -272,14 +254,5 @@ mod tests {
             }
         }
         assert_eq!(converted_offset(127, 15) + 4, CONVERTED_WORDS * 4);
-    }
-
-    #[test]
-    fn descriptor_fields() {
-        let d = descriptor(0x1_2340, 128, 256);
-        assert_eq!(d & 0x3fff, 0x1234);
-        assert_eq!((d >> 16) & 0x3fff, 8);
-        assert_eq!((d >> 32) & 0x3fff, 16);
-        assert_eq!(d >> 62, 0);
     }
 }

@@ -5,7 +5,7 @@
 //! a multiple of 4). `wgmma.mma_async` multiplies a 64-row tile of `A` by an
 //! `n`-column tile of `B` for the whole warpgroup and runs asynchronously:
 //! issued, then committed as a group, then waited for. `B` is read from
-//! shared memory through a [`descriptor`]; here `A` comes from registers,
+//! shared memory through a [descriptor](crate::descriptor); here `A` comes from registers,
 //! in the fragment layout of [`mma_tf32_16x8x8`](super::mma_tf32_16x8x8)
 //! with warp `w` of the warpgroup holding rows `16w ..= 16w + 15`. The
 //! accumulator of `m64n128` is 64 registers per thread: with `g = lane / 4`,
@@ -178,7 +178,7 @@ pub fn hold(a: &[u32; 4]) {
 
 /// `d = A · B + (accumulate ? d : 0)` for a 64 × 128 × 8 tile, TF32
 /// operands, `f32` accumulator: `a` this thread's fragment of `A` (layout in
-/// the module docs), `b` the [`descriptor`] of `B`'s 128 × 8 tile,
+/// the module docs), `b` the [descriptor](crate::descriptor) of `B`'s 128 × 8 tile,
 /// `k`-major. Asynchronous: `d` is valid after a [`commit`] and a [`wait`].
 ///
 /// # Safety
