@@ -134,7 +134,12 @@ impl Runtime {
         let mut kernels = Vec::new();
         for (_, table) in warpspeed_gpu::FAMILIES {
             for kernel in *table {
-                let name = CString::new(kernel.name).expect("kernel names have no NUL");
+                // A name with a NUL could not name any entry of the module.
+                let Ok(name) = CString::new(kernel.name) else {
+                    return Err(Error::MissingEntry {
+                        name: kernel.name.into(),
+                    });
+                };
                 let mut function: CUfunction = std::ptr::null_mut();
                 // SAFETY: `module.0` is a loaded module; `name` is a valid C
                 // string; the function handle is written on success.
