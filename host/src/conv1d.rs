@@ -394,9 +394,9 @@ impl Context {
         Ok(Pending::new(self))
     }
 
-    /// Encodes step 9's tensor map for `rows` and enqueues its kernel with
-    /// `args`, the map and [`TMA_GROUPS`] slots of scratch memory per
-    /// block of `cfg`'s grid.
+    /// Encodes step 9's tensor map for `rows` and enqueues its kernel
+    /// (`entry`, from [`Conv1dEntry::Mapped`]) with `args`, the map and
+    /// [`TMA_GROUPS`] slots of scratch memory per block of `cfg`'s grid.
     ///
     /// # Safety
     /// As for the launch in [`Context::conv1d_launch`], `cfg` and `args` as
