@@ -28,7 +28,7 @@
 //! multiply-adds, in an order fixed by the step; against the exact sum the
 //! error is at most `(taps + 2) · 2^-24 · Σ_j |signal · mask|`. The
 //! default ([`Conv1dVariant::fastest_for`]) runs
-//! [`Conv1dVariant::Tf32x3Tma`] for masks of 48 taps or more on compute
+//! [`Conv1dVariant::Bf16Corrections`] for masks of 48 taps or more on compute
 //! capability 9.0 (the sm_90a module), [`Conv1dVariant::Tf32x3`] for
 //! masks of 48 taps or more on other devices with tensor cores (bounds
 //! below), and [`Conv1dVariant::Streamed`]
@@ -46,7 +46,9 @@
 //! sums as warpgroup products over more zeros, within
 //! [`wgmma_error_units`]`(taps)` units (1 204 for 127 taps), and
 //! [`Conv1dVariant::Tf32x3Tma`], the same over up to 7 more zeros, within
-//! [`tma_error_units`]`(taps)`;
+//! [`tma_error_units`]`(taps)`, and [`Conv1dVariant::Bf16Corrections`],
+//! whose small terms are BF16 products, within
+//! [`bf16_error_units`]`(taps)` (1 404 for 127 taps);
 //! [`Conv1dVariant::error_units`] gives a step's. NaN and ±∞ in the
 //! signal reach exactly the outputs whose window covers them, in every
 //! step.
@@ -62,7 +64,8 @@
 //! [`Conv1dVariant::Karatsuba`], [`Conv1dVariant::Streamed`]) stage the
 //! mask in shared memory themselves and need none of this.
 //!
-//! [`Conv1dVariant::Tf32x3Tma`] encodes a tensor map for each launch on the
+//! [`Conv1dVariant::Tf32x3Tma`] and [`Conv1dVariant::Bf16Corrections`]
+//! encode a tensor map for each launch on the
 //! host (`cuTensorMapEncodeTiled`, no device work) and hands it to its
 //! blocks through 384 bytes per block of the context's scratch memory
 //! (allocated once, and grown the first time with a wait for the stream).
@@ -86,7 +89,8 @@ use warpspeed_gpu::conv1d::tma::{
 };
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dEntry, Conv1dMapArgs, TMA_FALLBACK};
 pub use warpspeed_gpu::conv1d::{
-    Conv1dVariant, MAX_TAPS, tensor_error_units, tma_error_units, wgmma_error_units,
+    Conv1dVariant, MAX_TAPS, bf16_error_units, tensor_error_units, tma_error_units,
+    wgmma_error_units,
 };
 use warpspeed_gpu::ptx::Needs;
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry, TensorMap};
@@ -529,11 +533,11 @@ mod tests {
         assert!(tma >= tensor);
         assert_eq!(
             Conv1dVariant::fastest_for(tma, "sm_90a"),
-            Conv1dVariant::Tf32x3Tma
+            Conv1dVariant::Bf16Corrections
         );
         assert_eq!(
             Conv1dVariant::fastest_for(MAX_TAPS, "sm_90a"),
-            Conv1dVariant::Tf32x3Tma
+            Conv1dVariant::Bf16Corrections
         );
         assert_eq!(
             Conv1dVariant::fastest_for(tma - 1, "sm_90a"),
@@ -559,11 +563,18 @@ mod tests {
             Conv1dVariant::fastest_for(1025, "sm_70"),
             Conv1dVariant::FASTEST
         );
-        // Step 9 runs its own kernel for every mask.
-        let tma = Conv1dVariant::Tf32x3Tma;
-        for taps in [1, 127, MAX_TAPS] {
-            assert_eq!(tma.runs_as(taps), tma);
-            assert_eq!(tma.entry(taps).kernel().name, "conv1d_tf32x3_tma_f32");
+        // Steps 9 and 10 run their own kernels for every mask.
+        for (step, name) in [
+            (Conv1dVariant::Tf32x3Tma, "conv1d_tf32x3_tma_f32"),
+            (
+                Conv1dVariant::Bf16Corrections,
+                "conv1d_bf16_corrections_f32",
+            ),
+        ] {
+            for taps in [1, 127, MAX_TAPS] {
+                assert_eq!(step.runs_as(taps), step);
+                assert_eq!(step.entry(taps).kernel().name, name);
+            }
         }
         assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
         // Short masks run step 6's kernel, then step 4's narrow and wide

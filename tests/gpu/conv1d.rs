@@ -210,10 +210,11 @@ fn reference(case: &Case, host: &[f32]) -> Reference {
 /// infinity, or as NaN.
 ///
 /// The tensor-core steps ([`Conv1dVariant::Tf32x3`],
-/// [`Conv1dVariant::Tf32x3Wgmma`] and [`Conv1dVariant::Tf32x3Tma`]) sum on the tensor cores, with TF32
-/// parts of each operand: their bound is `tensor`, the step's
-/// [`Conv1dVariant::error_units`]`(taps)`, in place of `taps + 2` (derived
-/// beside those units).
+/// [`Conv1dVariant::Tf32x3Wgmma`], [`Conv1dVariant::Tf32x3Tma`] and
+/// [`Conv1dVariant::Bf16Corrections`]) sum on the tensor cores, with TF32
+/// parts of each operand (and BF16 small terms in step 10): their bound is
+/// `tensor`, the step's [`Conv1dVariant::error_units`]`(taps)`, in place of
+/// `taps + 2` (derived beside those units).
 fn close(
     got: f32,
     want: f64,

@@ -22,7 +22,8 @@
 //! only for a non-finite mask weight (`0 · ∞` is NaN).
 //!
 //! One file per step: `lesson` (steps 1 to 3), `register_blocked`,
-//! `karatsuba`, `streamed`, `tf32x3`, [`wgmma`] and [`tma`] (steps 4 to 9); `tiles`
+//! `karatsuba`, `streamed`, `tf32x3`, [`wgmma`], [`tma`] and [`corrections`]
+//! (steps 4 to 10); `tiles`
 //! holds what steps 4 to 7 share on the device. This file holds the
 //! definition, the ladder and its kernel table.
 //!
@@ -35,6 +36,7 @@
 //! `ceil(n / outputs_per_block)` blocks in x and any number in y (blocks
 //! walk the rows `gridDim.y` apart), and the step's `shared_bytes(taps)`.
 
+pub mod corrections;
 mod karatsuba;
 mod lesson;
 mod register_blocked;
@@ -45,6 +47,7 @@ mod tiles;
 pub mod tma;
 pub mod wgmma;
 
+pub use corrections::bf16_error_units;
 pub use karatsuba::{
     Phase, SPLIT_MIN_TAPS, SPLIT_THREADS, SPLIT_TILE, SPLIT_WIDTH, karatsuba_outputs, split_len,
     split_words,
@@ -105,8 +108,8 @@ pub enum Staging {
     /// The warpgroup step's two staged parts of the inputs and of the mask
     /// ([`wgmma::wgmma_shared_bytes`]).
     Warpgroup,
-    /// Step 9's two parts per warpgroup, the mask's and the barriers
-    /// ([`tma::tma_shared_bytes`]).
+    /// Step 9's (and step 10's) two parts per warpgroup, the mask's and
+    /// the barriers ([`tma::tma_shared_bytes`]).
     TensorCopy,
 }
 
@@ -298,6 +301,22 @@ ladder! {
             staging: Staging::TensorCopy,
             constant_mask: false,
         },
+        /// Step 10: step 9 with its two small terms as BF16 products
+        /// ([`corrections`]), which the tensor cores run at twice their
+        /// TF32 rate: per 16 values of `t`, two TF32 products (`big·big`)
+        /// and two BF16 ones (`bf16(x)·bf16(small_m)`,
+        /// `bf16(small_x)·bf16(big_m)`), four products' time where step 9
+        /// takes six. The split writes `bf16(x)` and `bf16(small_x)` where
+        /// step 9 wrote the small part, in the same space; the error bound
+        /// grows by the BF16 roundings of the small terms
+        /// ([`bf16_error_units`]). Rows as step 9's, the same fallback.
+        Bf16Corrections = "bf16_corrections" => Conv1dShape {
+            kernel: "conv1d_bf16_corrections",
+            block: TMA_THREADS,
+            outputs_per_block: WGMMA_TILE as u32,
+            staging: Staging::TensorCopy,
+            constant_mask: false,
+        },
     }
     fastest = Streamed;
 }
@@ -346,19 +365,20 @@ impl Conv1dVariant {
                 | Conv1dVariant::Tf32x3
                 | Conv1dVariant::Tf32x3Wgmma
                 | Conv1dVariant::Tf32x3Tma
+                | Conv1dVariant::Bf16Corrections
         )
     }
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
     /// `taps` in the module built for `target`:
-    /// [`Conv1dVariant::Tf32x3Tma`] from [`tma::TMA_MIN_TAPS`] taps in the
-    /// sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
+    /// [`Conv1dVariant::Bf16Corrections`] from [`tma::TMA_MIN_TAPS`] taps
+    /// in the sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
     /// taps where the module has tensor cores, [`Conv1dVariant::FASTEST`]
     /// (which hands each mask length to its step,
     /// [`Conv1dVariant::runs_as`]) otherwise.
     pub fn fastest_for(taps: usize, target: &str) -> Conv1dVariant {
-        if taps >= tma::TMA_MIN_TAPS && Conv1dVariant::Tf32x3Tma.needs().met_by(target) {
-            Conv1dVariant::Tf32x3Tma
+        if taps >= tma::TMA_MIN_TAPS && Conv1dVariant::Bf16Corrections.needs().met_by(target) {
+            Conv1dVariant::Bf16Corrections
         } else if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
             Conv1dVariant::Tf32x3
         } else {
@@ -371,7 +391,9 @@ impl Conv1dVariant {
     pub const fn needs(self) -> crate::ptx::Needs {
         match self {
             Conv1dVariant::Tf32x3 => crate::ptx::Needs::Sm80,
-            Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma => crate::ptx::Needs::Sm90a,
+            Conv1dVariant::Tf32x3Wgmma
+            | Conv1dVariant::Tf32x3Tma
+            | Conv1dVariant::Bf16Corrections => crate::ptx::Needs::Sm90a,
             _ => crate::ptx::Needs::Any,
         }
     }
@@ -384,6 +406,7 @@ impl Conv1dVariant {
             Conv1dVariant::Tf32x3 => Some(tensor_error_units(taps)),
             Conv1dVariant::Tf32x3Wgmma => Some(wgmma_error_units(taps)),
             Conv1dVariant::Tf32x3Tma => Some(tma_error_units(taps)),
+            Conv1dVariant::Bf16Corrections => Some(bf16_error_units(taps)),
             _ => None,
         }
     }
@@ -515,35 +538,39 @@ kernels! {
             /// A 128-byte aggregate parameter, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
             #[allow(improper_gpu_kernel_arg)]
-            fn conv1d_tf32x3_tma<T in f32> = tma::kernel;
+            fn conv1d_tf32x3_tma<T in f32> = tma::kernel::<false>;
+            /// Step 10's: step 9's with the BF16 products.
+            #[allow(improper_gpu_kernel_arg)]
+            fn conv1d_bf16_corrections<T in f32> = tma::kernel::<true>;
         }
     }
 }
 
-/// The arguments every convolution kernel takes but step 9's.
+/// The arguments every convolution kernel takes but steps 9 and 10's.
 pub type Conv1dArgs<T> = conv1d_basic::Args<T>;
 
-/// The arguments of step 9's kernel: [`Conv1dArgs`], a tensor map and its
-/// slots.
+/// The arguments of steps 9 and 10's kernels: [`Conv1dArgs`], a tensor map
+/// and its slots.
 pub type Conv1dMapArgs<T> = conv1d_tf32x3_tma::Args<T>;
 
-/// The step that runs step 9's launches whose rows its tensor map cannot
-/// describe (a pitch that is not a multiple of [`tma::TMA_ALIGN`]
+/// The step that runs step 9's and step 10's launches whose rows their
+/// tensor map cannot describe (a pitch that is not a multiple of [`tma::TMA_ALIGN`]
 /// elements, rows too short for a line: [`tma::tma_geometry`] is `None`).
 pub const TMA_FALLBACK: Conv1dVariant = Conv1dVariant::Tf32x3Wgmma;
 
-/// The kernel a step runs, typed by the arguments it takes: step 9's
-/// kernel takes a tensor map besides what every other step's takes.
+/// The kernel a step runs, typed by the arguments it takes: steps 9 and
+/// 10's kernels take a tensor map besides what every other step's takes.
 #[derive(Clone, Copy, Debug)]
 pub enum Conv1dEntry {
-    /// Every step's kernel but step 9's.
+    /// Every step's kernel but steps 9 and 10's.
     Plain(crate::Entry<Conv1dArgs<f32>>),
-    /// Step 9's ([`Conv1dVariant::Tf32x3Tma`]), and the kernel of
+    /// Step 9's ([`Conv1dVariant::Tf32x3Tma`]) or step 10's
+    /// ([`Conv1dVariant::Bf16Corrections`]), and the kernel of
     /// [`TMA_FALLBACK`] for the rows its map cannot describe: the host
     /// picks one of the two with the rows' geometry, so that no launch
     /// path lacks a kernel.
     Mapped {
-        /// Step 9's own kernel.
+        /// The step's own kernel.
         map: crate::Entry<Conv1dMapArgs<f32>>,
         /// [`TMA_FALLBACK`]'s kernel for the same mask.
         fallback: crate::Entry<Conv1dArgs<f32>>,
@@ -551,7 +578,7 @@ pub enum Conv1dEntry {
 }
 
 impl Conv1dEntry {
-    /// The kernel's table row (step 9's own for [`Conv1dEntry::Mapped`]).
+    /// The kernel's table row (the step's own for [`Conv1dEntry::Mapped`]).
     pub const fn kernel(self) -> &'static crate::Kernel {
         match self {
             Conv1dEntry::Plain(entry) => entry.kernel(),
@@ -597,6 +624,12 @@ impl Conv1dVariant {
                     fallback: wgmma_entry(taps),
                 };
             }
+            Conv1dVariant::Bf16Corrections => {
+                return Conv1dEntry::Mapped {
+                    map: conv1d_bf16_corrections::entry::<f32>(),
+                    fallback: wgmma_entry(taps),
+                };
+            }
         };
         Conv1dEntry::Plain(plain)
     }
@@ -632,10 +665,11 @@ mod tests {
                 let entry = v.entry(taps);
                 let base = entry.kernel().base;
                 assert!(base.starts_with(v.runs_as(taps).shape().kernel), "{base}");
+                let mapped = [Conv1dVariant::Tf32x3Tma, Conv1dVariant::Bf16Corrections];
                 match entry {
-                    Conv1dEntry::Plain(_) => assert_ne!(v, Conv1dVariant::Tf32x3Tma),
+                    Conv1dEntry::Plain(_) => assert!(!mapped.contains(&v)),
                     Conv1dEntry::Mapped { fallback, .. } => {
-                        assert_eq!(v, Conv1dVariant::Tf32x3Tma);
+                        assert!(mapped.contains(&v));
                         let Conv1dEntry::Plain(want) = TMA_FALLBACK.entry(taps) else {
                             panic!("step 9's fallback takes a tensor map");
                         };
@@ -658,7 +692,7 @@ mod tests {
     #[test]
     fn shared_memory_fits_without_opting_in() {
         for &v in Conv1dVariant::ALL {
-            if matches!(v, Conv1dVariant::Tf32x3Wgmma | Conv1dVariant::Tf32x3Tma) {
+            if v.needs() == crate::ptx::Needs::Sm90a {
                 continue;
             }
             for taps in 1..=MAX_TAPS {

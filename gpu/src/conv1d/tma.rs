@@ -26,7 +26,8 @@
 //!   one block per SM, each warpgroup on its own tiles. While one waits
 //!   for its copy, splits and stores, the other two multiply.
 //!
-//! The default from [`TMA_MIN_TAPS`] on sm_90a. Against step 8 (2^26
+//! The default from [`TMA_MIN_TAPS`] on sm_90a until step 10
+//! ([`super::corrections`]) took its place. Against step 8 (2^26
 //! outputs, µs, the committed reports of the thirty-fourth session, step
 //! 8 / this step): H100 63 taps 213.8 / 203.6, 127 taps 260.5 / 259.8;
 //! H200 206.6 / 203.0, 264.4 / 256.1, 1 025 taps 1 119 / 1 098 (the
@@ -59,6 +60,7 @@
 
 #[cfg(target_arch = "nvptx64")]
 use super::TensorMap;
+use super::corrections::{BF16_K, bf16_steps};
 use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_steps, wgmma_tile_len};
 
 /// Warpgroups of a block: each works in its own two parts of shared
@@ -188,8 +190,10 @@ pub const fn tma_b_start(lines: usize, s: usize) -> usize {
     (s % 8) * 32 * lines + 32 * (s / 8)
 }
 
-/// The default convolution runs [`super::Conv1dVariant::Tf32x3Tma`] for
-/// masks of at least this many taps in the sm_90a module
+/// The default convolution runs step 9 (now step 10,
+/// [`super::Conv1dVariant::Bf16Corrections`], as fast at 63 taps and
+/// faster beyond) for masks of at least this many taps in the sm_90a
+/// module
 /// ([`super::Conv1dVariant::fastest_for`]), where step 7 takes over below
 /// on other modules ([`super::TENSOR_MIN_TAPS`]). Measured at 2^26
 /// outputs, µs, steps 7 / 8 / 9, two rounds each after 2 s of launches:
@@ -198,24 +202,27 @@ pub const fn tma_b_start(lines: usize, s: usize) -> usize {
 /// taps 223.7 / 211.3 / 203.9, 71 taps 258.0 / 229.0 / 214.9.
 pub const TMA_MIN_TAPS: usize = super::TENSOR_MIN_TAPS;
 
-/// Words of each part of the split, zero-padded mask.
+/// Words of each of the mask's two arrays, zero-padded: the fragments of
+/// every step of the longest moved mask, rounded up to whole BF16
+/// products for step 10 ([`super::corrections`]).
 pub const fn tma_mask_len(taps: usize) -> usize {
-    TMA_MASK_LEAD + 8 * wgmma_steps(taps + TMA_MAX_SHIFT)
+    TMA_MASK_LEAD + BF16_K * bf16_steps(wgmma_steps(taps + TMA_MAX_SHIFT))
 }
 
-/// Byte offset of the mask's parts in a block's shared memory: after the
-/// warpgroups' two parts each (inputs as copied, small parts).
+/// Byte offset of the mask's arrays in a block's shared memory: after the
+/// warpgroups' two parts each (inputs as copied; small parts, or step
+/// 10's two BF16 parts).
 pub const fn tma_mask_offset(taps: usize) -> usize {
     TMA_GROUPS * 2 * tma_part_bytes(taps)
 }
 
 /// Byte offset of the warpgroups' barriers (8 bytes each), after the
-/// mask's parts.
+/// mask's arrays.
 pub const fn tma_barriers_offset(taps: usize) -> usize {
     tma_mask_offset(taps) + 2 * 4 * tma_mask_len(taps)
 }
 
-/// Shared memory of a block: 203 416 bytes at 127 taps, 232 088 at 1 025.
+/// Shared memory of a block: 203 480 bytes at 127 taps, 232 152 at 1 025.
 pub const fn tma_shared_bytes(taps: usize) -> usize {
     tma_barriers_offset(taps) + 8 * TMA_GROUPS
 }
@@ -316,9 +323,13 @@ pub(super) struct MapOperands {
 /// copied inputs as the big part, each step's `B` at [`tma_b_start`] in
 /// the swizzle; (3) once all are
 /// done, its barrier, the next tile's copy, and the outputs, as step 8's.
+///
+/// With `BF16`, step 10's ([`super::corrections`]): the second part holds
+/// the two BF16 parts, the mask's second array the pairs of BF16 words,
+/// and each pair of steps takes two TF32 and two BF16 products.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(super) unsafe fn kernel(op: MapOperands) {
+pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = op;
@@ -326,6 +337,7 @@ pub(super) unsafe fn kernel(op: MapOperands) {
     }
     #[cfg(target_feature = "sm_90a")]
     {
+        use super::corrections::{bf16_b_start, bf16_tile_len, device as corrections};
         use super::wgmma::WGMMA_TILE;
         use super::wgmma::device::{multiply, store};
         use crate::descriptor;
@@ -351,7 +363,11 @@ pub(super) unsafe fn kernel(op: MapOperands) {
         };
         let shift = geometry.shift;
         let steps = tma_steps(taps, shift);
-        let len = tma_tile_len(taps, shift);
+        let len = if BF16 {
+            bf16_tile_len(taps, shift)
+        } else {
+            tma_tile_len(taps, shift)
+        };
         let lines = tma_lines(taps, shift);
         let part = tma_part_bytes(taps);
         let mask_len = tma_mask_len(taps);
@@ -360,10 +376,12 @@ pub(super) unsafe fn kernel(op: MapOperands) {
         let (warp, lane) = (tid / 32, tid % 32);
         let shared = dynamic_shared::<u8>();
         let copied = shared.add(group * 2 * part);
-        let small = copied.add(part);
+        // Step 9's small part, or step 10's two BF16 parts of half a part.
+        let second = copied.add(part);
         let mask_big = shared.add(tma_mask_offset(taps)).cast::<u32>();
-        let mask_small = mask_big.add(mask_len);
-        let (copied_at, small_at) = (shared_address(copied), shared_address(small));
+        // Step 9's small part of the mask, or step 10's pairs of BF16 words.
+        let mask_second = mask_big.add(mask_len);
+        let (copied_at, second_at) = (shared_address(copied), shared_address(second));
         let barrier = shared_address(shared.add(tma_barriers_offset(taps) + 8 * group));
         let own = 1 + group as u32;
 
@@ -376,7 +394,14 @@ pub(super) unsafe fn kernel(op: MapOperands) {
             } else {
                 0.0
             };
-            (*mask_big.add(j), *mask_small.add(j)) = split_tf32_truncated(w);
+            let (big, small) = split_tf32_truncated(w);
+            *mask_big.add(j) = big;
+            *mask_second.add(j) = if BF16 {
+                let big = f32::from_bits(big);
+                to_bf16x2(big, w - big)
+            } else {
+                small
+            };
             j += TMA_THREADS as usize;
         }
 
@@ -438,7 +463,14 @@ pub(super) unsafe fn kernel(op: MapOperands) {
                 // 1. The inputs: copied; the small part split from them.
                 bulk::wait_parity(barrier, parity);
                 parity ^= 1;
-                split_small(copied, small, lines, x, n, start, r, geometry, len, tid);
+                if BF16 {
+                    let half = part / 2;
+                    corrections::split(
+                        copied, second, half, lines, x, n, start, r, geometry, len, tid,
+                    );
+                } else {
+                    split_small(copied, second, lines, x, n, start, r, geometry, len, tid);
+                }
                 // The parts are read by the products, and the copied part
                 // rewritten by the next copy: both through the async proxy.
                 wgmma::fence_proxy_async();
@@ -447,16 +479,28 @@ pub(super) unsafe fn kernel(op: MapOperands) {
                 // 2. The products.
                 let mut acc = [0.0f32; WGMMA_N128_REGS];
                 let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
-                let mask_at = (mask_big.cast_const(), mask_small.cast_const(), offset);
+                let mask_at = (mask_big.cast_const(), mask_second.cast_const(), offset);
                 let b = |s: usize| {
                     let at = tma_b_start(lines, s) as u32;
                     (
                         descriptor::swizzled_32(copied_at + at, 256),
-                        descriptor::swizzled_32(small_at + at, 256),
+                        descriptor::swizzled_32(second_at + at, 256),
                     )
                 };
-                // Whole fragments: see `multiply`.
-                multiply::<false>(&mut acc, steps, warp, lane, mask_at, b);
+                if BF16 {
+                    let b16 = |p: usize| {
+                        let at = second_at + bf16_b_start(lines, p) as u32;
+                        (
+                            descriptor::swizzled_32(at, 256),
+                            descriptor::swizzled_32(at + (part / 2) as u32, 256),
+                        )
+                    };
+                    let b = |s: usize| b(s).0;
+                    corrections::multiply(&mut acc, steps, warp, lane, mask_at, b, b16);
+                } else {
+                    // Whole fragments: see `multiply`.
+                    multiply::<false>(&mut acc, steps, warp, lane, mask_at, b);
+                }
                 wgmma::wait::<0>(&mut acc);
                 // Every warp's products are done (each waited for its own):
                 // the next tile's copy and split may overwrite their inputs.
@@ -713,8 +757,8 @@ mod tests {
         assert_eq!([tma_lines(127, 0), tma_lines(127, 2)], [130, 130]);
         assert_eq!([tma_lines(127, 3), tma_lines(127, 7)], [131, 131]);
         assert_eq!(tma_part_bytes(127), 131 * 256);
-        assert_eq!(tma_shared_bytes(127), 203_416);
-        assert_eq!(tma_shared_bytes(super::super::MAX_TAPS), 232_088);
+        assert_eq!(tma_shared_bytes(127), 203_480);
+        assert_eq!(tma_shared_bytes(super::super::MAX_TAPS), 232_152);
         assert_eq!(tma_error_units(127), super::super::wgmma_error_units(134));
     }
 }

@@ -33,6 +33,26 @@ pub fn to_tf32(x: f32) -> u32 {
     bits
 }
 
+/// `lo` and `hi` rounded to the nearest BF16 values (ties to even), packed
+/// as `lo | hi << 16` (`cvt.rn.bf16x2.f32`): a register of two BF16
+/// operands of the tensor cores, the lower `k` in the low half.
+#[cfg(target_feature = "sm_80")]
+#[inline(always)]
+pub fn to_bf16x2(lo: f32, hi: f32) -> u32 {
+    let bits: u32;
+    // SAFETY: a register-only conversion.
+    unsafe {
+        asm!(
+            "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};",
+            d = out(reg32) bits,
+            hi = in(reg32) hi,
+            lo = in(reg32) lo,
+            options(pure, nomem, nostack),
+        );
+    }
+    bits
+}
+
 /// `x` split for 3xTF32: `(big, small)` as bits, `big = tf32(x)` and
 /// `small = tf32(x − big)`, which together carry about 21 of `x`'s 24
 /// mantissa bits.

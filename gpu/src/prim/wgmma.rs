@@ -206,3 +206,35 @@ pub unsafe fn mma_tf32_m64n128k8(
         scale = in(reg32) accumulate as u32,
     );
 }
+
+/// `d = A · B + (accumulate ? d : 0)` for a 64 × 128 × 16 tile, BF16
+/// operands, `f32` accumulator: `a` this thread's fragment of `A` (the
+/// layout of [`mma_tf32_m64n128k8`]'s with each register a pair of
+/// consecutive `k`, the lower in the low half: `a[0]` row `g`, `k = 2t`
+/// and `2t + 1`; `a[1]` row `g + 8`; `a[2]` row `g`, `k + 8`; `a[3]` rows
+/// and `k` both 8 on), `b` the [descriptor](crate::descriptor) of `B`'s
+/// 128 × 16 tile, `k`-major (not transposed). Twice TF32's multiply-adds
+/// in the same time: the tensor cores' BF16 rate is twice their TF32 rate.
+///
+/// # Safety
+/// As [`mma_tf32_m64n128k8`]'s.
+#[inline(always)]
+pub unsafe fn mma_bf16_m64n128k16(
+    d: &mut [f32; WGMMA_N128_REGS],
+    a: [u32; 4],
+    b: u64,
+    accumulate: bool,
+) {
+    asm_with_accumulator!(d;
+        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
+        "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0; }}",
+        a0 = in(reg32) a[0],
+        a1 = in(reg32) a[1],
+        a2 = in(reg32) a[2],
+        a3 = in(reg32) a[3],
+        b = in(reg64) b,
+        scale = in(reg32) accumulate as u32,
+    );
+}

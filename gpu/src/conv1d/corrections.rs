@@ -1,0 +1,457 @@
+//! Step 10 (sm_90a): step 9 with its two small terms as BF16 products,
+//! which the tensor cores run at twice their TF32 rate.
+//!
+//! Step 9 spends three TF32 products on every 8 values of `t`: `big·big`,
+//! `big·small` and `small·big`. The two small terms are `2^-10` of the
+//! sum or less, and 8 significant bits are enough for them: here each
+//! 16 values of `t` take the two `big·big` TF32 products of step 9 and
+//! two BF16 products (`wgmma.m64n128k16`, each as long as one TF32
+//! product of 8 `t`), four products where step 9 takes six. With `x` an
+//! input, `m` a weight and `big`/`small` step 9's split by truncation,
+//! `x·m = big_x·big_m + x·small_m + small_x·big_m` exactly; the second and
+//! third terms are taken as `bf16(x)·bf16(small_m)` and
+//! `bf16(small_x)·bf16(big_m)` ([`bf16_error_units`]).
+//!
+//! The layout: the copy lands in step 9's part as before (`B`'s big part,
+//! read by the TF32 products as it stands), and the warpgroup's second
+//! part holds two BF16 parts of half its size, `bf16(x)` then
+//! `bf16(small_x)`, in the 32-byte swizzle as the copy's: a row of 32
+//! bytes is 16 values of `t` ([`bf16_offset`]), so every BF16 product's
+//! `B` is again one descriptor ([`bf16_b_start`]). The split pass reads
+//! each 16-byte unit of the copy once and writes 8 bytes into each BF16
+//! part. The mask's second array holds `bf16(big_m)` and `bf16(small_m)`
+//! of each weight in one word, from which a fragment's pairs of
+//! consecutive weights are two words' halves ([`bf16_a_words`]).
+
+use super::tma::tma_steps;
+use super::wgmma::{WGMMA_COLS, WGMMA_ROWS};
+
+/// Values of `t` of one BF16 product (`k` of `m64n128k16`).
+pub const BF16_K: usize = 16;
+
+/// BF16 products of a tile whose TF32 products take `steps` steps of 8
+/// values of `t`: one per two steps, the last over 8 more zero weights
+/// where `steps` is odd.
+pub const fn bf16_steps(steps: usize) -> usize {
+    steps.div_ceil(2)
+}
+
+/// Inputs a tile's products read for a mask of `taps` moved by `shift`:
+/// step 9's, rounded up to whole BF16 products. Never more lines than
+/// step 9's ([`super::tma::tma_lines`]): the lines hold `64 · ⌈steps / 8⌉`
+/// values of `t` past the last column's start, and `steps` odd is no
+/// multiple of 8.
+pub const fn bf16_tile_len(taps: usize, shift: usize) -> usize {
+    WGMMA_ROWS * (WGMMA_COLS - 1) + BF16_K * bf16_steps(tma_steps(taps, shift))
+}
+
+/// The 32-byte swizzle on a byte offset from a 256-byte unit of the
+/// shared window: the two 16-byte halves of a 32-byte row exchanged where
+/// bit 7 is set.
+pub const fn swizzle_32(at: usize) -> usize {
+    at ^ (((at >> 7) & 1) << 4)
+}
+
+/// Byte offset of tile element `e` (`64·line + u`) in a BF16 part that
+/// starts `base` bytes after a 256-byte unit, `lines` lines: group `u /
+/// 16` at `32·lines` bytes per group, its line at `32·line`, the value at
+/// `2·(u % 16)`, and the swizzle on the whole offset (a part may start on
+/// any 32-byte row of a unit, as step 9's groups do). Four consecutive
+/// elements from a multiple of 4 are 8 whole bytes.
+pub const fn bf16_offset(lines: usize, base: usize, e: usize) -> usize {
+    let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
+    swizzle_32(base + (u / BF16_K) * 32 * lines + 32 * line + 2 * (u % BF16_K))
+}
+
+/// Byte offset, from its part's start, of BF16 product `p`'s `B` (tile
+/// element `16p` before the swizzle, which the tensor cores apply per row
+/// as the split did): group `p % 4` of line `p / 4`, column `c` 32 bytes
+/// after column `c − 1`.
+pub const fn bf16_b_start(lines: usize, p: usize) -> usize {
+    (p % 4) * 32 * lines + 32 * (p / 4)
+}
+
+/// The mask words of thread `lane` of warp `warp`'s BF16 fragment of
+/// product `p` (before the mask's offset, as [`super::wgmma::wgmma_a_words`]):
+/// `[w, w − 8, w + 8]`, register `k`'s pair the halves of words `w_k` and
+/// `w_k + 1` (`a[0]` row `16 warp + g`, `t = 16p + 2q` and `+ 1`; `a[1]`
+/// row `+ 8`; `a[2]` `t + 8`; `a[3]` row `+ 8` and `t + 8`, which is
+/// `a[0]`'s pair: `A[m][t]` depends on `t − m`).
+pub const fn bf16_a_words(warp: usize, lane: usize, p: usize) -> [usize; 3] {
+    let w = WGMMA_ROWS + BF16_K * p + 2 * (lane % 4) - 16 * warp - lane / 4;
+    [w, w - 8, w + 8]
+}
+
+/// `x` rounded to the nearest BF16 (ties to even), as its bits: what
+/// `cvt.rn.bf16x2.f32` gives for a finite `x`. For the host's tests.
+pub const fn bf16_bits(x: f32) -> u16 {
+    let bits = x.to_bits();
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// Step 10's error bound for a mask of `taps`, in units of `2^-24 ·
+/// Σ_j |x_j · m_j|` (and of 2^-149 for subnormal results).
+///
+/// With `u = 2^-24` and step 9's split by truncation (`|small| < 2^-10
+/// |x|`, `big + small = x` exactly), `x·m = big_x·big_m + x·small_m +
+/// small_x·big_m`. The TF32 product `big_x·big_m` is exact. A BF16
+/// rounding errs by at most `2^-9` of its value, so `bf16(x)·bf16(small_m)`
+/// is `x·small_m` within `(2^-8 + 2^-18)·|x·small_m| < 2^-18 (1 + 2^-10)
+/// |x·m|`, 64.1u, and `bf16(small_x)·bf16(big_m)` likewise: 129u for the
+/// terms (the products of BF16 values are exact in `f32`). The tensor
+/// cores then add, per 16 values of `t`, 16 TF32 products and 32 BF16
+/// products: 24 additions per 8 values, as step 9's three TF32 products,
+/// each taken to err by up to `2u` of the terms' magnitudes (at most
+/// `1 + 2^-9` of `Σ|x·m|`): `48.1u` per step of 8 over the `2 ·
+/// bf16_steps` steps of the longest moved mask. Hence `49 · 2 ·
+/// bf16_steps + 130`; for 127 taps 1 404, against step 9's 1 252.
+pub const fn bf16_error_units(taps: usize) -> usize {
+    let steps = bf16_steps(tma_steps(taps, super::tma::TMA_MAX_SHIFT));
+    49 * 2 * steps + 130
+}
+
+/// The BF16 products' side of a tile on the device: the split into the
+/// two BF16 parts and the products.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+pub(super) mod device {
+    use super::super::tma::{TmaGeometry, tma_offset};
+    use super::super::wgmma::{WGMMA_THREADS, wgmma_a_words};
+    use super::*;
+    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+    use crate::prim::*;
+
+    /// The two BF16 parts' words of 4 inputs: `bf16(x)` and
+    /// `bf16(small_x)` (step 9's small part, `x` minus `x` truncated to
+    /// TF32, rounded).
+    #[inline(always)]
+    fn bf16_words(v: [f32; 4]) -> ([u32; 2], [u32; 2]) {
+        let small = v.map(|x| x - f32::from_bits(split_tf32_truncated(x).0));
+        (
+            [to_bf16x2(v[0], v[1]), to_bf16x2(v[2], v[3])],
+            [to_bf16x2(small[0], small[1]), to_bf16x2(small[2], small[3])],
+        )
+    }
+
+    /// Stores 8 bytes at `p` (shared memory).
+    ///
+    /// # Safety
+    /// `p` is 8-byte aligned and writable for 8 bytes.
+    #[inline(always)]
+    unsafe fn store8(p: *mut u8, w: [u32; 2]) {
+        // SAFETY: the caller's contract.
+        unsafe { *p.cast::<u64>() = w[0] as u64 | (w[1] as u64) << 32 };
+    }
+
+    /// Writes the tile at `start` of row `x` (`n` elements) into the two
+    /// BF16 parts at `pairs` (`bf16(x)` from byte 0, `bf16(small_x)` from
+    /// byte `half`), from the copied inputs, 4 elements at a time. Where
+    /// the copy brought every element the products read, thread `tid`
+    /// takes every 128th 16-byte unit of the copy, group by group, so that
+    /// the offsets follow from a counter without a division; elsewhere,
+    /// every 128th quad of the tile's `len` elements, completing the copy
+    /// as step 9's split does (`tma::split_small`).
+    ///
+    /// # Safety
+    /// As `tma::split_small`'s, with `pairs` this warpgroup's second part,
+    /// on 256 bytes, and `half` half its size (a multiple of 32).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::conv1d) unsafe fn split(
+        copied: *mut u8,
+        pairs: *mut u8,
+        half: usize,
+        lines: usize,
+        x: *const f32,
+        n: usize,
+        start: usize,
+        r: usize,
+        geometry: TmaGeometry,
+        len: usize,
+        tid: usize,
+    ) {
+        let threads = WGMMA_THREADS as usize;
+        let first = start as i64 - (r + geometry.shift) as i64;
+        if geometry.copied(first) && geometry.copied(first + len as i64 - 1) {
+            // Unit `w` of group `g` of the copy (before the swizzle) holds
+            // values `u = 8g + 4(w % 2) ..` of line `w / 2`: in the BF16
+            // parts, group `g / 2` of that line, from byte `16(g % 2) +
+            // 8(w % 2)` of its row.
+            let units = 2 * lines;
+            let (mut g, mut w) = (0, tid);
+            while g < 8 {
+                let at = g * 32 * lines + 16 * w;
+                // SAFETY: the caller's contract: the unit lies in the copy.
+                let v = unsafe { load4(copied.add(swizzle_32(at)).cast()) };
+                let to = (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2);
+                let (big, small) = bf16_words(v);
+                // SAFETY: the 8 bytes of the same 4 values in each part.
+                unsafe {
+                    store8(pairs.add(swizzle_32(to)), big);
+                    store8(pairs.add(swizzle_32(half + to)), small);
+                }
+                // `units` is at least 256: one group at most per turn.
+                w += threads;
+                if w >= units {
+                    w -= units;
+                    g += 1;
+                }
+            }
+            return;
+        }
+        let mut q = tid;
+        while q < len / 4 {
+            let at = tma_offset(lines, 4 * q);
+            let p = first + 4 * q as i64;
+            let v = if geometry.copied(p) {
+                // SAFETY: the quad lies in the copy.
+                unsafe { load4(copied.add(at).cast()) }
+            } else {
+                let v = core::array::from_fn(|i| {
+                    let e = p + i as i64;
+                    if e >= 0 && (e as usize) < n {
+                        // SAFETY: inside the row.
+                        unsafe { *x.add(e as usize) }
+                    } else {
+                        0.0
+                    }
+                });
+                // SAFETY: the quad's place in the copied part.
+                unsafe { store4(copied.add(at).cast(), v) };
+                v
+            };
+            let (big, small) = bf16_words(v);
+            // SAFETY: the quad's places in the BF16 parts.
+            unsafe {
+                store8(pairs.add(bf16_offset(lines, 0, 4 * q)), big);
+                store8(pairs.add(bf16_offset(lines, half, 4 * q)), small);
+            }
+            q += threads;
+        }
+    }
+
+    /// One BF16 product's registers: the TF32 fragments of its two steps
+    /// of 8 (`big` words), and the BF16 fragments of `bf16(big_m)`
+    /// (`[0]`) and `bf16(small_m)` (`[1]`).
+    #[derive(Clone, Copy)]
+    struct Fragments {
+        big: [[u32; 4]; 2],
+        bf16: [[u32; 4]; 2],
+    }
+
+    /// A tile's products into `acc`: for each BF16 product `p`, its two
+    /// BF16 products and the TF32 `big·big` of steps `2p` and `2p + 1`, in
+    /// one group. Where `steps` is odd, the last TF32 product multiplies
+    /// the mask's zero padding: a branch around it made ptxas serialize
+    /// the products (`warpgroup.arrive` injected). `mask` is the mask's
+    /// TF32 big part, its word pairs (`bf16(big_m) | bf16(small_m) << 16`)
+    /// and the offset of word `w` of the fragments in them; `b(s)` the
+    /// descriptor of TF32 step `s`'s `B` in the copy, `b16(p)` those of
+    /// product `p`'s `B` in the two BF16 parts. Fragments as step 9's
+    /// whole ones: even and odd products' in variables of their own, each
+    /// held until the wait that retires its last reader. Returns with the
+    /// last products still running.
+    ///
+    /// # Safety
+    /// As `wgmma::device::multiply`'s, the BF16 parts holding the tile's
+    /// `16 · bf16_steps(steps)` values of `t`.
+    #[inline(always)]
+    pub(in crate::conv1d) unsafe fn multiply(
+        acc: &mut [f32; WGMMA_N128_REGS],
+        steps: usize,
+        warp: usize,
+        lane: usize,
+        mask: (*const u32, *const u32, usize),
+        b: impl Fn(usize) -> u64,
+        b16: impl Fn(usize) -> (u64, u64),
+    ) {
+        let (mask_big, mask_pairs, offset) = mask;
+        let fragments = |p: usize| {
+            let big = |s: usize| {
+                wgmma_a_words(warp, lane, s).map(|w| {
+                    // SAFETY: the caller's contract: the mask's arrays hold
+                    // every word of the products' fragments.
+                    unsafe { *mask_big.add(w + offset) }
+                })
+            };
+            let words = bf16_a_words(warp, lane, p).map(|w| {
+                // SAFETY: as above, words `w` and `w + 1` of the pairs.
+                unsafe {
+                    let at = mask_pairs.add(w + offset);
+                    (*at, *at.add(1))
+                }
+            });
+            let low = words.map(|(a, b)| (a & 0xffff) | (b << 16));
+            let high = words.map(|(a, b)| (a >> 16) | (b & 0xffff_0000));
+            Fragments {
+                big: [big(2 * p), big(2 * p + 1)],
+                bf16: [
+                    [low[0], low[1], low[2], low[0]],
+                    [high[0], high[1], high[2], high[0]],
+                ],
+            }
+        };
+        let issue = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &Fragments| {
+            let (x16, small16) = b16(p);
+            let (even, odd) = (b(2 * p), b(2 * p + 1));
+            wgmma::fence();
+            // SAFETY: the caller's contract: the whole warpgroup, after the
+            // fence, parts visible and unwritten until a wait.
+            unsafe {
+                wgmma::mma_bf16_m64n128k16(acc, f.bf16[1], x16, true);
+                wgmma::mma_bf16_m64n128k16(acc, f.bf16[0], small16, true);
+                wgmma::mma_tf32_m64n128k8(acc, f.big[0], even, true);
+                wgmma::mma_tf32_m64n128k8(acc, f.big[1], odd, true);
+            }
+            wgmma::commit();
+        };
+        let hold = |f: &Fragments| {
+            wgmma::hold(&f.big[0]);
+            wgmma::hold(&f.big[1]);
+            wgmma::hold(&f.bf16[0]);
+            wgmma::hold(&f.bf16[1]);
+        };
+        let products = bf16_steps(steps);
+        let mut even = fragments(0);
+        let mut odd = Fragments {
+            big: [[0; 4]; 2],
+            bf16: [[0; 4]; 2],
+        };
+        let mut p = 0;
+        loop {
+            issue(acc, p, &even);
+            // Product p − 1 is done: `odd` is free.
+            wgmma::wait::<1>(acc);
+            hold(&odd);
+            if p + 1 >= products {
+                break;
+            }
+            odd = fragments(p + 1);
+            issue(acc, p + 1, &odd);
+            // Product p is done: `even` is free.
+            wgmma::wait::<1>(acc);
+            hold(&even);
+            if p + 2 >= products {
+                break;
+            }
+            even = fragments(p + 2);
+            p += 2;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
+    use super::super::tma::{TMA_MASK_LEAD, TMA_MAX_SHIFT, tma_lines, tma_mask_len, tma_offset};
+    use super::*;
+    use std::vec;
+
+    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
+
+    /// The split's counter walk: unit `w` of group `g` of the copy is the
+    /// quad of element `64(w / 2) + 8g + 4(w % 2)`, and its 8 bytes in each
+    /// BF16 part are where [`bf16_offset`] puts that quad, for a part on a
+    /// 256-byte unit and one 128 bytes into it.
+    #[test]
+    fn the_split_walk_finds_each_quad() {
+        for taps in TAPS {
+            for shift in 0..=TMA_MAX_SHIFT {
+                let lines = tma_lines(taps, shift);
+                for g in 0..8 {
+                    for w in 0..2 * lines {
+                        let e = 64 * (w / 2) + 8 * g + 4 * (w % 2);
+                        assert_eq!(swizzle_32(g * 32 * lines + 16 * w), tma_offset(lines, e));
+                        let to = (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2);
+                        for base in [0, 128, 128 * lines] {
+                            assert_eq!(swizzle_32(base + to), bf16_offset(lines, base, e));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every element of a BF16 part in 2 bytes of its own, a quad in 8
+    /// whole bytes, inside half a part; and product `p`'s `B` (column `c`,
+    /// value `t`: element `64c + 16p + t`) where the tensor cores read it,
+    /// row `c` 32 bytes after row `c − 1`, the swizzle on the address.
+    #[test]
+    fn the_bf16_products_read_their_parts() {
+        for taps in TAPS {
+            for shift in 0..=TMA_MAX_SHIFT {
+                let lines = tma_lines(taps, shift);
+                let half = 128 * tma_lines(taps, TMA_MAX_SHIFT);
+                for base in [0, half] {
+                    let mut seen = vec![false; half / 2];
+                    for e in 0..64 * lines {
+                        let at = bf16_offset(lines, base, e) - base;
+                        assert!(at < half && !seen[at / 2], "{taps} taps, {e}");
+                        seen[at / 2] = true;
+                        let quad = bf16_offset(lines, base, e - e % 4);
+                        assert_eq!(quad + 2 * (e % 4), at + base);
+                    }
+                }
+                let steps = tma_steps(taps, shift);
+                let len = bf16_tile_len(taps, shift);
+                assert!(len <= 64 * lines && len >= 64 * 127 + 8 * steps);
+                for p in 0..bf16_steps(steps) {
+                    for c in 0..128 {
+                        for t in 0..16 {
+                            let read = swizzle_32(half + bf16_b_start(lines, p) + 32 * c + 2 * t);
+                            assert_eq!(read, bf16_offset(lines, half, 64 * c + 16 * p + t));
+                            assert!(64 * c + 16 * p + t < len);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fragments_pair_the_moved_mask() {
+        // Word `j` of the pairs holds weight `j − TMA_MASK_LEAD`; register
+        // `k` of product `p`'s fragment pairs `A[row][t]` and `A[row][t +
+        // 1]`, `A[row][t] = M[16p + t − row − shift]`.
+        for taps in TAPS {
+            let mask_len = tma_mask_len(taps);
+            let weight = |j: usize| {
+                (j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps).then(|| j - TMA_MASK_LEAD)
+            };
+            for shift in 0..=TMA_MAX_SHIFT {
+                let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
+                for p in 0..bf16_steps(tma_steps(taps, shift)) {
+                    for warp in 0..4 {
+                        for lane in 0..32 {
+                            let (g, q) = (lane / 4, lane % 4);
+                            let [w, below, after] = bf16_a_words(warp, lane, p).map(|w| w + offset);
+                            let regs =
+                                [(w, g, 2 * q), (below, g + 8, 2 * q), (after, g, 2 * q + 8)];
+                            let regs = [regs[0], regs[1], regs[2], (w, g + 8, 2 * q + 8)];
+                            for (word, row, t) in regs {
+                                assert!(word + 1 < mask_len);
+                                for i in 0..2 {
+                                    let want = (16 * p + t + i)
+                                        .checked_sub(16 * warp + row + shift)
+                                        .filter(|&j| j < taps);
+                                    assert_eq!(weight(word + i), want, "{taps} taps, {shift}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_and_roundings() {
+        assert_eq!(bf16_error_units(127), 1404);
+        assert_eq!(super::super::tma_error_units(127), 1252);
+        assert_eq!(bf16_bits(1.0), 0x3f80);
+        // Ties to even: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7.
+        assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80);
+        assert_eq!(bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+        assert_eq!(bf16_bits(-2.5), 0xc020);
+    }
+}
