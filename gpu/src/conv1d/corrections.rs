@@ -114,7 +114,7 @@ pub const fn bf16_error_units(taps: usize) -> usize {
 /// two BF16 parts and the products.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub(super) mod device {
-    use super::super::tma::{TmaGeometry, tma_offset};
+    use super::super::tma::{TmaGeometry, edge_quad};
     use super::super::wgmma::{WGMMA_THREADS, wgmma_a_words};
     use super::*;
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};
@@ -200,25 +200,8 @@ pub(super) mod device {
         }
         let mut q = tid;
         while q < len / 4 {
-            let at = tma_offset(lines, 4 * q);
-            let p = first + 4 * q as i64;
-            let v = if geometry.copied(p) {
-                // SAFETY: the quad lies in the copy.
-                unsafe { load4(copied.add(at).cast()) }
-            } else {
-                let v = core::array::from_fn(|i| {
-                    let e = p + i as i64;
-                    if e >= 0 && (e as usize) < n {
-                        // SAFETY: inside the row.
-                        unsafe { *x.add(e as usize) }
-                    } else {
-                        0.0
-                    }
-                });
-                // SAFETY: the quad's place in the copied part.
-                unsafe { store4(copied.add(at).cast(), v) };
-                v
-            };
+            // SAFETY: the caller's contract: quad `q` lies in the tile.
+            let (_, v) = unsafe { edge_quad(copied, lines, x, n, first, q, geometry) };
             let (big, small) = bf16_words(v);
             // SAFETY: the quad's places in the BF16 parts.
             unsafe {
@@ -343,11 +326,13 @@ pub(super) mod device {
 mod tests {
     // The crate is `no_std`; its host tests may allocate.
     extern crate std;
-    use super::super::tma::{TMA_MASK_LEAD, TMA_MAX_SHIFT, tma_lines, tma_mask_len, tma_offset};
+    use super::super::tma::{
+        TEST_TAPS, TMA_MASK_LEAD, TMA_MAX_SHIFT, tma_lines, tma_mask_len, tma_offset,
+    };
     use super::*;
     use std::vec;
 
-    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
+    const TAPS: [usize; 9] = TEST_TAPS;
 
     /// The split's counter walk: unit `w` of group `g` of the copy is the
     /// quad of element `64(w / 2) + 8g + 4(w % 2)`, and its 8 bytes in each

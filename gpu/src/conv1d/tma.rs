@@ -571,22 +571,7 @@ unsafe fn split_small(
     }
     let mut q = tid;
     while q < len / 4 {
-        let at = tma_offset(lines, 4 * q);
-        let p = first + 4 * q as i64;
-        let v = if geometry.copied(p) {
-            load4(copied.add(at).cast())
-        } else {
-            let v = core::array::from_fn(|i| {
-                let e = p + i as i64;
-                if e >= 0 && (e as usize) < n {
-                    *x.add(e as usize)
-                } else {
-                    0.0
-                }
-            });
-            store4(copied.add(at).cast(), v);
-            v
-        };
+        let (at, v) = edge_quad(copied, lines, x, n, first, q, geometry);
         store4(
             small.add(at).cast(),
             v.map(|e| f32::from_bits(split_tf32_truncated(e).1)),
@@ -594,6 +579,53 @@ unsafe fn split_small(
         q += threads;
     }
 }
+
+/// Quad `q` (elements `4q ..`) of a tile whose element 0 is row element
+/// `first`, where a tile's split takes it quad by quad: its offset in the
+/// copied part ([`tma_offset`]) and its values, as copied, or, for a quad
+/// the copy did not bring (before the map's origin or after its last
+/// line), read from the row, zeros outside it, and written into the
+/// copied part. A quad is copied whole or not at all: the map's lines
+/// begin on 32 bytes.
+///
+/// # Safety
+/// As [`split_small`]'s, the quad inside the tile's part.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn edge_quad(
+    copied: *mut u8,
+    lines: usize,
+    x: *const f32,
+    n: usize,
+    first: i64,
+    q: usize,
+    geometry: TmaGeometry,
+) -> (usize, [f32; 4]) {
+    use crate::prim::*;
+    let at = tma_offset(lines, 4 * q);
+    let p = first + 4 * q as i64;
+    if geometry.copied(p) {
+        // SAFETY: the caller's contract: the quad lies in the copy.
+        return (at, unsafe { load4(copied.add(at).cast()) });
+    }
+    let v = core::array::from_fn(|i| {
+        let e = p + i as i64;
+        if e >= 0 && (e as usize) < n {
+            // SAFETY: inside the row.
+            unsafe { *x.add(e as usize) }
+        } else {
+            0.0
+        }
+    });
+    // SAFETY: the quad's place in the copied part.
+    unsafe { store4(copied.add(at).cast(), v) };
+    (at, v)
+}
+
+/// Mask lengths the host tests of steps 9 and 10 take.
+#[cfg(test)]
+pub(super) const TEST_TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::MAX_TAPS];
 
 #[cfg(test)]
 mod tests {
@@ -603,7 +635,7 @@ mod tests {
     use super::*;
     use std::vec;
 
-    const TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::super::MAX_TAPS];
+    const TAPS: [usize; 9] = TEST_TAPS;
 
     #[test]
     fn geometry_puts_the_copies_on_32_bytes() {
