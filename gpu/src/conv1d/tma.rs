@@ -60,7 +60,7 @@
 
 #[cfg(target_arch = "nvptx64")]
 use super::TensorMap;
-use super::corrections::{BF16_K, bf16_steps};
+use super::corrections::{BF16_K, bf16_steps, swizzle_32};
 use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_steps, wgmma_tile_len};
 
 /// Warpgroups of a block: each works in its own two parts of shared
@@ -177,8 +177,7 @@ pub const fn tma_part_bytes(taps: usize) -> usize {
 /// (`e` a multiple of 4) stays 16 whole bytes.
 pub const fn tma_offset(lines: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
-    let plain = (u / 8) * 32 * lines + 32 * line + 4 * (u % 8);
-    plain ^ (((plain >> 7) & 1) << 4)
+    swizzle_32((u / 8) * 32 * lines + 32 * line + 4 * (u % 8))
 }
 
 /// Byte offset where step `s`'s `B` starts in a staged part (element `8s`
@@ -757,7 +756,6 @@ mod tests {
     /// swizzle applied to the address.
     #[test]
     fn the_products_read_the_swizzled_copy() {
-        let swizzle = |at: usize| at ^ (((at >> 7) & 1) << 4);
         for taps in TAPS {
             for shift in 0..=TMA_MAX_SHIFT {
                 // Every element in a word of its own, inside the part.
@@ -772,7 +770,7 @@ mod tests {
                 for s in 0..tma_steps(taps, shift) {
                     for c in 0..128 {
                         for t in 0..8 {
-                            let read = swizzle(tma_b_start(lines, s) + 32 * c + 4 * t);
+                            let read = swizzle_32(tma_b_start(lines, s) + 32 * c + 4 * t);
                             assert_eq!(read, tma_offset(lines, 64 * c + 8 * s + t));
                         }
                     }
