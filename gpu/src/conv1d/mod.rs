@@ -127,6 +127,52 @@ pub struct Conv1dShape {
     /// Whether it reads the mask from [`CONV1D_MASK`] (which the host fills
     /// before the launch) instead of the `mask` argument.
     pub constant_mask: bool,
+    /// Whether its launch fills the GPU once with blocks that walk runs of
+    /// tiles, rather than one block per tile.
+    pub walks_runs: bool,
+    /// How it multiplies and adds, which sets its error bound.
+    pub arithmetic: Arithmetic,
+    /// The PTX target the kernel needs: its entry traps in the other
+    /// modules, and the host refuses it there.
+    pub needs: Needs,
+}
+
+/// Where the tensor-core steps run: [`crate::ptx::Needs`], shared with
+/// every family that has such steps.
+pub use crate::ptx::Needs;
+
+/// How a step multiplies and adds: in `f32` FMAs, or in split products on
+/// the tensor cores, each with its own error bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// `f32` FMAs, one term at a time: the bound of a sum of `taps` terms
+    /// in order, which the host's checks derive themselves.
+    Fma,
+    /// Step 7's 3xTF32 `mma.sync` products ([`tensor_error_units`]).
+    Tf32x3,
+    /// Step 8's 3xTF32 warpgroup products, `t` spanning the mask and 63
+    /// more values ([`wgmma_error_units`]).
+    Tf32x3Wgmma,
+    /// Step 9's: step 8's for the longest moved mask ([`tma_error_units`]).
+    Tf32x3Moved,
+    /// Step 10's: two TF32 and two BF16 products per 16 values of `t`
+    /// ([`bf16_error_units`]).
+    Bf16Corrections,
+}
+
+impl Arithmetic {
+    /// The bound for a mask of `taps`, in units of `2^-24 · Σ_j |x_j ·
+    /// m_j|` (and of 2^-149 for subnormal results); `None` for
+    /// [`Arithmetic::Fma`].
+    pub const fn error_units(self, taps: usize) -> Option<usize> {
+        match self {
+            Arithmetic::Fma => None,
+            Arithmetic::Tf32x3 => Some(tensor_error_units(taps)),
+            Arithmetic::Tf32x3Wgmma => Some(wgmma_error_units(taps)),
+            Arithmetic::Tf32x3Moved => Some(tma_error_units(taps)),
+            Arithmetic::Bf16Corrections => Some(bf16_error_units(taps)),
+        }
+    }
 }
 
 ladder! {
@@ -143,6 +189,9 @@ ladder! {
             outputs_per_block: LESSON_BLOCK,
             staging: Staging::None,
             constant_mask: false,
+            walks_runs: false,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 2 (lesson): the mask in constant memory (`__constant__`).
         /// Every lane of a warp reads the same weight at the same time, which
@@ -154,6 +203,9 @@ ladder! {
             outputs_per_block: LESSON_BLOCK,
             staging: Staging::None,
             constant_mask: true,
+            walks_runs: false,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 3 (lesson): the block first copies its inputs and their halo
         /// (`block + taps − 1` elements, zeros outside the signal) into shared
@@ -167,6 +219,9 @@ ladder! {
             outputs_per_block: LESSON_BLOCK,
             staging: Staging::Halo,
             constant_mask: true,
+            walks_runs: false,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 4: each thread computes `w` consecutive outputs in
         /// registers (`w` = 16, or 8 for masks of up to [`NARROW_MAX_TAPS`]
@@ -191,6 +246,9 @@ ladder! {
             outputs_per_block: blocked_tile(BLOCKED_WIDTHS[1]) as u32,
             staging: Staging::Blocked,
             constant_mask: false,
+            walks_runs: true,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 5: two outputs from three half-length convolutions instead
         /// of four (Karatsuba's trick, the "fast FIR algorithm" of signal
@@ -215,6 +273,9 @@ ladder! {
             outputs_per_block: SPLIT_TILE as u32,
             staging: Staging::Split,
             constant_mask: false,
+            walks_runs: false,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 6: short masks as a stream of whole sectors. Step 4's
         /// narrow kernel stores a thread's 8 outputs as two 16-byte words
@@ -239,6 +300,9 @@ ladder! {
             outputs_per_block: STREAM_TILE as u32,
             staging: Staging::Streamed,
             constant_mask: false,
+            walks_runs: false,
+            arithmetic: Arithmetic::Fma,
+            needs: Needs::Any,
         },
         /// Step 7: the convolution as a matrix product on the tensor cores
         /// (`mma.sync` on TF32, sm_80 and newer), with FP32-level accuracy
@@ -264,6 +328,9 @@ ladder! {
             outputs_per_block: TENSOR_TILE as u32,
             staging: Staging::Tensor,
             constant_mask: false,
+            walks_runs: true,
+            arithmetic: Arithmetic::Tf32x3,
+            needs: Needs::Sm80,
         },
         /// Step 8: step 7's 3xTF32 products as warpgroup products
         /// (`wgmma.m64n128k8`, sm_90a only), tiles of 64 × 128 outputs:
@@ -281,6 +348,9 @@ ladder! {
             outputs_per_block: WGMMA_TILE as u32,
             staging: Staging::Warpgroup,
             constant_mask: false,
+            walks_runs: true,
+            arithmetic: Arithmetic::Tf32x3Wgmma,
+            needs: Needs::Sm90a,
         },
         /// Step 9: step 8 with the copy engine laying out the tile and
         /// three warpgroups per block, each on its own tiles ([`tma`]). A
@@ -300,6 +370,9 @@ ladder! {
             outputs_per_block: WGMMA_TILE as u32,
             staging: Staging::TensorCopy,
             constant_mask: false,
+            walks_runs: true,
+            arithmetic: Arithmetic::Tf32x3Moved,
+            needs: Needs::Sm90a,
         },
         /// Step 10: step 9 with its two small terms as BF16 products
         /// ([`corrections`]), which the tensor cores run at twice their
@@ -316,6 +389,9 @@ ladder! {
             outputs_per_block: WGMMA_TILE as u32,
             staging: Staging::TensorCopy,
             constant_mask: false,
+            walks_runs: true,
+            arithmetic: Arithmetic::Bf16Corrections,
+            needs: Needs::Sm90a,
         },
     }
     fastest = Streamed;
@@ -356,17 +432,10 @@ impl Conv1dVariant {
     }
 
     /// Whether the launch for a mask of `taps` fills the GPU once with
-    /// blocks that walk runs of tiles (steps 4 and 7), rather than one
-    /// block per tile.
+    /// blocks that walk runs of tiles (the shape's `walks_runs` of the step
+    /// that runs, [`Conv1dVariant::runs_as`]).
     pub const fn walks_runs(self, taps: usize) -> bool {
-        matches!(
-            self.runs_as(taps),
-            Conv1dVariant::RegisterBlocked
-                | Conv1dVariant::Tf32x3
-                | Conv1dVariant::Tf32x3Wgmma
-                | Conv1dVariant::Tf32x3Tma
-                | Conv1dVariant::Bf16Corrections
-        )
+        self.runs_as(taps).shape().walks_runs
     }
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
@@ -386,29 +455,16 @@ impl Conv1dVariant {
         }
     }
 
-    /// The PTX targets that run this step: the tensor-core step needs
-    /// sm_80 (its entry traps in older modules; the host refuses it there).
-    pub const fn needs(self) -> crate::ptx::Needs {
-        match self {
-            Conv1dVariant::Tf32x3 => crate::ptx::Needs::Sm80,
-            Conv1dVariant::Tf32x3Wgmma
-            | Conv1dVariant::Tf32x3Tma
-            | Conv1dVariant::Bf16Corrections => crate::ptx::Needs::Sm90a,
-            _ => crate::ptx::Needs::Any,
-        }
+    /// The PTX targets that run this step (its shape's `needs`).
+    pub const fn needs(self) -> Needs {
+        self.shape().needs
     }
 
-    /// The tensor-core steps' error bound for a mask of `taps`, in units
-    /// of `2^-24 · Σ_j |x_j · m_j|` ([`tensor_error_units`],
-    /// [`wgmma_error_units`]); `None` for the steps that sum in `f32` FMAs.
+    /// The tensor-core steps' error bound for a mask of `taps`
+    /// ([`Arithmetic::error_units`] of the step that runs); `None` for the
+    /// steps that sum in `f32` FMAs.
     pub const fn error_units(self, taps: usize) -> Option<usize> {
-        match self.runs_as(taps) {
-            Conv1dVariant::Tf32x3 => Some(tensor_error_units(taps)),
-            Conv1dVariant::Tf32x3Wgmma => Some(wgmma_error_units(taps)),
-            Conv1dVariant::Tf32x3Tma => Some(tma_error_units(taps)),
-            Conv1dVariant::Bf16Corrections => Some(bf16_error_units(taps)),
-            _ => None,
-        }
+        self.runs_as(taps).shape().arithmetic.error_units(taps)
     }
 
     /// Whether the step reads its mask from [`CONV1D_MASK`].
@@ -690,9 +746,34 @@ mod tests {
     }
 
     #[test]
+    fn shapes_agree_with_themselves() {
+        for &v in Conv1dVariant::ALL {
+            let shape = v.shape();
+            // FMAs run everywhere; the tensor cores' products need sm_80,
+            // warpgroup products sm_90a.
+            let needs = match shape.arithmetic {
+                Arithmetic::Fma => Needs::Any,
+                Arithmetic::Tf32x3 => Needs::Sm80,
+                _ => Needs::Sm90a,
+            };
+            assert_eq!(shape.needs, needs, "{v:?}");
+            // Every tensor-core step walks runs of tiles; so does step 4.
+            let tensor = shape.arithmetic != Arithmetic::Fma;
+            let blocked = v == Conv1dVariant::RegisterBlocked;
+            assert_eq!(shape.walks_runs, tensor || blocked, "{v:?}");
+        }
+        // The error bound is that of the step that runs.
+        assert_eq!(Conv1dVariant::Streamed.error_units(1025), None);
+        assert_eq!(
+            Conv1dVariant::Bf16Corrections.error_units(127),
+            Some(bf16_error_units(127))
+        );
+    }
+
+    #[test]
     fn shared_memory_fits_without_opting_in() {
         for &v in Conv1dVariant::ALL {
-            if v.needs() == crate::ptx::Needs::Sm90a {
+            if v.needs() == Needs::Sm90a {
                 continue;
             }
             for taps in 1..=MAX_TAPS {
