@@ -114,7 +114,7 @@ pub const fn bf16_error_units(taps: usize) -> usize {
 /// two BF16 parts and the products.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub(super) mod device {
-    use super::super::tma::{TmaGeometry, edge_quad};
+    use super::super::tma::CopiedTile;
     use super::super::wgmma::{WGMMA_THREADS, wgmma_a_words};
     use super::*;
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};
@@ -142,36 +142,27 @@ pub(super) mod device {
         unsafe { *p.cast::<u64>() = w[0] as u64 | (w[1] as u64) << 32 };
     }
 
-    /// Writes the tile at `start` of row `x` (`n` elements) into the two
-    /// BF16 parts at `pairs` (`bf16(x)` from byte 0, `bf16(small_x)` from
-    /// byte `half`), from the copied inputs, 4 elements at a time. Where
-    /// the copy brought every element the products read, thread `tid`
-    /// takes every 128th 16-byte unit of the copy, group by group, so that
-    /// the offsets follow from a counter without a division; elsewhere,
-    /// every 128th quad of the tile's `len` elements, completing the copy
-    /// as step 9's split does (`tma::split_small`).
+    /// Writes `tile` into the two BF16 parts at `pairs` (`bf16(x)` from
+    /// byte 0, `bf16(small_x)` from byte `half`), from its copied inputs,
+    /// 4 elements at a time. Where the copy brought every element the
+    /// products read, thread `tid` takes every 128th 16-byte unit of the
+    /// copy, group by group, so that the offsets follow from a counter
+    /// without a division; elsewhere, every 128th quad of the tile,
+    /// completing the copy as step 9's split does (`tma::split_small`).
     ///
     /// # Safety
     /// As `tma::split_small`'s, with `pairs` this warpgroup's second part,
     /// on 256 bytes, and `half` half its size (a multiple of 32).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::conv1d) unsafe fn split(
-        copied: *mut u8,
+        tile: CopiedTile,
         pairs: *mut u8,
         half: usize,
-        lines: usize,
-        x: *const f32,
-        n: usize,
-        start: usize,
-        r: usize,
-        geometry: TmaGeometry,
-        len: usize,
         tid: usize,
     ) {
         let threads = WGMMA_THREADS as usize;
-        let first = start as i64 - (r + geometry.shift) as i64;
-        if geometry.copied(first) && geometry.copied(first + len as i64 - 1) {
+        let CopiedTile { copied, lines, .. } = tile;
+        if tile.whole() {
             // Unit `w` of group `g` of the copy (before the swizzle) holds
             // values `u = 8g + 4(w % 2) ..` of line `w / 2`: in the BF16
             // parts, group `g / 2` of that line, from byte `16(g % 2) +
@@ -199,9 +190,9 @@ pub(super) mod device {
             return;
         }
         let mut q = tid;
-        while q < len / 4 {
+        while q < tile.len / 4 {
             // SAFETY: the caller's contract: quad `q` lies in the tile.
-            let (_, v) = unsafe { edge_quad(copied, lines, x, n, first, q, geometry) };
+            let (_, v) = unsafe { tile.quad(q) };
             let (big, small) = bf16_words(v);
             // SAFETY: the quad's places in the BF16 parts.
             unsafe {

@@ -462,13 +462,19 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
                 // 1. The inputs: copied; the small part split from them.
                 bulk::wait_parity(barrier, parity);
                 parity ^= 1;
+                let tile = CopiedTile {
+                    copied,
+                    lines,
+                    x,
+                    n,
+                    first: start as i64 - (r + shift) as i64,
+                    len,
+                    geometry,
+                };
                 if BF16 {
-                    let half = part / 2;
-                    corrections::split(
-                        copied, second, half, lines, x, n, start, r, geometry, len, tid,
-                    );
+                    corrections::split(tile, second, part / 2, tid);
                 } else {
-                    split_small(copied, second, lines, x, n, start, r, geometry, len, tid);
+                    split_small(tile, second, tid);
                 }
                 // The parts are read by the products, and the copied part
                 // rewritten by the next copy: both through the async proxy.
@@ -520,46 +526,86 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
     }
 }
 
-/// Computes the small part of the tile at `start` of row `x` (`n`
-/// elements) from the copied inputs, 4 elements at a time. Where the copy
-/// brought every element the products read (all tiles but a row's first
-/// and last), thread `tid` takes every 128th 16-byte unit of the part in
-/// order: no offsets and no edge tests (on an H200, 127 taps, 2^26
-/// outputs: 273.0 → 263.1 µs, 63 taps 227.2 → 221.7). Elsewhere, every
-/// 128th quad of the tile's `len` elements, at [`tma_offset`] in both
-/// parts: a quad is copied whole or not at all (the map's lines begin on
-/// 32 bytes), and one the copy did not bring (before the map's origin or
-/// after its last line) is read from the row, zeros outside it, and
-/// written into the copied part too.
+/// A warpgroup's tile as its copy brought it, which steps 9 and 10's
+/// splits read: the copied part (of `lines` lines), the row `x` of `n`
+/// elements it came from, the row element `first` of tile element 0, the
+/// `len` tile elements the products read and the map's geometry.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+#[derive(Clone, Copy)]
+pub(super) struct CopiedTile {
+    pub copied: *mut u8,
+    pub lines: usize,
+    pub x: *const f32,
+    pub n: usize,
+    pub first: i64,
+    pub len: usize,
+    pub geometry: TmaGeometry,
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+impl CopiedTile {
+    /// Whether the copy brought every element the products read: all
+    /// tiles but a row's first and last.
+    #[inline(always)]
+    pub fn whole(&self) -> bool {
+        self.geometry.copied(self.first) && self.geometry.copied(self.first + self.len as i64 - 1)
+    }
+
+    /// Quad `q` (tile elements `4q ..`), where a split takes the tile
+    /// quad by quad: its offset in the copied part ([`tma_offset`]) and
+    /// its values, as copied, or, for a quad the copy did not bring
+    /// (before the map's origin or after its last line), read from the
+    /// row, zeros outside it, and written into the copied part. A quad is
+    /// copied whole or not at all: the map's lines begin on 32 bytes.
+    ///
+    /// # Safety
+    /// As [`split_small`]'s, the quad inside the tile.
+    #[inline(always)]
+    pub unsafe fn quad(&self, q: usize) -> (usize, [f32; 4]) {
+        use crate::prim::*;
+        let at = tma_offset(self.lines, 4 * q);
+        let p = self.first + 4 * q as i64;
+        if self.geometry.copied(p) {
+            // SAFETY: the caller's contract: the quad lies in the copy.
+            return (at, unsafe { load4(self.copied.add(at).cast()) });
+        }
+        let v = core::array::from_fn(|i| {
+            let e = p + i as i64;
+            if e >= 0 && (e as usize) < self.n {
+                // SAFETY: inside the row.
+                unsafe { *self.x.add(e as usize) }
+            } else {
+                0.0
+            }
+        });
+        // SAFETY: the quad's place in the copied part.
+        unsafe { store4(self.copied.add(at).cast(), v) };
+        (at, v)
+    }
+}
+
+/// Computes the small part of `tile` from its copied inputs, 4 elements
+/// at a time. Where the copy brought every element the products read
+/// ([`CopiedTile::whole`]), thread `tid` takes every 128th 16-byte unit of
+/// the part in order: no offsets and no edge tests (on an H200, 127 taps,
+/// 2^26 outputs: 273.0 → 263.1 µs, 63 taps 227.2 → 221.7). Elsewhere,
+/// every 128th quad of the tile ([`CopiedTile::quad`]), at [`tma_offset`]
+/// in both parts.
 ///
 /// # Safety
-/// The copy of the tile has landed (its phase waited for); `copied` and
-/// `small` are this warpgroup's parts, not read by anyone until a barrier
-/// follows; `x` is a row of the signal of `n` elements.
+/// The copy of the tile has landed (its phase waited for); the copied
+/// part and `small` are this warpgroup's, not read by anyone until a
+/// barrier follows; the tile's `x` is a row of the signal of `n` elements.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn split_small(
-    copied: *mut u8,
-    small: *mut u8,
-    lines: usize,
-    x: *const f32,
-    n: usize,
-    start: usize,
-    r: usize,
-    geometry: TmaGeometry,
-    len: usize,
-    tid: usize,
-) {
+unsafe fn split_small(tile: CopiedTile, small: *mut u8, tid: usize) {
     use crate::prim::*;
     let threads = WGMMA_THREADS as usize;
-    let first = start as i64 - (r + geometry.shift) as i64;
-    if geometry.copied(first) && geometry.copied(first + len as i64 - 1) {
-        // The copy brought every element the products read: the parts'
-        // 16-byte units in order, no offsets and no edge tests.
+    if tile.whole() {
+        // The parts' 16-byte units in order, no offsets and no edge tests.
         let mut u = tid;
-        while u < WGMMA_ROWS / 4 * lines {
-            let v = load4(copied.add(16 * u).cast());
+        while u < WGMMA_ROWS / 4 * tile.lines {
+            let v = load4(tile.copied.add(16 * u).cast());
             store4(
                 small.add(16 * u).cast(),
                 v.map(|e| f32::from_bits(split_tf32_truncated(e).1)),
@@ -569,57 +615,14 @@ unsafe fn split_small(
         return;
     }
     let mut q = tid;
-    while q < len / 4 {
-        let (at, v) = edge_quad(copied, lines, x, n, first, q, geometry);
+    while q < tile.len / 4 {
+        let (at, v) = tile.quad(q);
         store4(
             small.add(at).cast(),
             v.map(|e| f32::from_bits(split_tf32_truncated(e).1)),
         );
         q += threads;
     }
-}
-
-/// Quad `q` (elements `4q ..`) of a tile whose element 0 is row element
-/// `first`, where a tile's split takes it quad by quad: its offset in the
-/// copied part ([`tma_offset`]) and its values, as copied, or, for a quad
-/// the copy did not bring (before the map's origin or after its last
-/// line), read from the row, zeros outside it, and written into the
-/// copied part. A quad is copied whole or not at all: the map's lines
-/// begin on 32 bytes.
-///
-/// # Safety
-/// As [`split_small`]'s, the quad inside the tile's part.
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn edge_quad(
-    copied: *mut u8,
-    lines: usize,
-    x: *const f32,
-    n: usize,
-    first: i64,
-    q: usize,
-    geometry: TmaGeometry,
-) -> (usize, [f32; 4]) {
-    use crate::prim::*;
-    let at = tma_offset(lines, 4 * q);
-    let p = first + 4 * q as i64;
-    if geometry.copied(p) {
-        // SAFETY: the caller's contract: the quad lies in the copy.
-        return (at, unsafe { load4(copied.add(at).cast()) });
-    }
-    let v = core::array::from_fn(|i| {
-        let e = p + i as i64;
-        if e >= 0 && (e as usize) < n {
-            // SAFETY: inside the row.
-            unsafe { *x.add(e as usize) }
-        } else {
-            0.0
-        }
-    });
-    // SAFETY: the quad's place in the copied part.
-    unsafe { store4(copied.add(at).cast(), v) };
-    (at, v)
 }
 
 /// Mask lengths the host tests of steps 9 and 10 take.
