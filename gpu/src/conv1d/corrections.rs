@@ -48,7 +48,7 @@ pub const fn bf16_tile_len(taps: usize, shift: usize) -> usize {
 /// The 32-byte swizzle on a byte offset from a 256-byte unit of the
 /// shared window: the two 16-byte halves of a 32-byte row exchanged where
 /// bit 7 is set.
-pub const fn swizzle_32(at: usize) -> usize {
+pub const fn swizzle_32(at: u32) -> u32 {
     at ^ (((at >> 7) & 1) << 4)
 }
 
@@ -60,7 +60,7 @@ pub const fn swizzle_32(at: usize) -> usize {
 /// elements from a multiple of 4 are 8 whole bytes.
 pub const fn bf16_offset(lines: usize, base: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
-    swizzle_32(base + (u / BF16_K) * 32 * lines + 32 * line + 2 * (u % BF16_K))
+    swizzle_32((base + (u / BF16_K) * 32 * lines + 32 * line + 2 * (u % BF16_K)) as u32) as usize
 }
 
 /// Byte offset, from its part's start, of BF16 product `p`'s `B` (tile
@@ -80,6 +80,21 @@ pub const fn bf16_b_start(lines: usize, p: usize) -> usize {
 pub const fn bf16_a_words(warp: usize, lane: usize, p: usize) -> [usize; 3] {
     let w = WGMMA_ROWS + BF16_K * p + 2 * (lane % 4) - 16 * warp - lane / 4;
     [w, w - 8, w + 8]
+}
+
+/// Where the split of a whole copy reads unit `w` of group `g` (16 bytes,
+/// before the swizzle) of a copy of `lines` lines: group `g` is `lines`
+/// rows of 32 bytes, unit `w` holds values `8g + 4(w % 2) ..` of line `w /
+/// 2`.
+pub const fn split_source(lines: u32, g: u32, w: u32) -> u32 {
+    g * 32 * lines + 16 * w
+}
+
+/// Where the split writes unit `w` of group `g` in each BF16 part (8
+/// bytes, before the swizzle, from the part's start): group `g / 2` of
+/// line `w / 2`, from byte `16(g % 2) + 8(w % 2)` of its row.
+pub const fn split_target(lines: u32, g: u32, w: u32) -> u32 {
+    (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2)
 }
 
 /// `x` rounded to the nearest BF16 (ties to even), as its bits: what
@@ -146,9 +161,16 @@ pub(super) mod device {
     /// byte 0, `bf16(small_x)` from byte `half`), from its copied inputs,
     /// 4 elements at a time. Where the copy brought every element the
     /// products read, thread `tid` takes every 128th 16-byte unit of the
-    /// copy, group by group, so that the offsets follow from a counter
-    /// without a division; elsewhere, every 128th quad of the tile,
-    /// completing the copy as step 9's split does (`tma::split_small`).
+    /// copy, group by group ([`split_source`], [`split_target`]), so that
+    /// the offsets follow from a counter without a division, all in 32
+    /// bits: in 64 the walk took 60 instructions a unit, and the split was
+    /// the largest share of the kernel's stalls (30%, Nsight Compute, 127
+    /// taps). With 32 (H200, 2^26 outputs, two rounds each, µs): 63 taps
+    /// 196.6 → 189.9, 127 taps 233.3 → 217.0, 1 025 taps 818.7 → 814.3.
+    /// Walks of two units a turn with both loads first, or of 2 or 3 units
+    /// of one group at once, read no faster. Elsewhere, every 128th quad
+    /// of the tile, completing the copy as step 9's split does
+    /// (`tma::split_small`).
     ///
     /// # Safety
     /// As `tma::split_small`'s, with `pairs` this warpgroup's second part,
@@ -163,25 +185,24 @@ pub(super) mod device {
         let threads = WGMMA_THREADS as usize;
         let CopiedTile { copied, lines, .. } = tile;
         if tile.whole() {
-            // Unit `w` of group `g` of the copy (before the swizzle) holds
-            // values `u = 8g + 4(w % 2) ..` of line `w / 2`: in the BF16
-            // parts, group `g / 2` of that line, from byte `16(g % 2) +
-            // 8(w % 2)` of its row.
+            // Offsets and counters in 32 bits: the parts are far below 4
+            // GiB.
+            let (lines, half) = (lines as u32, half as u32);
             let units = 2 * lines;
-            let (mut g, mut w) = (0, tid);
+            let (mut g, mut w) = (0, tid as u32);
             while g < 8 {
-                let at = g * 32 * lines + 16 * w;
+                let from = swizzle_32(split_source(lines, g, w)) as usize;
                 // SAFETY: the caller's contract: the unit lies in the copy.
-                let v = unsafe { load4(copied.add(swizzle_32(at)).cast()) };
-                let to = (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2);
+                let v = unsafe { load4(copied.add(from).cast()) };
+                let to = split_target(lines, g, w);
                 let (big, small) = bf16_words(v);
                 // SAFETY: the 8 bytes of the same 4 values in each part.
                 unsafe {
-                    store8(pairs.add(swizzle_32(to)), big);
-                    store8(pairs.add(swizzle_32(half + to)), small);
+                    store8(pairs.add(swizzle_32(to) as usize), big);
+                    store8(pairs.add(swizzle_32(half + to) as usize), small);
                 }
                 // `units` is at least 256: one group at most per turn.
-                w += threads;
+                w += threads as u32;
                 if w >= units {
                     w -= units;
                     g += 1;
@@ -203,32 +224,29 @@ pub(super) mod device {
         }
     }
 
-    /// One BF16 product's registers: the TF32 fragments of its two steps
-    /// of 8 (`big` words), and the BF16 fragments of `bf16(big_m)`
-    /// (`[0]`) and `bf16(small_m)` (`[1]`).
-    #[derive(Clone, Copy)]
-    struct Fragments {
-        big: [[u32; 4]; 2],
-        bf16: [[u32; 4]; 2],
-    }
-
-    /// A tile's products into `acc`: for each BF16 product `p`, its two
-    /// BF16 products and the TF32 `big·big` of steps `2p` and `2p + 1`, in
-    /// one group. Where `steps` is odd, the last TF32 product multiplies
-    /// the mask's zero padding: a branch around it made ptxas serialize
-    /// the products (`warpgroup.arrive` injected). `mask` is the mask's
-    /// TF32 big part, its word pairs (`bf16(big_m) | bf16(small_m) << 16`)
-    /// and the offset of word `w` of the fragments in them; `b(s)` the
-    /// descriptor of TF32 step `s`'s `B` in the copy, `b16(p)` those of
+    /// A tile's products into `acc`, in two runs of groups: first the
+    /// TF32 `big·big` products of steps `2p` and `2p + 1` for each BF16
+    /// product `p`, which read the copied part; then the two BF16 products
+    /// of each `p`, which read the BF16 parts only. Once the first run is
+    /// done (the first wait of the second), `copied_free` runs: the copied
+    /// part may then take the next tile's copy, which lands while the BF16
+    /// products run. Where `steps` is odd, the last TF32 product
+    /// multiplies the mask's zero padding: a branch around it made ptxas
+    /// serialize the products (`warpgroup.arrive` injected). `mask` is the
+    /// mask's TF32 big part, its word pairs (`bf16(big_m) | bf16(small_m)
+    /// << 16`) and the offset of word `w` of the fragments in them; `b(s)`
+    /// the descriptor of TF32 step `s`'s `B` in the copy, `b16(p)` those of
     /// product `p`'s `B` in the two BF16 parts. Fragments as step 9's
-    /// whole ones: even and odd products' in variables of their own, each
+    /// whole ones: even and odd groups' in variables of their own, each
     /// held until the wait that retires its last reader. Returns with the
     /// last products still running.
     ///
     /// # Safety
     /// As `wgmma::device::multiply`'s, the BF16 parts holding the tile's
-    /// `16 · bf16_steps(steps)` values of `t`.
+    /// `16 · bf16_steps(steps)` values of `t`; `copied_free` is called by
+    /// every thread of the warpgroup and issues no products.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::conv1d) unsafe fn multiply(
         acc: &mut [f32; WGMMA_N128_REGS],
         steps: usize,
@@ -237,16 +255,21 @@ pub(super) mod device {
         mask: (*const u32, *const u32, usize),
         b: impl Fn(usize) -> u64,
         b16: impl Fn(usize) -> (u64, u64),
+        copied_free: impl FnOnce(),
     ) {
         let (mask_big, mask_pairs, offset) = mask;
-        let fragments = |p: usize| {
-            let big = |s: usize| {
+        let products = bf16_steps(steps);
+        let big = |p: usize| {
+            let step = |s: usize| {
                 wgmma_a_words(warp, lane, s).map(|w| {
                     // SAFETY: the caller's contract: the mask's arrays hold
                     // every word of the products' fragments.
                     unsafe { *mask_big.add(w + offset) }
                 })
             };
+            [step(2 * p), step(2 * p + 1)]
+        };
+        let pairs = |p: usize| {
             let words = bf16_a_words(warp, lane, p).map(|w| {
                 // SAFETY: as above, words `w` and `w + 1` of the pairs.
                 unsafe {
@@ -256,58 +279,87 @@ pub(super) mod device {
             });
             let low = words.map(|(a, b)| (a & 0xffff) | (b << 16));
             let high = words.map(|(a, b)| (a >> 16) | (b & 0xffff_0000));
-            Fragments {
-                big: [big(2 * p), big(2 * p + 1)],
-                bf16: [
-                    [low[0], low[1], low[2], low[0]],
-                    [high[0], high[1], high[2], high[0]],
-                ],
-            }
+            [
+                [low[0], low[1], low[2], low[0]],
+                [high[0], high[1], high[2], high[0]],
+            ]
         };
-        let issue = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &Fragments| {
-            let (x16, small16) = b16(p);
+        let tf32 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &[[u32; 4]; 2]| {
             let (even, odd) = (b(2 * p), b(2 * p + 1));
             wgmma::fence();
             // SAFETY: the caller's contract: the whole warpgroup, after the
-            // fence, parts visible and unwritten until a wait.
+            // fence, the copy visible and unwritten until a wait.
             unsafe {
-                wgmma::mma_bf16_m64n128k16(acc, f.bf16[1], x16, true);
-                wgmma::mma_bf16_m64n128k16(acc, f.bf16[0], small16, true);
-                wgmma::mma_tf32_m64n128k8(acc, f.big[0], even, true);
-                wgmma::mma_tf32_m64n128k8(acc, f.big[1], odd, true);
+                wgmma::mma_tf32_m64n128k8(acc, f[0], even, true);
+                wgmma::mma_tf32_m64n128k8(acc, f[1], odd, true);
             }
             wgmma::commit();
         };
-        let hold = |f: &Fragments| {
-            wgmma::hold(&f.big[0]);
-            wgmma::hold(&f.big[1]);
-            wgmma::hold(&f.bf16[0]);
-            wgmma::hold(&f.bf16[1]);
+        let bf16 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &[[u32; 4]; 2]| {
+            let (x16, small16) = b16(p);
+            wgmma::fence();
+            // SAFETY: as above, the BF16 parts.
+            unsafe {
+                wgmma::mma_bf16_m64n128k16(acc, f[1], x16, true);
+                wgmma::mma_bf16_m64n128k16(acc, f[0], small16, true);
+            }
+            wgmma::commit();
         };
-        let products = bf16_steps(steps);
-        let mut even = fragments(0);
-        let mut odd = Fragments {
-            big: [[0; 4]; 2],
-            bf16: [[0; 4]; 2],
+        let hold = |f: &[[u32; 4]; 2]| {
+            wgmma::hold(&f[0]);
+            wgmma::hold(&f[1]);
         };
+
+        // The TF32 products.
+        let mut even = big(0);
+        let mut odd = [[0; 4]; 2];
         let mut p = 0;
         loop {
-            issue(acc, p, &even);
-            // Product p − 1 is done: `odd` is free.
+            tf32(acc, p, &even);
+            // Group p − 1 is done: `odd` is free.
             wgmma::wait::<1>(acc);
             hold(&odd);
             if p + 1 >= products {
                 break;
             }
-            odd = fragments(p + 1);
-            issue(acc, p + 1, &odd);
-            // Product p is done: `even` is free.
+            odd = big(p + 1);
+            tf32(acc, p + 1, &odd);
+            // Group p is done: `even` is free.
             wgmma::wait::<1>(acc);
             hold(&even);
             if p + 2 >= products {
                 break;
             }
-            even = fragments(p + 2);
+            even = big(p + 2);
+            p += 2;
+        }
+
+        // The BF16 products; after the first, the TF32 products are done.
+        let mut first = pairs(0);
+        bf16(acc, 0, &first);
+        wgmma::wait::<1>(acc);
+        hold(&even);
+        hold(&odd);
+        copied_free();
+        let mut second;
+        let mut p = 0;
+        loop {
+            if p + 1 >= products {
+                break;
+            }
+            second = pairs(p + 1);
+            bf16(acc, p + 1, &second);
+            // Group p is done: `first` is free.
+            wgmma::wait::<1>(acc);
+            hold(&first);
+            if p + 2 >= products {
+                break;
+            }
+            first = pairs(p + 2);
+            bf16(acc, p + 2, &first);
+            // Group p + 1 is done: `second` is free.
+            wgmma::wait::<1>(acc);
+            hold(&second);
             p += 2;
         }
     }
@@ -325,7 +377,7 @@ mod tests {
 
     const TAPS: [usize; 9] = TEST_TAPS;
 
-    /// The split's counter walk: unit `w` of group `g` of the copy is the
+    /// The split's walk: unit `w` of group `g` of the copy is the
     /// quad of element `64(w / 2) + 8g + 4(w % 2)`, and its 8 bytes in each
     /// BF16 part are where [`bf16_offset`] puts that quad, for a part on a
     /// 256-byte unit and one 128 bytes into it.
@@ -337,10 +389,15 @@ mod tests {
                 for g in 0..8 {
                     for w in 0..2 * lines {
                         let e = 64 * (w / 2) + 8 * g + 4 * (w % 2);
-                        assert_eq!(swizzle_32(g * 32 * lines + 16 * w), tma_offset(lines, e));
-                        let to = (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2);
+                        let (l, g, w) = (lines as u32, g as u32, w as u32);
+                        let from = swizzle_32(split_source(l, g, w)) as usize;
+                        assert_eq!(from, tma_offset(lines, e));
+                        let to = split_target(l, g, w) as usize;
                         for base in [0, 128, 128 * lines] {
-                            assert_eq!(swizzle_32(base + to), bf16_offset(lines, base, e));
+                            assert_eq!(
+                                swizzle_32((base + to) as u32) as usize,
+                                bf16_offset(lines, base, e)
+                            );
                         }
                     }
                 }
@@ -374,7 +431,9 @@ mod tests {
                 for p in 0..bf16_steps(steps) {
                     for c in 0..128 {
                         for t in 0..16 {
-                            let read = swizzle_32(half + bf16_b_start(lines, p) + 32 * c + 2 * t);
+                            let read =
+                                swizzle_32((half + bf16_b_start(lines, p) + 32 * c + 2 * t) as u32)
+                                    as usize;
                             assert_eq!(read, bf16_offset(lines, half, 64 * c + 16 * p + t));
                             assert!(64 * c + 16 * p + t < len);
                         }

@@ -177,7 +177,7 @@ pub const fn tma_part_bytes(taps: usize) -> usize {
 /// (`e` a multiple of 4) stays 16 whole bytes.
 pub const fn tma_offset(lines: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
-    swizzle_32((u / 8) * 32 * lines + 32 * line + 4 * (u % 8))
+    swizzle_32(((u / 8) * 32 * lines + 32 * line + 4 * (u % 8)) as u32) as usize
 }
 
 /// Byte offset where step `s`'s `B` starts in a staged part (element `8s`
@@ -481,7 +481,15 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
                 wgmma::fence_proxy_async();
                 sync_named(own, threads as u32);
 
-                // 2. The products.
+                // 2. The products. The next tile's copy starts once they
+                // no longer read the copied part.
+                let next = || {
+                    if k + 1 < tiles_mine {
+                        fetch(row, mine(k + 1));
+                    } else if !last_row {
+                        fetch(row + step_rows, mine(0));
+                    }
+                };
                 let mut acc = [0.0f32; WGMMA_N128_REGS];
                 let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
                 let mask_at = (mask_big.cast_const(), mask_second.cast_const(), offset);
@@ -501,20 +509,38 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
                         )
                     };
                     let b = |s: usize| b(s).0;
-                    corrections::multiply(&mut acc, steps, warp, lane, mask_at, b, b16);
+                    // Once the TF32 products are done, the next tile's
+                    // copy lands during the BF16 ones.
+                    let copied_free = || {
+                        sync_named(own, threads as u32);
+                        if tid == 0 {
+                            next();
+                        }
+                    };
+                    corrections::multiply(
+                        &mut acc,
+                        steps,
+                        warp,
+                        lane,
+                        mask_at,
+                        b,
+                        b16,
+                        copied_free,
+                    );
+                    wgmma::wait::<0>(&mut acc);
+                    // Every warp's products are done (each waited for its
+                    // own): the next tile's split may overwrite their inputs.
+                    sync_named(own, threads as u32);
                 } else {
                     // Whole fragments: see `multiply`.
                     multiply::<false>(&mut acc, steps, warp, lane, mask_at, b);
-                }
-                wgmma::wait::<0>(&mut acc);
-                // Every warp's products are done (each waited for its own):
-                // the next tile's copy and split may overwrite their inputs.
-                sync_named(own, threads as u32);
-                if tid == 0 {
-                    if k + 1 < tiles_mine {
-                        fetch(row, mine(k + 1));
-                    } else if !last_row {
-                        fetch(row + step_rows, mine(0));
+                    wgmma::wait::<0>(&mut acc);
+                    // Every warp's products are done (each waited for its
+                    // own): the next tile's copy and split may overwrite
+                    // their inputs.
+                    sync_named(own, threads as u32);
+                    if tid == 0 {
+                        next();
                     }
                 }
 
@@ -773,7 +799,8 @@ mod tests {
                 for s in 0..tma_steps(taps, shift) {
                     for c in 0..128 {
                         for t in 0..8 {
-                            let read = swizzle_32(tma_b_start(lines, s) + 32 * c + 4 * t);
+                            let read = swizzle_32((tma_b_start(lines, s) + 32 * c + 4 * t) as u32)
+                                as usize;
                             assert_eq!(read, tma_offset(lines, 64 * c + 8 * s + t));
                         }
                     }
