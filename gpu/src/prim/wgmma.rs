@@ -110,6 +110,28 @@ macro_rules! asm_with_accumulator {
     };
 }
 
+/// One `wgmma.mma_async` of a 64 × 128 tile into the accumulator `d`:
+/// `A` from the registers `a`, `B` from the descriptor `b`, `d` kept where
+/// `accumulate` (else overwritten), scales of 1 for both operands. `shape`
+/// names the shape and types (`m64n128k8.f32.tf32.tf32`); `tail` the
+/// immediates the types take after the scales (BF16's `B` transpose flag).
+macro_rules! mma_m64n128 {
+    ($d:ident, $a:ident, $b:ident, $accumulate:ident, $shape:literal, $tail:literal) => {
+        asm_with_accumulator!($d;
+            "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+            concat!("wgmma.mma_async.sync.aligned.", $shape),
+            "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
+            concat!("{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1", $tail, "; }}"),
+            a0 = in(reg32) $a[0],
+            a1 = in(reg32) $a[1],
+            a2 = in(reg32) $a[2],
+            a3 = in(reg32) $a[3],
+            b = in(reg64) $b,
+            scale = in(reg32) $accumulate as u32,
+        )
+    };
+}
+
 /// Accumulator registers per thread of an `m64n128` product.
 pub const WGMMA_N128_REGS: usize = 64;
 
@@ -193,18 +215,10 @@ pub unsafe fn mma_tf32_m64n128k8(
     b: u64,
     accumulate: bool,
 ) {
-    asm_with_accumulator!(d;
-        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-        "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
-        "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
-        a0 = in(reg32) a[0],
-        a1 = in(reg32) a[1],
-        a2 = in(reg32) a[2],
-        a3 = in(reg32) a[3],
-        b = in(reg64) b,
-        scale = in(reg32) accumulate as u32,
-    );
+    // SAFETY: the caller's contract.
+    unsafe {
+        mma_m64n128!(d, a, b, accumulate, "m64n128k8.f32.tf32.tf32", "");
+    }
 }
 
 /// `d = A · B + (accumulate ? d : 0)` for a 64 × 128 × 16 tile, BF16
@@ -225,16 +239,8 @@ pub unsafe fn mma_bf16_m64n128k16(
     b: u64,
     accumulate: bool,
 ) {
-    asm_with_accumulator!(d;
-        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-        "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
-        "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 0; }}",
-        a0 = in(reg32) a[0],
-        a1 = in(reg32) a[1],
-        a2 = in(reg32) a[2],
-        a3 = in(reg32) a[3],
-        b = in(reg64) b,
-        scale = in(reg32) accumulate as u32,
-    );
+    // SAFETY: the caller's contract.
+    unsafe {
+        mma_m64n128!(d, a, b, accumulate, "m64n128k16.f32.bf16.bf16", ", 0");
+    }
 }
