@@ -370,7 +370,7 @@ mod tests {
     // The crate is `no_std`; its host tests may allocate.
     extern crate std;
     use super::super::tma::{
-        TEST_TAPS, TMA_MASK_LEAD, TMA_MAX_SHIFT, tma_lines, tma_mask_len, tma_offset,
+        TEST_TAPS, TMA_MASK_LEAD, TMA_MAX_SHIFT, test_weight, tma_lines, tma_mask_len, tma_offset,
     };
     use super::*;
     use std::vec;
@@ -450,9 +450,7 @@ mod tests {
         // 1]`, `A[row][t] = M[16p + t − row − shift]`.
         for taps in TAPS {
             let mask_len = tma_mask_len(taps);
-            let weight = |j: usize| {
-                (j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps).then(|| j - TMA_MASK_LEAD)
-            };
+            let weight = |j: usize| test_weight(taps, j);
             for shift in 0..=TMA_MAX_SHIFT {
                 let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
                 for p in 0..bf16_steps(tma_steps(taps, shift)) {

@@ -655,6 +655,14 @@ unsafe fn split_small(tile: CopiedTile, small: *mut u8, tid: usize) {
 #[cfg(test)]
 pub(super) const TEST_TAPS: [usize; 9] = [1, 2, 7, 56, 63, 127, 128, 383, super::MAX_TAPS];
 
+/// The weight that word `j` of the moved mask holds for a mask of `taps`
+/// (word `j` is weight `j − TMA_MASK_LEAD`), `None` in the zero padding:
+/// what the host tests of steps 9 and 10's fragments check against.
+#[cfg(test)]
+pub(super) fn test_weight(taps: usize, j: usize) -> Option<usize> {
+    (j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps).then(|| j - TMA_MASK_LEAD)
+}
+
 #[cfg(test)]
 mod tests {
     // The crate is `no_std`; its host tests may allocate.
@@ -753,9 +761,7 @@ mod tests {
         // of step `s` holds `A[row][t] = M[8s + t − row − shift]`.
         for taps in TAPS {
             let mask_len = tma_mask_len(taps);
-            let weight = |j: usize| {
-                (j >= TMA_MASK_LEAD && j - TMA_MASK_LEAD < taps).then(|| j - TMA_MASK_LEAD)
-            };
+            let weight = |j: usize| test_weight(taps, j);
             for shift in 0..=TMA_MAX_SHIFT {
                 let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
                 for s in 0..tma_steps(taps, shift) {
