@@ -527,21 +527,17 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
                         b16,
                         copied_free,
                     );
-                    wgmma::wait::<0>(&mut acc);
-                    // Every warp's products are done (each waited for its
-                    // own): the next tile's split may overwrite their inputs.
-                    sync_named(own, threads as u32);
                 } else {
                     // Whole fragments: see `multiply`.
                     multiply::<false>(&mut acc, steps, warp, lane, mask_at, b);
-                    wgmma::wait::<0>(&mut acc);
-                    // Every warp's products are done (each waited for its
-                    // own): the next tile's copy and split may overwrite
-                    // their inputs.
-                    sync_named(own, threads as u32);
-                    if tid == 0 {
-                        next();
-                    }
+                }
+                wgmma::wait::<0>(&mut acc);
+                // Every warp's products are done (each waited for its own):
+                // the next tile's split (and step 9's next copy) may
+                // overwrite their inputs.
+                sync_named(own, threads as u32);
+                if !BF16 && tid == 0 {
+                    next();
                 }
 
                 // 3. The outputs.
