@@ -104,8 +104,9 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // Three warpgroups, one block per SM (its shared memory): 168
     // registers a thread at most, which the products' 64 accumulators and
     // the split's quads fit without spills. Step 10's kernel, the same
-    // block, has no bounds: it takes 165 registers without them (so it
-    // launches), and with them ptxas spilled 52 bytes.
+    // block, has no bounds: it takes 160 registers without them (so it
+    // launches); with them it takes 168 and ran within 1% either way
+    // (faster on the H200, slower on the H100; docs/notes/conv1d.md).
     LaunchBounds {
         entry: "conv1d_tf32x3_tma_f32",
         threads: crate::conv1d::TMA_THREADS,

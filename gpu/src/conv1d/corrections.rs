@@ -236,10 +236,9 @@ pub(super) mod device {
     /// mask's TF32 big part, its word pairs (`bf16(big_m) | bf16(small_m)
     /// << 16`) and the offset of word `w` of the fragments in them; `b(s)`
     /// the descriptor of TF32 step `s`'s `B` in the copy, `b16(p)` those of
-    /// product `p`'s `B` in the two BF16 parts. Fragments as step 9's
-    /// whole ones: even and odd groups' in variables of their own, each
-    /// held until the wait that retires its last reader. Returns with the
-    /// last products still running.
+    /// product `p`'s `B` in the two BF16 parts. Each run's fragments
+    /// rotate as step 9's ([`wgmma::rotate`]). Returns with the last
+    /// products still running.
     ///
     /// # Safety
     /// As `wgmma::device::multiply`'s, the BF16 parts holding the tile's
@@ -284,7 +283,7 @@ pub(super) mod device {
                 [high[0], high[1], high[2], high[0]],
             ]
         };
-        let tf32 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &[[u32; 4]; 2]| {
+        let tf32 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &wgmma::FragmentPair| {
             let (even, odd) = (b(2 * p), b(2 * p + 1));
             wgmma::fence();
             // SAFETY: the caller's contract: the whole warpgroup, after the
@@ -295,7 +294,7 @@ pub(super) mod device {
             }
             wgmma::commit();
         };
-        let bf16 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &[[u32; 4]; 2]| {
+        let bf16 = |acc: &mut [f32; WGMMA_N128_REGS], p: usize, f: &wgmma::FragmentPair| {
             let (x16, small16) = b16(p);
             wgmma::fence();
             // SAFETY: as above, the BF16 parts.
@@ -305,63 +304,13 @@ pub(super) mod device {
             }
             wgmma::commit();
         };
-        let hold = |f: &[[u32; 4]; 2]| {
-            wgmma::hold(&f[0]);
-            wgmma::hold(&f[1]);
-        };
-
-        // The TF32 products.
-        let mut even = big(0);
-        let mut odd = [[0; 4]; 2];
-        let mut p = 0;
-        loop {
-            tf32(acc, p, &even);
-            // Group p − 1 is done: `odd` is free.
-            wgmma::wait::<1>(acc);
-            hold(&odd);
-            if p + 1 >= products {
-                break;
-            }
-            odd = big(p + 1);
-            tf32(acc, p + 1, &odd);
-            // Group p is done: `even` is free.
-            wgmma::wait::<1>(acc);
-            hold(&even);
-            if p + 2 >= products {
-                break;
-            }
-            even = big(p + 2);
-            p += 2;
-        }
-
-        // The BF16 products; after the first, the TF32 products are done.
-        let mut first = pairs(0);
-        bf16(acc, 0, &first);
-        wgmma::wait::<1>(acc);
-        hold(&even);
-        hold(&odd);
-        copied_free();
-        let mut second;
-        let mut p = 0;
-        loop {
-            if p + 1 >= products {
-                break;
-            }
-            second = pairs(p + 1);
-            bf16(acc, p + 1, &second);
-            // Group p is done: `first` is free.
-            wgmma::wait::<1>(acc);
-            hold(&first);
-            if p + 2 >= products {
-                break;
-            }
-            first = pairs(p + 2);
-            bf16(acc, p + 2, &first);
-            // Group p + 1 is done: `second` is free.
-            wgmma::wait::<1>(acc);
-            hold(&second);
-            p += 2;
-        }
+        // The TF32 products, then the BF16 ones; after the first of those,
+        // the TF32 products are done.
+        let tf32_pairs = wgmma::rotate(acc, products, big, tf32, || {});
+        wgmma::rotate(acc, products, pairs, bf16, || {
+            tf32_pairs.iter().for_each(wgmma::hold_pair);
+            copied_free();
+        });
     }
 }
 

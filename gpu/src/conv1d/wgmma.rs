@@ -666,8 +666,9 @@ pub(super) mod device {
     /// that a running product still read (wrong sums in the first build).
     /// Without `SHARED`, every step loads its whole fragments, even and odd
     /// steps' in variables of their own, each loaded once the products of
-    /// two steps before are done. Either way each variable is held until
-    /// the wait that retires its last reader ([`wgmma::hold`]). Step 8
+    /// two steps before are done ([`wgmma::rotate`]). Either way each
+    /// variable is held until the wait that retires its last reader
+    /// ([`wgmma::hold`]). Step 8
     /// (one or two warpgroups, which wait on their own loads) gains 3% from
     /// the shared words; step 9 (three warpgroups, 168 registers) does not
     /// move, and spills 8 bytes with them, so it loads whole fragments.
@@ -764,37 +765,12 @@ pub(super) mod device {
         } else {
             // Step `s`'s whole fragments, `[big 0, big 1, small 0, small
             // 1]` and `[big 2, big 3, small 2, small 3]`.
-            let fragment = |s: usize| (load(s, [0, 1]), load(s, [2, 3]));
-            let issue = |acc: &mut _, s, f: &([u32; 4], [u32; 4])| {
-                let (a, b) = f;
+            let fragment = |s: usize| [load(s, [0, 1]), load(s, [2, 3])];
+            let issue = |acc: &mut _, s, f: &wgmma::FragmentPair| {
+                let [a, b] = f;
                 issue(acc, s, [a[0], a[1], b[0], b[1]], [a[2], a[3], b[2], b[3]]);
             };
-            let hold = |f: &([u32; 4], [u32; 4])| {
-                wgmma::hold(&f.0);
-                wgmma::hold(&f.1);
-            };
-            let mut even = fragment(0);
-            let mut odd = ([0u32; 4], [0u32; 4]);
-            let mut s = 0;
-            loop {
-                issue(acc, s, &even);
-                // Step s − 1 is done: `odd` is free.
-                wgmma::wait::<1>(acc);
-                hold(&odd);
-                if s + 1 >= steps {
-                    break;
-                }
-                odd = fragment(s + 1);
-                issue(acc, s + 1, &odd);
-                // Step s is done: `even` is free.
-                wgmma::wait::<1>(acc);
-                hold(&even);
-                if s + 2 >= steps {
-                    break;
-                }
-                even = fragment(s + 2);
-                s += 2;
-            }
+            wgmma::rotate(acc, steps, fragment, issue, || {});
         }
     }
 

@@ -198,6 +198,62 @@ pub fn hold(a: &[u32; 4]) {
     }
 }
 
+/// The two `A` fragments a group of products reads: what [`rotate`]
+/// loads and holds.
+pub type FragmentPair = [[u32; 4]; 2];
+
+/// [`hold`]s both fragments of `f`.
+#[inline(always)]
+pub fn hold_pair(f: &FragmentPair) {
+    hold(&f[0]);
+    hold(&f[1]);
+}
+
+/// Runs product groups `0..groups` (at least one), each issued and
+/// committed by `issue` from a [`FragmentPair`] that `load` fills, with two
+/// pairs in rotation: group `g + 1`'s pair loads while group `g` runs, into
+/// the variable of group `g − 1`, whose wait has retired it, and each pair
+/// is held ([`hold_pair`]) after the wait that retires its group. `first_done` runs
+/// after group 0's wait, when whatever the caller issued before is done
+/// (it holds that work's fragments). Returns the last two pairs with the
+/// last group still running: the caller holds them past the wait that
+/// retires it if it loads more fragments before that wait.
+#[inline(always)]
+pub fn rotate(
+    acc: &mut [f32; WGMMA_N128_REGS],
+    groups: usize,
+    load: impl Fn(usize) -> FragmentPair,
+    issue: impl Fn(&mut [f32; WGMMA_N128_REGS], usize, &FragmentPair),
+    first_done: impl FnOnce(),
+) -> [FragmentPair; 2] {
+    let mut even = load(0);
+    issue(acc, 0, &even);
+    wait::<1>(acc);
+    first_done();
+    let mut odd = [[0; 4]; 2];
+    let mut g = 0;
+    loop {
+        if g + 1 >= groups {
+            break;
+        }
+        odd = load(g + 1);
+        issue(acc, g + 1, &odd);
+        // Group g is done: `even` is free.
+        wait::<1>(acc);
+        hold_pair(&even);
+        if g + 2 >= groups {
+            break;
+        }
+        even = load(g + 2);
+        issue(acc, g + 2, &even);
+        // Group g + 1 is done: `odd` is free.
+        wait::<1>(acc);
+        hold_pair(&odd);
+        g += 2;
+    }
+    [even, odd]
+}
+
 /// `d = A · B + (accumulate ? d : 0)` for a 64 × 128 × 8 tile, TF32
 /// operands, `f32` accumulator: `a` this thread's fragment of `A` (layout in
 /// the module docs), `b` the [descriptor](crate::descriptor) of `B`'s 128 × 8 tile,
