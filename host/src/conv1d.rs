@@ -95,7 +95,7 @@ pub use warpspeed_gpu::conv1d::{
 use warpspeed_gpu::ptx::Needs;
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry, TensorMap};
 
-/// The kernel one launch runs: step 9's own only with the geometry of the
+/// The kernel one launch runs: step 9's or 10's own only with the geometry of the
 /// rows its tensor map describes.
 #[derive(Clone, Copy)]
 enum Kernel {
@@ -398,13 +398,15 @@ impl Context {
         Ok(Pending::new(self))
     }
 
-    /// Encodes step 9's tensor map for `rows` and enqueues its kernel
-    /// (`entry`, from [`Conv1dEntry::Mapped`]) with `args`, the map and
-    /// [`TMA_GROUPS`] slots of scratch memory per block of `cfg`'s grid.
+    /// Encodes the tensor map of steps 9 and 10 for `rows` and enqueues
+    /// `entry` (from [`Conv1dEntry::Mapped`]: either step's kernel) with
+    /// `args`, the map and [`TMA_GROUPS`] slots of scratch memory per block
+    /// of `cfg`'s grid.
     ///
     /// # Safety
     /// As for the launch in [`Context::conv1d_launch`], `cfg` and `args` as
-    /// that builds them for [`Conv1dVariant::Tf32x3Tma`], and `geometry` is
+    /// that builds them for [`Conv1dVariant::Tf32x3Tma`] or
+    /// [`Conv1dVariant::Bf16Corrections`], and `geometry` is
     /// [`Rows::tma_geometry`] of `rows`.
     unsafe fn conv1d_launch_mapped(
         &self,
