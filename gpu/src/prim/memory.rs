@@ -36,7 +36,10 @@ pub unsafe fn load_nc_u32(ptr: *const u32) -> u32 {
 ///
 /// Without cache hints: with `.L1::no_allocate.L2::256B` (sm_80+, PTX 7.4)
 /// a 1 GiB reduction streamed 6% slower on an H200 (4180 against 4440 GB/s)
-/// and 0.3% faster on an H100 (measured 2026-11-22).
+/// and 0.3% faster on an H100 (measured 2026-11-22). Evict-first (`.cs`)
+/// reads of 64 and 256 MiB looked 4 to 5% faster in a probe only because
+/// L2 kept part of the buffer for the next launch; with L2 emptied before
+/// each launch they read as fast as these (docs/notes/bench.md).
 ///
 /// # Safety
 /// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory
