@@ -22,6 +22,7 @@
 //! * [`hold`]: the kernel that holds the stream while timed launches queue;
 //! * [`records`]: `ladder.json` read back (`Record`, `Unit`, `parse`, `header`);
 //! * [`svg`]: the charts, drawn from records;
+//! * [`targets`]: the project's speed targets, as data, judged on records;
 //! * [`harness`]: timing, the ceilings, `Bench` and the results it collects;
 //! * [`json`]: writes `ladder.json` from a `Bench` (its fields documented there);
 //! * [`report`]: the Markdown tables, report and charts rendered from records,
@@ -44,6 +45,7 @@ mod reduce;
 mod report;
 mod rng;
 mod svg;
+mod targets;
 mod transpose;
 
 use harness::{Bench, Family, KernelUse};

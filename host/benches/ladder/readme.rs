@@ -20,13 +20,16 @@
 //! * `cases FAMILY CASE...`: the same with a column per case and device;
 //! * `summary DEVICE FAMILY...`: the report's summary rows of those
 //!   families, as the report renders them;
-//! * `scaling DEVICE TITLE`: the report's table of one scaling curve.
+//! * `scaling DEVICE TITLE`: the report's table of one scaling curve;
+//! * `targets`: every target of [`crate::targets`], judged on each
+//!   device's report, alone and back to back.
 //!
 //! `cargo xtask readme` rewrites the tables; `cargo xtask readme --check`
 //! (CI) fails where one differs from what the JSON gives.
 
 use crate::records::{Record, parse};
 use crate::report::{scaling_markdown, summary_table, unit_of};
+use crate::targets;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -133,9 +136,16 @@ fn render(spec: &str, reports: &[Report]) -> Result<String, String> {
             }
             Ok(scaling_markdown(&points))
         }
+        ("targets", []) => {
+            let devices: Vec<(String, &[Record])> = reports
+                .iter()
+                .map(|r| (r.device.to_uppercase(), r.records.as_slice()))
+                .collect();
+            Ok(targets::devices_table(&devices))
+        }
         _ => Err(format!(
             "`{}`: a spec is `steps FAMILY CASE...`, `cases FAMILY CASE...`, \
-             `summary DEVICE FAMILY...` or `scaling DEVICE TITLE`",
+             `summary DEVICE FAMILY...`, `scaling DEVICE TITLE` or `targets`",
             spec.trim()
         )),
     }

@@ -105,6 +105,34 @@ impl Record {
     }
 }
 
+/// The fastest step of each group of one case (a group: the steps with
+/// the same `versus` and peer, e.g. the sums; every step in JSON without
+/// groups), in the order the groups first appear: the summary's rows, and
+/// what a target is measured on.
+pub fn fastest_of_groups<'r>(records: &'r [Record], family: &str, case: &str) -> Vec<&'r Record> {
+    let steps: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.kind == "step" && r.family == family && r.case == case)
+        .collect();
+    let group = |r: &Record| (r.versus.clone(), r.peer.clone());
+    let mut groups = Vec::new();
+    for r in &steps {
+        if !groups.contains(&group(r)) {
+            groups.push(group(r));
+        }
+    }
+    groups
+        .iter()
+        .filter_map(|g| {
+            steps
+                .iter()
+                .filter(|r| group(r) == *g)
+                .max_by(|a, b| a.rate.unwrap_or(0.0).total_cmp(&b.rate.unwrap_or(0.0)))
+                .copied()
+        })
+        .collect()
+}
+
 /// The result lines of a JSON file written by `json::json` (or of a case).
 pub fn parse(text: &str) -> Vec<Record> {
     text.lines()
@@ -157,4 +185,14 @@ pub fn header(text: &str, key: &str) -> String {
         .take_while(|l| !l.starts_with("\"results\""))
         .find_map(|l| field(l, key))
         .unwrap_or_default()
+}
+
+/// `2^20` for powers of two above 1024 (a scaling curve's sizes), the
+/// number otherwise.
+pub fn size_label(n: usize) -> String {
+    if n.is_power_of_two() && n > 1024 {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
 }

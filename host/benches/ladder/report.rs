@@ -1,6 +1,7 @@
 //! Everything rendered from `ladder.json`'s records ([`crate::records`]):
 //! the tables printed during the run, and the Markdown report with its SVG
-//! charts ([`render`]; the charts are drawn by [`crate::svg`]).
+//! charts ([`render`]; the charts are drawn by [`crate::svg`], the
+//! section on the targets by [`crate::targets`]).
 //!
 //! Also `Bench`'s recording methods (`record`, `record_work`,
 //! `record_scaling`, `record_scaling_with`), which print each case's or
@@ -11,8 +12,9 @@
 
 use crate::harness::{BATCH_BELOW_MS, BATCH_WINDOWS, Bench, Case, Point, Scaling, Work};
 use crate::json::{Ceilings, case_records, scaling_records};
-use crate::records::{Record, Unit, header, parse};
+use crate::records::{Record, Unit, fastest_of_groups, header, parse, size_label};
 use crate::svg;
+use crate::targets;
 use std::fmt::Write;
 
 /// `v` with `digits` decimals, `—` if absent.
@@ -278,15 +280,6 @@ fn kernel_note(text: &str) -> String {
     )
 }
 
-/// `2^20` for powers of two above 1024, the number otherwise.
-fn size_label(n: usize) -> String {
-    if n.is_power_of_two() && n > 1024 {
-        format!("2^{}", n.trailing_zeros())
-    } else {
-        n.to_string()
-    }
-}
-
 /// A file name from a family and case: `reduce-f32-2-28.svg`.
 fn slug(parts: &[&str]) -> String {
     let raw = parts.join("-").to_lowercase();
@@ -357,38 +350,21 @@ fn summary_rows(
     unit: Unit,
     batch: BackToBack,
 ) {
-    let steps: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.kind == "step" && r.family == family && r.case == case)
-        .collect();
-    let group = |r: &Record| (r.versus.clone(), r.peer.clone());
-    let mut groups = Vec::new();
-    for r in &steps {
-        if !groups.contains(&group(r)) {
-            groups.push(group(r));
-        }
-    }
-    for g in groups {
-        let best = steps
-            .iter()
-            .filter(|r| group(r) == g)
-            .max_by(|a, b| a.rate.unwrap_or(0.0).total_cmp(&b.rate.unwrap_or(0.0)));
-        if let Some(r) = best {
-            let versus = match (r.ratio_peer, &r.peer) {
-                (Some(ratio), Some(peer)) => format!("**{ratio:.2}** ({peer})"),
-                _ => "— (no peer)".into(),
-            };
-            let _ = writeln!(
-                out,
-                "| {family} | {case} | {} {} | {:.1} µs | {} | {} |{} {versus} |",
-                r.step,
-                r.variant,
-                r.ms.unwrap_or(0.0) * 1e3,
-                num(r.rate, unit.digits()),
-                num(r.ratio_ceiling, 2),
-                batch.cell(r)
-            );
-        }
+    for r in fastest_of_groups(records, family, case) {
+        let versus = match (r.ratio_peer, &r.peer) {
+            (Some(ratio), Some(peer)) => format!("**{ratio:.2}** ({peer})"),
+            _ => "— (no peer)".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {family} | {case} | {} {} | {:.1} µs | {} | {} |{} {versus} |",
+            r.step,
+            r.variant,
+            r.ms.unwrap_or(0.0) * 1e3,
+            num(r.rate, unit.digits()),
+            num(r.ratio_ceiling, 2),
+            batch.cell(r)
+        );
     }
 }
 
@@ -475,6 +451,7 @@ pub fn render(text: &str) -> Vec<(String, String)> {
         }
     }
     md.push_str(&summary(&records, &cases));
+    md.push_str(&targets::section(&records));
     // Each kernel goes under the family section its name starts with (the
     // longest: `row_sums` of `image_sums`), or else the one of its family.
     let sections: Vec<&str> = cases.iter().map(|(f, _)| *f).collect();

@@ -1,0 +1,479 @@
+//! The speed targets the project set itself, as data ([`TARGETS`]), and how
+//! one run's records meet each ([`Target::outcome`]): the report's
+//! "Targets" section ([`section`]) and the README's table of both devices.
+//!
+//! A target covers the fastest step of some groups of some cases (what the
+//! summary shows) and holds where the *worst* of them is on the right side
+//! of its bound; where it is not, the table says how much faster the step
+//! would have to be ("short by 1.4%"). A ratio to the copy bandwidth is
+//! judged twice: each launch timed alone, and back to back (see the
+//! report's note on the two columns); a ratio to a peer only alone, as the
+//! peers are timed.
+
+use crate::records::{Record, fastest_of_groups, size_label};
+use std::fmt::Write;
+
+/// What a target compares, and which way is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// The step's speed over its best peer's (the peer's time over the
+    /// step's), at least the bound.
+    Peer,
+    /// The step's time over its best peer's, at most the bound (the random
+    /// numbers' targets are stated so).
+    TimeOverPeer,
+    /// The step's rate over the run's copy bandwidth (× memcpy), at least
+    /// the bound.
+    Memcpy,
+    /// Along a scaling curve (its title in `cases`), the fastest other
+    /// series' time over the fastest warpspeed series' at every size, at
+    /// least the bound.
+    Curve,
+}
+
+impl Measure {
+    /// Whether a value is on the right side of `bound`.
+    fn holds(self, value: f64, bound: f64) -> bool {
+        match self {
+            Measure::TimeOverPeer => value <= bound,
+            _ => value >= bound,
+        }
+    }
+
+    /// The worse of two values.
+    fn worse(self, a: f64, b: f64) -> bool {
+        match self {
+            Measure::TimeOverPeer => a > b,
+            _ => a < b,
+        }
+    }
+
+    /// The bound as the table writes it: `≥ 0.85`, `≤ 1.00`.
+    fn wanted(self, bound: f64) -> String {
+        match self {
+            Measure::TimeOverPeer => format!("≤ {bound:.2}"),
+            _ => format!("≥ {bound:.2}"),
+        }
+    }
+}
+
+/// One target: which results it covers, what it compares, its bound.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// What the table calls it.
+    pub label: &'static str,
+    pub family: &'static str,
+    /// The cases of `family` it covers (for [`Measure::Curve`], the curve's title).
+    pub cases: &'static [&'static str],
+    /// The step group (`versus`) whose fastest step it takes; `None`: the
+    /// fastest of every group.
+    pub group: Option<&'static str>,
+    pub measure: Measure,
+    pub bound: f64,
+}
+
+const fn target(
+    label: &'static str,
+    family: &'static str,
+    cases: &'static [&'static str],
+    group: Option<&'static str>,
+    measure: Measure,
+    bound: f64,
+) -> Target {
+    Target {
+        label,
+        family,
+        cases,
+        group,
+        measure,
+        bound,
+    }
+}
+
+use Measure::{Curve, Memcpy, Peer, TimeOverPeer};
+
+/// Every target, in the order of the families: the bench report's issue
+/// (reduce, transpose, image sums), then histogram and conv1d, SGEMM and
+/// the random numbers. Each is met on the H100 and on the H200, or not.
+pub const TARGETS: &[Target] = &[
+    target(
+        "sum, min, max (f32, i32, u32) at 2^24 × CUB",
+        "reduce",
+        &["f32 2^24", "i32 2^24", "u32 2^24"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "sum, min, max (f32, i32, u32) at 2^26 × CUB",
+        "reduce",
+        &["f32 2^26", "i32 2^26", "u32 2^26"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "sum, min, max (f32, i32, u32) at 2^28 × CUB",
+        "reduce",
+        &["f32 2^28", "i32 2^28", "u32 2^28"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "sum f32 at every n of the scaling curve × CUB",
+        "reduce",
+        &["sum f32"],
+        None,
+        Curve,
+        0.95,
+    ),
+    target(
+        "f32 transpose 8192² × cuBLAS Sgeam",
+        "transpose",
+        &["f32 8192x8192"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "u8 transpose 8192² × memcpy",
+        "transpose",
+        &["u8 8192x8192"],
+        None,
+        Memcpy,
+        0.85,
+    ),
+    target(
+        "column sums of a u8 8192² image × memcpy",
+        "column_sums",
+        &["u8 8192x8192"],
+        None,
+        Memcpy,
+        0.80,
+    ),
+    target(
+        "row sums of a u8 8192² image × memcpy",
+        "row_sums",
+        &["u8 8192x8192"],
+        None,
+        Memcpy,
+        0.80,
+    ),
+    target(
+        "histogram of 2^28 u8, uniform × CUB",
+        "histogram",
+        &["u8 2^28 uniform"],
+        None,
+        Peer,
+        1.25,
+    ),
+    target(
+        "histogram of 2^28 u8, one bin × CUB",
+        "histogram",
+        &["u8 2^28 one_bin"],
+        None,
+        Peer,
+        1.20,
+    ),
+    target(
+        "histogram of 2^28 u8, every data set × CUB",
+        "histogram",
+        &[
+            "u8 2^28 uniform",
+            "u8 2^28 one_bin",
+            "u8 2^28 alternating",
+            "u8 2^28 normal",
+            "u8 2^28 sorted",
+        ],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "conv1d of 2^26 f32, 7 taps × memcpy",
+        "conv1d",
+        &["f32 2^26, mask 7"],
+        None,
+        Memcpy,
+        0.85,
+    ),
+    target(
+        "conv1d of 2^26 f32, 31 taps × memcpy",
+        "conv1d",
+        &["f32 2^26, mask 31"],
+        None,
+        Memcpy,
+        0.75,
+    ),
+    target(
+        "conv1d of 2^26 f32, 127 taps × memcpy",
+        "conv1d",
+        &["f32 2^26, mask 127"],
+        None,
+        Memcpy,
+        0.50,
+    ),
+    target(
+        "conv1d of 2^26 f32, 7, 31 and 127 taps × cuDNN",
+        "conv1d",
+        &[
+            "f32 2^26, mask 7",
+            "f32 2^26, mask 31",
+            "f32 2^26, mask 127",
+        ],
+        None,
+        Peer,
+        2.00,
+    ),
+    target(
+        "SGEMM FP32 at 4096³ and 8192³ × cuBLAS",
+        "gemm",
+        &["f32 4096x4096x4096", "f32 8192x8192x8192"],
+        Some("fp32"),
+        Peer,
+        0.95,
+    ),
+    target(
+        "SGEMM FP32 at 1024³ and 1000×999×1001 × cuBLAS",
+        "gemm",
+        &["f32 1024x1024x1024", "f32 1000x999x1001"],
+        Some("fp32"),
+        Peer,
+        0.85,
+    ),
+    target(
+        "SGEMM 3xTF32 at 4096³ × cuBLAS FP32",
+        "gemm",
+        &["f32 4096x4096x4096"],
+        Some("tf32x3"),
+        Peer,
+        1.30,
+    ),
+    target(
+        "uniform f32 fill of 2^28, time ÷ cuRAND's",
+        "rng",
+        &["uniform f32 2^28"],
+        None,
+        TimeOverPeer,
+        1.00,
+    ),
+    target(
+        "normal f32 fill of 2^28, time ÷ cuRAND's",
+        "rng",
+        &["normal f32 2^28"],
+        None,
+        TimeOverPeer,
+        0.85,
+    ),
+    target(
+        "log-normal f32 fill of 2^28, time ÷ cuRAND's",
+        "rng",
+        &["log-normal f32 2^28"],
+        None,
+        TimeOverPeer,
+        0.85,
+    ),
+    target(
+        "Poisson(3.5) fill of 2^28, time ÷ cuRAND's",
+        "rng",
+        &["poisson(3.5) u32 2^28"],
+        None,
+        TimeOverPeer,
+        1.00,
+    ),
+];
+
+/// The worst value of a target's results, and where it is (a case and
+/// group, or a curve's size), where one was measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Worst {
+    pub value: f64,
+    pub at: String,
+    /// How many results it is the worst of.
+    pub of: usize,
+}
+
+/// How one run meets a target: alone, and back to back where the measure
+/// has a back-to-back figure.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    pub alone: Option<Worst>,
+    pub batch: Option<Worst>,
+}
+
+impl Target {
+    /// The fastest steps this target covers.
+    fn steps<'r>(&self, records: &'r [Record]) -> Vec<&'r Record> {
+        self.cases
+            .iter()
+            .flat_map(|case| fastest_of_groups(records, self.family, case))
+            .filter(|r| self.group.is_none() || r.versus.as_deref() == self.group)
+            .collect()
+    }
+
+    /// The worst of `values` (value, where), by this target's measure.
+    fn worst(&self, values: impl Iterator<Item = (f64, String)>) -> Option<Worst> {
+        let mut of = 0;
+        values
+            .inspect(|_| of += 1)
+            .reduce(|a, b| if self.measure.worse(b.0, a.0) { b } else { a })
+            .map(|(value, at)| Worst { value, at, of })
+    }
+
+    /// How `records` (one run) meet this target.
+    pub fn outcome(&self, records: &[Record]) -> Outcome {
+        let at = |r: &Record| match &r.versus {
+            Some(group) if self.group.is_none() => format!("{} {group}", r.case),
+            _ => r.case.clone(),
+        };
+        match self.measure {
+            Measure::Peer | Measure::TimeOverPeer => {
+                let value = |r: &Record| {
+                    r.ratio_peer.map(|x| match self.measure {
+                        Measure::TimeOverPeer => 1.0 / x,
+                        _ => x,
+                    })
+                };
+                let steps = self.steps(records);
+                Outcome {
+                    alone: self.worst(steps.iter().filter_map(|r| Some((value(r)?, at(r))))),
+                    batch: None,
+                }
+            }
+            Measure::Memcpy => {
+                let steps = self.steps(records);
+                Outcome {
+                    alone: self.worst(steps.iter().filter_map(|r| Some((r.ratio_ceiling?, at(r))))),
+                    batch: self.worst(
+                        steps
+                            .iter()
+                            .filter_map(|r| Some((r.ratio_ceiling_batch?, at(r)))),
+                    ),
+                }
+            }
+            Measure::Curve => {
+                let points: Vec<&Record> = records
+                    .iter()
+                    .filter(|r| {
+                        r.kind == "scaling"
+                            && r.family == self.family
+                            && self.cases.contains(&r.title.as_str())
+                            && r.ms.is_some()
+                    })
+                    .collect();
+                let mut sizes: Vec<usize> = points.iter().map(|r| r.n).collect();
+                sizes.sort_unstable();
+                sizes.dedup();
+                // The fastest time at `n` of the series ours or not.
+                let fastest = |n: usize, ours: bool| {
+                    points
+                        .iter()
+                        .filter(|r| r.n == n && r.series.starts_with("warpspeed") == ours)
+                        .filter_map(|r| r.ms)
+                        .reduce(f64::min)
+                };
+                let ratios = sizes
+                    .into_iter()
+                    .filter_map(|n| Some((fastest(n, false)? / fastest(n, true)?, size_label(n))));
+                Outcome {
+                    alone: self.worst(ratios),
+                    batch: None,
+                }
+            }
+        }
+    }
+
+    /// A cell of the tables: the worst value, where it is when the target
+    /// covers several results, and whether it holds.
+    fn cell(&self, worst: Option<&Worst>) -> String {
+        let Some(w) = worst else {
+            return "—".into();
+        };
+        let at = if w.of > 1 {
+            format!(" (at {})", w.at)
+        } else {
+            String::new()
+        };
+        let verdict = if self.measure.holds(w.value, self.bound) {
+            "met".to_string()
+        } else {
+            // How much faster the step would have to be.
+            let short = match self.measure {
+                Measure::TimeOverPeer => w.value / self.bound - 1.0,
+                _ => self.bound / w.value - 1.0,
+            };
+            format!("**short by {:.1}%**", short * 100.0)
+        };
+        format!("{:.3}{at}: {verdict}", w.value)
+    }
+}
+
+/// The targets some result of `records` bears on.
+fn measured(records: &[Record]) -> Vec<(&'static Target, Outcome)> {
+    TARGETS
+        .iter()
+        .map(|t| (t, t.outcome(records)))
+        .filter(|(_, o)| o.alone.is_some() || o.batch.is_some())
+        .collect()
+}
+
+/// What the tables' cells say, for the line above them.
+const LEGEND: &str = "Each cell is the worst of the results the target covers (the fastest \
+                      step of each case and group), where it is when there are several, and \
+                      whether it is met; \"short by\" is how much faster the step would have \
+                      to be.";
+
+/// The report's "Targets" section for one run's records; empty where none
+/// of its results bears on a target.
+pub fn section(records: &[Record]) -> String {
+    let rows = measured(records);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n## Targets\n\n{LEGEND} \"Back to back\" judges the ratios to the copy bandwidth \
+         on the back-to-back column.\n\n| target | wanted | alone | back to back |\n|---|---:|---|---|\n"
+    );
+    for (t, o) in rows {
+        let batch = if t.measure == Measure::Memcpy {
+            t.cell(o.batch.as_ref())
+        } else {
+            "—".into()
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {batch} |",
+            t.label,
+            t.measure.wanted(t.bound),
+            t.cell(o.alone.as_ref())
+        );
+    }
+    out
+}
+
+/// The README's table: a row per target, for each device (`(name,
+/// records)`) a column alone and one back to back.
+pub fn devices_table(devices: &[(String, &[Record])]) -> String {
+    let mut out = format!("{LEGEND}\n\n| target | wanted |");
+    for (device, _) in devices {
+        let _ = write!(out, " {device} alone | {device} back to back |");
+    }
+    out.push_str("\n|---|---:|");
+    out.push_str(&"---|---|".repeat(devices.len()));
+    out.push('\n');
+    for t in TARGETS {
+        let _ = write!(out, "| {} | {} |", t.label, t.measure.wanted(t.bound));
+        for (_, records) in devices {
+            let o = t.outcome(records);
+            let batch = if t.measure == Measure::Memcpy {
+                t.cell(o.batch.as_ref())
+            } else {
+                "—".into()
+            };
+            let _ = write!(out, " {} | {batch} |", t.cell(o.alone.as_ref()));
+        }
+        out.push('\n');
+    }
+    out
+}
