@@ -11,6 +11,7 @@
 //! peers are timed.
 
 use crate::records::{Record, fastest_of_groups, size_label};
+use Measure::{Curve, Memcpy, Peer, TimeOverPeer};
 use std::fmt::Write;
 
 /// What a target compares, and which way is better.
@@ -89,8 +90,6 @@ const fn target(
         bound,
     }
 }
-
-use Measure::{Curve, Memcpy, Peer, TimeOverPeer};
 
 /// Every target, in the order of the families: the bench report's issue
 /// (reduce, transpose, image sums), then histogram and conv1d, SGEMM and
@@ -295,7 +294,7 @@ pub struct Worst {
 }
 
 /// How one run meets a target: alone, and back to back where the measure
-/// has a back-to-back figure.
+/// has a back-to-back figure (`None` otherwise: its cell reads `—`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
     pub alone: Option<Worst>,
@@ -436,17 +435,13 @@ pub fn section(records: &[Record]) -> String {
          on the back-to-back column.\n\n| target | wanted | alone | back to back |\n|---|---:|---|---|\n"
     );
     for (t, o) in rows {
-        let batch = if t.measure == Measure::Memcpy {
-            t.cell(o.batch.as_ref())
-        } else {
-            "—".into()
-        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {batch} |",
+            "| {} | {} | {} | {} |",
             t.label,
             t.measure.wanted(t.bound),
-            t.cell(o.alone.as_ref())
+            t.cell(o.alone.as_ref()),
+            t.cell(o.batch.as_ref())
         );
     }
     out
@@ -466,12 +461,8 @@ pub fn devices_table(devices: &[(String, &[Record])]) -> String {
         let _ = write!(out, "| {} | {} |", t.label, t.measure.wanted(t.bound));
         for (_, records) in devices {
             let o = t.outcome(records);
-            let batch = if t.measure == Measure::Memcpy {
-                t.cell(o.batch.as_ref())
-            } else {
-                "—".into()
-            };
-            let _ = write!(out, " {} | {batch} |", t.cell(o.alone.as_ref()));
+            let (alone, batch) = (t.cell(o.alone.as_ref()), t.cell(o.batch.as_ref()));
+            let _ = write!(out, " {alone} | {batch} |");
         }
         out.push('\n');
     }
