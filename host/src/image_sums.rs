@@ -79,10 +79,11 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 /// (at least [`BAND_MIN_ROWS`] per row-lane); [`ColumnSumVariant::Strips`]
 /// otherwise and for rows that are not 16-byte aligned, whose several
 /// smaller blocks per SM hide the narrower loads better. Measured on an
-/// H200 (µs, step 5 against step 3, one run): 8192² 21.4 against 22.7,
-/// 64 × 2^20 23.0 against 56.5; but 2^20 × 64 (2 048 strips of 64 rows)
-/// 52.1 against 25.3 and 1000 × 65537 (pitch 1000) 38.5 against 35.1.
-/// The README's column-sum section has the table.
+/// H200 (µs, step 5 against step 3, two runs): 8192² 20.8 against 22.6
+/// to 22.8, 64 × 2^20 21.9 against 58.0, 2^20 × 64 (2 048 strips of 64
+/// rows) 23.9 to 24.1 against 25.4 to 25.6; but 1000 × 65537 (pitch
+/// 1000) 40.1 to 40.2 against 35.0 to 35.3. The README's column-sum
+/// section has the table.
 pub fn fastest_columns(
     width: usize,
     height: usize,
@@ -101,8 +102,14 @@ pub fn fastest_columns(
 }
 
 /// Rows each row-lane of a [`ColumnSumVariant::Bands`] block must have for
-/// [`fastest_columns`] to take it where its grid needs several waves.
-pub const BAND_MIN_ROWS: usize = 16;
+/// [`fastest_columns`] to take it where its grid needs several waves: 4,
+/// 64 rows for a block of 16 row-lanes, since the blocks of such short
+/// bands keep their 16-bit lanes in registers to the end and combine
+/// them in one pass (2^20 × 64, H200, µs: 27.7 to 27.8 when every block
+/// zeroed, added into and read back slots of 32-bit sums, 23.9 to 24.1
+/// since; step 3 25.2 to 25.6).
+/// Shorter images are not measured and keep step 3.
+pub const BAND_MIN_ROWS: usize = 4;
 
 /// The row-sum step [`Context::row_sums_into`] takes for an image `width`
 /// bytes wide: the ladder's fastest, [`RowSumVariant::SplitRows`], where
@@ -482,9 +489,10 @@ mod tests {
             (1920, 1080, true, 132, Bands),
             (0, 0, true, 132, Bands),
             (64, 1, true, 1, Bands),
-            // 2 048 strips of 64 rows: many waves of short blocks.
-            (1 << 20, 64, true, 132, Strips),
-            // Many waves, but 16 rows a row-lane: the combine pays.
+            // 2 048 strips: many waves of short blocks; from 4 rows a
+            // row-lane the combine pays.
+            (1 << 20, 63, true, 132, Strips),
+            (1 << 20, 64, true, 132, Bands),
             (1 << 20, 512, true, 132, Bands),
             // Rows not 16-byte aligned.
             (1000, 65537, false, 132, Strips),

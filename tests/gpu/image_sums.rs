@@ -280,6 +280,29 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+/// Step 5's bands of at most 4096 rows (256 a row-lane) keep their
+/// 16-bit lanes to the end, longer ones flush them: an image of bytes
+/// of 243 to 255 two strips wide, as many bands per strip as the device
+/// gives, every other band 4096 rows and the rest 4097, so that the
+/// blocks of one column take both paths and the lanes reach their
+/// largest sums (256 · 255).
+fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
+    use warpspeed::gpu::image_sums::{BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, MAX_BANDS};
+    let w = 2 * BAND_BLOCK_COLUMNS as usize;
+    let bands = (ctx.info().multiprocessors * BAND_BLOCKS_PER_SM / 2).clamp(1, MAX_BANDS) as usize;
+    let h = 4096 * bands + bands / 2;
+    let byte = |x: usize| 255 - (x % 13) as u8;
+    let row: Vec<u8> = (0..w).map(byte).collect();
+    let image = upload(&row.repeat(h))?;
+    let view = ok(Matrix::new(&image, w, h))?;
+    let want: Vec<u32> = (0..w).map(|x| byte(x) as u32 * h as u32).collect();
+    let mut out = poisoned(w, u32::MAX)?;
+    ok(ctx
+        .column_sums_into_with(ColumnSumVariant::Bands, &view, &mut out)
+        .and_then(|p| p.wait()))?;
+    same(format!("Bands {w}×{h}"), &download(&out)?, &want)
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     push::<u32>(trials, "u32");
     push::<f32>(trials, "f32");
@@ -298,6 +321,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
             check::<u32>(ctx, Variant::Columns(ColumnSumVariant::Bands), shape)?;
             check::<u32>(ctx, Variant::ColumnsDefault, shape)
         },
+    ));
+    trials.push(sized_trial(
+        "column_sums::bands::lanes_at_their_limit",
+        1024 * 4097 * 132,
+        bands_at_the_lanes_limit,
     ));
     trials.push(gpu_trial("image_sums::empty_images_sum_to_zero", |ctx| {
         zeros_ok::<u32>(ctx)?;
