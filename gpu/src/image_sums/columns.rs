@@ -313,19 +313,9 @@ unsafe fn sum_rows16<const UNROLL: usize>(
     let inside = x0 + 15 < width;
     let alignment = image as usize | pitch;
     if inside && alignment.is_multiple_of(16) {
-        sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, |p| {
-            load_nc_v4(p.cast())
-        });
+        sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, load_16);
     } else if inside && alignment.is_multiple_of(4) {
-        sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, |p| {
-            let p = p.cast::<u32>();
-            [
-                load_nc_u32(p),
-                load_nc_u32(p.add(1)),
-                load_nc_u32(p.add(2)),
-                load_nc_u32(p.add(3)),
-            ]
-        });
+        sum_rows16_lanes::<UNROLL>(image, pitch, x0, y, y_end, step, flush, load_4x4);
     } else {
         while y < y_end {
             for j in 0..16 {
@@ -336,6 +326,26 @@ unsafe fn sum_rows16<const UNROLL: usize>(
             y += step;
         }
     }
+}
+
+/// 16 bytes at `p` (16-byte aligned) in one load.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn load_16(p: *const u8) -> Words4 {
+    load_nc_v4(p.cast())
+}
+
+/// 16 bytes at `p` (4-byte aligned) in four 4-byte loads.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn load_4x4(p: *const u8) -> Words4 {
+    let p = p.cast::<u32>();
+    [
+        load_nc_u32(p),
+        load_nc_u32(p.add(1)),
+        load_nc_u32(p.add(2)),
+        load_nc_u32(p.add(3)),
+    ]
 }
 
 /// [`sum_rows16`]'s path for 16 columns inside the image whose pieces
@@ -351,12 +361,12 @@ unsafe fn sum_rows16_lanes<const UNROLL: usize>(
     y_end: usize,
     step: usize,
     mut flush: impl FnMut(usize, u32),
-    load: impl Fn(*const u8) -> Words4,
+    load: unsafe fn(*const u8) -> Words4,
 ) {
     while y < y_end {
         let flush_at = (y + 256 * step).min(y_end);
         let mut lanes = [0u32; 8];
-        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, flush_at, step, &mut lanes, &load);
+        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, flush_at, step, &mut lanes, load);
         y = flush_at;
         // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
         // lanes 2i + 1 hold 4i + 1 and 4i + 3.
@@ -384,7 +394,7 @@ unsafe fn add_rows_to_lanes<const UNROLL: usize>(
     y_end: usize,
     step: usize,
     lanes: &mut [u32; 8],
-    load: &impl Fn(*const u8) -> Words4,
+    load: unsafe fn(*const u8) -> Words4,
 ) {
     while y + (UNROLL - 1) * step < y_end {
         let mut w = [[0u32; 4]; UNROLL];
@@ -673,19 +683,9 @@ unsafe fn bands_in_lanes<O: SumOut>(
     let mut lanes = [0u32; 8];
     let y = y_begin + ty;
     if (image as usize | pitch).is_multiple_of(16) {
-        let load = |p: *const u8| load_nc_v4(p.cast());
-        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, &load);
+        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, load_16);
     } else {
-        let load = |p: *const u8| {
-            let p = p.cast::<u32>();
-            [
-                load_nc_u32(p),
-                load_nc_u32(p.add(1)),
-                load_nc_u32(p.add(2)),
-                load_nc_u32(p.add(3)),
-            ]
-        };
-        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, &load);
+        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, load_4x4);
     }
     // Word `i` of every thread's lanes at `i · THREADS + rank`: a warp
     // stores 32 consecutive words.
