@@ -366,8 +366,7 @@ unsafe fn sum_rows16_lanes<const UNROLL: usize>(
     while y < y_end {
         let flush_at = (y + 256 * step).min(y_end);
         let mut lanes = [0u32; 8];
-        add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, flush_at, step, &mut lanes, load);
-        y = flush_at;
+        y = add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, flush_at, step, &mut lanes, load);
         // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
         // lanes 2i + 1 hold 4i + 1 and 4i + 3.
         for i in 0..4 {
@@ -382,7 +381,7 @@ unsafe fn sum_rows16_lanes<const UNROLL: usize>(
 /// Adds rows `y, y + step, ...` below `y_end`, at most 256 of them (so
 /// that no 16-bit lane passes 256 · 255 < 2^16), of the 16 columns that
 /// `load` reads at `x0` into `lanes` ([`add_lanes`]), `UNROLL` rows in
-/// flight.
+/// flight. Returns the first row of the sequence at or past `y_end`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -395,7 +394,7 @@ unsafe fn add_rows_to_lanes<const UNROLL: usize>(
     step: usize,
     lanes: &mut [u32; 8],
     load: unsafe fn(*const u8) -> Words4,
-) {
+) -> usize {
     while y + (UNROLL - 1) * step < y_end {
         let mut w = [[0u32; 4]; UNROLL];
         for u in 0..UNROLL {
@@ -410,6 +409,7 @@ unsafe fn add_rows_to_lanes<const UNROLL: usize>(
         add_lanes(lanes, load(image.add(y * pitch + x0)));
         y += step;
     }
+    y
 }
 
 /// [`sum_rows16`] into `slot`, 16 words of shared memory, zeroed
