@@ -101,6 +101,17 @@ pub fn fastest_columns(
     }
 }
 
+/// Bands of rows into which [`ColumnSumVariant::Bands`] cuts each of
+/// `strips` column strips of an image `height` rows high on a GPU of
+/// `multiprocessors` SMs: as many as fill the SMs' block slots once
+/// ([`BAND_BLOCKS_PER_SM`] each), at least one, at most [`MAX_BANDS`] and
+/// one per row.
+pub fn bands_per_strip(strips: u32, height: usize, multiprocessors: u32) -> u32 {
+    let bands = (multiprocessors * BAND_BLOCKS_PER_SM / strips.max(1)).clamp(1, MAX_BANDS);
+    // At most MAX_BANDS: fits u32 whatever `height`.
+    bands.min(height.min(MAX_BANDS as usize) as u32)
+}
+
 /// Rows each row-lane of a [`ColumnSumVariant::Bands`] block must have for
 /// [`fastest_columns`] to take it where its grid needs several waves: 4,
 /// 64 rows for a block of 16 row-lanes, since the blocks of such short
@@ -220,12 +231,7 @@ impl Context {
                 .next_multiple_of(round);
             ((columns, height.div_ceil(rows) as u32), rows as u32)
         } else if variant == ColumnSumVariant::Bands {
-            // As many bands per strip as fill the SMs' block slots once
-            // (BAND_BLOCKS_PER_SM each), at least one, at most MAX_BANDS
-            // and one per row.
-            let bands = (self.info().multiprocessors * BAND_BLOCKS_PER_SM / columns)
-                .clamp(1, MAX_BANDS)
-                .min(height as u32);
+            let bands = bands_per_strip(columns, height, self.info().multiprocessors);
             ((columns, bands), 0)
         } else {
             ((columns, 1), 0)
@@ -477,6 +483,24 @@ mod tests {
             (8192, (32, 16)),
         ] {
             assert_eq!(band_block(width), block, "width {width}");
+        }
+    }
+
+    #[test]
+    fn bands_fill_the_block_slots_once_within_their_limits() {
+        for (strips, height, sms, bands) in [
+            (16, 8192, 132, 16), // 8192²: 264 slots, 256 blocks
+            (2, 1 << 20, 132, 132),
+            (1, 1 << 21, 132, MAX_BANDS),
+            (2048, 64, 132, 1),
+            (1, 3, 132, 3),            // one band per row at most
+            (0, 1000, 132, MAX_BANDS), // no strips: no division by zero
+        ] {
+            assert_eq!(
+                bands_per_strip(strips, height, sms),
+                bands,
+                "{strips} strips of {height} rows, {sms} SMs"
+            );
         }
     }
 

@@ -287,9 +287,10 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// blocks of one column take both paths and the lanes reach their
 /// largest sums (256 · 255).
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
-    use warpspeed::gpu::image_sums::{BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, MAX_BANDS};
+    use warpspeed::gpu::image_sums::BAND_BLOCK_COLUMNS;
+    use warpspeed::image_sums::bands_per_strip;
     let w = 2 * BAND_BLOCK_COLUMNS as usize;
-    let bands = (ctx.info().multiprocessors * BAND_BLOCKS_PER_SM / 2).clamp(1, MAX_BANDS) as usize;
+    let bands = bands_per_strip(2, usize::MAX, ctx.info().multiprocessors) as usize;
     let h = 4096 * bands + bands / 2;
     let byte = |x: usize| 255 - (x % 13) as u8;
     let row: Vec<u8> = (0..w).map(byte).collect();

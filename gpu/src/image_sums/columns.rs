@@ -12,6 +12,13 @@ pub const COLUMN_BLOCK: u32 = 256;
 /// Columns one thread sums in [`ColumnSumVariant::Strips`]: one 16-byte load
 /// per row.
 pub const STRIP_COLUMNS: u32 = 16;
+/// Rows a 16-bit lane of byte sums can add before it could overflow
+/// (256 · 255 < 2^16): the lanes are flushed into 32-bit sums every this
+/// many rows.
+pub const LANE_ROWS: u32 = 256;
+/// 32-bit words of a thread's 16-bit lanes: two of its
+/// [`STRIP_COLUMNS`] columns a word.
+pub const LANE_WORDS: u32 = STRIP_COLUMNS / 2;
 /// Threads of a [`ColumnSumVariant::Strips`] block: 32 column-threads (512
 /// columns: each warp load reads a 512-byte row segment) by 8 row-lanes.
 pub const STRIP_BLOCK: (u32, u32) = (32, 8);
@@ -74,9 +81,9 @@ pub const BAND_UNROLL: u32 = 8;
 /// in lanes, `bands_in_lanes`, uses the first 18.5 KB of it otherwise).
 pub const BAND_SHARED: u32 = BAND_THREADS * (WHOLE_SLOT + 1) * 4;
 
-// A band block in lanes ([`bands_in_lanes`]) keeps 8 words a thread
-// and 17 per column-thread in the band's shared memory.
-const _: () = assert!((8 * BAND_THREADS + 17 * BAND_BLOCK.0) * 4 <= BAND_SHARED);
+// A band block in lanes ([`bands_in_lanes`]) keeps `LANE_WORDS` words a
+// thread and a slot of sums per column-thread in the band's shared memory.
+const _: () = assert!((LANE_WORDS * BAND_THREADS + WHOLE_SLOT * BAND_BLOCK.0) * 4 <= BAND_SHARED);
 
 /// The block of [`ColumnSumVariant::Bands`] for an image `width` columns
 /// wide: [`BAND_BLOCK`] from 512 columns; below, as few column-threads (of
@@ -364,8 +371,8 @@ unsafe fn sum_rows16_lanes<const UNROLL: usize>(
     load: unsafe fn(*const u8) -> Words4,
 ) {
     while y < y_end {
-        let flush_at = (y + 256 * step).min(y_end);
-        let mut lanes = [0u32; 8];
+        let flush_at = (y + LANE_ROWS as usize * step).min(y_end);
+        let mut lanes = [0u32; LANE_WORDS as usize];
         y = add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, flush_at, step, &mut lanes, load);
         // Lanes 2i hold columns 4i (low half) and 4i + 2 (high half);
         // lanes 2i + 1 hold 4i + 1 and 4i + 3.
@@ -378,8 +385,8 @@ unsafe fn sum_rows16_lanes<const UNROLL: usize>(
     }
 }
 
-/// Adds rows `y, y + step, ...` below `y_end`, at most 256 of them (so
-/// that no 16-bit lane passes 256 · 255 < 2^16), of the 16 columns that
+/// Adds rows `y, y + step, ...` below `y_end`, at most [`LANE_ROWS`] of
+/// them (so that no 16-bit lane overflows), of the 16 columns that
 /// `load` reads at `x0` into `lanes` ([`add_lanes`]), `UNROLL` rows in
 /// flight. Returns the first row of the sequence at or past `y_end`.
 #[cfg(target_arch = "nvptx64")]
@@ -392,7 +399,7 @@ unsafe fn add_rows_to_lanes<const UNROLL: usize>(
     mut y: usize,
     y_end: usize,
     step: usize,
-    lanes: &mut [u32; 8],
+    lanes: &mut [u32; LANE_WORDS as usize],
     load: unsafe fn(*const u8) -> Words4,
 ) -> usize {
     while y + (UNROLL - 1) * step < y_end {
@@ -639,7 +646,7 @@ pub(super) unsafe fn bands<O: SumOut>(
     let block_x0 = block_idx_x() as usize * BAND_BLOCK_COLUMNS as usize;
     // The same for every thread of the block, so that all of them reach
     // the barriers of the one path.
-    if y_end - y_begin <= 256 * ROW_LANES
+    if y_end - y_begin <= LANE_ROWS as usize * ROW_LANES
         && block_x0 + BAND_BLOCK_COLUMNS as usize <= width
         && (image as usize | pitch).is_multiple_of(4)
     {
@@ -660,9 +667,9 @@ pub(super) unsafe fn bands<O: SumOut>(
 }
 
 /// [`bands`] for a block whose 512 columns lie inside the image, whose
-/// rows are 4-byte aligned and whose row-lanes have at most 256 rows
-/// each (bands of at most 4096 rows): each thread's 16-bit lanes stay in
-/// registers to the end and go to shared memory once, 8 words, where
+/// rows are 4-byte aligned and whose row-lanes have at most [`LANE_ROWS`]
+/// rows each (bands of at most 4096 rows): each thread's 16-bit lanes stay
+/// in registers to the end and go to shared memory once, 8 words, where
 /// [`band_slots`] zeroes the 16 words of a slot, adds into them and reads
 /// them back, and the combine reads half the words.
 #[cfg(target_arch = "nvptx64")]
@@ -678,9 +685,11 @@ unsafe fn bands_in_lanes<O: SumOut>(
     const ROW_LANES: usize = BAND_BLOCK.1 as usize;
     const THREADS: usize = BAND_THREADS as usize;
     const UNROLL: usize = BAND_UNROLL as usize;
+    const WORDS: usize = LANE_WORDS as usize;
+    const SLOT: usize = WHOLE_SLOT as usize;
     let (tx, ty, block_x0, x0) = strip_thread(LANES);
     let rank = ty * LANES + tx;
-    let mut lanes = [0u32; 8];
+    let mut lanes = [0u32; WORDS];
     let y = y_begin + ty;
     if (image as usize | pitch).is_multiple_of(16) {
         add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, load_16);
@@ -690,17 +699,18 @@ unsafe fn bands_in_lanes<O: SumOut>(
     // Word `i` of every thread's lanes at `i · THREADS + rank`: a warp
     // stores 32 consecutive words.
     let shared = dynamic_shared::<u32>();
-    for i in 0..8 {
+    for i in 0..WORDS {
         *shared.add(i * THREADS + rank) = lanes[i];
     }
     sync_threads();
     // Eight warps, warp `i` adding word `i` of column-thread `lane` over
     // the row-lanes (32 consecutive words a load), the halves apart so
     // that no sum overflows. The 512 sums go to `sums`, column-thread
-    // `c`'s 16 at `17 c`, so that neither these stores nor the reads by
-    // consecutive columns below meet in one bank more than twice.
-    let sums = shared.add(8 * THREADS);
-    if rank < 8 * LANES {
+    // `c`'s 16 in a slot of 17 words at `17 c`, so that neither these
+    // stores nor the reads by consecutive columns below meet in one bank
+    // more than twice.
+    let sums = shared.add(WORDS * THREADS);
+    if rank < WORDS * LANES {
         let (i, c) = (rank / LANES, rank % LANES);
         let (mut low, mut high) = (0u32, 0u32);
         for r in 0..ROW_LANES {
@@ -711,13 +721,13 @@ unsafe fn bands_in_lanes<O: SumOut>(
         // Lane 2k + odd holds columns 4k + odd (low half) and
         // 4k + odd + 2 (high half); see `sum_rows16_lanes`.
         let j = 4 * (i / 2) + i % 2;
-        *sums.add(17 * c + j) = low;
-        *sums.add(17 * c + j + 2) = high;
+        *sums.add(SLOT * c + j) = low;
+        *sums.add(SLOT * c + j + 2) = high;
     }
     sync_threads();
     if rank < BAND_BLOCK_COLUMNS as usize {
-        let (c, j) = (rank / 16, rank % 16);
-        let total = *sums.add(17 * c + j);
+        let (c, j) = (rank / STRIP_COLUMNS as usize, rank % STRIP_COLUMNS as usize);
+        let total = *sums.add(SLOT * c + j);
         join_total(tally, out, block_x0 + rank, total, grid_dim_y() as usize);
     }
 }
