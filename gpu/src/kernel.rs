@@ -74,7 +74,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // allocates less tightly; measured on the H100 (sm_90) only.
     "conv1d_karatsuba_f32",
     // Held to 64 registers (`LAUNCH_BOUNDS`, two blocks of 512 threads):
-    // no spills for sm_80 and sm_90, 16 bytes for sm_70; measured on the
+    // no spills for sm_70 and sm_90, 8 bytes for sm_80; measured on the
     // H100 and H200 (sm_90) only. (Step 4's entries and the narrow bands,
     // under the same cap, spill nowhere.)
     "column_sums_bands_u32",

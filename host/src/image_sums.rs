@@ -29,10 +29,10 @@ use crate::pending::Pending;
 use cust::memory::{DeviceCopy, DeviceSlice};
 use warpspeed_gpu::image_sums::{
     BAND_BLOCK, BAND_BLOCKS_PER_SM, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK,
-    STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_UNROLL, SumOut, band_block, column_sums_bands,
-    column_sums_bands_narrow, column_sums_four_per_thread, column_sums_per_thread,
-    column_sums_strips, column_sums_whole, row_lanes, row_parts, row_sums_split_wide,
-    row_sums_vectorized_narrow, split_rows_pays,
+    STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_UNROLL, SumOut, band_block, band_split,
+    column_sums_bands, column_sums_bands_narrow, column_sums_four_per_thread,
+    column_sums_per_thread, column_sums_strips, column_sums_whole, row_lanes, row_parts,
+    row_sums_split_wide, row_sums_vectorized_narrow, split_rows_pays,
 };
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
@@ -276,11 +276,14 @@ impl Context {
                     } else {
                         0
                     };
+                    // At least one band: `height` is not zero here.
+                    let (band_rows, long_bands) = band_split(height, grid.1);
                     let args = column_sums_bands::Args {
                         image: image_ptr,
                         pitch,
                         width,
-                        height,
+                        band_rows,
+                        long_bands,
                         tally: DevPtrMut::new(tally),
                         out,
                     };
@@ -501,6 +504,30 @@ mod tests {
                 bands,
                 "{strips} strips of {height} rows, {sms} SMs"
             );
+        }
+    }
+
+    #[test]
+    fn band_split_covers_every_row_once_and_evenly() {
+        use warpspeed_gpu::image_sums::band_split;
+        for (height, bands) in [
+            (8192, 16),
+            (1, 1),
+            (17, 16),
+            (4096 * 16 + 8, 16),
+            (u32::MAX, 255),
+        ] {
+            let (rows, long) = band_split(height, bands);
+            assert!(long < bands, "{height} rows in {bands} bands");
+            // The device's bounds of each band: contiguous, from 0 to the height.
+            let mut next = 0u64;
+            for band in 0..bands {
+                let begin = band as u64 * rows as u64 + band.min(long) as u64;
+                let end = begin + rows as u64 + (band < long) as u64;
+                assert_eq!(begin, next, "band {band} of {bands}, {height} rows");
+                next = end;
+            }
+            assert_eq!(next, height as u64, "{height} rows in {bands} bands");
         }
     }
 

@@ -283,9 +283,9 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// Step 5's bands of at most 4096 rows (256 a row-lane) keep their
 /// 16-bit lanes to the end, longer ones flush them: an image of bytes
 /// of 243 to 255 two strips wide, as many bands per strip as the device
-/// gives, every other band 4096 rows and the rest 4097, so that the
-/// blocks of one column take both paths and the lanes reach their
-/// largest sums (256 · 255).
+/// gives, the first half of them 4097 rows and the rest 4096
+/// (`band_split`), so that the blocks of one column take both paths and
+/// the lanes reach their largest sums (256 · 255).
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
     use warpspeed::gpu::image_sums::BAND_BLOCK_COLUMNS;
     use warpspeed::image_sums::bands_per_strip;

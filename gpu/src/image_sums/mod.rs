@@ -24,7 +24,7 @@ pub use columns::{
     BAND_BLOCK, BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, BAND_SHARED, BAND_THREADS, BAND_UNROLL,
     COLUMN_BLOCK, ColumnShape, ColumnSumVariant, LANE_ROWS, LANE_WORDS, STRIP_BLOCK,
     STRIP_BLOCK_COLUMNS, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_SLOT, STRIP_UNROLL, WHOLE_BLOCK,
-    WHOLE_BLOCK_COLUMNS, WHOLE_SLOT, WHOLE_UNROLL, band_block, whole_shared_bytes,
+    WHOLE_BLOCK_COLUMNS, WHOLE_SLOT, WHOLE_UNROLL, band_block, band_split, whole_shared_bytes,
 };
 pub use rows::{
     ROW_BLOCK, ROW_CHUNK, ROW_NARROW_MAX, ROW_PART_MIN, ROW_SPLIT, ROW_SPLIT_BLOCKS_PER_SM,
@@ -129,9 +129,19 @@ kernels! {
             fn column_sums_strips<T in u32, f32> = columns::strips;
         }
         (image: *const u8, pitch: usize, width: u32, height: u32, tally: *mut u64, out: *mut T) {
+            fn row_sums_split_wide<T in u32, f32> = rows::split_wide;
+        }
+        (
+            image: *const u8,
+            pitch: usize,
+            width: u32,
+            band_rows: u32,
+            long_bands: u32,
+            tally: *mut u64,
+            out: *mut T,
+        ) {
             fn column_sums_bands<T in u32, f32> = columns::bands;
             fn column_sums_bands_narrow<T in u32, f32> = columns::bands_narrow;
-            fn row_sums_split_wide<T in u32, f32> = rows::split_wide;
         }
     }
 }
