@@ -529,6 +529,7 @@ mod tests {
             }
             assert_eq!(next, height as u64, "{height} rows in {bands} bands");
         }
+        assert_eq!(band_split(1000, 0), (0, 0), "no bands: no division by zero");
     }
 
     #[test]

@@ -85,12 +85,16 @@ pub const BAND_SHARED: u32 = BAND_THREADS * (WHOLE_SLOT + 1) * 4;
 // column-thread in the band's shared memory.
 const _: () = assert!(WHOLE_SLOT * BAND_BLOCK.0 * 4 <= BAND_SHARED);
 
-/// A `height` split into `bands` bands (at least one) as even as can be,
-/// as [`ColumnSumVariant::Bands`] takes it: `(band_rows, long_bands)`,
-/// every band `band_rows` rows and the first `long_bands` one more. The
-/// host divides once, so that no block divides to find its rows.
+/// A `height` split into `bands` bands as even as can be, as
+/// [`ColumnSumVariant::Bands`] takes it: `(band_rows, long_bands)`,
+/// every band `band_rows` rows and the first `long_bands` one more
+/// (`(0, 0)` for no bands, which hold no rows). The host divides once,
+/// so that no block divides to find its rows.
 pub const fn band_split(height: u32, bands: u32) -> (u32, u32) {
-    (height / bands, height % bands)
+    match (height.checked_div(bands), height.checked_rem(bands)) {
+        (Some(rows), Some(long)) => (rows, long),
+        _ => (0, 0),
+    }
 }
 
 /// The block of [`ColumnSumVariant::Bands`] for an image `width` columns
@@ -216,11 +220,12 @@ ladder! {
         /// the total and zeroes the tally. No zeroing launch, no fence, no
         /// second read; the same bits every run (integer sums). A block of
         /// bands of up to 4096 rows (256 a row-lane) keeps its 16-bit lanes
-        /// in registers to the end and combines them from 8 words a thread
-        /// (`bands_in_lanes`), where longer bands zero, add into and read
-        /// back 16-word slots: 2^20 × 64 27.7 → 24.0 µs, 1920 × 1080 6.9 →
-        /// 6.7 on an H200; 8192² unchanged (20.8), whose time after the
-        /// last load is latency, not shared-memory traffic.
+        /// in registers to the end and each warp adds its sums into the
+        /// block's in shared memory as its reads end (`bands_in_lanes`),
+        /// where longer bands zero, add into and read back 16-word slots.
+        /// The host gives each block its rows ([`band_split`]), so that no
+        /// block divides. H200, µs: 8192² 20.4 → 20.1, 2^20 × 64 24.0 →
+        /// 22.1 (the slots before the lanes: 27.7).
         Bands = "bands" => ColumnShape {
             kernel: "column_sums_bands",
             block: BAND_BLOCK,
@@ -617,7 +622,7 @@ pub(super) unsafe fn whole_columns<O: SumOut>(
 /// and cost 0.26 µs of 20 at 8192² in a CUDA C++ probe (H200).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-fn band_rows(band_rows: u32, long_bands: u32) -> (usize, usize) {
+fn block_band(band_rows: u32, long_bands: u32) -> (usize, usize) {
     let band = block_idx_y();
     // At most the height, below 2^32.
     let begin = band * band_rows + band.min(long_bands);
@@ -681,7 +686,8 @@ pub(super) unsafe fn bands<O: SumOut>(
     const ROW_LANES: usize = BAND_BLOCK.1 as usize;
     const SLOT: usize = WHOLE_SLOT as usize;
     let width = width as usize;
-    let (y_begin, y_end) = self::band_rows(band_rows, long_bands);
+    let rows = block_band(band_rows, long_bands);
+    let (y_begin, y_end) = rows;
     let block_x0 = block_idx_x() as usize * BAND_BLOCK_COLUMNS as usize;
     // The same for every thread of the block, so that all of them reach
     // the barriers of the one path.
@@ -689,9 +695,8 @@ pub(super) unsafe fn bands<O: SumOut>(
         && block_x0 + BAND_BLOCK_COLUMNS as usize <= width
         && (image as usize | pitch).is_multiple_of(4)
     {
-        return bands_in_lanes(image, pitch, (y_begin, y_end), tally, out);
+        return bands_in_lanes(image, pitch, rows, tally, out);
     }
-    let rows = (y_begin, y_end);
     let (rank, block_x0, shared) = band_slots(image, pitch, width, rows, LANES, ROW_LANES);
     // One thread per column adds the row-lanes' slots (consecutive
     // threads, consecutive columns: word `j` of two neighbouring slots).
@@ -794,7 +799,7 @@ pub(super) unsafe fn bands_narrow<O: SumOut>(
     let width = width as usize;
     let (lanes, row_lanes) = (block_dim_x() as usize, block_dim_y() as usize);
     let block_columns = lanes * COLUMNS;
-    let rows = self::band_rows(band_rows, long_bands);
+    let rows = block_band(band_rows, long_bands);
     let (rank, block_x0, shared) = band_slots(image, pitch, width, rows, lanes, row_lanes);
     // The row-lanes' slots of each column in `parts` (32 / lanes, at
     // least 2) parts of 16 slots, a thread each (consecutive threads,
