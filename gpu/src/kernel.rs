@@ -75,8 +75,8 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     "conv1d_karatsuba_f32",
     // Held to 64 registers (`LAUNCH_BOUNDS`, two blocks of 512 threads):
     // no spills for sm_70 and sm_90, 8 bytes for sm_80; measured on the
-    // H100 and H200 (sm_90) only. (Step 4's entries and the narrow bands,
-    // under the same cap, spill nowhere.)
+    // H100 and H200 (sm_90) only. (Step 4's entries and the narrow bands
+    // and bands in lanes, under the same cap, spill nowhere.)
     "column_sums_bands_u32",
     "column_sums_bands_f32",
     // No spills: 208 bytes of stack (sm_80, sm_90), the frame of the call
@@ -189,6 +189,8 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     band_bounds("column_sums_bands_f32"),
     band_bounds("column_sums_bands_narrow_u32"),
     band_bounds("column_sums_bands_narrow_f32"),
+    band_bounds("column_sums_bands_lanes_u32"),
+    band_bounds("column_sums_bands_lanes_f32"),
     // Five blocks of 256 threads per SM with 8 loads in flight per lane:
     // 46 registers for sm_90 (48 for sm_80), no spills. Six blocks (40
     // registers) read 19.6 to 19.8 µs against 19.4 (H200, 8192²).

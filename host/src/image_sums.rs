@@ -30,9 +30,9 @@ use cust::memory::{DeviceCopy, DeviceSlice};
 use warpspeed_gpu::image_sums::{
     BAND_BLOCK, BAND_BLOCKS_PER_SM, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK,
     STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_UNROLL, SumOut, band_block, band_split,
-    column_sums_bands, column_sums_bands_narrow, column_sums_four_per_thread,
-    column_sums_per_thread, column_sums_strips, column_sums_whole, row_lanes, row_parts,
-    row_sums_split_wide, row_sums_vectorized_narrow, split_rows_pays,
+    bands_all_in_lanes, column_sums_bands, column_sums_bands_lanes, column_sums_bands_narrow,
+    column_sums_four_per_thread, column_sums_per_thread, column_sums_strips, column_sums_whole,
+    row_lanes, row_parts, row_sums_split_wide, row_sums_vectorized_narrow, split_rows_pays,
 };
 pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
@@ -287,10 +287,15 @@ impl Context {
                         tally: DevPtrMut::new(tally),
                         out,
                     };
-                    let entry = if block == BAND_BLOCK {
-                        column_sums_bands::entry::<O>()
-                    } else {
+                    // The entry with the path in lanes alone where every
+                    // block takes it (smaller machine code, faster).
+                    let alignment = image.address() as usize | image.pitch();
+                    let entry = if block != BAND_BLOCK {
                         column_sums_bands_narrow::entry::<O>()
+                    } else if bands_all_in_lanes(width, (band_rows, long_bands), alignment) {
+                        column_sums_bands_lanes::entry::<O>()
+                    } else {
+                        column_sums_bands::entry::<O>()
                     };
                     self.launch(entry, cfg, &args)?
                 }
@@ -530,6 +535,31 @@ mod tests {
             assert_eq!(next, height as u64, "{height} rows in {bands} bands");
         }
         assert_eq!(band_split(1000, 0), (0, 0), "no bands: no division by zero");
+    }
+
+    #[test]
+    fn the_lanes_entry_only_where_every_block_keeps_lanes() {
+        use warpspeed_gpu::image_sums::{BAND_LANES_MAX_ROWS, bands_all_in_lanes};
+        let max = BAND_LANES_MAX_ROWS;
+        for (width, split, alignment, all) in [
+            (8192, band_split(8192, 16), 0, true),
+            (8192, (max, 0), 1 << 20, true),
+            (8192, (max - 1, 15), 0, true),
+            // The longest band one row too long.
+            (8192, (max, 1), 0, false),
+            // A partial strip of 384 columns at the edge.
+            (1920, band_split(1080, 66), 0, false),
+            // Rows 4-byte aligned only (the start, the pitch).
+            (8192, (512, 0), 4, false),
+            (1024, (300, 0), 1028, false),
+            (u32::MAX - 511, (u32::MAX, u32::MAX), 0, false),
+        ] {
+            assert_eq!(
+                bands_all_in_lanes(width, split, alignment),
+                all,
+                "{width} columns, bands {split:?}, alignment {alignment}"
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 17] = [
+const SHAPES: [(usize, usize, usize, usize); 19] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
@@ -28,7 +28,12 @@ const SHAPES: [(usize, usize, usize, usize); 17] = [
     (4096, 4096, 4096, 0),
     (8192, 8192, 8192, 0),
     (5000, 300, 5008, 0), // aligned pitch, partial 16-column strip at the edge
-    (80, 70_000, 80, 0),  // past 256 rows for each of 256 row-lanes: lanes flushed
+    // Whole 512-column strips whose rows are 4-byte but not 16-byte aligned
+    // (by the pitch, by the start): column step 5 keeps its lanes with
+    // 4-byte loads, in the entry with every path.
+    (1024, 300, 1028, 0),
+    (1536, 300, 1536, 4),
+    (80, 70_000, 80, 0), // past 256 rows for each of 256 row-lanes: lanes flushed
     // Few wide rows, which row step 5 sums a block per part (1, 3 and 32
     // parts a row; odd starts, so each row has a head and a tail); short
     // wide images, which the column sums' default takes to step 3.

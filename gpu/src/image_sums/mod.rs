@@ -21,10 +21,11 @@ mod rows;
 #[cfg(target_arch = "nvptx64")]
 use crate::prim::*;
 pub use columns::{
-    BAND_BLOCK, BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, BAND_SHARED, BAND_THREADS, BAND_UNROLL,
-    COLUMN_BLOCK, ColumnShape, ColumnSumVariant, LANE_ROWS, LANE_WORDS, STRIP_BLOCK,
-    STRIP_BLOCK_COLUMNS, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_SLOT, STRIP_UNROLL, WHOLE_BLOCK,
-    WHOLE_BLOCK_COLUMNS, WHOLE_SLOT, WHOLE_UNROLL, band_block, band_split, whole_shared_bytes,
+    BAND_BLOCK, BAND_BLOCK_COLUMNS, BAND_BLOCKS_PER_SM, BAND_LANES_MAX_ROWS, BAND_SHARED,
+    BAND_THREADS, BAND_UNROLL, COLUMN_BLOCK, ColumnShape, ColumnSumVariant, LANE_ROWS, LANE_WORDS,
+    STRIP_BLOCK, STRIP_BLOCK_COLUMNS, STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_SLOT, STRIP_UNROLL,
+    WHOLE_BLOCK, WHOLE_BLOCK_COLUMNS, WHOLE_SLOT, WHOLE_UNROLL, band_block, band_split,
+    bands_all_in_lanes, whole_shared_bytes,
 };
 pub use rows::{
     ROW_BLOCK, ROW_CHUNK, ROW_NARROW_MAX, ROW_PART_MIN, ROW_SPLIT, ROW_SPLIT_BLOCKS_PER_SM,
@@ -142,6 +143,7 @@ kernels! {
         ) {
             fn column_sums_bands<T in u32, f32> = columns::bands;
             fn column_sums_bands_narrow<T in u32, f32> = columns::bands_narrow;
+            fn column_sums_bands_lanes<T in u32, f32> = columns::bands_lanes;
         }
     }
 }
