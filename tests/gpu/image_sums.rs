@@ -289,24 +289,28 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// 16-bit lanes to the end, longer ones flush them: an image of bytes
 /// of 243 to 255 two strips wide, as many bands per strip as the device
 /// gives, the first half of them 4097 rows and the rest 4096
-/// (`band_split`), so that the blocks of one column take both paths and
-/// the lanes reach their largest sums (256 · 255).
+/// (`band_split`), so that the blocks of one column take both paths
+/// (the entry with every path) and the lanes reach their largest sums
+/// (256 · 255); then every band 4096 rows, which takes the entry of the
+/// lanes alone (`bands_all_in_lanes`) at its limit.
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
     use warpspeed::gpu::image_sums::BAND_BLOCK_COLUMNS;
     use warpspeed::image_sums::bands_per_strip;
     let w = 2 * BAND_BLOCK_COLUMNS as usize;
     let bands = bands_per_strip(2, usize::MAX, ctx.info().multiprocessors) as usize;
-    let h = 4096 * bands + bands / 2;
     let byte = |x: usize| 255 - (x % 13) as u8;
     let row: Vec<u8> = (0..w).map(byte).collect();
-    let image = upload(&row.repeat(h))?;
-    let view = ok(Matrix::new(&image, w, h))?;
-    let want: Vec<u32> = (0..w).map(|x| byte(x) as u32 * h as u32).collect();
-    let mut out = poisoned(w, u32::MAX)?;
-    ok(ctx
-        .column_sums_into_with(ColumnSumVariant::Bands, &view, &mut out)
-        .and_then(|p| p.wait()))?;
-    same(format!("Bands {w}×{h}"), &download(&out)?, &want)
+    for h in [4096 * bands + bands / 2, 4096 * bands] {
+        let image = upload(&row.repeat(h))?;
+        let view = ok(Matrix::new(&image, w, h))?;
+        let want: Vec<u32> = (0..w).map(|x| byte(x) as u32 * h as u32).collect();
+        let mut out = poisoned(w, u32::MAX)?;
+        ok(ctx
+            .column_sums_into_with(ColumnSumVariant::Bands, &view, &mut out)
+            .and_then(|p| p.wait()))?;
+        same(format!("Bands {w}×{h}"), &download(&out)?, &want)?;
+    }
+    Ok(())
 }
 
 pub fn trials(trials: &mut Vec<Trial>) {

@@ -757,10 +757,10 @@ pub(super) unsafe fn bands_lanes<O: SumOut>(
 /// rows are 4-byte aligned (16-byte aligned where `ALIGNED_16`, the
 /// caller's promise, which leaves out the path of 4-byte loads) and whose
 /// row-lanes have at most [`LANE_ROWS`] rows each (bands of at most
-/// [`BAND_LANES_MAX_ROWS`]): each thread's 16-bit lanes stay
-/// in registers to the end, where [`band_slots`] zeroes a slot of 16 words,
-/// adds into it and reads it back. Each warp then adds its 16 sums a
-/// thread into the block's 512 as soon as its own reads are done
+/// [`BAND_LANES_MAX_ROWS`]): each thread's 16-bit lanes stay in
+/// registers to the end, where [`band_slots`] zeroes a slot of 16
+/// words, adds into it and reads it back. Each warp then adds its 16
+/// sums a thread into the block's 512 as soon as its own reads are done
 /// (`red.shared`), and one barrier later a thread per column joins the
 /// bands: no barrier waits for the slowest warp before the adds, and no
 /// thread reads more than one word back. H200, 8192², a CUDA C++ probe
