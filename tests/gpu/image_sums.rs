@@ -11,7 +11,7 @@ use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 
 /// `(width, height, pitch, byte offset of the first pixel)`.
-const SHAPES: [(usize, usize, usize, usize); 19] = [
+const SHAPES: [(usize, usize, usize, usize); 20] = [
     (1, 1, 1, 0),
     (1, 1025, 1, 0),
     (1025, 1, 1025, 0),
@@ -33,6 +33,10 @@ const SHAPES: [(usize, usize, usize, usize); 19] = [
     // 4-byte loads, in the entry with every path.
     (1024, 300, 1028, 0),
     (1536, 300, 1536, 4),
+    // Whole strips of 16-byte aligned rows in short bands (4 or 5 rows on a
+    // GPU of 132 SMs): the entry of the lanes alone, whose bands meet two
+    // columns to a tally; small enough for the sanitizer runs.
+    (1024, 600, 1024, 0),
     (80, 70_000, 80, 0), // past 256 rows for each of 256 row-lanes: lanes flushed
     // Few wide rows, which row step 5 sums a block per part (1, 3 and 32
     // parts a row; odd starts, so each row has a head and a tail); short
@@ -292,15 +296,23 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// (`band_split`), so that the blocks of one column take both paths
 /// (the entry with every path) and the lanes reach their largest sums
 /// (256 · 255); then every band 4096 rows, which takes the entry of the
-/// lanes alone (`bands_all_in_lanes`) at its limit.
+/// lanes alone (`bands_all_in_lanes`) at its limit; then one strip, whose
+/// bands are as many as a launch takes (`MAX_BANDS` on a GPU of 128 SMs
+/// or more), so that the sums that two columns share in one tally
+/// (`join_pair`) reach the largest the entry allows, 255 · 4096 · 255.
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
     use warpspeed::gpu::image_sums::BAND_BLOCK_COLUMNS;
     use warpspeed::image_sums::bands_per_strip;
-    let w = 2 * BAND_BLOCK_COLUMNS as usize;
-    let bands = bands_per_strip(2, usize::MAX, ctx.info().multiprocessors) as usize;
+    let strip = BAND_BLOCK_COLUMNS as usize;
+    let bands = |strips| bands_per_strip(strips, usize::MAX, ctx.info().multiprocessors) as usize;
+    let (two, one) = (bands(2), bands(1));
     let byte = |x: usize| 255 - (x % 13) as u8;
-    let row: Vec<u8> = (0..w).map(byte).collect();
-    for h in [4096 * bands + bands / 2, 4096 * bands] {
+    for (w, h) in [
+        (2 * strip, 4096 * two + two / 2),
+        (2 * strip, 4096 * two),
+        (strip, 4096 * one),
+    ] {
+        let row: Vec<u8> = (0..w).map(byte).collect();
         let image = upload(&row.repeat(h))?;
         let view = ok(Matrix::new(&image, w, h))?;
         let want: Vec<u32> = (0..w).map(|x| byte(x) as u32 * h as u32).collect();

@@ -247,7 +247,10 @@ ladder! {
         /// where longer bands zero, add into and read back 16-word slots.
         /// The host gives each block its rows ([`band_split`]), so that no
         /// block divides. H200, µs: 8192² 20.4 → 20.1, 2^20 × 64 24.0 →
-        /// 22.1 (the slots before the lanes: 27.7).
+        /// 22.1 (the slots before the lanes: 27.7). Launches whose every
+        /// block keeps its lanes take an entry of that path alone
+        /// ([`bands_all_in_lanes`]), whose bands meet two columns to a
+        /// tally: 8192² 20.1 → 19.9 → 19.8.
         Bands = "bands" => ColumnShape {
             kernel: "column_sums_bands",
             block: BAND_BLOCK,
@@ -739,7 +742,9 @@ pub(super) unsafe fn bands<O: SumOut>(
 /// reads faster. H200, 8192², µs: in a CUDA C++ probe timed as the
 /// bench, 20.35 to 20.45 against 20.54 to 20.58 for the entry with
 /// every path; in the bench, two interleaved rounds of the two builds,
-/// 20.0 and 19.9 against 20.2 and 20.1.
+/// 20.0 and 19.9 against 20.2 and 20.1. Its bands meet two columns to a
+/// tally ([`join_pair`](super::join_pair)), which the bound on its bands
+/// allows.
 #[cfg(target_arch = "nvptx64")]
 pub(super) unsafe fn bands_lanes<O: SumOut>(
     image: *const u8,
@@ -754,8 +759,10 @@ pub(super) unsafe fn bands_lanes<O: SumOut>(
 }
 
 /// [`bands`] for a block whose 512 columns lie inside the image, whose
-/// rows are 4-byte aligned (16-byte aligned where `ALIGNED_16`, the
-/// caller's promise, which leaves out the path of 4-byte loads) and whose
+/// rows are 4-byte aligned (16-byte aligned where `LANES_ENTRY`, the
+/// caller's promise that the whole launch is [`bands_all_in_lanes`],
+/// which leaves out the path of 4-byte loads and joins the bands two
+/// columns to a tally) and whose
 /// row-lanes have at most [`LANE_ROWS`] rows each (bands of at most
 /// [`BAND_LANES_MAX_ROWS`]): each thread's 16-bit lanes stay in
 /// registers to the end, where [`band_slots`] zeroes a slot of 16
@@ -768,7 +775,7 @@ pub(super) unsafe fn bands_lanes<O: SumOut>(
 /// combined after a barrier.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-unsafe fn bands_in_lanes<O: SumOut, const ALIGNED_16: bool>(
+unsafe fn bands_in_lanes<O: SumOut, const LANES_ENTRY: bool>(
     image: *const u8,
     pitch: usize,
     (y_begin, y_end): (usize, usize),
@@ -798,7 +805,7 @@ unsafe fn bands_in_lanes<O: SumOut, const ALIGNED_16: bool>(
     }
     let mut lanes = [0u32; WORDS];
     let y = y_begin + ty;
-    if ALIGNED_16 || (image as usize | pitch).is_multiple_of(16) {
+    if LANES_ENTRY || (image as usize | pitch).is_multiple_of(16) {
         add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, load_16);
     } else {
         add_rows_to_lanes::<UNROLL>(image, pitch, x0, y, y_end, ROW_LANES, &mut lanes, load_4x4);
@@ -817,7 +824,17 @@ unsafe fn bands_in_lanes<O: SumOut, const ALIGNED_16: bool>(
         }
     }
     sync_threads();
-    if rank < BAND_BLOCK_COLUMNS as usize {
+    if LANES_ENTRY {
+        // Two neighbouring columns a thread. Every band of the launch has
+        // at most BAND_LANES_MAX_ROWS rows, and there are at most
+        // MAX_BANDS of them: each column's sum fits its field.
+        if rank < BAND_BLOCK_COLUMNS as usize / 2 {
+            let x = 2 * rank;
+            let (c, j) = (x / STRIP_COLUMNS as usize, x % STRIP_COLUMNS as usize);
+            let pair = (*sums.add(SLOT * c + j), *sums.add(SLOT * c + j + 1));
+            join_pair(tally, out, block_x0 + x, pair, grid_dim_y() as usize);
+        }
+    } else if rank < BAND_BLOCK_COLUMNS as usize {
         let (c, j) = (rank / STRIP_COLUMNS as usize, rank % STRIP_COLUMNS as usize);
         let total = *sums.add(SLOT * c + j);
         join_total(tally, out, block_x0 + rank, total, grid_dim_y() as usize);
