@@ -743,8 +743,7 @@ pub(super) unsafe fn bands<O: SumOut>(
 /// bench, 20.35 to 20.45 against 20.54 to 20.58 for the entry with
 /// every path; in the bench, two interleaved rounds of the two builds,
 /// 20.0 and 19.9 against 20.2 and 20.1. Its bands meet two columns to a
-/// tally ([`join_pair`](super::join_pair)), which the bound on its bands
-/// allows.
+/// tally (`join_pair`), which the bound on its bands allows.
 #[cfg(target_arch = "nvptx64")]
 pub(super) unsafe fn bands_lanes<O: SumOut>(
     image: *const u8,

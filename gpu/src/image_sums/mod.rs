@@ -43,7 +43,7 @@ pub const MAX_BANDS: u32 = 255;
 /// Bit of a column's tally where the count of arrived bands starts.
 pub const TALLY_COUNT_SHIFT: u32 = 40;
 /// Bits of each column's sum in a tally that two neighbouring columns
-/// share ([`join_pair`]): the count of arrived bands above
+/// share (`join_pair`): the count of arrived bands above
 /// [`PAIR_COUNT_SHIFT`], the two sums below it in fields of this width.
 pub const PAIR_FIELD_BITS: u32 = 28;
 /// Bit of a pair's tally where the count of arrived bands starts.
