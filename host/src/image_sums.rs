@@ -292,7 +292,8 @@ impl Context {
                     let alignment = image.address() as usize | image.pitch();
                     let entry = if block != BAND_BLOCK {
                         column_sums_bands_narrow::entry::<O>()
-                    } else if bands_all_in_lanes(width, (band_rows, long_bands), alignment) {
+                    } else if bands_all_in_lanes(width, grid.1, (band_rows, long_bands), alignment)
+                    {
                         column_sums_bands_lanes::entry::<O>()
                     } else {
                         column_sums_bands::entry::<O>()
@@ -541,23 +542,26 @@ mod tests {
     fn the_lanes_entry_only_where_every_block_keeps_lanes() {
         use warpspeed_gpu::image_sums::{BAND_LANES_MAX_ROWS, bands_all_in_lanes};
         let max = BAND_LANES_MAX_ROWS;
-        for (width, split, alignment, all) in [
-            (8192, band_split(8192, 16), 0, true),
-            (8192, (max, 0), 1 << 20, true),
-            (8192, (max - 1, 15), 0, true),
+        for (width, bands, split, alignment, all) in [
+            (8192, 16, band_split(8192, 16), 0, true),
+            (8192, 16, (max, 0), 1 << 20, true),
+            (8192, 16, (max - 1, 15), 0, true),
+            (512, MAX_BANDS, (max, 0), 0, true),
+            // One band more than a pair's tally counts.
+            (512, MAX_BANDS + 1, (max, 0), 0, false),
             // The longest band one row too long.
-            (8192, (max, 1), 0, false),
+            (8192, 16, (max, 1), 0, false),
             // A partial strip of 384 columns at the edge.
-            (1920, band_split(1080, 66), 0, false),
+            (1920, 66, band_split(1080, 66), 0, false),
             // Rows 4-byte aligned only (the start, the pitch).
-            (8192, (512, 0), 4, false),
-            (1024, (300, 0), 1028, false),
-            (u32::MAX - 511, (u32::MAX, u32::MAX), 0, false),
+            (8192, 16, (512, 0), 4, false),
+            (1024, 132, (300, 0), 1028, false),
+            (u32::MAX - 511, 1, (u32::MAX, u32::MAX), 0, false),
         ] {
             assert_eq!(
-                bands_all_in_lanes(width, split, alignment),
+                bands_all_in_lanes(width, bands, split, alignment),
                 all,
-                "{width} columns, bands {split:?}, alignment {alignment}"
+                "{width} columns, {bands} bands {split:?}, alignment {alignment}"
             );
         }
     }

@@ -104,17 +104,20 @@ pub const fn band_split(height: u32, bands: u32) -> (u32, u32) {
 /// Whether every block of a [`ColumnSumVariant::Bands`] launch of
 /// [`BAND_BLOCK`]s keeps its sums in 16-bit lanes to the end, so that
 /// the launch can take the entry with that path alone: every strip of
-/// 512 columns whole, no band (of [`band_split`]'s `(band_rows,
-/// long_bands)`) longer than [`BAND_LANES_MAX_ROWS`], and rows 16-byte
-/// aligned (`alignment`: the image's address or'ed with its pitch), so
-/// that every row's piece is one load.
+/// 512 columns whole, at most [`MAX_BANDS`](super::MAX_BANDS) bands and
+/// none (of [`band_split`]'s `(band_rows, long_bands)`) longer than
+/// [`BAND_LANES_MAX_ROWS`], so that the entry's tallies of two columns
+/// hold every sum, and rows 16-byte aligned (`alignment`: the image's
+/// address or'ed with its pitch), so that every row's piece is one load.
 pub const fn bands_all_in_lanes(
     width: u32,
+    bands: u32,
     (band_rows, long_bands): (u32, u32),
     alignment: usize,
 ) -> bool {
     let longest = band_rows as u64 + (long_bands > 0) as u64;
     width.is_multiple_of(BAND_BLOCK_COLUMNS)
+        && bands <= super::MAX_BANDS
         && longest <= BAND_LANES_MAX_ROWS as u64
         && alignment.is_multiple_of(16)
 }
@@ -249,8 +252,8 @@ ladder! {
         /// block divides. H200, µs: 8192² 20.4 → 20.1, 2^20 × 64 24.0 →
         /// 22.1 (the slots before the lanes: 27.7). Launches whose every
         /// block keeps its lanes take an entry of that path alone
-        /// ([`bands_all_in_lanes`]), whose bands meet two columns to a
-        /// tally: 8192² 20.1 → 19.9 → 19.8.
+        /// ([`bands_all_in_lanes`]; 8192² 20.1 → 19.9), whose bands meet
+        /// two columns to a tally (→ 19.8).
         Bands = "bands" => ColumnShape {
             kernel: "column_sums_bands",
             block: BAND_BLOCK,
@@ -761,9 +764,9 @@ pub(super) unsafe fn bands_lanes<O: SumOut>(
 /// rows are 4-byte aligned (16-byte aligned where `LANES_ENTRY`, the
 /// caller's promise that the whole launch is [`bands_all_in_lanes`],
 /// which leaves out the path of 4-byte loads and joins the bands two
-/// columns to a tally) and whose
-/// row-lanes have at most [`LANE_ROWS`] rows each (bands of at most
-/// [`BAND_LANES_MAX_ROWS`]): each thread's 16-bit lanes stay in
+/// columns to a tally) and whose row-lanes have at most [`LANE_ROWS`]
+/// rows each (bands of at most [`BAND_LANES_MAX_ROWS`]): each thread's
+/// 16-bit lanes stay in
 /// registers to the end, where [`band_slots`] zeroes a slot of 16
 /// words, adds into it and reads it back. Each warp then adds its 16
 /// sums a thread into the block's 512 as soon as its own reads are done

@@ -49,9 +49,9 @@ pub const PAIR_FIELD_BITS: u32 = 28;
 /// Bit of a pair's tally where the count of arrived bands starts.
 pub const PAIR_COUNT_SHIFT: u32 = 2 * PAIR_FIELD_BITS;
 // A pair's tally holds the counts of up to MAX_BANDS bands, and each
-// column's sum over bands of at most BAND_LANES_MAX_ROWS rows of 255
-// (the only launches that join in pairs, `bands_all_in_lanes`) stays
-// inside its field: 255 · 4096 · 255 < 2^28.
+// column's sum over at most MAX_BANDS bands of at most
+// BAND_LANES_MAX_ROWS rows of 255 (the only launches that join in pairs,
+// `bands_all_in_lanes`) stays inside its field: 255 · 4096 · 255 < 2^28.
 const _: () = assert!(MAX_BANDS < 1 << (64 - PAIR_COUNT_SHIFT));
 const _: () =
     assert!((MAX_BANDS as u64) * (BAND_LANES_MAX_ROWS as u64) * 255 < 1 << PAIR_FIELD_BITS);
