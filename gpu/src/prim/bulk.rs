@@ -12,6 +12,9 @@
 //!
 //! Barriers and destinations are shared-window addresses
 //! ([`super::shared_address`]).
+//!
+//! Also the copy engine's L2 prefetch ([`prefetch_l2`]), which fetches
+//! bytes into L2 for later loads without a barrier.
 
 use core::arch::asm;
 
@@ -145,6 +148,26 @@ pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar
             c3 = in(reg32) coords[3],
             b = in(reg32) bar,
             options(nostack),
+        );
+    }
+}
+
+/// `cp.async.bulk.prefetch.L2.global`: asks L2 to fetch the `bytes` bytes
+/// at `src` from DRAM, and returns at once. A hint: nothing waits for it,
+/// and the bytes may be gone from L2 by the time they are read.
+///
+/// # Safety
+/// `src` is 16-byte aligned, `bytes` a multiple of 16, and `src .. src +
+/// bytes` lies in one allocation of global memory.
+#[inline(always)]
+pub unsafe fn prefetch_l2(src: *const u8, bytes: u32) {
+    // SAFETY: the caller's contract; a prefetch writes nothing.
+    unsafe {
+        asm!(
+            "cp.async.bulk.prefetch.L2.global [{s}], {n};",
+            s = in(reg64) src,
+            n = in(reg32) bytes,
+            options(nostack, readonly),
         );
     }
 }

@@ -70,6 +70,18 @@ pub fn lane_id() -> u32 {
     lane
 }
 
+/// How many SM ids the device has (`%nsmid`): its SM count where the ids
+/// are contiguous (132 on an H100 or H200), otherwise an upper bound of it.
+#[inline(always)]
+pub fn sm_ids() -> u32 {
+    let ids: u32;
+    // SAFETY: reads a special register; no memory is touched.
+    unsafe {
+        core::arch::asm!("mov.u32 {n}, %nsmid;", n = out(reg32) ids, options(pure, nomem, nostack));
+    }
+    ids
+}
+
 /// A grid-stride loop: `start, start + step, ...` while below `end`.
 ///
 /// With `grid_stride(n)` every index in `0..n` is visited by exactly one

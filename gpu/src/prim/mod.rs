@@ -18,7 +18,7 @@
 //! * [`mma`]: tensor-core products on TF32 (`mma.sync`, sm_80+);
 //! * [`wgmma`]: warpgroup tensor-core products (`wgmma`, sm_90a only);
 //! * [`bulk`]: bulk copies into shared memory by the copy engine (TMA),
-//!   completed on transaction barriers (sm_90a only);
+//!   completed on transaction barriers, and its L2 prefetch (sm_90a only);
 //! * [`print`]: `gpu_print!`, the device's `printf`, and panic locations, for
 //!   debugging (feature `debug-print` only; never in the shipped PTX);
 //! * and, outside `prim` because the host needs their names and sizes too,

@@ -9,7 +9,7 @@
 //! apart. Any `width` and `height` work; partial tiles are masked.
 //!
 //! One file per group of steps: `lesson` (steps 1 to 4), `words` (step
-//! 5, bytes) and `vector` (steps 6 and 7). This file holds the shapes, the
+//! 5, bytes) and `vector` (steps 6 to 8). This file holds the shapes, the
 //! ladder and its kernel table.
 //!
 //! Every kernel's launch contract: `src` valid for reads of `height` rows of `width`
@@ -25,8 +25,9 @@ mod words;
 pub use vector::{
     SWIZZLE_CHUNKS, VECTOR_BYTE_TILE_ROWS, VECTOR_BYTE_WORDS, VECTOR_BYTES, VECTOR_CHUNKS,
     VECTOR_ROW_BYTES, VECTOR_ROW_CHUNKS, VECTOR_SM_THREADS, VECTOR_TILE_ROWS, column_tile,
-    vector_byte_word, vector_columns, vector_elements, vector_load_at, vector_rows, vector_slot,
-    vector_store_at, vector_threads, vector_tile_bytes,
+    column_tile_after, column_tile_at, launch_position, vector_byte_word, vector_columns,
+    vector_elements, vector_load_at, vector_rows, vector_slot, vector_store_at, vector_threads,
+    vector_tile_bytes,
 };
 pub use words::{WORDS_TILE, byte_perm, transpose_4x4_bytes};
 
@@ -246,10 +247,28 @@ ladder! {
         /// rows taken column by column, which this step was first, bought
         /// nothing: 192.3 and 139.6 µs.) The grid is step 6's; each block
         /// derives its tile from its place in the launch order. What
-        /// `transpose_into` uses for 16-byte aligned rows.
+        /// `transpose_into` uses for 16-byte aligned rows of elements wider
+        /// than a byte.
         VectorColumns = "vector_columns" => vector_shape("transpose_vector_columns"),
+        /// Step 8: step 7 with each block, once its own loads are on their
+        /// way, asking L2 for the tile one block per SM further on in the
+        /// column order (`cp.async.bulk.prefetch.L2`, one 256-byte source
+        /// row per thread of its first [`vector_rows`]; the SM count read
+        /// on the device, `%nsmid`). The block that takes that tile starts
+        /// a fraction of a block's time later and finds its rows already on
+        /// their way from DRAM, so the DRAM queues stay full while the
+        /// blocks resident at once sit at their barriers or store. Three
+        /// quarters of the distance gain as much or less, one and a half or
+        /// two times lose (8192² bytes on an H200, µs: 37.7 at one block
+        /// per SM, 37.6 to 37.9 at three quarters, 38.4 to 38.8 at one and
+        /// a half, 39.5 to 39.7 at two, against step 7's 38.1). In the
+        /// reports, 8192²: bytes 37.8 → 37.4 µs on an H200 and 50.9 → 51.0
+        /// on an H100; `f32` 134.1 → 133.5 and 189.1 → 190.0. What
+        /// `transpose_into` uses for 16-byte aligned rows of bytes; wider
+        /// elements keep step 7. sm_90a only: elsewhere it is step 7.
+        VectorAhead = "vector_ahead" => vector_shape("transpose_vector_ahead"),
     }
-    fastest = VectorColumns;
+    fastest = VectorAhead;
 }
 
 impl TransposeVariant {
@@ -333,8 +352,9 @@ kernels! {
             fn transpose_tile32<T in u8, u16, u32, u64>
                 = lesson::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>;
             fn transpose_words_4x4<T in u8> = words::kernel;
-            fn transpose_vector_tile<T in u8, u16, u32, u64> = vector::kernel::<T, false>;
-            fn transpose_vector_columns<T in u8, u16, u32, u64> = vector::kernel::<T, true>;
+            fn transpose_vector_tile<T in u8, u16, u32, u64> = vector::kernel::<T, false, false>;
+            fn transpose_vector_columns<T in u8, u16, u32, u64> = vector::kernel::<T, true, false>;
+            fn transpose_vector_ahead<T in u8, u16, u32, u64> = vector::kernel::<T, true, true>;
         }
     }
 }
@@ -357,6 +377,7 @@ impl TransposeVariant {
             TransposeVariant::Words4x4 => return transpose_words_4x4::try_entry::<T>(),
             TransposeVariant::VectorTile => return transpose_vector_tile::try_entry::<T>(),
             TransposeVariant::VectorColumns => return transpose_vector_columns::try_entry::<T>(),
+            TransposeVariant::VectorAhead => return transpose_vector_ahead::try_entry::<T>(),
         })
     }
 }

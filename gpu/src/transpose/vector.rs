@@ -1,6 +1,6 @@
-//! Steps 6 and 7: tiles of 256-byte source rows moved in 16-byte chunks
+//! Steps 6 to 8: tiles of 256-byte source rows moved in 16-byte chunks
 //! through a swizzled shared tile, for every element size; step 7 takes
-//! the tiles column by column.
+//! the tiles column by column, and step 8 also asks L2 for a tile ahead.
 
 use super::*;
 #[cfg(target_arch = "nvptx64")]
@@ -159,12 +159,37 @@ pub const fn vector_byte_word(t: usize, i: usize) -> usize {
 
 /// [`TransposeVariant::VectorColumns`]' block order: the `(column, row)` of
 /// the tile that block `(bx, by)` of a `gx`×`gy` grid moves. Blocks start in
-/// launch order (`by·gx + bx`), which here runs down each column of tiles
-/// in turn. A bijection of the grid onto the tiles; the launch position
-/// (below 2^31 · 2^16) is held in `u64`.
+/// launch order (`by·gx + bx`, [`launch_position`]), which here runs down
+/// each column of tiles in turn. A bijection of the grid onto the tiles.
 pub const fn column_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
-    let at = by as u64 * gx as u64 + bx as u64;
+    column_tile_at(launch_position(bx, by, gx), gy)
+}
+
+/// Block `(bx, by)`'s place in the launch order of a grid `gx` blocks
+/// wide: `by·gx + bx`, held in `u64` (it reaches 2^31 · 2^16).
+pub const fn launch_position(bx: u32, by: u32, gx: u32) -> u64 {
+    by as u64 * gx as u64 + bx as u64
+}
+
+/// The `(column, row)` of the tile that the block at launch position `at`
+/// moves in column order, in a grid `gy` tiles high ([`column_tile`]).
+pub const fn column_tile_at(at: u64, gy: u32) -> (u32, u32) {
     ((at / gy as u64) as u32, (at % gy as u64) as u32)
+}
+
+/// Step 8's prefetch: the `(column, row)` of the tile `n` launch positions
+/// after tile `(x, y)` in the column order of a `gx`×`gy` grid
+/// ([`column_tile_at`]), or `None` past the last. In 32-bit arithmetic
+/// (one division by `gy` where the launch position's takes a 64-bit one),
+/// so that it fits the step's 32 registers.
+pub const fn column_tile_after(x: u32, y: u32, n: u32, gx: u32, gy: u32) -> Option<(u32, u32)> {
+    let Some(down) = y.checked_add(n) else {
+        return None;
+    };
+    match x.checked_add(down / gy) {
+        Some(column) if column < gx => Some((column, down % gy)),
+        _ => None,
+    }
 }
 
 /// 16 bytes as one value: loads and stores of it are single
@@ -174,18 +199,20 @@ pub const fn column_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
 #[derive(Clone, Copy)]
 struct Chunk(Words4);
 
-/// Steps 6 and 7: a tile of [`vector_rows`] source rows of
+/// Steps 6 to 8: a tile of [`vector_rows`] source rows of
 /// [`VECTOR_ROW_BYTES`] bytes (64 × 256, or 128 × 256 for bytes) moved in
 /// 16-byte chunks ([`vector_load_at`], [`vector_slot`],
 /// [`vector_store_at`]; for bytes [`vector_byte_word`]). `T` is `u8`,
 /// `u16`, `u32` or `u64`; `COLUMNS` picks step 7's block order
-/// ([`column_tile`]). Also needs a 1D block of [`vector_threads`]
-/// threads, a grid of the variant's tiles
-/// ([`TransposeVariant::tile`]), [`vector_tile_bytes`] of shared memory,
-/// and `src` unwritten while the kernel runs (it is read through the
-/// read-only path), which the contract's no-overlap already gives.
+/// ([`column_tile`]), and `AHEAD` (with `COLUMNS`) step 8's prefetch of
+/// the tile one block per SM further on in that order, for sm_90a only.
+/// Also needs a 1D block of [`vector_threads`] threads, a grid of the
+/// variant's tiles ([`TransposeVariant::tile`]), [`vector_tile_bytes`] of
+/// shared memory, and `src` unwritten while the kernel runs (it is read
+/// through the read-only path), which the contract's no-overlap already
+/// gives.
 #[cfg(target_arch = "nvptx64")]
-pub(super) unsafe fn kernel<T: Copy, const COLUMNS: bool>(
+pub(super) unsafe fn kernel<T: Copy, const COLUMNS: bool, const AHEAD: bool>(
     src: *const T,
     src_pitch: usize,
     dst: *mut T,
@@ -226,6 +253,26 @@ pub(super) unsafe fn kernel<T: Copy, const COLUMNS: bool>(
         for n in 0..VECTOR_CHUNKS {
             let row = vector_load_at(t, n, size).0;
             loaded[n] = load_nc_v4(origin.add((row - row0) * src_pitch).cast());
+        }
+        // Step 8: with this block's loads on their way, its first `rows`
+        // threads each ask L2 for one source row of the tile `sm_ids()`
+        // launch positions on (one block per SM further down the column
+        // order), where that tile lies wholly inside the matrix: 256
+        // bytes, 16-byte aligned as this tile's rows are (the same
+        // matrix). Found after the loads are issued, not before: the
+        // loads leave sooner (H200, 8192² bytes: 37.7 against 38.0 µs).
+        #[cfg(target_feature = "sm_90a")]
+        let ahead = match column_tile_after(tile_x, tile_y, sm_ids(), grid_dim_x(), grid_dim_y()) {
+            Some((ax, ay)) if AHEAD && t < rows => {
+                let (ax, ay) = (ax as usize * columns, ay as usize * rows);
+                (ax + columns <= width && ay + rows <= height)
+                    .then(|| src.add((ay + t) * src_pitch + ax).cast::<u8>())
+            }
+            _ => None,
+        };
+        #[cfg(target_feature = "sm_90a")]
+        if let Some(row) = ahead {
+            bulk::prefetch_l2(row, VECTOR_ROW_BYTES);
         }
         // The chunks as they came: no registers move.
         for n in 0..VECTOR_CHUNKS {
@@ -602,5 +649,30 @@ mod tests {
         // The largest grid: no overflow.
         let (gx, gy) = (u32::MAX.div_ceil(32), 65_535);
         assert_eq!(column_tile(gx - 1, gy - 1, gx, gy), (gx - 1, gy - 1));
+    }
+
+    /// Step 8's look-ahead is the tile `n` launch positions on, whatever
+    /// `n` against the grid's height, and none past the last.
+    #[test]
+    fn the_tile_ahead_is_n_launch_positions_on() {
+        for (gx, gy) in [(1, 1), (3, 16), (5, 18), (32, 64), (64, 64), (7, 1094)] {
+            let tiles = gx as u64 * gy as u64;
+            for n in [0, 1, 17, 64, 132, 1000, 5000] {
+                for by in 0..gy {
+                    for bx in 0..gx {
+                        let (x, y) = column_tile(bx, by, gx, gy);
+                        let at = launch_position(bx, by, gx) + n as u64;
+                        let want = (at < tiles).then(|| column_tile_at(at, gy));
+                        assert_eq!(column_tile_after(x, y, n, gx, gy), want, "{gx}×{gy} +{n}");
+                    }
+                }
+            }
+        }
+        // No overflow at the largest grid and look-ahead.
+        let (gx, gy) = (u32::MAX.div_ceil(32), 65_535);
+        assert_eq!(column_tile_after(gx - 1, gy - 1, 1, gx, gy), None);
+        assert_eq!(column_tile_after(0, gy - 1, u32::MAX, gx, gy), None);
+        assert_eq!(column_tile_after(0, 0, u32::MAX, 1 << 20, 1), None);
+        assert_eq!(column_tile_after(0, 5, gy, gx, gy), Some((1, 5)));
     }
 }

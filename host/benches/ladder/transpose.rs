@@ -5,7 +5,7 @@
 
 use crate::harness::{Bench, Case, Family, Point, Scaling, device_copies, enqueued, ladder_rows};
 use cust::memory::DeviceBuffer;
-use warpspeed::transpose::{Transposable, TransposeVariant};
+use warpspeed::transpose::{self, Transposable, TransposeVariant};
 use warpspeed::{Matrix, MatrixMut};
 
 pub const FAMILY: Family = Family {
@@ -69,8 +69,8 @@ fn run_type<T: Transposable + Copy + Default + AsBits>(
     Ok(())
 }
 
-/// The fastest f32 transpose of square matrices from 256² to 16384²
-/// (fewer with `--quick`), against cuBLAS `Sgeam`.
+/// The default f32 transpose (`transpose_into`) of square matrices from
+/// 256² to 16384² (fewer with `--quick`), against cuBLAS `Sgeam`.
 fn scaling(bench: &mut Bench) -> Result<(), String> {
     let sides: Vec<usize> = if bench.quick {
         vec![256, 1024, 4096, 16384]
@@ -79,7 +79,10 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
     };
     let peer_cases: Vec<String> = sides.iter().map(|s| format!("geam:f32:{s}:{s}")).collect();
     let peer_results = bench.peers.measure(&peer_cases);
-    let ours = format!("warpspeed f32 ({})", TransposeVariant::FASTEST.name());
+    let ours = format!(
+        "warpspeed f32 ({})",
+        transpose::fastest(size_of::<f32>(), 16).name()
+    );
     let mut points = Vec::new();
     let mut unavailable: Vec<(String, String)> = Vec::new();
     for (&side, peer) in sides.iter().zip(peer_results) {
