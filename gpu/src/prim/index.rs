@@ -59,28 +59,33 @@ pub fn thread_rank() -> u32 {
     thread_idx_y() * block_dim_x() + thread_idx_x()
 }
 
-/// This thread's lane in its warp (`%laneid`).
-#[inline(always)]
-pub fn lane_id() -> u32 {
-    let lane: u32;
-    // SAFETY: reads a special register; no memory is touched.
-    unsafe {
-        core::arch::asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane, options(pure, nomem, nostack));
-    }
-    lane
+/// Special registers that `core::arch::nvptx` has no intrinsic for, read
+/// with one `mov`.
+macro_rules! asm_register {
+    ($(#[$m:meta])* $name:ident => $register:literal) => {
+        $(#[$m])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            let value: u32;
+            // SAFETY: reads a special register; no memory is touched.
+            unsafe {
+                core::arch::asm!(
+                    concat!("mov.u32 {v}, ", $register, ";"),
+                    v = out(reg32) value,
+                    options(pure, nomem, nostack),
+                );
+            }
+            value
+        }
+    };
 }
 
-/// How many SM ids the device has (`%nsmid`): its SM count where the ids
-/// are contiguous (132 on an H100 or H200), otherwise an upper bound of it.
-#[inline(always)]
-pub fn sm_ids() -> u32 {
-    let ids: u32;
-    // SAFETY: reads a special register; no memory is touched.
-    unsafe {
-        core::arch::asm!("mov.u32 {n}, %nsmid;", n = out(reg32) ids, options(pure, nomem, nostack));
-    }
-    ids
-}
+asm_register!(/// This thread's lane in its warp (`%laneid`).
+    lane_id => "%laneid");
+asm_register!(/// How many SM ids the device has (`%nsmid`): its SM count where the
+    /// ids are contiguous (132 on an H100 or H200), otherwise an upper bound
+    /// of it.
+    sm_ids => "%nsmid");
 
 /// A grid-stride loop: `start, start + step, ...` while below `end`.
 ///
