@@ -261,6 +261,9 @@ pub(super) unsafe fn kernel<T: Copy, const COLUMNS: bool, const AHEAD: bool>(
         // bytes, 16-byte aligned as this tile's rows are (the same
         // matrix). Found after the loads are issued, not before: the
         // loads leave sooner (H200, 8192² bytes: 37.7 against 38.0 µs).
+        // The row's address is found first and the prefetch issued
+        // after, as measured: one `if` around both compiles to other
+        // PTX, not timed.
         #[cfg(target_feature = "sm_90a")]
         let ahead = match column_tile_after(tile_x, tile_y, sm_ids(), grid_dim_x(), grid_dim_y()) {
             Some((ax, ay)) if AHEAD && t < rows => {
