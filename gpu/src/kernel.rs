@@ -174,6 +174,7 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     vector_bounds("transpose_vector_ahead_u16", 2),
     vector_bounds("transpose_vector_ahead_u32", 4),
     vector_bounds("transpose_vector_ahead_u64", 8),
+    vector_bounds("transpose_square_ahead_u8", 1),
     // Its rounds taken two at a time (`shifted_sums`), left to itself
     // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
     // it takes 96 (5 fit) and spills nothing for sm_90. The bounds alone,

@@ -53,8 +53,9 @@ transposable!(u64: u64, i64, f64);
 /// The variant [`Context::transpose_into`] uses for elements of
 /// `element_bytes` bytes in matrices whose first elements and pitches are
 /// all multiples of `row_alignment` bytes: for bytes the ladder's
-/// [`TransposeVariant::FASTEST`] (step 8, which asks L2 for a tile ahead),
-/// for wider elements step 7 ([`TransposeVariant::VectorColumns`]), where
+/// [`TransposeVariant::FASTEST`] (step 9, square tiles that ask L2 for a
+/// tile ahead), for wider elements step 7
+/// ([`TransposeVariant::VectorColumns`]), where
 /// the rows are aligned as their fast path needs
 /// ([`TransposeVariant::row_alignment`]: 16 bytes for the vector steps,
 /// which also moved 8192² bytes 8% faster than words on an H200 and as fast
@@ -64,11 +65,14 @@ transposable!(u64: u64, i64, f64);
 /// 16 rows per thread measured slower on an H100: 0.88 against 0.92 of the
 /// copy bandwidth for `f32`.)
 ///
-/// Step 8 moved 8192² bytes 1.1% faster than step 7 on an H200 and 0.2%
-/// slower on an H100, but `f32` 0.5% faster on the H200 (133.5 against
-/// 134.1 µs) and 0.5 to 1.4% slower on the H100 (190.0 against 189.1 µs
-/// at 8192², 755.2 against 744.5 at 16384², where cuBLAS `Sgeam` took
-/// 189.7 and 747.6): so wider elements keep step 7.
+/// Bytes, 8192², three interleaved rounds of two builds (µs): step 9
+/// 36.90 to 36.96 on an H200 against step 8's 37.15 to 37.70 and step 7's
+/// 37.66 to 37.95; 50.82 to 51.07 on an H100 against 51.30 to 51.46 and
+/// 50.91 to 51.26. Step 8 (no step 9 for wider elements) moved `f32` 0.5%
+/// faster on the H200 (133.5 against 134.1 µs) and 0.5 to 1.4% slower on
+/// the H100 (190.0 against 189.1 µs at 8192², 755.2 against 744.5 at
+/// 16384², where cuBLAS `Sgeam` took 189.7 and 747.6): so wider elements
+/// keep step 7.
 pub fn fastest(element_bytes: usize, row_alignment: usize) -> TransposeVariant {
     let preferred = if element_bytes == 1 {
         TransposeVariant::FASTEST
@@ -271,11 +275,11 @@ mod tests {
                 }
             }
         }
-        // The defaults: the vector steps for 16-byte aligned rows (step 8
+        // The defaults: the vector steps for 16-byte aligned rows (step 9
         // for bytes, step 7 for wider elements), words
         // for 4-byte aligned bytes, the 32×32 tile otherwise.
         assert_eq!(fastest(4, 16), TransposeVariant::VectorColumns);
-        assert_eq!(fastest(1, 16), TransposeVariant::VectorAhead);
+        assert_eq!(fastest(1, 16), TransposeVariant::SquareAhead);
         assert_eq!(fastest(4, 4), TransposeVariant::Tile32);
         assert_eq!(fastest(1, 4), TransposeVariant::Words4x4);
         // Bytes with a vector step: 16-byte aligned rows take it, 4-byte

@@ -9,7 +9,7 @@
 //! apart. Any `width` and `height` work; partial tiles are masked.
 //!
 //! One file per group of steps: `lesson` (steps 1 to 4), `words` (step
-//! 5, bytes) and `vector` (steps 6 to 8). This file holds the shapes, the
+//! 5, bytes) and `vector` (steps 6 to 9). This file holds the shapes, the
 //! ladder and its kernel table.
 //!
 //! Every kernel's launch contract: `src` valid for reads of `height` rows of `width`
@@ -23,11 +23,11 @@ mod vector;
 mod words;
 
 pub use vector::{
-    SWIZZLE_CHUNKS, VECTOR_BYTE_TILE_ROWS, VECTOR_BYTE_WORDS, VECTOR_BYTES, VECTOR_CHUNKS,
-    VECTOR_ROW_BYTES, VECTOR_ROW_CHUNKS, VECTOR_SM_THREADS, VECTOR_TILE_ROWS, column_tile,
+    SQUARE_ROW_BYTES, SWIZZLE_CHUNKS, VECTOR_BYTE_TILE_ROWS, VECTOR_BYTE_WORDS, VECTOR_BYTES,
+    VECTOR_CHUNKS, VECTOR_ROW_BYTES, VECTOR_SM_THREADS, VECTOR_TILE_ROWS, column_tile,
     column_tile_after, column_tile_at, launch_position, vector_byte_word, vector_columns,
-    vector_elements, vector_load_at, vector_rows, vector_slot, vector_store_at, vector_threads,
-    vector_tile_bytes,
+    vector_elements, vector_gatherers, vector_load_at, vector_loads, vector_row_chunks,
+    vector_rows, vector_slot, vector_store_at, vector_threads, vector_tile_bytes,
 };
 pub use words::{WORDS_TILE, byte_perm, transpose_4x4_bytes};
 
@@ -50,8 +50,9 @@ pub enum Tile {
     /// `(columns, rows)` elements, of any size.
     Elements(u32, u32),
     /// The vector steps' tile of [`vector_tile_bytes`]: [`vector_rows`] rows
-    /// of [`VECTOR_ROW_BYTES`] bytes, by element size.
-    Vector,
+    /// of this many bytes ([`VECTOR_ROW_BYTES`], or step 9's
+    /// [`SQUARE_ROW_BYTES`]), by element size.
+    Vector(u32),
 }
 
 /// The threads of a transpose step's block.
@@ -121,13 +122,17 @@ const fn lesson_shape(kernel: &'static str, staging: Staging) -> TransposeShape 
     }
 }
 
-const fn vector_shape(kernel: &'static str) -> TransposeShape {
+const fn vector_shape(
+    kernel: &'static str,
+    row_bytes: u32,
+    element_bytes: &'static [usize],
+) -> TransposeShape {
     TransposeShape {
         kernel,
         block: Block::Vector,
-        tile: Tile::Vector,
+        tile: Tile::Vector(row_bytes),
         staging: Staging::Swizzled,
-        element_bytes: ANY_SIZE,
+        element_bytes,
         row_alignment: VECTOR_BYTES,
     }
 }
@@ -232,7 +237,8 @@ ladder! {
         /// an H200 (1.02 × cuBLAS `Sgeam`), 193.4 → 191.4 µs on an H100
         /// (0.99 ×); bytes 41.7 → 38.7 µs on the H200 against `Words4x4`,
         /// the same 51.6 µs on the H100.
-        VectorTile = "vector_tile" => vector_shape("transpose_vector_tile"),
+        VectorTile = "vector_tile"
+            => vector_shape("transpose_vector_tile", VECTOR_ROW_BYTES, ANY_SIZE),
         /// Step 7: step 6 with the blocks taking the tiles column by column
         /// ([`column_tile`]): the launch order runs down a whole column of
         /// tiles before the next. The blocks resident at once (about a
@@ -249,7 +255,8 @@ ladder! {
         /// derives its tile from its place in the launch order. What
         /// `transpose_into` uses for 16-byte aligned rows of elements wider
         /// than a byte.
-        VectorColumns = "vector_columns" => vector_shape("transpose_vector_columns"),
+        VectorColumns = "vector_columns"
+            => vector_shape("transpose_vector_columns", VECTOR_ROW_BYTES, ANY_SIZE),
         /// Step 8: step 7 with each block, once its own loads are on their
         /// way, asking L2 for the tile one block per SM further on in the
         /// column order (`cp.async.bulk.prefetch.L2`, one 256-byte source
@@ -263,12 +270,32 @@ ladder! {
         /// per SM, 37.6 to 37.9 at three quarters, 38.4 to 38.8 at one and
         /// a half, 39.5 to 39.7 at two, against step 7's 38.1). In the
         /// reports, 8192²: bytes 37.8 → 37.4 µs on an H200 and 50.9 → 51.0
-        /// on an H100; `f32` 134.1 → 133.5 and 189.1 → 190.0. What
-        /// `transpose_into` uses for 16-byte aligned rows of bytes; wider
-        /// elements keep step 7. sm_90a only: elsewhere it is step 7.
-        VectorAhead = "vector_ahead" => vector_shape("transpose_vector_ahead"),
+        /// on an H100; `f32` 134.1 → 133.5 and 189.1 → 190.0. Wider
+        /// elements keep step 7, bytes take step 9. sm_90a only: elsewhere
+        /// it is step 7.
+        VectorAhead = "vector_ahead"
+            => vector_shape("transpose_vector_ahead", VECTOR_ROW_BYTES, ANY_SIZE),
+        /// Step 9, 8-bit only: step 8 with square tiles of 128 rows × 128
+        /// bytes ([`SQUARE_ROW_BYTES`]), 16 KiB, in the same 512 threads:
+        /// each loads two chunks, and the first 256 gather and store four
+        /// destination chunks each as in step 8 (the others end at the
+        /// barrier); its first 128 threads ask L2 for the 128-byte rows of
+        /// the tile one block per SM ahead. A block lives half as long
+        /// (the stamps of a CUDA C++ model: 3.8 against 7.4 µs), so the
+        /// SMs idle less while the last blocks end (1.1 against 1.6 µs on
+        /// average, H200). Without the look-ahead the square tile gained
+        /// 0.8% on an H200 and lost as much on an H100 (its source rows
+        /// read in pieces of 128 bytes, not 256); with it, 8192², three
+        /// interleaved rounds of two builds (µs): 36.90 to 36.96 on an
+        /// H200 against step 8's 37.15 to 37.70 (0.86 of the copy
+        /// bandwidth, where step 8 read 0.84 to 0.85), and 50.82 to 51.07
+        /// on an H100 against 51.30 to 51.46 (step 7: 50.91 to 51.26).
+        /// What `transpose_into` uses for 16-byte aligned rows of bytes.
+        /// sm_90a only: elsewhere it is the square tile in step 7's order.
+        SquareAhead = "square_ahead"
+            => vector_shape("transpose_square_ahead", SQUARE_ROW_BYTES, &[1]),
     }
-    fastest = VectorAhead;
+    fastest = SquareAhead;
 }
 
 impl TransposeVariant {
@@ -297,8 +324,8 @@ impl TransposeVariant {
     pub const fn tile(self, size: u32) -> (u32, u32) {
         match self.shape().tile {
             Tile::Elements(columns, rows) => (columns, rows),
-            Tile::Vector => (
-                vector_columns(size as usize) as u32,
+            Tile::Vector(row_bytes) => (
+                vector_columns(size as usize, row_bytes as usize) as u32,
                 vector_rows(size as usize) as u32,
             ),
         }
@@ -352,9 +379,14 @@ kernels! {
             fn transpose_tile32<T in u8, u16, u32, u64>
                 = lesson::tiled::<T, { TILE32 as usize }, { TILE32_ROWS as usize }, 1>;
             fn transpose_words_4x4<T in u8> = words::kernel;
-            fn transpose_vector_tile<T in u8, u16, u32, u64> = vector::kernel::<T, false, false>;
-            fn transpose_vector_columns<T in u8, u16, u32, u64> = vector::kernel::<T, true, false>;
-            fn transpose_vector_ahead<T in u8, u16, u32, u64> = vector::kernel::<T, true, true>;
+            fn transpose_vector_tile<T in u8, u16, u32, u64>
+                = vector::kernel::<T, false, false, { VECTOR_ROW_BYTES as usize }>;
+            fn transpose_vector_columns<T in u8, u16, u32, u64>
+                = vector::kernel::<T, true, false, { VECTOR_ROW_BYTES as usize }>;
+            fn transpose_vector_ahead<T in u8, u16, u32, u64>
+                = vector::kernel::<T, true, true, { VECTOR_ROW_BYTES as usize }>;
+            fn transpose_square_ahead<T in u8>
+                = vector::kernel::<T, true, true, { SQUARE_ROW_BYTES as usize }>;
         }
     }
 }
@@ -378,6 +410,7 @@ impl TransposeVariant {
             TransposeVariant::VectorTile => return transpose_vector_tile::try_entry::<T>(),
             TransposeVariant::VectorColumns => return transpose_vector_columns::try_entry::<T>(),
             TransposeVariant::VectorAhead => return transpose_vector_ahead::try_entry::<T>(),
+            TransposeVariant::SquareAhead => return transpose_square_ahead::try_entry::<T>(),
         })
     }
 }
