@@ -32,11 +32,11 @@ const SHAPES: [(usize, usize, usize, usize); 21] = [
     // Rows 8- but not 16-byte aligned (4-byte elements) on one side only.
     (256, 256, 258, 260),
     (256, 256, 260, 258),
-    // The vector steps' byte tiles (128 rows of 128 bytes; 2-byte ones are
-    // 64 rows of 128 elements). Pitches 16-byte aligned for every size:
-    // whole tiles (16-byte path) beside tiles crossing an edge by 1 to 127
-    // elements (checked path).
-    (128, 128, 0, 0),       // one byte tile exactly
+    // The vector steps' byte tiles (128 rows of 256 bytes, step 9's of 128;
+    // 2-byte ones are 64 rows of 128 elements). Pitches 16-byte aligned for
+    // every size: whole tiles (16-byte path) beside tiles crossing an edge
+    // by 1 to 127 elements (checked path).
+    (128, 128, 0, 0),       // one square byte tile exactly
     (129, 383, 144, 384),   // edges 1 wide and 127 high
     (257, 255, 272, 256),   // 2 + 1 tiles across, 1 + 127 rows down
     (383, 2200, 384, 2208), // 18 byte tile rows: step 7's bands of 16, then 2
