@@ -423,7 +423,7 @@ mod tests {
     /// 128 rows of 128 bytes (16 KiB) in the same 512 threads, 32 bytes
     /// loaded per thread, half the threads gathering.
     #[test]
-    fn vector_tiles_have_rows_of_256_bytes() {
+    fn vector_tiles_have_their_shapes() {
         for v in [
             TransposeVariant::VectorTile,
             TransposeVariant::VectorColumns,
