@@ -15,14 +15,13 @@
 //! `--out` (default `target/bench`). Keep `NCCL_NVLS_ENABLE=0` on shared
 //! machines.
 
-use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer, DeviceSlice};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 use warpspeed::nccl::Group;
 use warpspeed::reduce::Op;
 use warpspeed::rng::Generator;
-use warpspeed::{Context, Error};
+use warpspeed::{Buffer, Context, Error, Pending, ViewMut};
 
 const NCCL_PEER: &str = include_str!("peers/nccl_allreduce.cu");
 
@@ -95,22 +94,23 @@ fn busbw(bytes: usize, us: f64, gpus: usize) -> f64 {
     bytes as f64 / (us * 1e-6) / 1e9 * 2.0 * (gpus - 1) as f64 / gpus as f64
 }
 
-/// `len` device values of type `T` viewed as `words` `u32` for a fill.
-///
-/// # Safety
-/// `buffer` must hold at least `4 * words` bytes.
-unsafe fn words_of<T: cust::memory::DeviceCopy>(
-    buffer: &DeviceBuffer<T>,
-    words: usize,
-) -> DeviceSlice<u32> {
-    // SAFETY: the caller's contract on the size; any bits are valid for the
-    // element types used here (`f32`, `u8`).
-    unsafe {
-        DeviceSlice::from_raw_parts_mut(
-            DevicePointer::from_raw(buffer.as_device_ptr().as_raw()),
-            words,
-        )
-    }
+/// Fills `bytes` with random words of `g` on `ctx`'s queue and waits for
+/// it. The library has no view of a buffer's bytes as words, so the fill
+/// writes through a raw view, which no buffer tracks.
+fn fill_words(ctx: &Context, g: &mut Generator, bytes: &mut Buffer<u8>) -> warpspeed::Result<()> {
+    assert!(bytes.len().is_multiple_of(4), "whole words");
+    // SAFETY: the view borrows `bytes` exclusively, so its memory, `len / 4`
+    // whole `u32` words (a driver allocation of `ctx`'s device, 256-byte
+    // aligned), stays allocated and untouched by anything else while the
+    // view lives, and is initialised (`zeros`, earlier on this queue); any
+    // bits are valid `u8`s. The fill is waited for below, also when it
+    // fails, before `bytes` can be used or dropped again.
+    let mut words = unsafe {
+        ViewMut::<u32>::from_raw_parts(bytes.device_address(), bytes.len() / 4, bytes.device())
+    };
+    let filled = ctx.fill_u32_into(g, &mut words).and_then(Pending::wait);
+    let waited = ctx.synchronize();
+    filled.and(waited)
 }
 
 /// One NCCL group over GPUs `0..gpus`.
@@ -130,43 +130,27 @@ fn scaling(o: &Options, gpus: usize) -> Result<Scaling, String> {
     let mut f32_shards = Vec::new();
     let mut u8_shards = Vec::new();
     for (d, ctx) in group.contexts().iter().enumerate() {
-        ctx.bind().map_err(e)?;
         let mut g = Generator::new(d as u64);
-        // SAFETY: filled on the GPU right below, before any read.
-        let mut x =
-            unsafe { DeviceBuffer::<f32>::uninitialized(floats) }.map_err(|e| e.to_string())?;
-        // SAFETY: as `x`.
-        let b = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| e.to_string())?;
+        let mut x = ctx.zeros::<f32>(floats).map_err(e)?;
+        let mut b = ctx.zeros::<u8>(bytes).map_err(e)?;
         ctx.fill_uniform_into(&mut g, &mut x)
             .map_err(e)?
             .wait()
             .map_err(e)?;
-        // SAFETY: `b` holds `bytes` bytes, `bytes / 4` words.
-        let mut words = unsafe { words_of(&b, bytes / 4) };
-        ctx.fill_u32_into(&mut g, &mut words)
-            .map_err(e)?
-            .wait()
-            .map_err(e)?;
+        fill_words(ctx, &mut g, &mut b).map_err(e)?;
         f32_shards.push(x);
         u8_shards.push(b);
     }
-    let f32_views: Vec<&DeviceSlice<f32>> = f32_shards.iter().map(|b| &**b).collect();
-    let u8_views: Vec<&DeviceSlice<u8>> = u8_shards.iter().map(|b| &**b).collect();
     let mut counts = Vec::new();
     for ctx in group.contexts() {
-        ctx.bind().map_err(e)?;
-        counts.push(DeviceBuffer::<u32>::zeroed(256).map_err(|e| e.to_string())?);
+        counts.push(ctx.zeros::<u32>(256).map_err(e)?);
     }
-    let sum_ms = time(o.reps, || group.sum(&f32_views).map(|_| ()))?;
+    let sum_ms = time(o.reps, || group.sum(&f32_shards).map(|_| ()))?;
     let histogram_ms = time(o.reps, || {
-        let mut outs: Vec<&mut DeviceSlice<u32>> = counts.iter_mut().map(|c| &mut **c).collect();
-        group.histogram_into(&u8_views, &mut outs)?.wait()
+        group.histogram_into(&u8_shards, &mut counts)?.wait()
     })?;
     // The counters add up to every byte of every shard.
-    let mut host = vec![0u32; 256];
-    counts[0]
-        .copy_to(&mut host[..])
-        .map_err(|e| e.to_string())?;
+    let host = counts[0].to_vec().map_err(e)?;
     let counted: u64 = host.iter().map(|&c| c as u64).sum();
     if counted != total as u64 {
         return Err(format!(
@@ -187,16 +171,17 @@ fn all_reduce(o: &Options, gpus: usize) -> Result<Vec<(usize, f64)>, String> {
     let largest = *ALL_REDUCE_BYTES.iter().max().unwrap();
     let mut buffers = Vec::new();
     for ctx in group.contexts() {
-        ctx.bind().map_err(e)?;
-        buffers.push(DeviceBuffer::<f32>::zeroed(largest / 4).map_err(|e| e.to_string())?);
+        buffers.push(ctx.zeros::<f32>(largest / 4).map_err(e)?);
     }
     let mut rows = Vec::new();
     for bytes in ALL_REDUCE_BYTES {
-        let mut views: Vec<DeviceSlice<f32>> =
-            buffers.iter().map(|b| b.index(..bytes / 4)).collect();
+        let mut views = buffers
+            .iter_mut()
+            .map(|b| b.slice_mut(..bytes / 4))
+            .collect::<warpspeed::Result<Vec<_>>>()
+            .map_err(e)?;
         let ms = time(o.reps.max(50), || {
-            let mut outs: Vec<&mut DeviceSlice<f32>> = views.iter_mut().collect();
-            group.all_reduce_into(Op::Sum, &mut outs)?.wait()
+            group.all_reduce_into(Op::Sum, &mut views)?.wait()
         })?;
         rows.push((bytes, ms * 1e3));
     }

@@ -3,7 +3,6 @@
 //!
 //! `cargo run --release --example conv1d`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::{Matrix, MatrixMut};
 
@@ -14,16 +13,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let taps = 31;
     let signal: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 / 500.0 - 1.0).collect();
     let weights = vec![1.0 / taps as f32; taps]; // a moving average
-    let x = DeviceBuffer::from_slice(&signal)?;
-    let mask = DeviceBuffer::from_slice(&weights)?;
-    let mut y = DeviceBuffer::from_slice(&vec![0f32; n])?;
+    let x = ctx.upload(&signal)?;
+    let mask = ctx.upload(&weights)?;
+    let mut y = ctx.zeros::<f32>(n)?;
 
     ctx.conv1d_into(&x, &mask, &mut y)?.wait()?; // warm-up
     let start = Instant::now();
     ctx.conv1d_into(&x, &mask, &mut y)?.wait()?;
     let elapsed = start.elapsed();
 
-    let out = y.as_host_vec()?;
+    let out = y.to_vec()?;
     let i = 5000;
     let want: f32 = signal[i - taps / 2..=i + taps / 2].iter().sum::<f32>() / taps as f32;
     assert!((out[i] - want).abs() < 1e-5);
@@ -46,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?
     .wait()?;
     let elapsed = start.elapsed();
-    let out = y.as_host_vec()?;
+    let out = y.to_vec()?;
     let edge: f32 = signal[width..width + taps / 2 + 1].iter().sum::<f32>() / taps as f32;
     assert!((out[width] - edge).abs() < 1e-5); // row 1 starts with zeros on its left
     println!(

@@ -4,7 +4,6 @@
 //!
 //! `cargo run --release --example gemm`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::gemm::{Gemm, Precision};
 use warpspeed::{Matrix, MatrixMut};
@@ -22,11 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let a_host: Vec<f32> = (0..n * n).map(|_| next()).collect();
     let b_host: Vec<f32> = (0..n * n).map(|_| next()).collect();
-    let (a, b) = (
-        DeviceBuffer::from_slice(&a_host)?,
-        DeviceBuffer::from_slice(&b_host)?,
-    );
-    let mut c = DeviceBuffer::from_slice(&vec![0f32; n * n])?;
+    let (a, b) = (ctx.upload(&a_host)?, ctx.upload(&b_host)?);
+    let mut c = ctx.zeros::<f32>(n * n)?;
     let (a_view, b_view) = (Matrix::new(&a, n, n)?, Matrix::new(&b, n, n)?);
 
     for precision in [Precision::Fp32, Precision::Tf32, Precision::Tf32x3] {
@@ -38,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ctx.gemm_into(&gemm, 1.0, &a_view, &b_view, 0.0, &mut c_view)?
             .wait()?;
         let elapsed = start.elapsed().as_secs_f64();
-        let out = c.as_host_vec()?;
+        let out = c.to_vec()?;
         let mut worst = 0.0f64;
         for (i, j) in [(0, 0), (17, 1000), (n - 1, n - 1), (1234, 5)] {
             let exact: f64 = (0..n)

@@ -3,7 +3,6 @@
 //!
 //! `cargo run --release --example histogram`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::histogram::EvenBins;
 
@@ -14,14 +13,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes: Vec<u8> = (0..n)
         .map(|i: usize| (i.wrapping_mul(i) >> 7) as u8)
         .collect();
-    let samples = DeviceBuffer::from_slice(&bytes)?;
-    let mut counts = DeviceBuffer::from_slice(&[0u32; 256])?;
+    let samples = ctx.upload(&bytes)?;
+    let mut counts = ctx.zeros::<u32>(256)?;
 
     ctx.histogram_into(&samples, &mut counts)?.wait()?; // warm-up
     let start = Instant::now();
     ctx.histogram_into(&samples, &mut counts)?.wait()?;
     let elapsed = start.elapsed();
-    let counts = counts.as_host_vec()?;
+    let counts = counts.to_vec()?;
     let bins = EvenBins::<u8>::new(256, 0, 256)?;
     assert_eq!(counts, bins.histogram(&bytes));
     let (top, top_count) = counts
@@ -41,12 +40,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x: Vec<f32> = (0..1_000_000)
         .map(|i| ((i as f32) * 0.618).sin() * 1.2)
         .collect();
-    let device_x = DeviceBuffer::from_slice(&x)?;
+    let device_x = ctx.upload(&x)?;
     let bins = EvenBins::<f32>::new(100, -1.0, 1.0)?;
-    let mut hundred = DeviceBuffer::from_slice(&[0u32; 100])?;
+    let mut hundred = ctx.zeros::<u32>(100)?;
     ctx.histogram_even_into(&device_x, &bins, &mut hundred)?
         .wait()?;
-    let hundred = hundred.as_host_vec()?;
+    let hundred = hundred.to_vec()?;
     assert_eq!(hundred, bins.histogram(&x));
     println!(
         "100 bins of [-1, 1) over {} samples of 1.2·sin: {} counted, {} in the first bin",

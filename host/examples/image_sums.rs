@@ -2,7 +2,6 @@
 //!
 //! `cargo run --release --example image_sums`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::Matrix;
 
@@ -10,10 +9,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = warpspeed::Context::new(0)?;
     let side = 8192;
     let pixels: Vec<u8> = (0..side * side).map(|i| (i % 7) as u8).collect();
-    let src = DeviceBuffer::from_slice(&pixels)?;
+    let src = ctx.upload(&pixels)?;
     let image = Matrix::new(&src, side, side)?;
-    let mut columns = DeviceBuffer::from_slice(&vec![0u32; side])?;
-    let mut rows = DeviceBuffer::from_slice(&vec![0f32; side])?;
+    let mut columns = ctx.zeros::<u32>(side)?;
+    let mut rows = ctx.zeros::<f32>(side)?;
 
     ctx.column_sums_into(&image, &mut columns)?.wait()?; // warm-up
     ctx.row_sums_into(&image, &mut rows)?.wait()?;
@@ -25,8 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     row_work.wait()?;
     let elapsed = start.elapsed();
 
-    let columns = columns.as_host_vec()?;
-    let rows = rows.as_host_vec()?;
+    let columns = columns.to_vec()?;
+    let rows = rows.to_vec()?;
     let want_column_0: u32 = (0..side).map(|y| pixels[y * side] as u32).sum();
     let want_row_0: u32 = pixels[..side].iter().map(|&p| p as u32).sum();
     assert_eq!((columns[0], rows[0]), (want_column_0, want_row_0 as f32));

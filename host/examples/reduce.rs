@@ -2,7 +2,6 @@
 //!
 //! `cargo run --release --example reduce`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::reduce::{Op, ReduceVariant};
 
@@ -12,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host: Vec<f32> = (0..n)
         .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
         .collect();
-    let x = DeviceBuffer::from_slice(&host)?;
+    let x = ctx.upload(&host)?;
 
     ctx.sum(&x)?; // warm-up: the first launch of a kernel pays for its set-up
     let start = Instant::now();

@@ -4,7 +4,6 @@
 //!
 //! `cargo run --release --example rng`
 
-use cust::memory::DeviceBuffer;
 use warpspeed::rng::{Generator, Philox, in_quarter_disc};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -12,9 +11,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // π: 2^20 threads, 256 points each; thread t is `curand_init(42, t, 0)`.
     let (threads, draws) = (1 << 20, 256u32);
-    let mut hits = DeviceBuffer::from_slice(&vec![0u32; threads])?;
+    let mut hits = ctx.zeros::<u32>(threads)?;
     ctx.pi_hits_into(42, draws, &mut hits)?.wait()?;
-    let hits = hits.as_host_vec()?;
+    let hits = hits.to_vec()?;
     let total: u64 = hits.iter().map(|&h| h as u64).sum();
     let pi = 4.0 * total as f64 / (threads as f64 * draws as f64);
     // The same numbers on the CPU, for thread 12345: the generators agree.
@@ -33,13 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Fills: what curandGenerateUniform / curandGenerateNormal write for
     // seed 1234, the second continuing where the first stopped.
     let mut generator = Generator::new(1234);
-    let mut uniforms = DeviceBuffer::from_slice(&[0f32; 1000])?;
-    let mut normals = DeviceBuffer::from_slice(&[0f32; 1001])?;
+    let mut uniforms = ctx.zeros::<f32>(1000)?;
+    let mut normals = ctx.zeros::<f32>(1001)?;
     ctx.fill_uniform_into(&mut generator, &mut uniforms)?
         .wait()?;
     ctx.fill_normal_into(&mut generator, 10.0, 2.0, &mut normals)?
         .wait()?;
-    let (uniforms, normals) = (uniforms.as_host_vec()?, normals.as_host_vec()?);
+    let (uniforms, normals) = (uniforms.to_vec()?, normals.to_vec()?);
     let twin = Generator::new(1234);
     assert_eq!(uniforms[7], warpspeed::rng::uniform_of(twin.value(7)));
     let mean = normals.iter().sum::<f32>() / normals.len() as f32;
@@ -55,10 +54,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Poisson counts through a table made once.
     let table = ctx.poisson_table(3.5)?;
-    let mut counts = DeviceBuffer::from_slice(&[0u32; 100_000])?;
+    let mut counts = ctx.zeros::<u32>(100_000)?;
     ctx.fill_poisson_into(&mut generator, &table, &mut counts)?
         .wait()?;
-    let counts = counts.as_host_vec()?;
+    let counts = counts.to_vec()?;
     let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / counts.len() as f64;
     println!("Poisson(3.5): mean of {} counts {mean:.4}", counts.len());
     Ok(())

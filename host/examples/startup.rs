@@ -14,7 +14,6 @@
 //! and keep the driver's JIT cache out of it (`CUDA_CACHE_DISABLE=1`).
 //! Prints one JSON object.
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = warpspeed::Context::new(ordinal)?;
     let context_new = start.elapsed();
 
-    let x = DeviceBuffer::from_slice(&[1u32; 4096])?;
+    let x = ctx.upload(&[1u32; 4096])?;
     let first = Instant::now();
     let sum = ctx.sum(&x)?;
     let first_sum = first.elapsed();

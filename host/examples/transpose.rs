@@ -2,7 +2,6 @@
 //!
 //! `cargo run --release --example transpose`
 
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::{Matrix, MatrixMut};
 
@@ -11,8 +10,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let side = 8192;
     let pixels: Vec<u8> = (0..side * side).map(|i| (i % 251) as u8).collect();
-    let src = DeviceBuffer::from_slice(&pixels)?;
-    let mut dst = DeviceBuffer::from_slice(&vec![0u8; side * side])?;
+    let src = ctx.upload(&pixels)?;
+    let mut dst = ctx.zeros::<u8>(side * side)?;
     let image = Matrix::new(&src, side, side)?;
     ctx.transpose_into(&image, &mut MatrixMut::new(&mut dst, side, side)?)?
         .wait()?; // warm-up
@@ -20,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pending = ctx.transpose_into(&image, &mut MatrixMut::new(&mut dst, side, side)?)?;
     pending.wait()?;
     let elapsed = start.elapsed();
-    let out = dst.as_host_vec()?;
+    let out = dst.to_vec()?;
     assert_eq!(out[3 * side + 5], pixels[5 * side + 3]);
     println!(
         "u8 {side}×{side} transposed in {:.1} µs ({:.0} GB/s read + written) on {}",
@@ -31,8 +30,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let (w, h) = (4096, 3000); // any shape works
     let a: Vec<f32> = (0..w * h).map(|i| i as f32).collect();
-    let src = DeviceBuffer::from_slice(&a)?;
-    let mut dst = DeviceBuffer::from_slice(&vec![0f32; w * h])?;
+    let src = ctx.upload(&a)?;
+    let mut dst = ctx.zeros::<f32>(w * h)?;
+    ctx.synchronize()?; // `zeros` returns at once: its fill is not part of the time
     let start = Instant::now();
     ctx.transpose_into(
         &Matrix::new(&src, w, h)?,
@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?
     .wait()?;
     let elapsed = start.elapsed();
-    let out = dst.as_host_vec()?;
+    let out = dst.to_vec()?;
     assert_eq!(out[7 * h + 2], a[2 * w + 7]);
     println!(
         "f32 {w}×{h} transposed in {:.1} µs (first call of this kernel included)",

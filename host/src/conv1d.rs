@@ -11,11 +11,10 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! let ctx = warpspeed::Context::new(0)?;
-//! let signal = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
-//! let mask = DeviceBuffer::from_slice(&[1.0f32, 10.0, 100.0]).unwrap(); // centre: 10
-//! let mut out = DeviceBuffer::from_slice(&[0.0f32; 4]).unwrap();
+//! let signal = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//! let mask = ctx.upload(&[1.0f32, 10.0, 100.0])?; // centre: 10
+//! let mut out = ctx.zeros::<f32>(4)?;
 //! ctx.conv1d_into(&signal, &mask, &mut out)?.wait()?;
 //! // out = [210, 321, 432, 43]: out[0] = 0·1 + 1·10 + 2·100
 //! # Ok(()) }
@@ -80,9 +79,9 @@ use crate::error::check;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
+use crate::memory::{Call, DeviceRead, DeviceWrite};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
-use cust::memory::DeviceSlice;
 pub use warpspeed_gpu::conv1d::tma::TMA_ALIGN;
 use warpspeed_gpu::conv1d::tma::{
     TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
@@ -143,8 +142,8 @@ impl Rows {
 }
 
 /// Refuses an empty mask and one longer than [`MAX_TAPS`].
-fn check_mask(mask: &DeviceSlice<f32>) -> Result<()> {
-    match mask.len() {
+fn check_mask(mask: &impl DeviceRead<Elem = f32>) -> Result<()> {
+    match mask.view().len() {
         0 => Err(Error::InvalidArgument(
             "the convolution mask is empty (it needs 1 to 1025 weights)".into(),
         )),
@@ -159,9 +158,8 @@ impl Context {
     /// Enqueues `out = signal ⊛ mask` (see the [module docs](crate::conv1d))
     /// with the fastest variant for the mask and the device
     /// ([`Conv1dVariant::fastest_for`]). `out` must be as long as `signal` and
-    /// share no byte with `signal` or `mask` (checked: a `&mut` borrow does
-    /// not guarantee it, since cust's `DeviceSlice::index` gives out
-    /// aliasing slices of one buffer). Returns at once; see [`Pending`]. An
+    /// share no byte with `signal` or `mask` (checked: views made from raw
+    /// parts could). Returns at once; see [`Pending`]. An
     /// empty signal launches nothing.
     ///
     /// # Errors
@@ -174,11 +172,11 @@ impl Context {
     /// for [`Conv1dVariant::Tf32x3Wgmma`] on any but the `sm_90a` module.
     pub fn conv1d_into<'a>(
         &'a self,
-        signal: &'a DeviceSlice<f32>,
-        mask: &'a DeviceSlice<f32>,
-        out: &'a mut DeviceSlice<f32>,
+        signal: &impl DeviceRead<Elem = f32>,
+        mask: &impl DeviceRead<Elem = f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
-        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        let variant = Conv1dVariant::fastest_for(mask.view().len(), self.info().ptx_target);
         self.conv1d_into_with(variant, signal, mask, out)
     }
 
@@ -192,12 +190,13 @@ impl Context {
     pub fn conv1d_into_with<'a>(
         &'a self,
         variant: Conv1dVariant,
-        signal: &'a DeviceSlice<f32>,
-        mask: &'a DeviceSlice<f32>,
-        out: &'a mut DeviceSlice<f32>,
+        signal: &impl DeviceRead<Elem = f32>,
+        mask: &impl DeviceRead<Elem = f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         check_mask(mask)?;
+        let (signal, mask, out) = (signal.view(), mask.view(), out.view_mut());
         let n = signal.len();
         if out.len() != n {
             return Err(Error::LengthMismatch {
@@ -206,19 +205,22 @@ impl Context {
                 given: out.len(),
             });
         }
+        let mut call = Call::new(self);
         let rows = Rows {
-            signal: signal.as_device_ptr().as_raw(),
+            signal: call.read(&signal)?,
             signal_pitch: n,
-            out: out.as_device_ptr().as_raw(),
+            out: call.write(&out)?,
             out_pitch: n,
             n,
             rows: 1,
         };
+        let mask_address = call.read(&mask)?;
         // SAFETY: `signal` and `out` hold `n` elements each (their overlap,
         // and the mask's, is refused by `conv1d_launch`); the mask is checked
-        // above; the `Pending` keeps all three borrowed until the stream has
-        // run the kernel.
-        unsafe { self.conv1d_launch(variant, mask, rows) }
+        // above; `call` orders the work after the other queues' uses of all
+        // three buffers, and their `Drop` waits for it.
+        unsafe { self.conv1d_launch(variant, mask_address, mask.len(), rows)? };
+        Ok(Pending::new(self))
     }
 
     /// Enqueues the convolution of every row of `signal` into the same row
@@ -236,11 +238,11 @@ impl Context {
     /// another shape.
     pub fn conv1d_rows_into<'a>(
         &'a self,
-        signal: &Matrix<'a, f32>,
-        mask: &'a DeviceSlice<f32>,
-        out: &mut MatrixMut<'a, f32>,
+        signal: &Matrix<'_, f32>,
+        mask: &impl DeviceRead<Elem = f32>,
+        out: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
-        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        let variant = Conv1dVariant::fastest_for(mask.view().len(), self.info().ptx_target);
         self.conv1d_rows_into_with(variant, signal, mask, out)
     }
 
@@ -251,12 +253,13 @@ impl Context {
     pub fn conv1d_rows_into_with<'a>(
         &'a self,
         variant: Conv1dVariant,
-        signal: &Matrix<'a, f32>,
-        mask: &'a DeviceSlice<f32>,
-        out: &mut MatrixMut<'a, f32>,
+        signal: &Matrix<'_, f32>,
+        mask: &impl DeviceRead<Elem = f32>,
+        out: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         check_mask(mask)?;
+        let mask = mask.view();
         let shape = (signal.width(), signal.height());
         if (out.width(), out.height()) != shape {
             return Err(Error::ShapeMismatch {
@@ -265,20 +268,24 @@ impl Context {
                 given: (out.width(), out.height()),
             });
         }
+        let mut call = Call::new(self);
         let rows = Rows {
-            signal: signal.address(),
+            signal: call.read(signal.data())?,
             signal_pitch: signal.pitch(),
-            out: out.address(),
+            out: call.write(out.data())?,
             out_pitch: out.pitch(),
             n: shape.0,
             rows: shape.1,
         };
+        let mask_address = call.read(&mask)?;
         // SAFETY: both views were checked to lie inside their slices for
         // their shapes and pitches (`Matrix::with_pitch`), and have the same
         // shape (checked above); their overlap, and the mask's, is refused
-        // by `conv1d_launch`; the mask is checked above; the `Pending` keeps
-        // all three borrowed until the stream has run the kernel.
-        unsafe { self.conv1d_launch(variant, mask, rows) }
+        // by `conv1d_launch`; the mask is checked above; `call` orders the
+        // work after the other queues' uses of all three buffers, and their
+        // `Drop` waits for it.
+        unsafe { self.conv1d_launch(variant, mask_address, mask.len(), rows)? };
+        Ok(Pending::new(self))
     }
 
     /// Plans and enqueues one launch.
@@ -286,15 +293,16 @@ impl Context {
     /// # Safety
     /// `rows` describes `rows.rows` rows of `rows.n` elements of the signal
     /// (readable) and of the output (writable), inside their allocations
-    /// and valid until the stream has run the kernel (the returned
-    /// `Pending` borrows them); `mask` has passed [`check_mask`]. Overlaps
-    /// are refused here.
-    unsafe fn conv1d_launch<'a>(
-        &'a self,
+    /// and valid until the stream has run the kernel; `mask` is `taps`
+    /// elements, which passed [`check_mask`], valid as long. Overlaps are
+    /// refused here.
+    unsafe fn conv1d_launch(
+        &self,
         variant: Conv1dVariant,
-        mask: &'a DeviceSlice<f32>,
+        mask: u64,
+        taps: usize,
         rows: Rows,
-    ) -> Result<Pending<'a>> {
+    ) -> Result<()> {
         let target = self.info().ptx_target;
         let instead = match variant.needs() {
             Needs::Sm90a => "conv1d_into picks the fastest step the device has",
@@ -302,9 +310,8 @@ impl Context {
         };
         crate::ptx::require(variant.needs(), target, variant.name(), instead)?;
         if rows.n == 0 || rows.rows == 0 {
-            return Ok(Pending::new(self));
+            return Ok(());
         }
-        let taps = mask.len();
         // Step 9's own kernel where its tensor map describes the rows, its
         // fallback's elsewhere.
         let (variant, kernel) = match (variant.entry(taps), rows.tma_geometry(taps)) {
@@ -315,7 +322,7 @@ impl Context {
             (Conv1dEntry::Mapped { fallback, .. }, None) => (TMA_FALLBACK, Kernel::Plain(fallback)),
         };
         let [signal_span, out_span] = rows.spans();
-        let mask_span = Span::new(mask.as_device_ptr().as_raw(), taps * size_of::<f32>());
+        let mask_span = Span::new(mask, taps * size_of::<f32>());
         let mask_address = mask_span.start;
         for (span, what) in [(signal_span, "signal"), (mask_span, "mask")] {
             refuse_overlap("convolution", ("output", out_span), (what, span))?;
@@ -395,7 +402,7 @@ impl Context {
                 Kernel::Plain(entry) => self.launch(entry, cfg, &args)?,
             }
         }
-        Ok(Pending::new(self))
+        Ok(())
     }
 
     /// Encodes the tensor map of steps 9 and 10 for `rows` and enqueues

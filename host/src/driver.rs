@@ -35,12 +35,18 @@ pub mod code {
     /// `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`: the driver failed to start
     /// (e.g. no `/dev/nvidia*`).
     pub const SHARED_OBJECT_INIT_FAILED: u32 = 303;
+    /// `CUDA_ERROR_OUT_OF_MEMORY`: an allocation found too little free
+    /// device memory.
+    pub const OUT_OF_MEMORY: u32 = 2;
     /// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory it may not.
     pub const ILLEGAL_ADDRESS: u32 = 700;
     /// `CUDA_ERROR_LAUNCH_TIMEOUT`.
     pub const LAUNCH_TIMEOUT: u32 = 702;
     /// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`.
     pub const PEER_ACCESS_ALREADY_ENABLED: u32 = 704;
+    /// `CUDA_ERROR_ASSERT`: a device-side assertion failed; the context
+    /// is lost, as after a fault.
+    pub const ASSERT: u32 = 710;
     /// `CUDA_ERROR_HARDWARE_STACK_ERROR`, the first of the kernel faults
     /// that end at `CUDA_ERROR_LAUNCH_FAILED` (714 to 719: stack error,
     /// illegal instruction, misaligned address, invalid address space,
@@ -62,6 +68,8 @@ pub(crate) const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 
 /// `CUpointer_attribute`: the ordinal of the device a pointer's memory is on.
 pub(crate) const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: c_int = 9;
+/// `CU_POINTER_ATTRIBUTE_CONTEXT`: the CUDA context an allocation belongs to.
+pub(crate) const CU_POINTER_ATTRIBUTE_CONTEXT: c_int = 1;
 
 /// `CUfunction_attribute` values read by [`crate::Context::kernel_resources`].
 pub(crate) mod function_attribute {
@@ -202,6 +210,30 @@ unsafe extern "C" {
         words: usize,
         stream: CUstream,
     ) -> CUresult;
+    pub(crate) fn cuMemAlloc_v2(address: *mut u64, bytes: usize) -> CUresult;
+    pub(crate) fn cuMemFree_v2(address: u64) -> CUresult;
+    pub(crate) fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult;
+    pub(crate) fn cuMemcpyDtoHAsync_v2(
+        dst: *mut c_void,
+        src: u64,
+        bytes: usize,
+        stream: CUstream,
+    ) -> CUresult;
+    pub(crate) fn cuMemsetD8Async(
+        address: u64,
+        value: u8,
+        count: usize,
+        stream: CUstream,
+    ) -> CUresult;
+    pub(crate) fn cuMemsetD16Async(
+        address: u64,
+        value: u16,
+        count: usize,
+        stream: CUstream,
+    ) -> CUresult;
+    pub(crate) fn cuEventSynchronize(event: CUevent) -> CUresult;
+    pub(crate) fn cuCtxPushCurrent_v2(context: CUcontext) -> CUresult;
+    pub(crate) fn cuCtxPopCurrent_v2(context: *mut CUcontext) -> CUresult;
     pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
     /// CUDA 12.0 and newer drivers (sm_90 devices need them).
     pub(crate) fn cuTensorMapEncodeTiled(

@@ -86,6 +86,14 @@ pub enum Error {
         /// What it does not do, and what does.
         reason: String,
     },
+    /// A buffer given to a [`Context`](crate::Context) lives on another
+    /// device (or, for an adopted allocation, in another CUDA context).
+    WrongDevice {
+        /// The context's device ordinal.
+        expected: u32,
+        /// The buffer's device ordinal.
+        found: u32,
+    },
     /// Any other unacceptable argument (sizes beyond the device's limits,
     /// views that do not fit their slices); the message says why.
     InvalidArgument(String),
@@ -138,8 +146,10 @@ impl Error {
         match self {
             Error::Cuda { code: c, .. } => matches!(
                 *c,
-                code::ILLEGAL_ADDRESS | code::LAUNCH_TIMEOUT | code::HARDWARE_STACK_ERROR
-                    ..=code::LAUNCH_FAILED
+                code::ILLEGAL_ADDRESS
+                    | code::LAUNCH_TIMEOUT
+                    | code::ASSERT
+                    | code::HARDWARE_STACK_ERROR..=code::LAUNCH_FAILED
             ),
             Error::ContextLost { .. } => true,
             _ => false,
@@ -155,6 +165,7 @@ impl Error {
                 | Error::ShapeMismatch { .. }
                 | Error::Misaligned { .. }
                 | Error::Unsupported { .. }
+                | Error::WrongDevice { .. }
                 | Error::InvalidArgument(_)
         )
     }
@@ -225,6 +236,10 @@ impl fmt::Display for Error {
             Error::Unsupported { variant, reason } => {
                 write!(f, "the {variant} step {reason}")
             }
+            Error::WrongDevice { expected, found } => write!(
+                f,
+                "a buffer of device {found} given to a context of device {expected}"
+            ),
             Error::InvalidArgument(message) => write!(f, "invalid argument: {message}"),
             Error::NcclUnavailable { reason } => write!(f, "NCCL is not available: {reason}"),
             Error::Nccl {

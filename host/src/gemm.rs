@@ -4,14 +4,13 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::gemm::{Gemm, Precision};
 //! use warpspeed::{Matrix, MatrixMut};
 //! let ctx = warpspeed::Context::new(0)?;
 //! // A is 2 × 3, B is 3 × 2 (row-major), C is 2 × 2.
-//! let a = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
-//! let b = DeviceBuffer::from_slice(&[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0]).unwrap();
-//! let mut c = DeviceBuffer::from_slice(&[0.0f32; 4]).unwrap();
+//! let a = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+//! let b = ctx.upload(&[1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0])?;
+//! let mut c = ctx.zeros::<f32>(4)?;
 //! let gemm = Gemm::new(2, 2, 3); // m, n, k; FP32, no transposes
 //! ctx.gemm_into(
 //!     &gemm,
@@ -60,8 +59,8 @@
 //! * Otherwise NaN and ±∞ in `A`, `B` or `C` propagate as IEEE 754
 //!   arithmetic makes them.
 //! * Shapes that do not match the [`Gemm`], and a `C` that shares a byte
-//!   with `A` or `B` (cust's `DeviceSlice::index` makes such views in safe
-//!   code) are errors before any launch. `A` and `B` may overlap, or be the
+//!   with `A` or `B` (views made from raw parts can) are errors before any
+//!   launch. `A` and `B` may overlap, or be the
 //!   same view (`C = A · Aᵀ`).
 //!
 //! # Accuracy
@@ -135,6 +134,7 @@ use crate::context::scratch::{SPLIT_OFFSET, packed_offset};
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::matrix::{Matrix, MatrixMut};
+use crate::memory::Call;
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use crate::transpose;
@@ -452,9 +452,8 @@ impl Context {
     /// shapes, the BLAS rules and the accuracy. `a` must be
     /// [`Gemm::a_shape`], `b` [`Gemm::b_shape`] and `c` [`Gemm::c_shape`]
     /// (`(width, height)`); pitches are free. `c` must share no byte with
-    /// `a` or `b` (checked: a `&mut` borrow does not guarantee it, since
-    /// cust's `DeviceSlice::index` gives out aliasing slices of one
-    /// buffer). Returns at once; see [`Pending`].
+    /// `a` or `b` (checked: views made from raw parts could). Returns at
+    /// once; see [`Pending`].
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] for an `a`, `b` or `c` of the wrong shape;
@@ -468,10 +467,10 @@ impl Context {
         &'a self,
         gemm: &Gemm,
         alpha: f32,
-        a: &Matrix<'a, f32>,
-        b: &Matrix<'a, f32>,
+        a: &Matrix<'_, f32>,
+        b: &Matrix<'_, f32>,
         beta: f32,
-        c: &mut MatrixMut<'a, f32>,
+        c: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
@@ -497,6 +496,12 @@ impl Context {
         crate::ptx::require(variant.needs(), target, variant.name(), instead)?;
         refuse_overlap("GEMM", ("C", c.span()), ("A", a.span()))?;
         refuse_overlap("GEMM", ("C", c.span()), ("B", b.span()))?;
+        // From here on, whatever is enqueued (packing, scaling, the
+        // product) is ordered for the buffers, also when a later step fails.
+        let mut call = Call::new(self);
+        call.read(a.data())?;
+        call.read(b.data())?;
+        call.write(c.data())?;
         if m == 0 || n == 0 {
             return Ok(Pending::new(self));
         }
@@ -527,8 +532,8 @@ impl Context {
             // its slice for its shape and pitch (`MatrixMut::with_pitch`),
             // and its shape is `n × m` (checked above); any 1D grid (a
             // grid-stride loop over `m · n`, which fits `usize`). It reads
-            // neither `A` nor `B`. The `Pending` keeps `c` borrowed until
-            // the stream has run the kernel.
+            // neither `A` nor `B`. `call` orders the kernel after the other
+            // queues' uses of `C`, whose `Drop` waits for it.
             unsafe {
                 self.launch(
                     gemm_scale::entry::<f32>(),
@@ -590,9 +595,9 @@ impl Context {
             // region a launch on this stream uses (`packed_offset`), so it
             // overlaps neither `x` (the caller's memory), nor the split's
             // workspace, nor the other packed operand; work enqueued later
-            // on this stream waits for the kernel; the `Pending` returned
-            // keeps `x` borrowed, so nothing writes it until the stream
-            // has run the kernel; `p.entry` and `p.cfg` are the fastest
+            // on this stream waits for the kernel; `call` orders it after
+            // the other queues' writes to `x` (and theirs after it), and
+            // `x`'s buffer waits for it before it is freed; `p.entry` and `p.cfg` are the fastest
             // variant's for 4-byte elements and `x`'s alignment.
             unsafe { self.enqueue_transpose(p.entry, p.cfg, p.from, (to, p.pitch), p.shape)? };
             // `op(A)` is the packed `k × m` matrix transposed; `op(B)` the
@@ -647,9 +652,9 @@ impl Context {
         // limits); the tensor-core steps only on PTX for sm_80 or newer
         // (checked above), and the whole-tile entry only where
         // `takes_whole_tiles` holds for these very operands on such PTX
-        // (`on_operands`; it traps otherwise, before any copy). The
-        // `Pending` keeps all three borrowed until the stream has run the
-        // kernel.
+        // (`on_operands`; it traps otherwise, before any copy). `call`
+        // orders the kernel after the other queues' uses of all three
+        // buffers, and their `Drop` waits for it.
         unsafe { self.launch(plan.entry, cfg, &args)? };
         Ok(Pending::new(self))
     }

@@ -4,16 +4,15 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::histogram::EvenBins;
 //! let ctx = warpspeed::Context::new(0)?;
-//! let bytes = DeviceBuffer::from_slice(&[3u8, 3, 200]).unwrap();
-//! let mut counts = DeviceBuffer::from_slice(&[0u32; 256]).unwrap();
+//! let bytes = ctx.upload(&[3u8, 3, 200])?;
+//! let mut counts = ctx.zeros::<u32>(256)?;
 //! ctx.histogram_into(&bytes, &mut counts)?.wait()?; // counts[3] = 2, counts[200] = 1
 //!
-//! let x = DeviceBuffer::from_slice(&[0.5f32, -1.0, 9.9, f32::NAN]).unwrap();
+//! let x = ctx.upload(&[0.5f32, -1.0, 9.9, f32::NAN])?;
 //! let bins = EvenBins::new(10, 0.0f32, 10.0)?; // [0, 1), [1, 2), ..., [9, 10)
-//! let mut tens = DeviceBuffer::from_slice(&[0u32; 10]).unwrap();
+//! let mut tens = ctx.zeros::<u32>(10)?;
 //! ctx.histogram_even_into(&x, &bins, &mut tens)?.wait()?; // tens[0] = 1, tens[9] = 1
 //! # Ok(()) }
 //! ```
@@ -34,9 +33,9 @@ use crate::context::Context;
 use crate::context::scratch::HISTOGRAM_OFFSET;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
+use crate::memory::{Call, DeviceRead, DeviceWrite, Pod};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
-use cust::memory::{CopyDestination, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed_gpu::histogram::{
     BYTE_BINS, Even, GLOBAL_BLOCK, HistogramArgs, LANE_BLOCK, LANE_BLOCKS_PER_SM, LANE_MAX_BINS,
@@ -51,7 +50,7 @@ use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 
 /// A sample type of [`Context::histogram_even_into`]: `u8`, `u16`, `i32` or
 /// `f32`. Sealed.
-pub trait HistogramSample: Sample + DeviceCopy + Default + sealed::Sealed {
+pub trait HistogramSample: Sample + Pod + sealed::Sealed {
     /// The type of the bounds: `i64` for the integer samples (so that the
     /// upper bound of the whole `u8` range, 256, can be said), `f32` for
     /// `f32`.
@@ -232,8 +231,8 @@ impl Context {
     /// [`Error::LengthMismatch`] unless `out` has 256 elements.
     pub fn histogram_into<'a>(
         &'a self,
-        samples: &'a DeviceSlice<u8>,
-        out: &'a mut DeviceSlice<u32>,
+        samples: &impl DeviceRead<Elem = u8>,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
         let bytes = EvenBins::new(BYTE_BINS, 0, BYTE_BINS as i64)?;
         self.histogram_even_into(samples, &bytes, out)
@@ -248,9 +247,9 @@ impl Context {
     /// [`Error::InvalidArgument`] if `out` overlaps `samples`.
     pub fn histogram_even_into<'a, T: HistogramSample>(
         &'a self,
-        samples: &'a DeviceSlice<T>,
+        samples: &impl DeviceRead<Elem = T>,
         bins: &EvenBins<T>,
-        out: &'a mut DeviceSlice<u32>,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
         self.histogram_even_into_with(HistogramVariant::FASTEST, samples, bins, out)
     }
@@ -267,11 +266,12 @@ impl Context {
     pub fn histogram_even_into_with<'a, T: HistogramSample>(
         &'a self,
         variant: HistogramVariant,
-        samples: &'a DeviceSlice<T>,
+        samples: &impl DeviceRead<Elem = T>,
         bins: &EvenBins<T>,
-        out: &'a mut DeviceSlice<u32>,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
+        let (samples, mut out) = (samples.view(), out.view_mut());
         let count = bins.bins();
         if out.len() != count as usize {
             return Err(Error::LengthMismatch {
@@ -284,20 +284,17 @@ impl Context {
             "histogram",
             (
                 "output",
-                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<u32>()),
+                Span::new(out.device_address(), out.len() * size_of::<u32>()),
             ),
             (
                 "samples",
-                Span::new(
-                    samples.as_device_ptr().as_raw(),
-                    samples.len() * size_of::<T>(),
-                ),
+                Span::new(samples.device_address(), samples.len() * size_of::<T>()),
             ),
         )?;
         let info = self.info();
         let shared_fits = shared_privatized_bytes(count) <= info.max_shared_per_block_optin;
         let kernel = match variant {
-            HistogramVariant::Cpu => return self.histogram_on_cpu(samples, bins, out),
+            HistogramVariant::Cpu => return self.histogram_on_cpu(&samples, bins, &mut out),
             HistogramVariant::GlobalAtomics => Kernel::GlobalAtomics,
             HistogramVariant::SharedPrivatized if !shared_fits => {
                 return Err(Error::Unsupported {
@@ -315,13 +312,17 @@ impl Context {
             HistogramVariant::LanePrivate if shared_fits => Kernel::SharedPrivatized,
             HistogramVariant::LanePrivate => Kernel::GlobalAtomics,
         };
-        let output = out.as_device_ptr().as_raw();
+        // From here on, whatever is enqueued is ordered for the buffers,
+        // also when a later step (the scratch, the launch) fails.
+        let mut call = Call::new(self);
+        let input = call.read(&samples)?;
+        let output = call.write(&out)?;
         let n = samples.len();
         if n == 0 || kernel != Kernel::LanePrivate {
             // Steps 2 and 3 add into the output; with no samples it is all
             // zeros. (Step 4 zeroes it itself, in its first block.)
-            // SAFETY: `out` holds `count` counters (checked above) and
-            // stays borrowed by the returned `Pending`.
+            // SAFETY: `out` holds `count` counters (checked above), ordered
+            // by `call`.
             unsafe { self.zero_words(output, count as usize)? };
         }
         if n == 0 {
@@ -362,7 +363,7 @@ impl Context {
         let grid = needed.clamp(1, resident).max(fewest);
         let cfg = LaunchConfig::linear(grid, block, shared);
         let args = HistogramArgs {
-            samples: DevPtr::new(samples.as_device_ptr().as_raw()),
+            samples: DevPtr::new(input),
             n,
             lower: T::level(bins.lower()),
             upper: T::level(bins.upper()),
@@ -392,20 +393,13 @@ impl Context {
     /// there and copies the counts into `out`.
     fn histogram_on_cpu<'a, T: HistogramSample>(
         &'a self,
-        samples: &DeviceSlice<T>,
+        samples: &impl DeviceRead<Elem = T>,
         bins: &EvenBins<T>,
-        out: &mut DeviceSlice<u32>,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
-        self.synchronize()?;
-        let mut host = vec![T::default(); samples.len()];
-        if !host.is_empty() {
-            samples
-                .copy_to(&mut host[..])
-                .map_err(|e| Error::cust(e, "copying the samples to the host"))?;
-        }
+        let host = self.download(samples)?;
         let counts = bins.histogram(&host);
-        out.copy_from(&counts[..])
-            .map_err(|e| Error::cust(e, "copying the counts to the device"))?;
+        self.copy_from_host(&counts, out)?;
         Ok(Pending::new(self))
     }
 }

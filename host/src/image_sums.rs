@@ -3,13 +3,12 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::Matrix;
 //! let ctx = warpspeed::Context::new(0)?;
-//! let pixels = DeviceBuffer::from_slice(&[1u8, 2, 3, 4, 5, 6]).unwrap(); // 3 wide, 2 high
+//! let pixels = ctx.upload(&[1u8, 2, 3, 4, 5, 6])?; // 3 wide, 2 high
 //! let image = Matrix::new(&pixels, 3, 2)?;
-//! let mut columns = DeviceBuffer::from_slice(&[0u32; 3]).unwrap();
-//! let mut rows = DeviceBuffer::from_slice(&[0.0f32; 2]).unwrap();
+//! let mut columns = ctx.zeros::<u32>(3)?;
+//! let mut rows = ctx.zeros::<f32>(2)?;
 //! let columns_done = ctx.column_sums_into(&image, &mut columns)?; // [5, 7, 9]
 //! ctx.row_sums_into(&image, &mut rows)?.wait()?; // [6.0, 15.0]
 //! columns_done.wait()?;
@@ -24,9 +23,9 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::Matrix;
+use crate::memory::{Call, DeviceWrite, Pod, ViewMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
-use cust::memory::{DeviceCopy, DeviceSlice};
 use warpspeed_gpu::image_sums::{
     BAND_BLOCK, BAND_BLOCKS_PER_SM, ImageArgs, MAX_BANDS, ROW_CHUNK, STRIP_BLOCK,
     STRIP_BLOCKS_PER_SM, STRIP_COLUMNS, STRIP_UNROLL, SumOut, band_block, band_split,
@@ -38,7 +37,7 @@ pub use warpspeed_gpu::image_sums::{ColumnSumVariant, RowSumVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, WARP_SIZE};
 
 /// The output element of a sum: `u32` or `f32`. Sealed.
-pub trait SumOutput: SumOut + DeviceCopy + sealed::Sealed {}
+pub trait SumOutput: SumOut + Pod + sealed::Sealed {}
 
 mod sealed {
     pub trait Sealed {}
@@ -49,11 +48,7 @@ mod sealed {
 impl SumOutput for u32 {}
 impl SumOutput for f32 {}
 
-fn check_output<O: DeviceCopy>(
-    out: &DeviceSlice<O>,
-    expected: usize,
-    what: &'static str,
-) -> Result<()> {
+fn check_output<O: Pod>(out: &ViewMut<'_, O>, expected: usize, what: &'static str) -> Result<()> {
     if out.len() == expected {
         Ok(())
     } else {
@@ -143,8 +138,8 @@ impl Context {
     /// [`Error::LengthMismatch`] for an output of the wrong length.
     pub fn column_sums_into<'a, O: SumOutput>(
         &'a self,
-        image: &Matrix<'a, u8>,
-        out: &'a mut DeviceSlice<O>,
+        image: &Matrix<'_, u8>,
+        out: &mut impl DeviceWrite<Elem = O>,
     ) -> Result<Pending<'a>> {
         let variant = fastest_columns(
             image.width(),
@@ -163,8 +158,8 @@ impl Context {
     /// [`Error::LengthMismatch`] for an output of the wrong length.
     pub fn row_sums_into<'a, O: SumOutput>(
         &'a self,
-        image: &Matrix<'a, u8>,
-        out: &'a mut DeviceSlice<O>,
+        image: &Matrix<'_, u8>,
+        out: &mut impl DeviceWrite<Elem = O>,
     ) -> Result<Pending<'a>> {
         self.row_sums_into_with(fastest_rows(image.width()), image, out)
     }
@@ -177,17 +172,18 @@ impl Context {
     pub fn column_sums_into_with<'a, O: SumOutput>(
         &'a self,
         variant: ColumnSumVariant,
-        image: &Matrix<'a, u8>,
-        out: &'a mut DeviceSlice<O>,
+        image: &Matrix<'_, u8>,
+        out: &mut impl DeviceWrite<Elem = O>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
+        let out = out.view_mut();
         let (width, height) = (image.width(), image.height());
-        check_output(out, width, "the column sums' output")?;
+        check_output(&out, width, "the column sums' output")?;
         refuse_overlap(
             "column sums",
             (
                 "output",
-                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<O>()),
+                Span::new(out.device_address(), out.len() * size_of::<O>()),
             ),
             ("image", image.span()),
         )?;
@@ -198,10 +194,14 @@ impl Context {
             });
         }
         let shape = variant.shape();
-        let output = out.as_device_ptr().as_raw();
+        // From here on, whatever is enqueued is ordered for the buffers,
+        // also when a later step fails.
+        let mut call = Call::new(self);
+        call.read(image.data())?;
+        let output = call.write(&out)?;
         if width > 0 && (shape.accumulates || height == 0) {
-            // SAFETY: `out` holds `width` elements (checked above) and stays
-            // borrowed by the returned `Pending`.
+            // SAFETY: `out` holds `width` elements (checked above), ordered
+            // by `call`.
             unsafe { self.zero_words(output, width)? };
         }
         if width == 0 || height == 0 {
@@ -253,8 +253,8 @@ impl Context {
         // and for Strips and Bands every row band (WholeColumns' blocks walk
         // every row); Bands' tallies are this context's, `width` of them,
         // zero between launches (one band per column touches none, and gets
-        // none); the `Pending` keeps the image and `out` borrowed until the
-        // stream has run the kernel.
+        // none); `call` orders the kernel after the other queues' uses of
+        // both buffers, and their `Drop` waits for it.
         unsafe {
             match variant {
                 ColumnSumVariant::Strips => {
@@ -331,25 +331,28 @@ impl Context {
     pub fn row_sums_into_with<'a, O: SumOutput>(
         &'a self,
         variant: RowSumVariant,
-        image: &Matrix<'a, u8>,
-        out: &'a mut DeviceSlice<O>,
+        image: &Matrix<'_, u8>,
+        out: &mut impl DeviceWrite<Elem = O>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
+        let out = out.view_mut();
         let (width, height) = (image.width(), image.height());
-        check_output(out, height, "the row sums' output")?;
+        check_output(&out, height, "the row sums' output")?;
         refuse_overlap(
             "row sums",
             (
                 "output",
-                Span::new(out.as_device_ptr().as_raw(), out.len() * size_of::<O>()),
+                Span::new(out.device_address(), out.len() * size_of::<O>()),
             ),
             ("image", image.span()),
         )?;
         let shape = variant.shape();
-        let output = out.as_device_ptr().as_raw();
+        let mut call = Call::new(self);
+        call.read(image.data())?;
+        let output = call.write(&out)?;
         if height > 0 && (shape.accumulates || width == 0) {
-            // SAFETY: `out` holds `height` elements (checked above) and stays
-            // borrowed by the returned `Pending`.
+            // SAFETY: `out` holds `height` elements (checked above), ordered
+            // by `call`.
             unsafe { self.zero_words(output, height)? };
         }
         if width == 0 || height == 0 {
@@ -363,7 +366,10 @@ impl Context {
                 * self.info().multiprocessors;
             let parts = row_parts(width, height, resident);
             if parts > 0 && height <= self.info().max_grid.1 as usize {
-                return self.row_sums_split_wide(image, out, parts);
+                // SAFETY: `output` holds `height` elements (checked above),
+                // ordered with the image by `call`.
+                unsafe { self.row_sums_split_wide::<O>(image, output, parts)? };
+                return Ok(Pending::new(self));
             }
         }
         // Step 4's rows of up to ROW_NARROW_MAX bytes share warps, in an
@@ -404,9 +410,8 @@ impl Context {
         // made); `out` holds exactly `height` elements (checked above) and is
         // zeroed first where the variant adds into it; the grid covers every
         // row (one block, warp or chunk each, or warps looping over rows,
-        // alone or in pairs);
-        // the `Pending` keeps the image and `out` borrowed until the stream
-        // has run the kernel.
+        // alone or in pairs); `call` orders the kernel after the other
+        // queues' uses of both buffers, and their `Drop` waits for it.
         unsafe { self.launch(entry, cfg, &args)? };
         Ok(Pending::new(self))
     }
@@ -414,12 +419,16 @@ impl Context {
     /// Step 5 over a grid of `parts` blocks by one row of blocks per row
     /// of `image` (at most the grid's y limit; checked by the caller),
     /// the parts of a row meeting in its tally.
-    fn row_sums_split_wide<'a, O: SumOutput>(
-        &'a self,
-        image: &Matrix<'a, u8>,
-        out: &'a mut DeviceSlice<O>,
+    ///
+    /// # Safety
+    /// `out` is valid for `image.height()` elements of `O`, ordered with
+    /// the image after their other uses until the stream has run the kernel.
+    unsafe fn row_sums_split_wide<O: SumOutput>(
+        &self,
+        image: &Matrix<'_, u8>,
+        out: u64,
         parts: u32,
-    ) -> Result<Pending<'a>> {
+    ) -> Result<()> {
         let shape = RowSumVariant::SplitRows.shape();
         let height = image.height();
         let tally = self.tallies(height)?;
@@ -435,7 +444,7 @@ impl Context {
             width: image.width() as u32,
             height: height as u32,
             tally: DevPtrMut::new(tally),
-            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
+            out: DevPtrMut::new(out),
         };
         // SAFETY: the image view lies inside its slice (checked when it was
         // made); `out` holds exactly `height` elements (checked by the
@@ -443,10 +452,8 @@ impl Context {
         // than MAX_BANDS parts (`row_parts`), each part a range of its row
         // (`split_range`); the tallies are this context's, `height` of them,
         // zero between launches, and the kernel leaves them zero; the
-        // `Pending` keeps the image and `out` borrowed until the stream has
-        // run the kernel.
-        unsafe { self.launch(row_sums_split_wide::entry::<O>(), cfg, &args)? };
-        Ok(Pending::new(self))
+        // buffers are the caller's contract.
+        unsafe { self.launch(row_sums_split_wide::entry::<O>(), cfg, &args) }
     }
 }
 

@@ -10,10 +10,10 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! let ctx = warpspeed::Context::new(0)?;
-//! let x = DeviceBuffer::from_slice(&vec![1u32; 1 << 20]).unwrap();
+//! let x = ctx.upload(&vec![1u32; 1 << 20])?;
 //! assert_eq!(ctx.sum(&x)?, 1 << 20);
+//! assert_eq!(x.to_vec()?[0], 1);
 //! # Ok(()) }
 //! ```
 //!
@@ -24,10 +24,16 @@
 //!   reuses. No global state, no allocation per call;
 //! * functions that return a host value wait for it; functions that write
 //!   into your device buffers are named `*_into`, enqueue, and return a
-//!   [`Pending`] that keeps those buffers borrowed until the GPU is done;
-//! * buffers are `cust`'s [`DeviceBuffer`](cust::memory::DeviceBuffer) and
-//!   [`DeviceSlice`](cust::memory::DeviceSlice); nothing is copied behind your
-//!   back;
+//!   [`Pending`] that waits for the GPU when dropped;
+//! * device memory is a [`Buffer`] (made by [`Context::upload`],
+//!   [`Context::zeros`], or adopted from `cust` with [`Context::adopt`]),
+//!   passed by reference or as a borrowed [`View`]/[`ViewMut`] of part of
+//!   it; nothing is copied behind your back;
+//! * safe code cannot make a kernel touch freed memory, memory of another
+//!   device, or memory another queue is writing, whatever it does with the
+//!   guards, the views or the contexts: each buffer orders its uses across
+//!   queues with events and waits for them before it is freed, and keeps
+//!   its device's context alive ([`memory`] has the argument);
 //! * every argument is checked before a launch and every failure is an
 //!   [`Error`]; a kernel fault poisons the context ([`Error::ContextLost`]);
 //! * every step of every ladder is callable (`*_with` functions taking the
@@ -83,6 +89,7 @@ mod driver;
 mod error;
 mod launch;
 mod matrix;
+pub mod memory;
 mod overlap;
 mod pending;
 pub mod ptx;
@@ -102,6 +109,7 @@ pub use device::{DeviceInfo, KernelResources};
 pub use driver::code;
 pub use error::{Error, Result};
 pub use matrix::{Matrix, MatrixMut};
+pub use memory::{Buffer, DeviceRead, DeviceWrite, Pod, View, ViewMut};
 pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;

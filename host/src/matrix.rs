@@ -6,27 +6,41 @@
 //! so the kernels never read or write outside it.
 
 use crate::error::{Error, Result};
-use cust::memory::{DeviceCopy, DeviceSlice};
+use crate::memory::{DeviceRead, DeviceWrite, Pod, View, ViewMut};
 
-/// A read-only matrix (or 8-bit image) on the device.
-#[derive(Clone, Copy)]
-pub struct Matrix<'a, T: DeviceCopy> {
-    data: &'a DeviceSlice<T>,
+/// A read-only matrix (or 8-bit image) on the device: a view of a
+/// [`Buffer`](crate::Buffer) with a shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Matrix<'a, T: Pod> {
+    data: View<'a, T>,
     width: usize,
     height: usize,
     pitch: usize,
 }
 
-/// A writable matrix on the device.
-pub struct MatrixMut<'a, T: DeviceCopy> {
-    data: &'a mut DeviceSlice<T>,
+/// A writable matrix on the device: an exclusive view of a
+/// [`Buffer`](crate::Buffer) with a shape.
+#[derive(Debug)]
+pub struct MatrixMut<'a, T: Pod> {
+    data: ViewMut<'a, T>,
     width: usize,
     height: usize,
     pitch: usize,
 }
 
-/// Checks a shape against a slice of `len` elements.
-fn check_shape(len: usize, width: usize, height: usize, pitch: usize) -> Result<()> {
+/// Checks a shape against a slice of `len` elements of `element` bytes.
+fn check_shape(
+    len: usize,
+    element: usize,
+    width: usize,
+    height: usize,
+    pitch: usize,
+) -> Result<()> {
+    if pitch.checked_mul(element).is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "a row pitch of {pitch} elements of {element} B overflows the address space"
+        )));
+    }
     if pitch < width {
         return Err(Error::InvalidArgument(format!(
             "a row pitch of {pitch} elements is smaller than the width {width}"
@@ -56,14 +70,14 @@ fn check_shape(len: usize, width: usize, height: usize, pitch: usize) -> Result<
 }
 
 macro_rules! matrix_common {
-    ($name:ident, $slice:ty) => {
-        impl<'a, T: DeviceCopy> $name<'a, T> {
+    ($name:ident, $view:ident, $data:ty, $take:ident) => {
+        impl<'a, T: Pod> $name<'a, T> {
             /// A densely packed matrix: the pitch is the width.
             ///
             /// # Errors
             /// [`Error::InvalidArgument`] if the slice is too short for the
             /// shape or a side is 2^32 or more.
-            pub fn new(data: $slice, width: usize, height: usize) -> Result<Self> {
+            pub fn new(data: $data, width: usize, height: usize) -> Result<Self> {
                 Self::with_pitch(data, width, height, width)
             }
 
@@ -74,12 +88,13 @@ macro_rules! matrix_common {
             /// too short for the shape, a side of 2^32 or more, or a shape
             /// whose size overflows.
             pub fn with_pitch(
-                data: $slice,
+                data: $data,
                 width: usize,
                 height: usize,
                 pitch: usize,
             ) -> Result<Self> {
-                check_shape(data.len(), width, height, pitch)?;
+                let data = data.$take();
+                check_shape(data.len(), size_of::<T>(), width, height, pitch)?;
                 Ok($name {
                     data,
                     width,
@@ -110,7 +125,12 @@ macro_rules! matrix_common {
 
             /// The device address of the first element.
             pub(crate) fn address(&self) -> u64 {
-                self.data.as_device_ptr().as_raw()
+                self.data.device_address()
+            }
+
+            /// The memory the matrix covers.
+            pub(crate) fn data(&self) -> &$view<'a, T> {
+                &self.data
             }
 
             /// The bytes from the first element to the end of the last
@@ -130,7 +150,10 @@ macro_rules! matrix_common {
             /// `bytes`.
             pub(crate) fn rows_aligned(&self, bytes: usize) -> bool {
                 self.address().is_multiple_of(bytes as u64)
-                    && (self.pitch * size_of::<T>()).is_multiple_of(bytes)
+                    && self
+                        .pitch
+                        .checked_mul(size_of::<T>())
+                        .is_some_and(|pitch| pitch.is_multiple_of(bytes))
             }
 
             /// The largest power of two up to 16 that divides the first
@@ -144,8 +167,13 @@ macro_rules! matrix_common {
         }
     };
 }
-matrix_common!(Matrix, &'a DeviceSlice<T>);
-matrix_common!(MatrixMut, &'a mut DeviceSlice<T>);
+matrix_common!(Matrix, View, &'a impl DeviceRead<Elem = T>, view);
+matrix_common!(
+    MatrixMut,
+    ViewMut,
+    &'a mut impl DeviceWrite<Elem = T>,
+    view_mut
+);
 
 #[cfg(test)]
 mod tests {
@@ -153,13 +181,52 @@ mod tests {
 
     #[test]
     fn shapes_are_checked() {
-        assert!(check_shape(12, 4, 3, 4).is_ok());
-        assert!(check_shape(11, 4, 3, 4).is_err());
-        assert!(check_shape(14, 4, 3, 5).is_ok()); // the last row needs no padding
-        assert!(check_shape(100, 5, 3, 4).is_err()); // pitch below width
-        assert!(check_shape(0, 0, 7, 0).is_ok());
-        assert!(check_shape(0, 7, 0, 7).is_ok());
-        assert!(check_shape(usize::MAX, 2, usize::MAX / 2, usize::MAX / 4).is_err());
-        assert!(check_shape(usize::MAX, 1 << 32, 1, 1 << 32).is_err());
+        assert!(check_shape(12, 4, 4, 3, 4).is_ok());
+        assert!(check_shape(11, 4, 4, 3, 4).is_err());
+        assert!(check_shape(14, 4, 4, 3, 5).is_ok()); // the last row needs no padding
+        assert!(check_shape(100, 4, 5, 3, 4).is_err()); // pitch below width
+        assert!(check_shape(0, 4, 0, 7, 0).is_ok());
+        assert!(check_shape(0, 4, 7, 0, 7).is_ok());
+        assert!(check_shape(usize::MAX, 1, 2, usize::MAX / 2, usize::MAX / 4).is_err());
+        assert!(check_shape(usize::MAX, 1, 1 << 32, 1, 1 << 32).is_err());
+        // One row: the pitch is never stepped over, but its bytes must fit.
+        assert!(check_shape(4, 4, 4, 1, usize::MAX / 2).is_err());
+        assert!(check_shape(4, 1, 4, 1, usize::MAX / 2).is_ok());
+    }
+
+    /// Near the edges of `usize`, 2^31 and 2^32: a shape is accepted only
+    /// when it fits, and checking never panics.
+    mod properties {
+        use super::check_shape;
+        use proptest::prelude::*;
+
+        fn edgy() -> impl Strategy<Value = usize> {
+            prop_oneof![
+                0usize..70,
+                ((1usize << 31) - 3)..((1usize << 31) + 3),
+                ((1usize << 32) - 3)..((1usize << 32) + 3),
+                (usize::MAX - 5)..=usize::MAX,
+                (usize::MAX / 2 - 3)..(usize::MAX / 2 + 3),
+                any::<usize>(),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn shapes_fit_or_are_refused(
+                len in edgy(), element in prop_oneof![Just(1usize), Just(2), Just(4), Just(8)],
+                width in edgy(), height in edgy(), pitch in edgy(),
+            ) {
+                if check_shape(len, element, width, height, pitch).is_ok() {
+                    prop_assert!(pitch >= width);
+                    prop_assert!(pitch.checked_mul(element).is_some());
+                    prop_assert!(width < 1 << 32 && height < 1 << 32);
+                    if width > 0 && height > 0 {
+                        let needed = (height - 1) as u128 * pitch as u128 + width as u128;
+                        prop_assert!(needed <= len as u128);
+                    }
+                }
+            }
+        }
     }
 }

@@ -7,19 +7,18 @@ use std::marker::PhantomData;
 /// Work enqueued on a [`Context`]'s stream (or on the streams of a
 /// [`Group`](crate::nccl::Group)'s contexts) that may still be running.
 ///
-/// Every `*_into` function returns one. It borrows the context and every
-/// buffer the work reads or writes for its lifetime `'a`, so none of them
-/// can be freed, written or read by the host while the GPU may still use
-/// it; dropping it waits for the stream. Keep it to overlap host work with
-/// the GPU's, or to enqueue more work before waiting:
+/// Every `*_into` function returns one. It borrows the context for its
+/// lifetime `'a` (not the buffers: they order their own uses, so a view
+/// made for the call may be a temporary), and dropping it waits for the
+/// stream. Keep it to overlap host work with the GPU's, or to enqueue
+/// more work before waiting:
 ///
 /// ```no_run
 /// # fn main() -> warpspeed::Result<()> {
-/// use cust::memory::DeviceBuffer;
 /// use warpspeed::{Matrix, MatrixMut};
 /// let ctx = warpspeed::Context::new(0)?;
-/// let a = DeviceBuffer::from_slice(&[1.0f32; 6]).unwrap();
-/// let mut t = DeviceBuffer::from_slice(&[0.0f32; 6]).unwrap();
+/// let a = ctx.upload(&[1.0f32; 6])?;
+/// let mut t = ctx.zeros::<f32>(6)?;
 /// let (src, mut dst) = (Matrix::new(&a, 3, 2)?, MatrixMut::new(&mut t, 2, 3)?);
 /// let pending = ctx.transpose_into(&src, &mut dst)?; // returns at once
 /// // ... host work while the GPU transposes ...
@@ -32,15 +31,14 @@ use std::marker::PhantomData;
 /// call as [`crate::Error::ContextLost`]): correct by default, asynchronous
 /// on request.
 ///
-/// Soundness: the borrows are what keeps the buffers alive, and dropping
-/// the guard waits, so in safe code no buffer is freed or touched by the
-/// host while the GPU uses it. Leaking the guard (`std::mem::forget`) ends
-/// the borrows early; the GPU may then read or write device memory the
-/// program has freed or reused, which can give wrong device data or a
-/// kernel fault ([`crate::Error::ContextLost`]) but never touches host
-/// memory: the library hands the GPU device allocations only. A
-/// [`Context`] also waits for its stream when dropped, so its own scratch
-/// memory is never freed under running work.
+/// Soundness does not rest on this guard. The buffers themselves order
+/// every later use after the work, on this queue or any other, and wait
+/// for it before their memory is freed; host reads ([`crate::Buffer::to_vec`],
+/// [`Context::download`]) wait for it too. So `std::mem::forget`,
+/// `Box::leak`, an `Rc` cycle or [`Pending::detach`] only skip the wait:
+/// every result stays right. The argument is in [`crate::memory`]. A
+/// [`Context`] waits for its stream when dropped, so its own scratch memory
+/// is never freed under running work either.
 #[must_use = "dropping a Pending waits for the GPU at once; bind it to overlap work, or call .wait() to see errors"]
 pub struct Pending<'a> {
     contexts: &'a [Context],
@@ -73,14 +71,11 @@ impl<'a> Pending<'a> {
         synchronize_all(contexts)
     }
 
-    /// Lets the work run on without waiting and ends the borrows now.
-    ///
-    /// # Safety
-    /// The caller keeps every buffer the work uses alive and untouched by
-    /// the host until the stream has run it (e.g. it synchronizes the
-    /// context before dropping or reading them); benchmarks use this to
-    /// enqueue many launches back to back.
-    pub unsafe fn detach(self) {
+    /// Lets the work run on without waiting and ends the borrows now (to
+    /// enqueue many launches back to back, as benchmarks do). Safe: the
+    /// buffers order every later use, on any queue, and their `Drop`, after
+    /// this work ([`crate::memory`] has the argument).
+    pub fn detach(self) {
         std::mem::forget(self);
     }
 }

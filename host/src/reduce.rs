@@ -3,9 +3,8 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! let ctx = warpspeed::Context::new(0)?;
-//! let x = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+//! let x = ctx.upload(&[1.0f32, 2.0, 3.0])?;
 //! assert_eq!(ctx.sum(&x)?, 6.0);
 //! assert_eq!(ctx.max(&x)?, Some(3.0));
 //! # Ok(()) }
@@ -20,9 +19,9 @@
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
+use crate::memory::{Call, DeviceRead, DeviceWrite, Pod};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
-use cust::memory::{DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 pub use warpspeed_gpu::Op;
 pub use warpspeed_gpu::reduce::ReduceVariant;
@@ -37,10 +36,7 @@ use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 
 /// An element type the reduction kernels are compiled for: `f32`, `i32`,
 /// `u32`. Sealed: the PTX holds exactly these instantiations.
-pub trait Element:
-    warpspeed_gpu::Scalar + DeviceCopy + Default + Debug + Send + Sync + sealed::Sealed
-{
-}
+pub trait Element: warpspeed_gpu::Scalar + Pod + Debug + sealed::Sealed {}
 
 impl Element for f32 {}
 impl Element for i32 {}
@@ -57,7 +53,7 @@ use crate::context::scratch::{COUNTER_OFFSET, PARTIALS_OFFSET, RESULT_OFFSET};
 
 /// Where a pass reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Buffer {
+enum Place {
     Input,
     /// Scratch memory, at this element offset.
     Scratch(usize),
@@ -67,8 +63,8 @@ enum Buffer {
 /// One launch of a multi-pass reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Pass {
-    src: Buffer,
-    dst: Buffer,
+    src: Place,
+    dst: Place,
     /// Elements the pass reads.
     len: usize,
     grid: u32,
@@ -136,8 +132,8 @@ fn plan(variant: ReduceVariant, block: u32, n: usize, limits: Limits) -> Result<
     let single = |grid| Plan {
         block,
         passes: vec![Pass {
-            src: Buffer::Input,
-            dst: Buffer::Output,
+            src: Place::Input,
+            dst: Place::Output,
             len: n,
             grid,
         }],
@@ -160,14 +156,14 @@ fn plan(variant: ReduceVariant, block: u32, n: usize, limits: Limits) -> Result<
             } else {
                 let passes = vec![
                     Pass {
-                        src: Buffer::Input,
-                        dst: Buffer::Scratch(0),
+                        src: Place::Input,
+                        dst: Place::Scratch(0),
                         len: n,
                         grid,
                     },
                     Pass {
-                        src: Buffer::Scratch(0),
-                        dst: Buffer::Output,
+                        src: Place::Scratch(0),
+                        dst: Place::Output,
                         len: grid as usize,
                         grid: 1,
                     },
@@ -181,20 +177,20 @@ fn plan(variant: ReduceVariant, block: u32, n: usize, limits: Limits) -> Result<
         }
         ReduceVariant::Folding => {
             let mut passes = Vec::new();
-            let (mut src, mut len) = (Buffer::Input, n);
+            let (mut src, mut len) = (Place::Input, n);
             while len > 2 {
                 let half = len.div_ceil(2);
                 passes.push(Pass {
                     src,
-                    dst: Buffer::Scratch(0),
+                    dst: Place::Scratch(0),
                     len,
                     grid: grid_for(half, per_block)?,
                 });
-                (src, len) = (Buffer::Scratch(0), half);
+                (src, len) = (Place::Scratch(0), half);
             }
             passes.push(Pass {
                 src,
-                dst: Buffer::Output,
+                dst: Place::Output,
                 len,
                 grid: 1,
             });
@@ -208,15 +204,15 @@ fn plan(variant: ReduceVariant, block: u32, n: usize, limits: Limits) -> Result<
         // until one block remains. Two scratch regions alternate.
         _ => {
             let mut passes = Vec::new();
-            let (mut src, mut len) = (Buffer::Input, n);
+            let (mut src, mut len) = (Place::Input, n);
             let first = grid_for(n, per_block)? as usize;
             let mut offsets = [0, first];
             loop {
                 let grid = grid_for(len, per_block)?;
                 let dst = if grid == 1 {
-                    Buffer::Output
+                    Place::Output
                 } else {
-                    Buffer::Scratch(offsets[0])
+                    Place::Scratch(offsets[0])
                 };
                 passes.push(Pass {
                     src,
@@ -250,7 +246,7 @@ impl Context {
     /// # Errors
     /// [`Error::Misaligned`] for a slice not aligned to its elements (only
     /// possible through unsafe code); launch and driver failures.
-    pub fn sum<T: Element>(&self, x: &DeviceSlice<T>) -> Result<T> {
+    pub fn sum<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<T> {
         self.reduce(Op::Sum, ReduceVariant::FASTEST, x)
     }
 
@@ -259,9 +255,9 @@ impl Context {
     ///
     /// # Errors
     /// As [`Context::sum`].
-    pub fn min<T: Element>(&self, x: &DeviceSlice<T>) -> Result<Option<T>> {
+    pub fn min<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
         let v = self.reduce(Op::Min, ReduceVariant::FASTEST, x)?;
-        Ok((!x.is_empty()).then_some(v))
+        Ok((!x.view().is_empty()).then_some(v))
     }
 
     /// Largest element of `x`, `None` if it is empty; waits for it. `f32`:
@@ -269,9 +265,9 @@ impl Context {
     ///
     /// # Errors
     /// As [`Context::sum`].
-    pub fn max<T: Element>(&self, x: &DeviceSlice<T>) -> Result<Option<T>> {
+    pub fn max<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
         let v = self.reduce(Op::Max, ReduceVariant::FASTEST, x)?;
-        Ok((!x.is_empty()).then_some(v))
+        Ok((!x.view().is_empty()).then_some(v))
     }
 
     /// Reduces `x` with `op` using one step of the ladder and waits for the
@@ -284,18 +280,24 @@ impl Context {
         &self,
         op: Op,
         variant: ReduceVariant,
-        x: &DeviceSlice<T>,
+        x: &impl DeviceRead<Elem = T>,
     ) -> Result<T> {
+        self.ensure_alive()?;
+        let x = x.view();
         let block = default_block(variant, x.len());
-        // SAFETY: `None` sends the result to this context's result slot (16
-        // bytes of its scratch, enough for one element), whose address the
-        // call returns once the scratch has its final size; it is read back
-        // after the stream has run the reduction, and `x` is borrowed until
-        // then.
-        unsafe {
-            let result = self.enqueue_reduce(op, variant, block, x, None)?;
-            self.read_back(result)
-        }
+        let mut call = Call::new(self);
+        let input = call.read(&x)?;
+        // SAFETY: `input` is `x`'s `x.len()` elements, ordered after their
+        // writers by `call`; `None` sends the result to this context's
+        // result slot (16 bytes of its scratch, enough for one element),
+        // whose address the call returns once the scratch has its final
+        // size; it is read back after the stream has run the reduction.
+        let value = unsafe {
+            let result = self.enqueue_reduce::<T>(op, variant, block, input, x.len(), None)?;
+            self.read_back(result)?
+        };
+        call.finished();
+        Ok(value)
     }
 
     /// Enqueues the reduction of `x` with `op` and `variant`; the result
@@ -309,10 +311,11 @@ impl Context {
         &'a self,
         op: Op,
         variant: ReduceVariant,
-        x: &'a DeviceSlice<T>,
-        out: &'a mut DeviceSlice<T>,
+        x: &impl DeviceRead<Elem = T>,
+        out: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<Pending<'a>> {
-        self.reduce_into_with_block(op, variant, default_block(variant, x.len()), x, out)
+        let block = default_block(variant, x.view().len());
+        self.reduce_into_with_block(op, variant, block, x, out)
     }
 
     /// [`Context::reduce_into`] with an explicit block size: any of
@@ -326,9 +329,11 @@ impl Context {
         op: Op,
         variant: ReduceVariant,
         block: u32,
-        x: &'a DeviceSlice<T>,
-        out: &'a mut DeviceSlice<T>,
+        x: &impl DeviceRead<Elem = T>,
+        out: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let (x, out) = (x.view(), out.view_mut());
         if out.is_empty() {
             return Err(Error::LengthMismatch {
                 what: "a reduction's output",
@@ -336,20 +341,22 @@ impl Context {
                 given: 0,
             });
         }
-        let output = out.as_device_ptr().as_raw();
         refuse_overlap(
             "reduction",
-            ("output", Span::new(output, size_of::<T>())),
+            ("output", Span::new(out.device_address(), size_of::<T>())),
             (
                 "input",
-                Span::new(x.as_device_ptr().as_raw(), x.len() * size_of::<T>()),
+                Span::new(x.device_address(), x.len() * size_of::<T>()),
             ),
         )?;
+        let mut call = Call::new(self);
+        let input = call.read(&x)?;
+        let output = call.write(&out)?;
         // SAFETY: `out` holds at least one element (checked above) and does
-        // not overlap `x` (checked above: a `&mut` borrow alone does not
-        // rule it out, cust's `index` views can alias); the `Pending` keeps
-        // both borrowed until the stream has run the reduction.
-        unsafe { self.enqueue_reduce(op, variant, block, x, Some(output))? };
+        // not overlap `x` (checked above: views made from raw parts could);
+        // both are ordered after their other uses by `call`, and the
+        // buffers they borrow wait for this stream before they are freed.
+        unsafe { self.enqueue_reduce::<T>(op, variant, block, input, x.len(), Some(output))? };
         Ok(Pending::new(self))
     }
 
@@ -357,15 +364,17 @@ impl Context {
     /// for `None`; returns the address written.
     ///
     /// # Safety
-    /// `out` must be a device address valid for one `T` write that does not
-    /// overlap `x`, and `x` and `out` must stay alive until the stream has
-    /// run the reduction.
+    /// `input` must be valid for reading `n` elements and `out` a device
+    /// address valid for one `T` write that does not overlap them, both
+    /// alive and ordered after their other uses until the stream has run
+    /// the reduction.
     unsafe fn enqueue_reduce<T: Element>(
         &self,
         op: Op,
         variant: ReduceVariant,
         block: u32,
-        x: &DeviceSlice<T>,
+        input: u64,
+        n: usize,
         out: Option<u64>,
     ) -> Result<u64> {
         self.ensure_alive()?;
@@ -383,14 +392,12 @@ impl Context {
                 reason: format!("computes sums only; use Vectorized for {}", op.name()),
             });
         }
-        let input = x.as_device_ptr().as_raw();
         if !input.is_multiple_of(size_of::<T>() as u64) {
             return Err(Error::Misaligned {
                 what: "a reduction's input",
                 alignment: size_of::<T>(),
             });
         }
-        let n = x.len();
         let shared = variant.shared_bytes(block);
         let info = self.info();
         let kernel = PassKernel::<T>::new(variant, op, block)?;
@@ -419,10 +426,10 @@ impl Context {
         let base = self.scratch(PARTIALS_OFFSET + partial_elements * size_of::<T>())?;
         let partials = base + PARTIALS_OFFSET as u64;
         let out = out.unwrap_or(base + RESULT_OFFSET);
-        let address = |b: Buffer| match b {
-            Buffer::Input => input,
-            Buffer::Scratch(offset) => partials + (offset * size_of::<T>()) as u64,
-            Buffer::Output => out,
+        let address = |b: Place| match b {
+            Place::Input => input,
+            Place::Scratch(offset) => partials + (offset * size_of::<T>()) as u64,
+            Place::Output => out,
         };
         for pass in &plan.passes {
             let cfg = LaunchConfig::linear(pass.grid, plan.block, shared);
@@ -537,12 +544,12 @@ mod tests {
         let p = plan(variant, block, n, LIMITS).unwrap();
         assert_eq!(
             p.passes.first().unwrap().src,
-            Buffer::Input,
+            Place::Input,
             "{variant:?} n={n}"
         );
         assert_eq!(
             p.passes.last().unwrap().dst,
-            Buffer::Output,
+            Place::Output,
             "{variant:?} n={n}"
         );
         if variant != ReduceVariant::Vectorized {
@@ -564,7 +571,7 @@ mod tests {
         }
         for pass in &p.passes {
             assert!(pass.grid >= 1);
-            if let Buffer::Scratch(offset) = pass.dst {
+            if let Place::Scratch(offset) = pass.dst {
                 let written = if variant == ReduceVariant::Folding {
                     pass.len.div_ceil(2)
                 } else {
@@ -575,7 +582,7 @@ mod tests {
                     "{variant:?} n={n}: scratch overflow"
                 );
             }
-            if let (Buffer::Scratch(a), Buffer::Scratch(b)) = (pass.src, pass.dst) {
+            if let (Place::Scratch(a), Place::Scratch(b)) = (pass.src, pass.dst) {
                 assert!(
                     a == b && variant == ReduceVariant::Folding || a != b,
                     "{variant:?}: in-place only when folding"
@@ -671,6 +678,33 @@ mod tests {
                 );
                 // Steps 1-8 write one partial per block.
                 assert_eq!(blocks, ReduceVariant::ALL[..8].contains(&variant));
+            }
+        }
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any length, near 2^31, 2^32 and `usize::MAX` too: a plan or
+            /// an error, never a panic; a plan's grids fit the device.
+            #[test]
+            fn every_length_plans_or_is_refused(
+                step in 0..ReduceVariant::ALL.len(),
+                n in prop_oneof![
+                    0usize..5000,
+                    ((1usize << 31) - 3)..((1usize << 31) + 3),
+                    ((1usize << 32) - 3)..((1usize << 32) + 3),
+                    (usize::MAX - 5)..=usize::MAX,
+                    any::<usize>(),
+                ],
+            ) {
+                let variant = ReduceVariant::ALL[step];
+                let block = default_block(variant, n);
+                if let Ok(p) = plan(variant, block, n, LIMITS) {
+                    prop_assert!(p.passes.iter().all(|pass| pass.grid >= 1 && pass.grid <= LIMITS.max_grid_x));
+                }
             }
         }
     }

@@ -3,11 +3,10 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::{Matrix, MatrixMut};
 //! let ctx = warpspeed::Context::new(0)?;
-//! let a = DeviceBuffer::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap(); // 3 wide, 2 high
-//! let mut t = DeviceBuffer::from_slice(&[0.0f32; 6]).unwrap();
+//! let a = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 3 wide, 2 high
+//! let mut t = ctx.zeros::<f32>(6)?;
 //! ctx.transpose_into(&Matrix::new(&a, 3, 2)?, &mut MatrixMut::new(&mut t, 2, 3)?)?
 //!     .wait()?; // t = [1, 4, 2, 5, 3, 6]
 //! # Ok(()) }
@@ -17,9 +16,9 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
+use crate::memory::{Call, Pod};
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
-use cust::memory::DeviceCopy;
 use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::transpose::TransposeArgs;
 pub use warpspeed_gpu::transpose::TransposeVariant;
@@ -27,7 +26,7 @@ use warpspeed_gpu::{DevPtr, DevPtrMut, KernelType};
 
 /// An element type the transpose kernels move: any plain type of 1, 2, 4 or
 /// 8 bytes. Sealed; implemented for the integer and float types.
-pub trait Transposable: DeviceCopy + sealed::Sealed {
+pub trait Transposable: Pod + sealed::Sealed {
     /// The unsigned integer of the same size, whose kernels move `Self`'s
     /// bits.
     type Bits: KernelType;
@@ -96,7 +95,7 @@ fn pick(
 
 /// The largest power of two up to 16 that divides the first element's
 /// address and the pitch in bytes of both matrices.
-fn row_alignment<T: DeviceCopy>(src: &Matrix<'_, T>, dst: &MatrixMut<'_, T>) -> usize {
+fn row_alignment<T: Pod>(src: &Matrix<'_, T>, dst: &MatrixMut<'_, T>) -> usize {
     src.row_alignment().min(dst.row_alignment())
 }
 
@@ -110,8 +109,8 @@ impl Context {
     /// [`Error::InvalidArgument`] for a matrix too large for the grid.
     pub fn transpose_into<'a, T: Transposable>(
         &'a self,
-        src: &Matrix<'a, T>,
-        dst: &mut MatrixMut<'a, T>,
+        src: &Matrix<'_, T>,
+        dst: &mut MatrixMut<'_, T>,
     ) -> Result<Pending<'a>> {
         let variant = fastest(size_of::<T>(), row_alignment(src, dst));
         self.transpose_into_with(variant, src, dst)
@@ -127,8 +126,8 @@ impl Context {
     pub fn transpose_into_with<'a, T: Transposable>(
         &'a self,
         variant: TransposeVariant,
-        src: &Matrix<'a, T>,
-        dst: &mut MatrixMut<'a, T>,
+        src: &Matrix<'_, T>,
+        dst: &mut MatrixMut<'_, T>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         let (width, height) = (src.width(), src.height());
@@ -162,14 +161,15 @@ impl Context {
             return Ok(Pending::new(self));
         }
         let cfg = launch_config(variant, size, width, height)?;
+        let mut call = Call::new(self);
+        call.read(src.data())?;
+        call.write(dst.data())?;
         // SAFETY: both views were checked to lie inside their slices for
-        // their shapes and pitches (`Matrix::with_pitch`); `dst` is borrowed
-        // mutably, so it does not overlap `src`; the destination shape
-        // matches (checked above); the variant moves `T`'s size (its entry
-        // exists) and Words4x4's alignment is checked above; the source
-        // stays borrowed shared, so nothing writes it while the kernel
-        // runs; the `Pending` keeps both borrowed until the stream has run
-        // the kernel.
+        // their shapes and pitches (`Matrix::with_pitch`) and not to overlap
+        // (above); the destination shape matches (checked above); the
+        // variant moves `T`'s size (its entry exists) and Words4x4's
+        // alignment is checked above; `call` orders the kernel after the
+        // other queues' uses of both buffers, and their `Drop` waits for it.
         unsafe {
             self.enqueue_transpose(
                 entry,
@@ -289,5 +289,23 @@ mod tests {
         assert_eq!(pick(vector, 1, 8), TransposeVariant::Words4x4);
         assert_eq!(pick(vector, 1, 2), TransposeVariant::Tile32);
         assert_eq!(pick(vector, 4, 8), TransposeVariant::Tile32);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any shape: a launch within `u32` grids, or an error.
+            #[test]
+            fn every_shape_launches_or_is_refused(
+                step in 0..TransposeVariant::ALL.len(),
+                size in prop_oneof![Just(1usize), Just(2), Just(4), Just(8)],
+                width in prop_oneof![1usize..5000, ((1usize << 32) - 3)..((1usize << 32) + 3), any::<usize>()],
+                height in prop_oneof![1usize..5000, ((1usize << 31) - 3)..((1usize << 31) + 3), any::<usize>()],
+            ) {
+                let _ = launch_config(TransposeVariant::ALL[step], size, width, height);
+            }
+        }
     }
 }

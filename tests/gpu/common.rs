@@ -1,7 +1,6 @@
 //! Shared by the GPU tests: the context, seeded inputs, cached uploads,
 //! result checks.
 
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use libtest_mimic::{Completion, Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -9,7 +8,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
-use warpspeed::{Context, Error, Ladder};
+use warpspeed::{Buffer, Context, DeviceRead, DeviceWrite, Error, Ladder, Pod};
 
 thread_local! {
     static GPU: RefCell<Option<Result<Rc<Context>, String>>> = const { RefCell::new(None) };
@@ -59,8 +58,9 @@ pub fn gpu_trial(
 ) -> Trial {
     Trial::ignorable_test(name, move || match gpu() {
         Ok(ctx) => {
-            // A multi-GPU trial may have left another device current; the
-            // suite's own uploads go through cust on this thread.
+            // A multi-GPU trial may have left another device current: make
+            // this one current again, as the caller's own driver calls on
+            // this thread would need (the library's calls do it themselves).
             ok(ctx.bind())?;
             body(&ctx).map(|()| Completion::Completed)
         }
@@ -119,12 +119,13 @@ pub fn sized_trial(
 }
 
 /// An input on both sides: the host copy for references, the device copy for kernels.
-pub type Input<T> = Rc<(Vec<T>, DeviceBuffer<T>)>;
+pub type Input<T> = Rc<(Vec<T>, Buffer<T>)>;
 
 /// Returns the cached `(host, device)` input for `key`, making and
-/// uploading it if the previous trial used another. Consecutive trials over
-/// one input share one upload.
-pub fn cached_input<T: DeviceCopy + 'static>(
+/// uploading it (through `ctx`) if the previous trial used another.
+/// Consecutive trials over one input share one upload.
+pub fn cached_input<T: Pod>(
+    ctx: &Context,
     key: &str,
     make: impl FnOnce() -> Vec<T>,
 ) -> Result<Input<T>, Failed> {
@@ -135,41 +136,36 @@ pub fn cached_input<T: DeviceCopy + 'static>(
             .map(|(_, v)| v.clone())
     }) {
         return hit
-            .downcast::<(Vec<T>, DeviceBuffer<T>)>()
+            .downcast::<(Vec<T>, Buffer<T>)>()
             .map_err(|_| "input cache type mismatch".into());
     }
     // Free the previous input before allocating the next (2^28 elements
     // each).
     INPUT.with(|c| c.borrow_mut().take());
     let host = make();
-    let device = upload(&host)?;
+    let device = upload(ctx, &host)?;
     let entry = Rc::new((host, device));
     INPUT.with(|c| *c.borrow_mut() = Some((key.to_string(), entry.clone() as Rc<dyn Any>)));
     Ok(entry)
 }
 
-pub fn upload<T: DeviceCopy>(host: &[T]) -> Result<DeviceBuffer<T>, Failed> {
-    if host.is_empty() {
-        // cust refuses zero-sized allocations; a one-element buffer sliced
-        // to nothing stands in for an empty one.
-        return Err("upload of an empty slice; use empty_slice()".into());
-    }
-    DeviceBuffer::from_slice(host)
+/// A copy of `host` on `ctx`'s device (empty slices included).
+pub fn upload<T: Pod>(ctx: &Context, host: &[T]) -> Result<Buffer<T>, Failed> {
+    ctx.upload(host)
         .map_err(|e| format!("upload of {} elements failed: {e}", host.len()).into())
 }
 
 /// A buffer of `len` elements set to `poison`, so that an unwritten output
 /// is caught.
-pub fn poisoned<T: DeviceCopy>(len: usize, poison: T) -> Result<DeviceBuffer<T>, Failed> {
-    upload(&vec![poison; len])
+pub fn poisoned<T: Pod>(ctx: &Context, len: usize, poison: T) -> Result<Buffer<T>, Failed> {
+    upload(ctx, &vec![poison; len])
 }
 
-pub fn download<T: DeviceCopy + Default + Clone>(slice: &DeviceSlice<T>) -> Result<Vec<T>, Failed> {
-    let mut host = vec![T::default(); slice.len()];
-    slice
-        .copy_to(&mut host[..])
-        .map_err(|e| format!("download failed: {e}"))?;
-    Ok(host)
+/// A copy of `src` on the host, once `ctx`'s queue (and every other that
+/// writes `src`) has written it.
+pub fn download<T: Pod>(ctx: &Context, src: &impl DeviceRead<Elem = T>) -> Result<Vec<T>, Failed> {
+    ctx.download(src)
+        .map_err(|e| format!("download failed: {e}").into())
 }
 
 /// A seeded generator: the same test draws the same data on every run.
@@ -280,39 +276,30 @@ pub fn same<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-pub fn cuda<T>(r: cust::error::CudaResult<T>) -> Result<T, Failed> {
-    r.map_err(|e| format!("{e}").into())
-}
-
-/// A device buffer of `n` 4-byte elements, each of the bits `bits` (a
-/// memset: no host copy of the size of the buffer).
-pub fn filled<T: DeviceCopy + cust::memory::bytemuck::Pod>(
-    n: usize,
-    bits: u32,
-) -> Result<DeviceBuffer<T>, Failed> {
-    const { assert!(size_of::<T>() == 4) };
-    // SAFETY: `T` is 4 bytes of plain data (`DeviceCopy`) and every element
-    // is written by the memset before any read.
-    let mut buffer = cuda(unsafe { DeviceBuffer::<T>::uninitialized(n) })?;
-    cuda(buffer.set_32(bits))?;
+/// A device buffer of `n` elements of 1, 2 or 4 bytes, each `value` (a
+/// memset in `ctx`'s stream order: no host copy of the size of the buffer).
+pub fn filled<T: Pod>(ctx: &Context, n: usize, value: T) -> Result<Buffer<T>, Failed> {
+    const { assert!(size_of::<T>() <= 4) };
+    let mut buffer = ok(ctx.zeros::<T>(n))?;
+    ok(ctx.fill(&mut buffer, value))?;
     Ok(buffer)
 }
 
 /// A device buffer of `n` bytes, each `value`.
-pub fn filled_u8(n: usize, value: u8) -> Result<DeviceBuffer<u8>, Failed> {
-    // SAFETY: every byte is written by the memset before any read.
-    let mut buffer = cuda(unsafe { DeviceBuffer::<u8>::uninitialized(n) })?;
-    cuda(buffer.set_8(value))?;
-    Ok(buffer)
+pub fn filled_u8(ctx: &Context, n: usize, value: u8) -> Result<Buffer<u8>, Failed> {
+    filled(ctx, n, value)
 }
 
-/// Writes `values` at element `at` of `buffer`.
-pub fn put<T: DeviceCopy>(
-    buffer: &mut DeviceSlice<T>,
+/// Writes `values` at element `at` of `buffer` (in `ctx`'s stream order).
+pub fn put<T: Pod>(
+    ctx: &Context,
+    buffer: &mut impl DeviceWrite<Elem = T>,
     at: usize,
     values: &[T],
 ) -> Result<(), Failed> {
-    cuda(buffer.index(at..at + values.len()).copy_from(values))
+    let mut whole = buffer.view_mut();
+    let mut part = ok(whole.slice_mut(at..at + values.len()))?;
+    ok(ctx.copy_from_host(values, &mut part))
 }
 
 /// The byte at row `r`, column `c` of the byte inputs of the tests past

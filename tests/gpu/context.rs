@@ -1,10 +1,9 @@
 //! The context: device facts, and what happens after a kernel fault.
 
 use crate::common::*;
-use cust::memory::{DevicePointer, DeviceSlice};
 use libtest_mimic::{Completion, Failed, Trial};
 use warpspeed::reduce::{Op, ReduceVariant};
-use warpspeed::{Context, Error, Matrix, MatrixMut};
+use warpspeed::{Context, Error, Matrix, MatrixMut, View};
 
 /// Set in the environment of the child process that faults on purpose.
 pub const FAULT_CHILD: &str = "WARPSPEED_FAULT_CHILD";
@@ -84,16 +83,17 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 
     // A context made on one thread works on another: the library makes the
-    // device current there, and `bind` does it for the caller's own
-    // allocations.
+    // device current there (and `bind` does it for the caller's own driver
+    // calls); a buffer made through one queue works on another of the
+    // device.
     trials.push(gpu_trial("context::moves_to_another_thread", |ctx| {
         let moved = ok(Context::new(ctx.info().ordinal))?;
-        let here = upload(&vec![2u32; 1_000_003])?;
+        let here = upload(ctx, &vec![2u32; 1_000_003])?;
         let (a, b) = std::thread::scope(|s| {
             s.spawn(move || -> Result<(u32, u32), Failed> {
                 let a = ok(moved.sum(&here))?;
                 ok(moved.bind())?;
-                let there = upload(&vec![3u32; 999_999])?;
+                let there = upload(&moved, &vec![3u32; 999_999])?;
                 Ok((a, ok(moved.sum(&there))?))
             })
             .join()
@@ -113,9 +113,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         |ctx| {
             let side = 4096;
             for round in 0..8u8 {
-                let src = upload(&vec![round; side * side])?;
-                let mut dst = poisoned(side * side, 0u8)?;
-                let mut sums = poisoned(side, 0u32)?;
+                let src = upload(ctx, &vec![round; side * side])?;
+                let mut dst = poisoned(ctx, side * side, 0u8)?;
+                let mut sums = poisoned(ctx, side, 0u32)?;
                 let image = ok(Matrix::new(&src, side, side))?;
                 let transposed =
                     ok(ctx.transpose_into(&image, &mut ok(MatrixMut::new(&mut dst, side, side))?))?;
@@ -133,16 +133,16 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "context::streams_have_their_own_scratch",
         |ctx| {
             let other = ok(ctx.new_stream())?;
-            let a = upload(&vec![1u32; 10_000_019])?;
-            let b = upload(&vec![3u32; 7_000_003])?;
-            let mut out_a = poisoned(1, 0u32)?;
-            let mut out_b = poisoned(1, 0u32)?;
+            let a = upload(ctx, &vec![1u32; 10_000_019])?;
+            let b = upload(ctx, &vec![3u32; 7_000_003])?;
+            let mut out_a = poisoned(ctx, 1, 0u32)?;
+            let mut out_b = poisoned(ctx, 1, 0u32)?;
             for _ in 0..20 {
                 let pa = ok(ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &a, &mut out_a))?;
                 let pb = ok(other.reduce_into(Op::Sum, ReduceVariant::Cascading, &b, &mut out_b))?;
                 ok(pa.wait())?;
                 ok(pb.wait())?;
-                let (ga, gb) = (download(&out_a)?[0], download(&out_b)?[0]);
+                let (ga, gb) = (download(ctx, &out_a)?[0], download(&other, &out_b)?[0]);
                 ensure(ga == 10_000_019 && gb == 21_000_009, || {
                     format!("sums on two streams: {ga}, {gb}")
                 })?;
@@ -193,13 +193,12 @@ pub fn fault_child() -> ! {
         let ctx = Context::new(0).map_err(|e| e.to_string())?;
         // SAFETY: deliberately invalid (this is the fault being tested); the
         // child process exists only to contain its consequences.
-        let bogus =
-            unsafe { DeviceSlice::<f32>::from_raw_parts(DevicePointer::from_raw(0x100), 1 << 20) };
+        let bogus = unsafe { View::<f32>::from_raw_parts(0x100, 1 << 20, ctx.info().ordinal) };
         match ctx.sum(&bogus) {
             Err(e) if e.is_sticky() => eprintln!("  fault reported: {e}"),
             other => return Err(format!("reading unmapped memory gave {other:?}")),
         }
-        let fine = upload(&[1.0f32; 4]).map_err(|_| "upload".to_string());
+        let fine = upload(&ctx, &[1.0f32; 4]).map_err(|_| "upload".to_string());
         // The upload itself may already fail on a dead context; either way
         // the library's next call must report ContextLost.
         let result = match &fine {

@@ -8,12 +8,11 @@
 //! output rows must keep its poison.
 
 use crate::common::*;
-use cust::memory::{DeviceBuffer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
 use warpspeed::conv1d::{Conv1dVariant, MAX_TAPS};
-use warpspeed::{Context, Matrix, MatrixMut};
+use warpspeed::{Buffer, Context, DeviceRead, Matrix, MatrixMut, ViewMut};
 
 const TAPS: [usize; 8] = [1, 2, 7, 16, 31, 32, 127, MAX_TAPS];
 const LENGTHS: [usize; 7] = [0, 1, 5, 4095, 4096, 4097, 1_000_003];
@@ -238,21 +237,21 @@ fn close(
 }
 
 fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> {
-    let input = cached_input(&case.key(), || case.input())?;
+    let input = cached_input(ctx, &case.key(), || case.input())?;
     let (host, device) = (&input.0, &input.1);
     let reference = reference(case, host);
     let (w, h) = (case.width, case.rows);
-    let mask = device.index(case.signal_len()..);
-    let out = poisoned(case.out_len().max(1), POISON)?;
-    let mut out_view = out.index(case.out_offset..case.out_len().max(case.out_offset));
+    let mask = ok(device.slice(case.signal_len()..))?;
+    let mut out = poisoned(ctx, case.out_len().max(1), POISON)?;
+    let mut out_view = ok(out.slice_mut(case.out_offset..case.out_len().max(case.out_offset)))?;
     let run = if case.batch {
-        let signal = device.index(case.signal_offset..case.signal_len());
+        let signal = ok(device.slice(case.signal_offset..case.signal_len()))?;
         let signal = ok(Matrix::with_pitch(&signal, w, h, case.signal_pitch))?;
         let mut dst = ok(MatrixMut::with_pitch(&mut out_view, w, h, case.out_pitch))?;
         ctx.conv1d_rows_into_with(step, &signal, &mask, &mut dst)
             .and_then(|p| p.wait())
     } else {
-        let signal = device.index(case.signal_offset..case.signal_offset + w);
+        let signal = ok(device.slice(case.signal_offset..case.signal_offset + w))?;
         ctx.conv1d_into_with(step, &signal, &mask, &mut out_view)
             .and_then(|p| p.wait())
     };
@@ -260,7 +259,7 @@ fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> 
         // The tensor-core step on PTX older than sm_80: refused, untouched.
         return match run {
             Err(warpspeed::Error::Unsupported { .. }) => ensure(
-                download(&out)?
+                download(ctx, &out)?
                     .iter()
                     .all(|v| v.to_bits() == POISON.to_bits()),
                 || format!("{step:?}: a refused call wrote its output"),
@@ -273,7 +272,7 @@ fn check(ctx: &Context, step: Conv1dVariant, case: &Case) -> Result<(), Failed> 
         };
     }
     ok(run)?;
-    let got = download(&out)?;
+    let got = download(ctx, &out)?;
     let (want, magnitude) = (&reference.0, &reference.1);
     for (at, &g) in got.iter().enumerate() {
         let (y, i) = (
@@ -407,14 +406,14 @@ fn cases() -> Vec<Case> {
 fn run_once(
     ctx: &Context,
     variant: Conv1dVariant,
-    signal: &DeviceSlice<f32>,
-    mask: &DeviceSlice<f32>,
-    out: &mut DeviceBuffer<f32>,
+    signal: &impl DeviceRead<Elem = f32>,
+    mask: &impl DeviceRead<Elem = f32>,
+    out: &mut Buffer<f32>,
 ) -> Result<Vec<f32>, Failed> {
     ok(ctx
         .conv1d_into_with(variant, signal, mask, out)
         .and_then(|p| p.wait()))?;
-    download(out)
+    download(ctx, out)
 }
 
 /// Two streams run the constant-memory steps with different masks, many
@@ -426,20 +425,20 @@ fn run_once(
 fn default_runs_the_fastest_step(ctx: &Context) -> Result<(), Failed> {
     const N: usize = 100_003;
     let host = random_vec(N + 127, 17, draw_f32);
-    let signal = upload(&host[..N])?;
+    let signal = upload(ctx, &host[..N])?;
     for taps in [7, 127] {
-        let mask = upload(&host[N..N + taps])?;
+        let mask = upload(ctx, &host[N..N + taps])?;
         let step = Conv1dVariant::fastest_for(taps, ctx.info().ptx_target);
-        let mut out = poisoned(N, POISON)?;
+        let mut out = poisoned(ctx, N, POISON)?;
         ok(ctx
             .conv1d_into(&signal, &mask, &mut out)
             .and_then(|p| p.wait()))?;
-        let default = download(&out)?;
-        let mut out = poisoned(N, POISON)?;
+        let default = download(ctx, &out)?;
+        let mut out = poisoned(ctx, N, POISON)?;
         ok(ctx
             .conv1d_into_with(step, &signal, &mask, &mut out)
             .and_then(|p| p.wait()))?;
-        let stepped = download(&out)?;
+        let stepped = download(ctx, &out)?;
         ensure(
             default
                 .iter()
@@ -457,15 +456,15 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
     const IN_FLIGHT: usize = 6;
     let other = ok(ctx.new_stream())?;
     let host = random_vec(N + 2 * TAPS, 91, draw_f32);
-    let signal = upload(&host[..N])?;
-    let mask_a = upload(&host[N..N + TAPS])?;
-    let mask_b = upload(&host[N + TAPS..])?;
+    let signal = upload(ctx, &host[..N])?;
+    let mask_a = upload(ctx, &host[N..N + TAPS])?;
+    let mask_b = upload(ctx, &host[N + TAPS..])?;
     let steps = [Conv1dVariant::ConstantMask, Conv1dVariant::SharedTile];
 
     // Alone, first: the expected bits of each (stream, step), checked
     // against the CPU.
     let mut solo = Vec::new();
-    let mut out = poisoned(N, POISON)?;
+    let mut out = poisoned(ctx, N, POISON)?;
     for (stream, mask, mask_at) in [(ctx, &mask_a, N), (&other, &mask_b, N + TAPS)] {
         let case = Case::signal(TAPS, N);
         let mut input = host[..N].to_vec();
@@ -486,14 +485,14 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
     REFERENCE.with(|c| c.borrow_mut().take());
 
     let mut outs_a = (0..IN_FLIGHT)
-        .map(|_| poisoned(N, POISON))
+        .map(|_| poisoned(ctx, N, POISON))
         .collect::<Result<Vec<_>, _>>()?;
     let mut outs_b = (0..IN_FLIGHT)
-        .map(|_| poisoned(N, POISON))
+        .map(|_| poisoned(ctx, N, POISON))
         .collect::<Result<Vec<_>, _>>()?;
     for round in 0..10 {
         for out in outs_a.iter_mut().chain(outs_b.iter_mut()) {
-            out.set_32(POISON.to_bits())
+            ctx.fill(out, POISON)
                 .map_err(|e| format!("poisoning: {e}"))?;
         }
         let mut pending = Vec::new();
@@ -508,7 +507,7 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
         for (k, (a, b)) in outs_a.iter().zip(&outs_b).enumerate() {
             for (stream, out, want) in [("first", a, &solo[k % 2]), ("second", b, &solo[2 + k % 2])]
             {
-                let got = download(out)?;
+                let got = download(ctx, out)?;
                 if let Some(i) = (0..N).find(|&i| got[i].to_bits() != want[i].to_bits()) {
                     return Err(format!(
                         "round {round}, launch {k} ({:?}) on the {stream} stream: output {i} \
@@ -526,27 +525,29 @@ fn constant_mask_race(ctx: &Context) -> Result<(), Failed> {
 }
 
 fn refusals(ctx: &Context) -> Result<(), Failed> {
-    let buffer = upload(&random_vec(4096, 5, draw_f32))?;
-    let signal = buffer.index(..1000);
-    let mut out = poisoned(1000, POISON)?;
+    let buffer = upload(ctx, &random_vec(4096, 5, draw_f32))?;
+    let signal = ok(buffer.slice(..1000))?;
+    let nothing = ok(buffer.slice(..0))?;
+    let too_long = ok(buffer.slice(..MAX_TAPS + 1))?;
+    let mut out = poisoned(ctx, 1000, POISON)?;
     expect_invalid(
-        ctx.conv1d_into(&signal, &buffer.index(..0), &mut out),
+        ctx.conv1d_into(&signal, &nothing, &mut out),
         "an empty mask",
     )?;
     expect_invalid(
-        ctx.conv1d_into(&buffer.index(..0), &buffer.index(..0), &mut out.index(..0)),
+        ctx.conv1d_into(&nothing, &nothing, &mut ok(out.slice_mut(..0))?),
         "an empty mask on an empty signal",
     )?;
     expect_invalid(
-        ctx.conv1d_into(&signal, &buffer.index(..MAX_TAPS + 1), &mut out),
+        ctx.conv1d_into(&signal, &too_long, &mut out),
         "a mask of 1026 taps",
     )?;
-    let mask = buffer.index(..7);
+    let mask = ok(buffer.slice(..7))?;
     expect_invalid(
-        ctx.conv1d_into(&signal, &mask, &mut out.index(..999)),
+        ctx.conv1d_into(&signal, &mask, &mut ok(out.slice_mut(..999))?),
         "999 outputs for 1000 inputs",
     )?;
-    match ctx.conv1d_into(&signal, &mask, &mut out.index(..999)) {
+    match ctx.conv1d_into(&signal, &mask, &mut ok(out.slice_mut(..999))?) {
         Err(warpspeed::Error::LengthMismatch {
             expected: 1000,
             given: 999,
@@ -554,24 +555,35 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         }) => {}
         other => return Err(format!("999 outputs for 1000 inputs: {other:?}").into()),
     }
-    // The output overlapping the signal or the mask: cust's `index`
-    // hands out aliasing slices, so borrows alone do not prevent it.
+    // The output overlapping the signal or the mask: writable views of a
+    // buffer that is read, which only unsafe code can make (`buffer` is
+    // borrowed shared); the library still refuses them.
+    let (address, device) = (buffer.device_address(), buffer.device());
+    let at = |element: usize| address + (element * size_of::<f32>()) as u64;
+    // SAFETY: elements 500..1500 of the live `buffer`, which outlives the
+    // view (kept to the end of the function); the call must refuse it
+    // before any launch, and had it launched, the refusal check's drop of
+    // its `Pending` waits for the stream before `buffer` is used again or
+    // freed.
+    let mut over_signal = unsafe { ViewMut::<f32>::from_raw_parts(at(500), 1000, device) };
     expect_invalid(
-        ctx.conv1d_into(&signal, &mask, &mut buffer.index(500..1500)),
+        ctx.conv1d_into(&signal, &mask, &mut over_signal),
         "an output overlapping the signal",
     )?;
+    // SAFETY: elements 0..1000 of the live `buffer`, as above.
+    let mut over_mask = unsafe { ViewMut::<f32>::from_raw_parts(at(0), 1000, device) };
     expect_invalid(
-        ctx.conv1d_into(&buffer.index(1000..2000), &mask, &mut buffer.index(..1000)),
+        ctx.conv1d_into(&ok(buffer.slice(1000..2000))?, &mask, &mut over_mask),
         "an output overlapping the mask",
     )?;
     for step in Conv1dVariant::ALL {
         expect_invalid(
-            ctx.conv1d_into_with(*step, &signal, &buffer.index(..MAX_TAPS + 1), &mut out),
+            ctx.conv1d_into_with(*step, &signal, &too_long, &mut out),
             "a mask of 1026 taps",
         )?;
     }
     let image = ok(Matrix::with_pitch(&buffer, 100, 10, 101))?;
-    let mut out_rows = poisoned(2000, POISON)?;
+    let mut out_rows = poisoned(ctx, 2000, POISON)?;
     let mut wrong = ok(MatrixMut::new(&mut out_rows, 100, 11))?;
     match ctx.conv1d_rows_into(&image, &mask, &mut wrong) {
         Err(warpspeed::Error::ShapeMismatch {
@@ -588,17 +600,17 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
     )?;
     let mut right = ok(MatrixMut::new(&mut out_rows, 100, 10))?;
     expect_invalid(
-        ctx.conv1d_rows_into(&image, &buffer.index(..0), &mut right),
+        ctx.conv1d_rows_into(&image, &nothing, &mut right),
         "an empty mask on rows",
     )?;
     // Nothing was launched, and the output is untouched.
-    let got = download(&out)?;
+    let got = download(ctx, &out)?;
     ensure(got.iter().all(|v| v.to_bits() == POISON.to_bits()), || {
         "a refused call wrote its output".into()
     })?;
     // An empty signal or matrix is no error and launches nothing.
     ok(ctx
-        .conv1d_into(&buffer.index(..0), &mask, &mut out.index(..0))
+        .conv1d_into(&nothing, &mask, &mut ok(out.slice_mut(..0))?)
         .and_then(|p| p.wait()))?;
     let empty = ok(Matrix::new(&buffer, 0, 10))?;
     let mut empty_out = ok(MatrixMut::new(&mut out_rows, 0, 10))?;
@@ -616,12 +628,12 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     let n = TWO_31 + 9;
     let signal_at = |i: usize| (i % 5) as f32;
     let host: Vec<f32> = (0..n).map(signal_at).collect();
-    let signal = upload(&host)?;
+    let signal = upload(ctx, &host)?;
     drop(host);
-    let mut out = filled::<f32>(n, (-1.0f32).to_bits())?;
+    let mut out = filled(ctx, n, -1.0f32)?;
     for taps in [7usize, 127] {
         let mask_host: Vec<f32> = (0..taps).map(|j| (1 + j % 3) as f32).collect();
-        let mask = upload(&mask_host)?;
+        let mask = upload(ctx, &mask_host)?;
         let r = taps / 2;
         let want = |i: usize| -> f32 {
             (0..taps)
@@ -637,7 +649,7 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
                 .conv1d_into_with(variant, &signal, &mask, &mut out)
                 .and_then(|p| p.wait()))?;
             for range in windows(n, &[TWO_31]) {
-                let got = download(&out.index(range.clone()))?;
+                let got = download(ctx, &ok(out.slice(range.clone()))?)?;
                 for i in range.clone() {
                     let w = want(i);
                     ensure(got[i - range.start] == w, || {
@@ -658,11 +670,11 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     let host: Vec<f32> = (0..rows * pitch)
         .map(|e| signal_at(e % pitch + e / pitch))
         .collect();
-    let signal = upload(&host)?;
+    let signal = upload(ctx, &host)?;
     drop(host);
-    let mut out = filled::<f32>(rows * pitch, (-1.0f32).to_bits())?;
+    let mut out = filled(ctx, rows * pitch, -1.0f32)?;
     let mask_host: Vec<f32> = (0..7).map(|j| (1 + j % 3) as f32).collect();
-    let mask = upload(&mask_host)?;
+    let mask = upload(ctx, &mask_host)?;
     let want = |row: usize, i: usize| -> f32 {
         (0..7)
             .filter_map(|j| (i + j).checked_sub(3).filter(|&s| s < w))
@@ -679,7 +691,7 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
             .conv1d_rows_into_with(variant, &s, &mask, &mut d)
             .and_then(|p| p.wait()))?;
         for row in [0, TWO_31 / pitch, TWO_31 / pitch + 1, rows - 1] {
-            let got = download(&out.index(row * pitch..row * pitch + w))?;
+            let got = download(ctx, &ok(out.slice(row * pitch..row * pitch + w))?)?;
             if let Some(i) = (0..w).find(|&i| got[i] != want(row, i)) {
                 return Err(format!(
                     "{variant:?}, rows: ({row}, {i}) is {}, want {}",

@@ -19,13 +19,12 @@
 //! fails, even where values are only sampled.
 
 use crate::common::*;
-use cust::memory::DeviceSlice;
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
 use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision};
-use warpspeed::{Context, Error, Matrix, MatrixMut};
+use warpspeed::{Buffer, Context, DeviceRead, Error, Matrix, MatrixMut, ViewMut};
 
 /// Written around `C`'s view (its offset and row padding): never a result,
 /// and it must keep its bits.
@@ -350,15 +349,15 @@ fn run(
     ctx: &Context,
     gemm: &Gemm,
     case: &Case,
-    ab: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
+    ab: &Buffer<f32>,
+    c: &mut Buffer<f32>,
 ) -> warpspeed::Result<()> {
-    let a_region = ab.index(case.offsets[0]..case.len(0));
-    let b_region = ab.index(case.b_base() + case.offsets[1]..case.b_base() + case.len(1));
+    let a_region = ab.slice(case.offsets[0]..case.len(0))?;
+    let b_region = ab.slice(case.b_base() + case.offsets[1]..case.b_base() + case.len(1))?;
     let ((aw, ah), (bw, bh), (cw, ch)) = (case.shape(0), case.shape(1), case.shape(2));
     let a = Matrix::with_pitch(&a_region, aw, ah, case.pitch(0))?;
     let b = Matrix::with_pitch(&b_region, bw, bh, case.pitch(1))?;
-    let mut c_region = c.index(case.offsets[2]..case.len(2).max(case.offsets[2]));
+    let mut c_region = c.slice_mut(case.offsets[2]..case.len(2).max(case.offsets[2]))?;
     let mut c = MatrixMut::with_pitch(&mut c_region, cw, ch, case.pitch(2))?;
     ctx.gemm_into(gemm, case.alpha, &a, &b, case.beta, &mut c)?
         .wait()
@@ -544,20 +543,20 @@ fn check_sampled(
 /// tensor-core steps must be refused, touching nothing, where the loaded
 /// PTX lacks them.
 fn check(ctx: &Context, step: GemmVariant, case: &Case) -> Result<(), Failed> {
-    let input = cached_input(&case.key(), || case.input())?;
+    let input = cached_input(ctx, &case.key(), || case.input())?;
     let (host, device) = (&input.0, &input.1);
     let c0 = case.initial_c();
-    let mut c = upload(&c0)?;
+    let mut c = upload(ctx, &c0)?;
     let result = run(ctx, &case.gemm().variant(step), case, device, &mut c);
     let what = format!("{step:?} {}", case.name());
     if !runs(ctx, step) {
         return match result {
-            Err(Error::Unsupported { .. }) => untouched(&c, &c0, &what),
+            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
             other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
         };
     }
     ok(result)?;
-    let got = download(&c)?;
+    let got = download(ctx, &c)?;
     if case.sampled {
         check_sampled(case, step.precision(), host, &c0, &got, &what)
     } else {
@@ -566,8 +565,13 @@ fn check(ctx: &Context, step: GemmVariant, case: &Case) -> Result<(), Failed> {
 }
 
 /// Passes if `c` still holds `c0`, bit for bit.
-fn untouched(c: &DeviceSlice<f32>, c0: &[f32], what: &str) -> Result<(), Failed> {
-    let got = download(c)?;
+fn untouched(
+    ctx: &Context,
+    c: &impl DeviceRead<Elem = f32>,
+    c0: &[f32],
+    what: &str,
+) -> Result<(), Failed> {
+    let got = download(ctx, c)?;
     match (0..c0.len()).find(|&e| got[e].to_bits() != c0[e].to_bits()) {
         Some(e) => Err(format!("{what}: a refused call wrote C's element {e}").into()),
         None => Ok(()),
@@ -732,11 +736,11 @@ fn applies(step: GemmVariant, case: &Case) -> bool {
 /// (so the test tells the arithmetics apart).
 fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
     let case = Case::new(1024, 1024, 1024);
-    let input = cached_input(&case.key(), || case.input())?;
+    let input = cached_input(ctx, &case.key(), || case.input())?;
     let (host, device) = (&input.0, &input.1);
     let gemm = case.gemm();
     if !runs(ctx, GemmVariant::Tf32x3) {
-        let mut c = upload(&case.initial_c())?;
+        let mut c = upload(ctx, &case.initial_c())?;
         return match run(
             ctx,
             &gemm.precision(Precision::Tf32x3),
@@ -751,9 +755,9 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
     let reference = reference(&case, host);
     let error = |step: GemmVariant| -> Result<f64, Failed> {
         let c0 = case.initial_c();
-        let mut c = upload(&c0)?;
+        let mut c = upload(ctx, &c0)?;
         ok(run(ctx, &gemm.variant(step), &case, device, &mut c))?;
-        let got = download(&c)?;
+        let got = download(ctx, &c)?;
         // Also a full check against the bound of `gamma`.
         check_full(
             &case,
@@ -803,12 +807,12 @@ fn scaling(ctx: &Context, case: &Case, nan_operands: bool) -> Result<(), Failed>
     if nan_operands {
         ab.fill(f32::NAN);
     }
-    let ab = upload(&ab)?;
+    let ab = upload(ctx, &ab)?;
     let c0 = case.initial_c();
-    let mut c = upload(&c0)?;
+    let mut c = upload(ctx, &c0)?;
     let what = case.name();
     ok(run(ctx, &case.gemm(), case, &ab, &mut c))?;
-    let got = download(&c)?;
+    let got = download(ctx, &c)?;
     for (e, (&g, &old)) in got.iter().zip(&c0).enumerate() {
         let want = match case.position(2, e) {
             None => PAD,
@@ -845,25 +849,25 @@ fn blas_rules(ctx: &Context) -> Result<(), Failed> {
     for (m, n, k) in [(0, 5, 10), (5, 0, 10), (0, 0, 0), (0, 5, 0)] {
         let case = Case::new(m, n, k).scaled(1.0, 0.5);
         let input = case.input();
-        let ab = upload(&input)?;
-        let mut c = upload(&case.initial_c())?;
+        let ab = upload(ctx, &input)?;
+        let mut c = upload(ctx, &case.initial_c())?;
         ok(run(ctx, &case.gemm(), &case, &ab, &mut c))?;
-        untouched(&c, &case.initial_c(), &case.name())?;
+        untouched(ctx, &c, &case.initial_c(), &case.name())?;
     }
     // β = 0 ignores NaN in C with products (every ladder case with β = 0
     // does too); β = −0 counts as 0.
     let case = Case::new(129, 257, 100).scaled(0.5, -0.0);
     let input = case.input();
-    let ab = upload(&input)?;
+    let ab = upload(ctx, &input)?;
     let c0 = case.initial_c();
-    let mut c = upload(&c0)?;
+    let mut c = upload(ctx, &c0)?;
     ok(run(ctx, &case.gemm(), &case, &ab, &mut c))?;
     check_full(
         &case,
         Precision::Fp32,
         &input,
         &c0,
-        &download(&c)?,
+        &download(ctx, &c)?,
         "β = −0",
     )?;
     accumulates(ctx)
@@ -876,12 +880,12 @@ fn blas_rules(ctx: &Context) -> Result<(), Failed> {
 fn accumulates(ctx: &Context) -> Result<(), Failed> {
     let case = Case::new(129, 257, 100).aligned();
     let input = case.input();
-    let ab = upload(&input)?;
-    let mut c = upload(&case.initial_c())?;
+    let ab = upload(ctx, &input)?;
+    let mut c = upload(ctx, &case.initial_c())?;
     ok(run(ctx, &case.gemm(), &case, &ab, &mut c))?;
     let again = case.clone().scaled(1.0, 1.0);
     ok(run(ctx, &again.gemm(), &again, &ab, &mut c))?;
-    let got = download(&c)?;
+    let got = download(ctx, &c)?;
     let reference = reference(&case, &input);
     let gamma = gamma(Precision::Fp32, case.k);
     for i in 0..case.m {
@@ -914,16 +918,16 @@ fn scaling_large(ctx: &Context) -> Result<(), Failed> {
 fn a_times_a_transposed(ctx: &Context) -> Result<(), Failed> {
     let (rows, cols, pitch) = (100, 70, 72);
     let host = random_vec(1 + (rows - 1) * pitch + cols, 17, draw_f32);
-    let buffer = upload(&host)?;
-    let region = buffer.index(1..);
+    let buffer = upload(ctx, &host)?;
+    let region = ok(buffer.slice(1..))?;
     let a = ok(Matrix::with_pitch(&region, cols, rows, pitch))?;
-    let mut c = poisoned(rows * rows, f32::NAN)?;
+    let mut c = poisoned(ctx, rows * rows, f32::NAN)?;
     let mut c_view = ok(MatrixMut::new(&mut c, rows, rows))?;
     let gemm = Gemm::new(rows, rows, cols).transpose_b(true);
     ok(ctx
         .gemm_into(&gemm, 1.0, &a, &a, 0.0, &mut c_view)
         .and_then(|p| p.wait()))?;
-    let got = download(&c)?;
+    let got = download(ctx, &c)?;
     let gamma = gamma(Precision::Fp32, cols);
     for i in 0..rows {
         for j in 0..rows {
@@ -954,7 +958,7 @@ fn repeatable(ctx: &Context) -> Result<(), Failed> {
 }
 
 fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
-    let input = upload(&case.input())?;
+    let input = upload(ctx, &case.input())?;
     let steps: Vec<GemmVariant> = [
         GemmVariant::FASTEST,
         GemmVariant::Tf32x3,
@@ -966,9 +970,9 @@ fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
     for step in steps {
         let mut outs = Vec::new();
         for _ in 0..2 {
-            let mut c = upload(&case.initial_c())?;
+            let mut c = upload(ctx, &case.initial_c())?;
             ok(run(ctx, &case.gemm().variant(step), case, &input, &mut c))?;
-            outs.push(download(&c)?);
+            outs.push(download(ctx, &c)?);
         }
         let same = outs[0]
             .iter()
@@ -983,12 +987,12 @@ fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
 
 fn refusals(ctx: &Context) -> Result<(), Failed> {
     let host = random_vec(4096, 5, draw_f32);
-    let buffer = upload(&host)?;
+    let buffer = upload(ctx, &host)?;
     let c0 = vec![PAD; 48];
-    let mut c = upload(&c0)?;
+    let mut c = upload(ctx, &c0)?;
     // 8 × 6 × 5: A is 5 wide and 8 high, B 6 × 5, C 6 × 8.
     let gemm = Gemm::new(8, 6, 5);
-    let (a_region, b_region) = (buffer.index(0..40), buffer.index(40..70));
+    let (a_region, b_region) = (ok(buffer.slice(0..40))?, ok(buffer.slice(40..70))?);
     let a = ok(Matrix::new(&a_region, 5, 8))?;
     let b = ok(Matrix::new(&b_region, 6, 5))?;
     let shape_error = |r: warpspeed::Result<warpspeed::Pending<'_>>,
@@ -1051,10 +1055,22 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
             "C with 7 rows for m = 8",
         )?;
     }
-    // C sharing bytes with A or with B: cust's `index` makes such views in
-    // safe code. Refused also when α = 0 (nothing would read them).
+    // C sharing bytes with A or with B: writable views of a buffer that is
+    // read, which only unsafe code can make (`buffer` is borrowed shared).
+    // Refused also when α = 0 (nothing would read them).
     for (range, what) in [(30..78, "C overlapping A"), (60..108, "C overlapping B")] {
-        let mut region = buffer.index(range);
+        // SAFETY: elements `range` of the live `buffer`, which outlives the
+        // view (kept to the end of the function); the calls must refuse it
+        // before any launch, and had they launched, the refusal check's
+        // drop of their `Pending` waits for the stream before `buffer` is
+        // read again (`untouched` below) or freed.
+        let mut region = unsafe {
+            ViewMut::<f32>::from_raw_parts(
+                buffer.device_address() + (range.start * size_of::<f32>()) as u64,
+                range.len(),
+                buffer.device(),
+            )
+        };
         let mut cv = ok(MatrixMut::new(&mut region, 6, 8))?;
         expect_invalid(ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut cv), what)?;
         expect_invalid(ctx.gemm_into(&gemm, 0.0, &a, &b, 0.5, &mut cv), what)?;
@@ -1077,8 +1093,8 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         }
     }
     // Nothing was launched: C and the operands' buffer are as they were.
-    untouched(&c, &c0, "refusals")?;
-    untouched(&buffer, &host, "refusals (the operands' buffer)")
+    untouched(ctx, &c, &c0, "refusals")?;
+    untouched(ctx, &buffer, &host, "refusals (the operands' buffer)")
 }
 
 /// A product whose `C` has more than 2^31 elements (see the tests past
@@ -1093,8 +1109,8 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     let b_at = |p: usize, j: usize| ((p * 5 + j) % 11) as f32 - 5.0;
     let a_host: Vec<f32> = (0..m * k).map(|e| a_at(e / k, e % k)).collect();
     let b_host: Vec<f32> = (0..k * n).map(|e| b_at(e / n, e % n)).collect();
-    let (a, b) = (upload(&a_host)?, upload(&b_host)?);
-    let mut c = filled::<f32>(m * n, f32::NAN.to_bits())?;
+    let (a, b) = (upload(ctx, &a_host)?, upload(ctx, &b_host)?);
+    let mut c = filled(ctx, m * n, f32::NAN)?;
     let rows_checked = [0, TWO_31 / n, TWO_31 / n + 1, m - 1];
     for &variant in GemmVariant::ALL {
         if !variant.needs().met_by(ctx.info().ptx_target) {
@@ -1108,7 +1124,7 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
                 .gemm_into(&gemm, 1.0, &av, &bv, 0.0, &mut cv)
                 .and_then(|p| p.wait()))?;
             for &i in &rows_checked {
-                let got = download(&c.index(i * n..(i + 1) * n))?;
+                let got = download(ctx, &ok(c.slice(i * n..(i + 1) * n))?)?;
                 for (j, &value) in got.iter().enumerate() {
                     let want: f32 = (0..k).map(|p| a_at(i, p) * b_at(p, j)).sum();
                     ensure(value == want, || {

@@ -5,14 +5,13 @@
 //! 65 536 bins; compared exactly with an independent CPU count.
 
 use crate::common::*;
-use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use rand::rngs::StdRng;
 use std::cell::RefCell;
 use std::rc::Rc;
 use warpspeed::histogram::{EvenBins, HistogramSample, HistogramVariant};
-use warpspeed::{Context, Error};
+use warpspeed::{Context, Error, View, ViewMut};
 
 /// How the samples are drawn.
 #[derive(Clone, Copy, Debug)]
@@ -49,7 +48,7 @@ trait TestSample: HistogramSample + Copy + PartialEq + std::fmt::Debug + 'static
     /// The configuration's bins for this type.
     fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>>;
     /// A view of bytes, for the byte histogram's own entry point (`u8` only).
-    fn bytes(_view: &DeviceSlice<Self>) -> Option<&DeviceSlice<u8>> {
+    fn bytes(_view: View<'_, Self>) -> Option<View<'_, u8>> {
         None
     }
 }
@@ -176,7 +175,7 @@ impl TestSample for u8 {
     fn bins(config: &Config) -> warpspeed::Result<EvenBins<Self>> {
         integer_bins(config)
     }
-    fn bytes(view: &DeviceSlice<u8>) -> Option<&DeviceSlice<u8>> {
+    fn bytes(view: View<'_, u8>) -> Option<View<'_, u8>> {
         Some(view)
     }
 }
@@ -268,24 +267,28 @@ fn check<T: TestSample>(
     (config, data, n, offset): (Config, Data, usize, usize),
 ) -> Result<(), Failed> {
     let key = format!("histogram/{config:?}/{data:?}/{n}/{offset}");
-    let input = cached_input(&key, || {
+    let input = cached_input(ctx, &key, || {
         let mut host = samples::<T>(&config, data, n, offset);
         if host.is_empty() {
-            host.push(T::default()); // cust cannot allocate nothing
+            // No samples: an empty view of a one-element buffer (a view
+            // with an address).
+            host.push(T::default());
         }
         host
     })?;
     let (host, device) = (&input.0, &input.1);
-    let view: DeviceSlice<T> = device.index(offset..offset + n);
-    let view = &view;
+    let view: View<'_, T> = ok(device.slice(offset..offset + n))?;
     let bins = ok(T::bins(&config))?;
-    let mut out = poisoned(config.bins as usize, 0xdead_beef_u32)?;
-    let run = if config.bytes && variant == HistogramVariant::FASTEST {
-        // The byte histogram's own entry point (the same steps below).
-        let bytes = T::bytes(view).ok_or("the byte histogram takes u8 samples")?;
-        ctx.histogram_into(bytes, &mut out)
+    let mut out = poisoned(ctx, config.bins as usize, 0xdead_beef_u32)?;
+    // The byte histogram's own entry point (the same steps below).
+    let bytes = if config.bytes && variant == HistogramVariant::FASTEST {
+        Some(T::bytes(view).ok_or("the byte histogram takes u8 samples")?)
     } else {
-        ctx.histogram_even_into_with(variant, view, &bins, &mut out)
+        None
+    };
+    let run = match &bytes {
+        Some(bytes) => ctx.histogram_into(bytes, &mut out),
+        None => ctx.histogram_even_into_with(variant, &view, &bins, &mut out),
     };
     match run {
         Err(Error::Unsupported { .. })
@@ -296,7 +299,7 @@ fn check<T: TestSample>(
         }
         r => ok(r.and_then(|p| p.wait()))?,
     }
-    let got = download(&out)?;
+    let got = download(ctx, &out)?;
     let want = cached_reference(&key, || {
         let want = reference(&config, &host[offset..offset + n]);
         // The library's own CPU count agrees with the independent one.
@@ -384,20 +387,20 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         EvenBins::<f32>::new(16, 0.0, f32::INFINITY),
         "an infinite bound",
     )?;
-    let samples = upload(&[1.0f32; 64])?;
+    let samples = upload(ctx, &[1.0f32; 64])?;
     let bins = ok(EvenBins::<f32>::new(16, 0.0, 2.0))?;
-    let mut short = poisoned(15, 0u32)?;
+    let mut short = poisoned(ctx, 15, 0u32)?;
     expect_invalid(
         ctx.histogram_even_into(&samples, &bins, &mut short),
         "15 counters for 16 bins",
     )?;
-    let bytes = upload(&[1u8; 64])?;
+    let bytes = upload(ctx, &[1u8; 64])?;
     expect_invalid(
         ctx.histogram_into(&bytes, &mut short),
         "15 counters for 256 bins",
     )?;
     let wide = ok(EvenBins::<f32>::new(65_536, 0.0, 2.0))?;
-    let mut many = poisoned(65_536, 0u32)?;
+    let mut many = poisoned(ctx, 65_536, 0u32)?;
     expect_invalid(
         ctx.histogram_even_into_with(
             HistogramVariant::SharedPrivatized,
@@ -409,14 +412,17 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
     )?;
     // Counters on top of the samples: only unsafe code can make such
     // views (the types differ), and the library still refuses them.
-    let buffer = upload(&[0u32; 512])?;
-    let address = buffer.as_device_ptr().as_raw();
-    // SAFETY: views of the live `buffer` (512 words), reinterpreted as f32
-    // samples and u32 counters; nothing is launched (the call is refused).
+    let buffer = upload(ctx, &[0u32; 512])?;
+    let (address, device) = (buffer.device_address(), buffer.device());
+    // SAFETY: views of the live `buffer` (512 words, kept to the end of the
+    // function), reinterpreted as f32 samples and u32 counters (plain
+    // numbers: any bits are valid); nothing is launched (the call is
+    // refused), and had it launched, the refusal check's drop of its
+    // `Pending` waits for the stream before `buffer` is freed.
     let (floats, mut counters) = unsafe {
         (
-            DeviceSlice::<f32>::from_raw_parts(DevicePointer::from_raw(address), 512),
-            DeviceSlice::<u32>::from_raw_parts(DevicePointer::from_raw(address + 64), 16),
+            View::<f32>::from_raw_parts(address, 512, device),
+            ViewMut::<u32>::from_raw_parts(address + 64, 16, device),
         )
     };
     expect_invalid(
@@ -424,7 +430,7 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
         "counters overlapping the samples",
     )?;
     // Nothing was written by the refusals.
-    ensure(download(&short)?.iter().all(|&c| c == 0), || {
+    ensure(download(ctx, &short)?.iter().all(|&c| c == 0), || {
         "a refused call wrote its output".into()
     })
 }
@@ -434,14 +440,14 @@ fn big_counts(ctx: &Context) -> Result<(), Failed> {
     // per lane and per block, merged exactly.
     let n = (1 << 24) + 5;
     let host = vec![7u8; n];
-    let device: DeviceBuffer<u8> = upload(&host)?;
+    let device = upload(ctx, &host)?;
     for &variant in HistogramVariant::ALL {
-        let mut out = poisoned(256, 0xdead_beef_u32)?;
+        let mut out = poisoned(ctx, 256, 0xdead_beef_u32)?;
         let bins = ok(EvenBins::<u8>::new(256, 0, 256))?;
         ok(ctx
             .histogram_even_into_with(variant, &device, &bins, &mut out)
             .and_then(|p| p.wait()))?;
-        let got = download(&out)?;
+        let got = download(ctx, &out)?;
         ensure(
             got[7] == n as u32 && got.iter().sum::<u32>() == n as u32,
             || format!("{}: bin 7 counts {} of {n}", variant.name(), got[7]),
@@ -454,19 +460,19 @@ fn repeated_uncounted(ctx: &Context) -> Result<(), Failed> {
     // One sample repeated that no bin takes (NaN, and values above the
     // range): the steps that count a run of equal samples at once must
     // still leave every bin at 0.
-    fn none_counted<T: TestSample + cust::memory::DeviceCopy>(
+    fn none_counted<T: TestSample>(
         ctx: &Context,
         sample: T,
         bins: EvenBins<T>,
     ) -> Result<(), Failed> {
         let n = 1_000_003;
-        let device: DeviceBuffer<T> = upload(&vec![sample; n])?;
+        let device = upload(ctx, &vec![sample; n])?;
         for &variant in HistogramVariant::ALL {
-            let mut out = poisoned(bins.bins() as usize, 0xdead_beef_u32)?;
+            let mut out = poisoned(ctx, bins.bins() as usize, 0xdead_beef_u32)?;
             ok(ctx
                 .histogram_even_into_with(variant, &device, &bins, &mut out)
                 .and_then(|p| p.wait()))?;
-            ensure(download(&out)?.iter().all(|&c| c == 0), || {
+            ensure(download(ctx, &out)?.iter().all(|&c| c == 0), || {
                 format!("{}: {n} samples of {sample:?} counted", variant.name())
             })?;
         }
@@ -483,17 +489,17 @@ fn wraps_past_u32(ctx: &Context) -> Result<(), Failed> {
     // columns are merged many times before their 16 bits overflow. The CPU
     // and global-atomics steps would take seconds; the other two run.
     let n = (1usize << 32) + 5;
-    let device = filled_u8(n, 7)?;
+    let device = filled_u8(ctx, n, 7)?;
     let bins = ok(EvenBins::<u8>::new(256, 0, 256))?;
     for variant in [
         HistogramVariant::SharedPrivatized,
         HistogramVariant::LanePrivate,
     ] {
-        let mut out = poisoned(256, 0xdead_beef_u32)?;
+        let mut out = poisoned(ctx, 256, 0xdead_beef_u32)?;
         ok(ctx
             .histogram_even_into_with(variant, &device, &bins, &mut out)
             .and_then(|p| p.wait()))?;
-        let got = download(&out)?;
+        let got = download(ctx, &out)?;
         let mut want = vec![0u32; 256];
         want[7] = 5;
         ensure(got == want, || {
@@ -514,9 +520,9 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     // all 1.5 but a 7.25 past 2^31 and a NaN and a 10.0 (outside) at the
     // end, over 10 bins of [0, 10).
     let n = TWO_31 + 5;
-    let mut samples = filled::<f32>(n, 1.5f32.to_bits())?;
-    put(&mut samples, TWO_31 + 1, &[7.25])?;
-    put(&mut samples, n - 2, &[f32::NAN, 10.0])?;
+    let mut samples = filled(ctx, n, 1.5f32)?;
+    put(ctx, &mut samples, TWO_31 + 1, &[7.25])?;
+    put(ctx, &mut samples, n - 2, &[f32::NAN, 10.0])?;
     let bins = ok(EvenBins::new(10, 0.0f32, 10.0))?;
     let mut want = vec![0u32; 10];
     want[1] = (n - 3) as u32;
@@ -527,11 +533,11 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
         HistogramVariant::SharedPrivatized,
         HistogramVariant::LanePrivate,
     ] {
-        let mut out = filled::<u32>(10, 0xdead_beef)?;
+        let mut out = filled(ctx, 10, 0xdead_beef_u32)?;
         ok(ctx
             .histogram_even_into_with(variant, &samples, &bins, &mut out)
             .and_then(|p| p.wait()))?;
-        let got = download(&out)?;
+        let got = download(ctx, &out)?;
         ensure(got == want, || {
             format!("{variant:?}: {got:?}, want {want:?}")
         })?;

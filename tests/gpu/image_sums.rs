@@ -4,7 +4,6 @@
 //! whose sums stay below 2^24, where `f32` is exact).
 
 use crate::common::*;
-use cust::memory::DeviceCopy;
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
@@ -105,14 +104,14 @@ fn check<O: Out>(
     let (w, h, pitch, offset) = shape;
     let key = format!("image/{w}x{h}/{pitch}/{offset}");
     let len = offset + (h - 1) * pitch + w;
-    let input = cached_input(&key, || {
+    let input = cached_input(ctx, &key, || {
         random_vec(len, seed_of(&key), |r| r.random::<u8>())
     })?;
     let (pixels, device) = (&input.0, &input.1);
     let columns = matches!(variant, Variant::Columns(_) | Variant::ColumnsDefault);
-    let view = device.index(offset..);
+    let view = ok(device.slice(offset..))?;
     let image = ok(Matrix::with_pitch(&view, w, h, pitch))?;
-    let mut out = poisoned(if columns { w } else { h }, O::POISON)?;
+    let mut out = poisoned(ctx, if columns { w } else { h }, O::POISON)?;
     let aligned = (offset % 4 == 0) && pitch % 4 == 0;
     let result = match variant {
         Variant::Columns(v) => ctx.column_sums_into_with(v, &image, &mut out),
@@ -133,7 +132,7 @@ fn check<O: Out>(
         }
         r => ok(r.and_then(|pending| pending.wait()))?,
     }
-    let got = download(&out)?;
+    let got = download(ctx, &out)?;
     let want: Vec<O> = reference(pixels, shape, columns)
         .into_iter()
         .map(O::exact)
@@ -184,17 +183,17 @@ fn push<O: Out>(trials: &mut Vec<Trial>, ty: &str) {
     }
 }
 
-fn zeros_ok<O: Out + DeviceCopy>(ctx: &Context) -> Result<(), Failed> {
+fn zeros_ok<O: Out>(ctx: &Context) -> Result<(), Failed> {
     // A 0-row image has column sums of zero; a 0-column one row sums of zero.
-    let pixels = upload(&[7u8; 8])?;
-    let mut out = poisoned(4, O::POISON)?;
+    let pixels = upload(ctx, &[7u8; 8])?;
+    let mut out = poisoned(ctx, 4, O::POISON)?;
     ok(ctx
         .column_sums_into(&ok(Matrix::new(&pixels, 4, 0))?, &mut out)
         .and_then(|p| p.wait()))?;
     ok(ctx
         .row_sums_into(&ok(Matrix::new(&pixels, 0, 4))?, &mut out)
         .and_then(|p| p.wait()))?;
-    let got = download(&out)?;
+    let got = download(ctx, &out)?;
     ensure(got.iter().all(|&v| v == O::exact(0)), || {
         format!("sums of an empty image: {got:?}")
     })
@@ -226,33 +225,33 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
         .take(2)
         .map(|row| row.iter().fold(0u32, |s, &v| s.wrapping_add(v as u32)))
         .collect();
-    let image = upload(&host)?;
+    let image = upload(ctx, &host)?;
     drop(host);
-    let bytes = image.index(..2 * long);
+    let bytes = ok(image.slice(..2 * long))?;
     let wide = ok(Matrix::new(&bytes, long, 2))?;
-    let mut out = poisoned(2, u32::MAX)?;
+    let mut out = poisoned(ctx, 2, u32::MAX)?;
     ok(ctx
         .row_sums_into_with(RowSumVariant::SplitRows, &wide, &mut out)
         .and_then(|p| p.wait()))?;
     same(
         "SplitRows, two long rows".into(),
-        &download(&out)?,
+        &download(ctx, &out)?,
         &long_rows,
     )?;
     let view = ok(Matrix::new(&image, w, h))?;
-    let mut out = poisoned(w, u32::MAX)?;
+    let mut out = poisoned(ctx, w, u32::MAX)?;
     for &variant in ColumnSumVariant::ALL {
         ok(ctx
             .column_sums_into_with(variant, &view, &mut out)
             .and_then(|p| p.wait()))?;
-        same(format!("{variant:?}, column"), &download(&out)?, &cols)?;
+        same(format!("{variant:?}, column"), &download(ctx, &out)?, &cols)?;
     }
-    let mut out = poisoned(h, u32::MAX)?;
+    let mut out = poisoned(ctx, h, u32::MAX)?;
     for &variant in RowSumVariant::ALL {
         ok(ctx
             .row_sums_into_with(variant, &view, &mut out)
             .and_then(|p| p.wait()))?;
-        same(format!("{variant:?}, row"), &download(&out)?, &rows)?;
+        same(format!("{variant:?}, row"), &download(ctx, &out)?, &rows)?;
     }
     Ok(())
 }
@@ -313,14 +312,14 @@ fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
         (strip, 4096 * one),
     ] {
         let row: Vec<u8> = (0..w).map(byte).collect();
-        let image = upload(&row.repeat(h))?;
+        let image = upload(ctx, &row.repeat(h))?;
         let view = ok(Matrix::new(&image, w, h))?;
         let want: Vec<u32> = (0..w).map(|x| byte(x) as u32 * h as u32).collect();
-        let mut out = poisoned(w, u32::MAX)?;
+        let mut out = poisoned(ctx, w, u32::MAX)?;
         ok(ctx
             .column_sums_into_with(ColumnSumVariant::Bands, &view, &mut out)
             .and_then(|p| p.wait()))?;
-        same(format!("Bands {w}×{h}"), &download(&out)?, &want)?;
+        same(format!("Bands {w}×{h}"), &download(ctx, &out)?, &want)?;
     }
     Ok(())
 }
@@ -354,9 +353,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         zeros_ok::<f32>(ctx)
     }));
     trials.push(gpu_trial("image_sums::refuses_bad_arguments", |ctx| {
-        let pixels = upload(&[1u8; 64])?;
+        let pixels = upload(ctx, &[1u8; 64])?;
         let image = ok(Matrix::new(&pixels, 8, 8))?;
-        let mut short = poisoned(7, 0u32)?;
+        let mut short = poisoned(ctx, 7, 0u32)?;
         expect_invalid(
             ctx.column_sums_into(&image, &mut short),
             "7 outputs for 8 columns",
@@ -366,7 +365,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "7 outputs for 8 rows",
         )?;
         let odd = ok(Matrix::with_pitch(&pixels, 5, 5, 9))?;
-        let mut five = poisoned(5, 0u32)?;
+        let mut five = poisoned(ctx, 5, 0u32)?;
         expect_invalid(
             ctx.column_sums_into_with(ColumnSumVariant::FourColumnsPerThread, &odd, &mut five),
             "4-byte loads with a pitch of 9",

@@ -22,6 +22,7 @@ mod image_sums;
 mod multi;
 mod reduce;
 mod rng;
+mod soundness;
 mod transpose;
 
 use libtest_mimic::{Arguments, Trial};
@@ -37,6 +38,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     gemm::trials,
     rng::trials,
     multi::trials,
+    soundness::trials,
 ];
 
 fn main() {
@@ -45,6 +47,9 @@ fn main() {
     }
     if std::env::var_os(multi::RANK_CHILD).is_some() {
         multi::rank_child();
+    }
+    if std::env::var_os(soundness::CONTEXTS_CHILD).is_some() {
+        soundness::contexts_child();
     }
     let mut args = Arguments::from_args();
     // One CUDA context, owned by the main thread: run the trials there, in

@@ -2,11 +2,10 @@
 //! peer access between devices.
 
 use crate::common::*;
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
-use warpspeed::Error;
 use warpspeed::nccl::{self, Group};
 use warpspeed::reduce::Op;
+use warpspeed::{Buffer, DeviceRead, DeviceWrite, Error, Pod, View, ViewMut};
 
 /// The bytes device `d` works on in the multi-GPU trials: different on
 /// each device, so a mix-up of buffers or contexts shows.
@@ -56,15 +55,15 @@ pub fn trials(trials: &mut Vec<Trial>) {
                             ok(ctx.bind())?;
                             let host = bytes_of(d, n);
                             let wide: Vec<u32> = host.iter().map(|&b| b as u32).collect();
-                            let (x, words) = (upload(&host)?, upload(&wide)?);
-                            let mut counts = poisoned(256, u32::MAX)?;
+                            let (x, words) = (upload(&ctx, &host)?, upload(&ctx, &wide)?);
+                            let mut counts = poisoned(&ctx, 256, u32::MAX)?;
                             ok(ok(ctx.histogram_into(&x, &mut counts))?.wait())?;
                             let sum = ok(ctx.sum(&words))?;
                             let want: u32 = wide.iter().sum();
                             ensure(sum == want, || {
                                 format!("device {d}: sum {sum}, expected {want}")
                             })?;
-                            ensure(download(&counts)? == histogram_cpu(&host), || {
+                            ensure(download(&ctx, &counts)? == histogram_cpu(&host), || {
                                 format!("device {d}: wrong histogram")
                             })?;
                             ensure(ctx.info().ordinal as usize == d, || {
@@ -109,12 +108,30 @@ pub fn trials(trials: &mut Vec<Trial>) {
             })?;
             let n = 1 << 20;
             let host: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
-            ok(a.bind())?;
-            let on_a = upload(&host)?;
+            let on_a = upload(a, &host)?;
+            let mut on_b = poisoned(b, n, 0u32)?;
+            // The library copies between buffers of one device only: the
+            // copy across devices is the driver's, on device 1's queue.
             ok(b.bind())?;
-            let mut on_b = poisoned(n, 0u32)?;
-            on_b.copy_from(&on_a)
-                .map_err(|e| format!("copy from device 0 to device 1: {e}"))?;
+            let target = on_b.view_mut();
+            // SAFETY: both addresses are the starts of live buffers of `n`
+            // words (unified addressing tells the driver their devices),
+            // `on_b` borrowed exclusively for the write; both were written
+            // by uploads that had finished when they returned, and the
+            // stream the copy runs on is waited for (`synchronize`) before
+            // either buffer is used again or freed.
+            let status = unsafe {
+                cust::sys::cuMemcpyDtoDAsync_v2(
+                    target.device_address(),
+                    on_a.device_address(),
+                    n * size_of::<u32>(),
+                    b.stream().as_inner(),
+                )
+            };
+            ensure(status == cust::sys::cudaError_enum::CUDA_SUCCESS, || {
+                format!("copy from device 0 to device 1: {status:?}")
+            })?;
+            ok(b.synchronize())?;
             let sum = ok(b.sum(&on_b))?;
             let want: u32 = host.iter().sum();
             ensure(sum == want, || {
@@ -146,18 +163,12 @@ fn group_trial(
 
 /// One shard per member of `group`, each on its member's device: member
 /// `d` gets `make(d)`.
-fn shards<T: cust::memory::DeviceCopy>(
-    group: &Group,
-    make: impl Fn(usize) -> Vec<T>,
-) -> Result<Vec<DeviceBuffer<T>>, Failed> {
+fn shards<T: Pod>(group: &Group, make: impl Fn(usize) -> Vec<T>) -> Result<Vec<Buffer<T>>, Failed> {
     group
         .contexts()
         .iter()
         .enumerate()
-        .map(|(d, ctx)| {
-            ok(ctx.bind())?;
-            upload(&make(d))
-        })
+        .map(|(d, ctx)| upload(ctx, &make(d)))
         .collect()
 }
 
@@ -170,7 +181,7 @@ fn group_checks(group: Group) -> Result<(), Failed> {
             rand::Rng::random_range(r, 0..1000u32)
         })
     })?;
-    let views: Vec<&DeviceSlice<u32>> = words.iter().map(|b| &**b).collect();
+    let views: Vec<View<'_, u32>> = words.iter().map(|b| b.view()).collect();
     let all: Vec<u32> = (0..n)
         .flat_map(|d| {
             random_vec(1_000_003 + 7 * d, seed_of(&format!("group::{d}")), |r| {
@@ -192,11 +203,7 @@ fn group_checks(group: Group) -> Result<(), Failed> {
     // The 256-bin histogram of byte shards, in every member's output.
     let bytes = shards(&group, |d| bytes_of(d, 2_000_029 + d))?;
     let mut counts = shards(&group, |_| vec![u32::MAX; 256])?;
-    {
-        let byte_views: Vec<&DeviceSlice<u8>> = bytes.iter().map(|b| &**b).collect();
-        let mut outs: Vec<&mut DeviceSlice<u32>> = counts.iter_mut().map(|c| &mut **c).collect();
-        ok(ok(group.histogram_into(&byte_views, &mut outs))?.wait())?;
-    }
+    ok(ok(group.histogram_into(&bytes, &mut counts))?.wait())?;
     let mut want = vec![0u32; 256];
     for d in 0..n {
         for (w, c) in want
@@ -206,19 +213,18 @@ fn group_checks(group: Group) -> Result<(), Failed> {
             *w += c;
         }
     }
-    for (d, c) in counts.iter().enumerate() {
-        ensure(download(c)? == want, || format!("histogram on member {d}"))?;
+    for (d, (c, ctx)) in counts.iter().zip(group.contexts()).enumerate() {
+        ensure(download(ctx, c)? == want, || {
+            format!("histogram on member {d}")
+        })?;
     }
 
     // An all-reduce of whole buffers: small integers in f32 add exactly.
     let mut floats = shards(&group, |d| vec![(d + 1) as f32; 4099])?;
-    {
-        let mut outs: Vec<&mut DeviceSlice<f32>> = floats.iter_mut().map(|c| &mut **c).collect();
-        ok(ok(group.all_reduce_into(Op::Sum, &mut outs))?.wait())?;
-    }
+    ok(ok(group.all_reduce_into(Op::Sum, &mut floats))?.wait())?;
     let total = (n * (n + 1) / 2) as f32;
-    for (d, f) in floats.iter().enumerate() {
-        ensure(download(f)?.iter().all(|&x| x == total), || {
+    for (d, (f, ctx)) in floats.iter().zip(group.contexts()).enumerate() {
+        ensure(download(ctx, f)?.iter().all(|&x| x == total), || {
             format!("all-reduce on member {d}: expected {total}")
         })?;
     }
@@ -226,13 +232,12 @@ fn group_checks(group: Group) -> Result<(), Failed> {
     // Refused before any launch: a shard missing, buffers of two lengths.
     expect_invalid(group.sum(&views[..n - 1]), "one shard too few")?;
     if n > 1 {
-        let swapped: Vec<&DeviceSlice<u32>> = views.iter().rev().copied().collect();
+        let swapped: Vec<View<'_, u32>> = views.iter().rev().copied().collect();
         expect_invalid(group.sum(&swapped), "shards on the wrong devices")?;
         // The last member's buffer cut short: lengths differ.
-        let mut cut = floats[n - 1].index(..10);
-        let mut outs: Vec<&mut DeviceSlice<f32>> =
-            floats[..n - 1].iter_mut().map(|c| &mut **c).collect();
-        outs.push(&mut cut);
+        let (first, last) = floats.split_at_mut(n - 1);
+        let mut outs: Vec<ViewMut<'_, f32>> = first.iter_mut().map(|c| c.view_mut()).collect();
+        outs.push(ok(last[0].slice_mut(..10))?);
         expect_invalid(
             group.all_reduce_into(Op::Sum, &mut outs),
             "all-reduce buffers of two lengths",
@@ -313,8 +318,8 @@ pub fn rank_child() -> ! {
         let group =
             Group::join(warpspeed::Context::new(rank).map_err(e)?, &id, ranks, rank).map_err(e)?;
         let host = rank_words(rank);
-        let shard = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
-        let sum = group.sum(&[&shard]).map_err(e)?;
+        let shard = group.contexts()[0].upload(&host).map_err(e)?;
+        let sum = group.sum(&[shard.view()]).map_err(e)?;
         let want: u32 = (0..ranks).map(|r| rank_words(r).iter().sum::<u32>()).sum();
         if sum != want {
             return Err(format!("sum {sum}, expected {want}"));

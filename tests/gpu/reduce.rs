@@ -9,14 +9,13 @@
 //! summation (see `f32_sum_tolerance`).
 
 use crate::common::*;
-use cust::memory::{DeviceBuffer, DevicePointer, DeviceSlice};
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
-use warpspeed::Context;
 use warpspeed::gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
 };
 use warpspeed::reduce::{Element, Op, ReduceVariant};
+use warpspeed::{Context, DeviceRead, View, ViewMut};
 
 /// The sizes of the issue and of CUB's tests.
 const SIZES: [usize; 11] = [
@@ -198,9 +197,9 @@ fn run_and_check<T: Sample>(
     variant: ReduceVariant,
     block: Option<u32>,
     host: &[T],
-    x: &DeviceSlice<T>,
+    x: &impl DeviceRead<Elem = T>,
 ) -> Result<(), Failed> {
-    let mut out = poisoned(1, T::POISON)?;
+    let mut out = poisoned(ctx, 1, T::POISON)?;
     match block {
         Some(b) => ok(ctx
             .reduce_into_with_block(op, variant, b, x, &mut out)
@@ -209,7 +208,7 @@ fn run_and_check<T: Sample>(
             .reduce_into(op, variant, x, &mut out)
             .and_then(|p| p.wait()))?,
     }
-    let got = download(&out)?[0];
+    let got = download(ctx, &out)?[0];
     T::check(op, variant, host, got, ctx.info().multiprocessors)
         .map_err(|e| format!("{} {variant:?} n={}: {e}", op.name(), host.len()).into())
 }
@@ -225,8 +224,8 @@ fn check_vectorized_at<T: Sample>(
     blocks: &[Option<u32>],
 ) -> Result<(), Failed> {
     let host = T::data(Data::Random, n + offset, seed_of(key));
-    let buffer = upload(&host)?;
-    let x = buffer.index(offset..);
+    let buffer = upload(ctx, &host)?;
+    let x = ok(buffer.slice(offset..))?;
     for &block in blocks {
         for op in Op::ALL {
             run_and_check(
@@ -242,19 +241,16 @@ fn check_vectorized_at<T: Sample>(
     Ok(())
 }
 
-/// A device slice of `host`, empty ones included (cust cannot allocate zero
-/// bytes: those run on an empty view of a one-element buffer).
-fn with_slice<T: Sample>(
-    host: &[T],
-    keep: &mut Option<DeviceBuffer<T>>,
-    f: impl FnOnce(&DeviceSlice<T>) -> Result<(), Failed>,
+/// `f` on empty inputs: an empty buffer, and an empty view of a
+/// one-element buffer (a view with an address).
+fn with_empty<T: Sample>(
+    ctx: &Context,
+    f: impl Fn(View<'_, T>) -> Result<(), Failed>,
 ) -> Result<(), Failed> {
-    if host.is_empty() {
-        let buffer = keep.insert(upload(&[T::POISON])?);
-        f(&buffer.index(..0))
-    } else {
-        f(&keep.insert(upload(host)?).index(..))
-    }
+    let empty = upload::<T>(ctx, &[])?;
+    f(empty.view())?;
+    let one = upload(ctx, &[T::POISON])?;
+    f(ok(one.slice(..0))?)
 }
 
 fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
@@ -271,12 +267,11 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
                 );
                 trials.push(sized_trial(name, n, move |ctx| {
                     if n == 0 {
-                        let mut keep = None;
-                        return with_slice::<T>(&[], &mut keep, |x| {
-                            run_and_check(ctx, op, variant, None, &[], x)
+                        return with_empty::<T>(ctx, |x| {
+                            run_and_check(ctx, op, variant, None, &[], &x)
                         });
                     }
-                    let input = cached_input(&key, || T::data(kind, n, seed_of(&key)))?;
+                    let input = cached_input(ctx, &key, || T::data(kind, n, seed_of(&key)))?;
                     run_and_check(ctx, op, variant, None, &input.0, &input.1)
                 }));
             }
@@ -325,7 +320,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
             for block in UNROLL_BLOCKS {
                 for n in [1, 127, 128, 129, 2047, 2048, 2049, 1_000_003] {
                     let host = T::data(Data::Random, n, seed_of(&format!("unroll{block}/{n}")));
-                    let x = upload(&host)?;
+                    let x = upload(ctx, &host)?;
                     run_and_check(
                         ctx,
                         Op::Sum,
@@ -343,7 +338,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
     // The synchronous API: values, and the empty-input answers.
     trials.push(gpu_trial(format!("reduce::sync_api::{ty}"), |ctx| {
         let host = T::data(Data::Random, 100_003, 7);
-        let x = upload(&host)?;
+        let x = upload(ctx, &host)?;
         let sms = ctx.info().multiprocessors;
         let v = ReduceVariant::Vectorized;
         T::check(Op::Sum, v, &host, ok(ctx.sum(&x))?, sms)?;
@@ -361,7 +356,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
             ok(ctx.max(&x))?.ok_or("max of a non-empty slice is None")?,
             sms,
         )?;
-        let empty = x.index(..0);
+        let empty = ok(x.slice(..0))?;
         ensure(ok(ctx.sum(&empty))? == T::ZERO, || {
             "sum of nothing is not 0".into()
         })?;
@@ -388,9 +383,9 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     // 2^31 + 7 ones, with a 0 past 2^31 (the minimum) and a 9 in the last
     // element (the maximum): sum 2^31 + 7 − 1 + 8, below 2^32.
     let n = TWO_31 + 7;
-    let mut x = filled::<u32>(n, 1)?;
-    put(&mut x, TWO_31 + 3, &[0])?;
-    put(&mut x, n - 1, &[9])?;
+    let mut x = filled(ctx, n, 1u32)?;
+    put(ctx, &mut x, TWO_31 + 3, &[0])?;
+    put(ctx, &mut x, n - 1, &[9])?;
     let sum = (n - 1 + 8) as u32;
     for &variant in ReduceVariant::ALL {
         let got = ok(ctx.reduce(Op::Sum, variant, &x))?;
@@ -422,7 +417,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
                 for &s in specials {
                     host[r.random_range(0..n)] = s;
                 }
-                let x = upload(&host)?;
+                let x = upload(ctx, &host)?;
                 for &variant in ReduceVariant::ALL {
                     run_and_check(ctx, Op::Sum, variant, None, &host, &x)
                         .map_err(|e| format!("{what}: {}", e.message().unwrap_or_default()))?;
@@ -449,7 +444,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
 
     trials.push(gpu_trial("reduce::f32::same_input_same_bits", |ctx| {
         let host = f32::data(Data::Random, 10_000_019, 5);
-        let x = upload(&host)?;
+        let x = upload(ctx, &host)?;
         for &variant in ReduceVariant::ALL {
             let first = ok(ctx.reduce(Op::Sum, variant, &x))?;
             for _ in 0..3 {
@@ -463,13 +458,13 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 
     trials.push(gpu_trial("reduce::reduce_into_writes_only_out_0", |ctx| {
-        let x = upload(&[1u32, 2, 3, 4, 5])?;
+        let x = upload(ctx, &[1u32, 2, 3, 4, 5])?;
         for &variant in ReduceVariant::ALL {
-            let out = poisoned(3, 0xdead_beefu32)?;
+            let mut out = poisoned(ctx, 3, 0xdead_beefu32)?;
             ok(ctx
-                .reduce_into(Op::Sum, variant, &x, &mut out.index(1..2))
+                .reduce_into(Op::Sum, variant, &x, &mut ok(out.slice_mut(1..2))?)
                 .and_then(|p| p.wait()))?;
-            let got = download(&out)?;
+            let got = download(ctx, &out)?;
             ensure(got == [0xdead_beef, 15, 0xdead_beef], || {
                 format!("{variant:?}: {got:x?}")
             })?;
@@ -478,10 +473,15 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 
     trials.push(gpu_trial("reduce::refuses_bad_arguments", |ctx| {
-        let x = upload(&[1.0f32; 1000])?;
-        let mut out = poisoned(1, 0.0f32)?;
+        let x = upload(ctx, &[1.0f32; 1000])?;
+        let mut out = poisoned(ctx, 1, 0.0f32)?;
         expect_invalid(
-            ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &x, &mut out.index(..0)),
+            ctx.reduce_into(
+                Op::Sum,
+                ReduceVariant::Vectorized,
+                &x,
+                &mut ok(out.slice_mut(..0))?,
+            ),
             "an empty output",
         )?;
         expect_invalid(
@@ -498,21 +498,28 @@ pub fn trials(trials: &mut Vec<Trial>) {
         )?;
         // A view that is not aligned to its elements (only possible through
         // unsafe code) is refused, not loaded misaligned.
-        // SAFETY: the view lies inside `x`'s allocation; it is only passed
-        // to a function that must refuse it before any access.
-        let crooked = unsafe {
-            DeviceSlice::<f32>::from_raw_parts(
-                DevicePointer::from_raw(x.as_device_ptr().as_raw() + 2),
-                10,
-            )
-        };
+        // SAFETY: the view lies inside `x`'s allocation, which outlives it
+        // (`x` is kept to the end of the trial); it is only passed to a
+        // function that must refuse it before any access.
+        let crooked =
+            unsafe { View::<f32>::from_raw_parts(x.device_address() + 2, 10, x.device()) };
         expect_invalid(
             ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &crooked, &mut out),
             "a misaligned input",
         )?;
-        // The output inside the input: two views of one buffer, which
-        // cust's `index` allows in safe code.
-        let mut inside = x.index(500..501);
+        // The output inside the input: a writable view inside a buffer that
+        // is read, which only unsafe code can make (`x` is borrowed shared).
+        // SAFETY: element 500 of the live `x`, which outlives the view; the
+        // call must refuse it before any launch, and had it launched, the
+        // refusal check's drop of its `Pending` waits for the stream before
+        // `x` is read again (by `ctx.sum` below, on the same stream) or freed.
+        let mut inside = unsafe {
+            ViewMut::<f32>::from_raw_parts(
+                x.device_address() + 500 * size_of::<f32>() as u64,
+                1,
+                x.device(),
+            )
+        };
         expect_invalid(
             ctx.reduce_into(Op::Sum, ReduceVariant::Vectorized, &x, &mut inside),
             "an output inside the input",
@@ -524,14 +531,14 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 
     trials.push(gpu_trial("reduce::integer_sums_wrap", |ctx| {
-        let x = upload(&[i32::MAX, i32::MAX, i32::MAX])?;
+        let x = upload(ctx, &[i32::MAX, i32::MAX, i32::MAX])?;
         for &variant in ReduceVariant::ALL {
             let got = ok(ctx.reduce(Op::Sum, variant, &x))?;
             ensure(got == i32::MAX.wrapping_mul(3), || {
                 format!("{variant:?}: {got}")
             })?;
         }
-        let x = upload(&vec![u32::MAX; 1 << 20])?;
+        let x = upload(ctx, &vec![u32::MAX; 1 << 20])?;
         ensure(ok(ctx.sum(&x))? == u32::MAX.wrapping_mul(1 << 20), || {
             "u32 sum does not wrap".into()
         })

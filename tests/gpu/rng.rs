@@ -16,7 +16,6 @@
 //! * the π estimate's hit counts, equal to the CPU's.
 
 use crate::common::*;
-use cust::memory::DeviceBuffer;
 use libtest_mimic::{Failed, Trial};
 use warpspeed::Context;
 use warpspeed::rng::{
@@ -37,17 +36,21 @@ fn check_fill(
     position: u64,
     offset: usize,
 ) -> Result<(), Failed> {
-    let bits = poisoned(offset + n + 1, 0xdead_beefu32)?;
+    let mut bits = poisoned(ctx, offset + n + 1, 0xdead_beefu32)?;
     let mut generator = Generator::with_offset(SEED, position);
-    ok(ctx.fill_u32_into(&mut generator, &mut bits.index(offset..offset + n)))?.wait()?;
+    ok(ctx.fill_u32_into(&mut generator, &mut ok(bits.slice_mut(offset..offset + n))?))?.wait()?;
     ensure(generator.position() == position + n as u64, || {
         format!("position {} after the fill", generator.position())
     })?;
-    let got = download(&bits)?;
-    let uniforms = poisoned(offset + n + 1, -1.0f32)?;
+    let got = download(ctx, &bits)?;
+    let mut uniforms = poisoned(ctx, offset + n + 1, -1.0f32)?;
     let mut generator = Generator::with_offset(SEED, position);
-    ok(ctx.fill_uniform_into(&mut generator, &mut uniforms.index(offset..offset + n)))?.wait()?;
-    let got_uniform = download(&uniforms)?;
+    ok(ctx.fill_uniform_into(
+        &mut generator,
+        &mut ok(uniforms.slice_mut(offset..offset + n))?,
+    ))?
+    .wait()?;
+    let got_uniform = download(ctx, &uniforms)?;
     let twin = Generator::with_offset(SEED, 0);
     for i in 0..n {
         let want = twin.value(position + i as u64);
@@ -92,10 +95,10 @@ fn radius(twin: &Generator, position: u64) -> f32 {
 /// twin's count of each value (exact: the same table, integer compares).
 fn check_poisson(ctx: &Context, lambda: f64, n: usize, position: u64) -> Result<(), Failed> {
     let table = ok(ctx.poisson_table(lambda))?;
-    let counts = poisoned(n + 1, u32::MAX)?;
+    let mut counts = poisoned(ctx, n + 1, u32::MAX)?;
     let mut generator = Generator::with_offset(SEED, position);
-    ok(ctx.fill_poisson_into(&mut generator, &table, &mut counts.index(0..n)))?.wait()?;
-    let counts = download(&counts)?;
+    ok(ctx.fill_poisson_into(&mut generator, &table, &mut ok(counts.slice_mut(0..n))?))?.wait()?;
+    let counts = download(ctx, &counts)?;
     let twin = Generator::with_offset(SEED, 0);
     for (i, &count) in counts[..n].iter().enumerate() {
         let want = twin.poisson_value(position + i as u64, &table);
@@ -118,37 +121,41 @@ fn check_distributions(
     offset: usize,
 ) -> Result<(), Failed> {
     let twin = Generator::with_offset(SEED, 0);
-    let normals = poisoned(offset + n + 1, -7.0f32)?;
+    let mut normals = poisoned(ctx, offset + n + 1, -7.0f32)?;
     let mut generator = Generator::with_offset(SEED, position);
     ok(ctx.fill_normal_into(
         &mut generator,
         1.5,
         2.0,
-        &mut normals.index(offset..offset + n),
+        &mut ok(normals.slice_mut(offset..offset + n))?,
     ))?
     .wait()?;
-    let logs = poisoned(offset + n + 1, -7.0f32)?;
+    let mut logs = poisoned(ctx, offset + n + 1, -7.0f32)?;
     let mut generator = Generator::with_offset(SEED, position);
     ok(ctx.fill_log_normal_into(
         &mut generator,
         0.5,
         1.5,
-        &mut logs.index(offset..offset + n),
+        &mut ok(logs.slice_mut(offset..offset + n))?,
     ))?
     .wait()?;
     let table = ok(ctx.poisson_table(3.5))?;
-    let counts = poisoned(offset + n + 1, u32::MAX)?;
+    let mut counts = poisoned(ctx, offset + n + 1, u32::MAX)?;
     let mut generator = Generator::with_offset(SEED, position);
     ok(ctx.fill_poisson_into(
         &mut generator,
         &table,
-        &mut counts.index(offset..offset + n),
+        &mut ok(counts.slice_mut(offset..offset + n))?,
     ))?
     .wait()?;
     ensure(generator.position() == position + n as u64, || {
         format!("position {} after the Poisson fill", generator.position())
     })?;
-    let (normals, logs, counts) = (download(&normals)?, download(&logs)?, download(&counts)?);
+    let (normals, logs, counts) = (
+        download(ctx, &normals)?,
+        download(ctx, &logs)?,
+        download(ctx, &counts)?,
+    );
     for i in 0..n {
         let at = position + i as u64;
         let r = radius(&twin, at);
@@ -199,19 +206,19 @@ fn check_host_golden(ctx: &Context) -> Result<(), Failed> {
         let mut generator = Generator::with_offset(seed, offset);
         let words: Vec<u32> = match what.as_str() {
             "host_curand" => {
-                let mut out = poisoned(n, 0u32)?;
+                let mut out = poisoned(ctx, n, 0u32)?;
                 ok(ctx.fill_u32_into(&mut generator, &mut out))?.wait()?;
-                download(&out)?
+                download(ctx, &out)?
             }
             "host_uniform" | "host_normal" | "host_log_normal" => {
-                let mut out = poisoned(n, 0f32)?;
+                let mut out = poisoned(ctx, n, 0f32)?;
                 let pending = match what.as_str() {
                     "host_uniform" => ctx.fill_uniform_into(&mut generator, &mut out),
                     "host_normal" => ctx.fill_normal_into(&mut generator, 0.0, 1.0, &mut out),
                     _ => ctx.fill_log_normal_into(&mut generator, 0.5, 1.5, &mut out),
                 };
                 ok(pending)?.wait()?;
-                download(&out)?.iter().map(|v| v.to_bits()).collect()
+                download(ctx, &out)?.iter().map(|v| v.to_bits()).collect()
             }
             // cuRAND's Poisson fills map values through tables of its own.
             _ => continue,
@@ -260,13 +267,13 @@ fn check_device_golden(ctx: &Context) -> Result<(), Failed> {
             threads: 1,
         };
         let words: Vec<u32> = if matches!(draw, Draw::Bits | Draw::Poisson { .. }) {
-            let mut out = poisoned(16, 0u32)?;
+            let mut out = poisoned(ctx, 16, 0u32)?;
             ok(ctx.draws_into(&per_thread, draw, &mut out))?.wait()?;
-            download(&out)?
+            download(ctx, &out)?
         } else {
-            let mut out = poisoned(16, 0f32)?;
+            let mut out = poisoned(ctx, 16, 0f32)?;
             ok(ctx.draws_into(&per_thread, draw, &mut out))?.wait()?;
-            download(&out)?.iter().map(|v| v.to_bits()).collect()
+            download(ctx, &out)?.iter().map(|v| v.to_bits()).collect()
         };
         ensure(words == r.words, || {
             format!(
@@ -292,7 +299,7 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     let n = TWO_31 + 5;
     let position = (1u64 << 32) + 3;
     let twin = Generator::new(SEED);
-    let mut bits = filled::<u32>(n, 0)?;
+    let mut bits = filled(ctx, n, 0u32)?;
     let mut generator = Generator::with_offset(SEED, position);
     ok(ctx
         .fill_u32_into(&mut generator, &mut bits)
@@ -301,7 +308,7 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
         format!("position {} after the fill", generator.position())
     })?;
     for range in windows(n, &[TWO_31]) {
-        let got = download(&bits.index(range.clone()))?;
+        let got = download(ctx, &ok(bits.slice(range.clone()))?)?;
         for i in range.clone() {
             let want = twin.value(position + i as u64);
             ensure(got[i - range.start] == want, || {
@@ -310,13 +317,13 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
         }
     }
     drop(bits);
-    let mut uniforms = filled::<f32>(n, (-1.0f32).to_bits())?;
+    let mut uniforms = filled(ctx, n, -1.0f32)?;
     let mut generator = Generator::with_offset(SEED, position);
     ok(ctx
         .fill_uniform_into(&mut generator, &mut uniforms)
         .and_then(|p| p.wait()))?;
     for range in windows(n, &[TWO_31]) {
-        let got = download(&uniforms.index(range.clone()))?;
+        let got = download(ctx, &ok(uniforms.slice(range.clone()))?)?;
         for i in range.clone() {
             let want = uniform_of(twin.value(position + i as u64));
             ensure(got[i - range.start].to_bits() == want.to_bits(), || {
@@ -353,17 +360,18 @@ pub fn trials(trials: &mut Vec<Trial>) {
         |ctx| {
             let sizes = [1usize, 3, 5, 1000, 7, 262_145, 2];
             let total: usize = sizes.iter().sum();
-            let chunked = poisoned(total, 0u32)?;
+            let mut chunked = poisoned(ctx, total, 0u32)?;
             let mut generator = Generator::with_offset(SEED, 5);
             let mut at = 0;
             for n in sizes {
-                ok(ctx.fill_u32_into(&mut generator, &mut chunked.index(at..at + n)))?.wait()?;
+                ok(ctx.fill_u32_into(&mut generator, &mut ok(chunked.slice_mut(at..at + n))?))?
+                    .wait()?;
                 at += n;
             }
-            let mut whole = poisoned(total, 1u32)?;
+            let mut whole = poisoned(ctx, total, 1u32)?;
             let mut one = Generator::with_offset(SEED, 5);
             ok(ctx.fill_u32_into(&mut one, &mut whole))?.wait()?;
-            ensure(download(&chunked)? == download(&whole)?, || {
+            ensure(download(ctx, &chunked)? == download(ctx, &whole)?, || {
                 "chunks differ from one fill".into()
             })?;
             ensure(generator == one, || {
@@ -385,11 +393,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }
 
     trials.push(gpu_trial("rng::fill::empty_moves_nothing", |ctx| {
-        let buffer = poisoned(1, 7u32)?;
+        let mut buffer = poisoned(ctx, 1, 7u32)?;
         let mut generator = Generator::with_offset(SEED, 9);
-        ok(ctx.fill_u32_into(&mut generator, &mut buffer.index(0..0)))?.wait()?;
+        ok(ctx.fill_u32_into(&mut generator, &mut ok(buffer.slice_mut(0..0))?))?.wait()?;
         ensure(
-            generator.position() == 9 && download(&buffer)? == [7],
+            generator.position() == 9 && download(ctx, &buffer)? == [7],
             || "an empty fill changed something".into(),
         )
     }));
@@ -408,18 +416,23 @@ pub fn trials(trials: &mut Vec<Trial>) {
         |ctx| {
             let sizes = [1usize, 3, 5, 1000, 7, 262_145, 2];
             let total: usize = sizes.iter().sum();
-            let chunked = poisoned(total, 0f32)?;
+            let mut chunked = poisoned(ctx, total, 0f32)?;
             let mut generator = Generator::with_offset(SEED, 3);
             let mut at = 0;
             for n in sizes {
-                ok(ctx.fill_normal_into(&mut generator, 0.0, 1.0, &mut chunked.index(at..at + n)))?
-                    .wait()?;
+                ok(ctx.fill_normal_into(
+                    &mut generator,
+                    0.0,
+                    1.0,
+                    &mut ok(chunked.slice_mut(at..at + n))?,
+                ))?
+                .wait()?;
                 at += n;
             }
-            let mut whole = poisoned(total, 1f32)?;
+            let mut whole = poisoned(ctx, total, 1f32)?;
             let mut one = Generator::with_offset(SEED, 3);
             ok(ctx.fill_normal_into(&mut one, 0.0, 1.0, &mut whole))?.wait()?;
-            let (a, b) = (download(&chunked)?, download(&whole)?);
+            let (a, b) = (download(ctx, &chunked)?, download(ctx, &whole)?);
             ensure(
                 a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
                 || "normal chunks differ from one fill".into(),
@@ -431,9 +444,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         trials.push(gpu_trial(
             format!("rng::pi::threads{threads}_draws{draws}"),
             move |ctx| {
-                let mut hits = poisoned(threads, u32::MAX)?;
+                let mut hits = poisoned(ctx, threads, u32::MAX)?;
                 ok(ctx.pi_hits_into(77, draws, &mut hits))?.wait()?;
-                let hits = download(&hits)?;
+                let hits = download(ctx, &hits)?;
                 for t in (0..threads).step_by(threads / 97 + 1).chain([threads - 1]) {
                     let mut philox = Philox::new(77, t as u64, 0);
                     let want = (0..draws)
@@ -458,9 +471,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
             offset: 3,
             threads: 1001,
         };
-        let mut out = poisoned(1001 * 5, 0f32)?;
+        let mut out = poisoned(ctx, 1001 * 5, 0f32)?;
         ok(ctx.draws_into(&per_thread, Draw::Normal, &mut out))?.wait()?;
-        let got = download(&out)?;
+        let got = download(ctx, &out)?;
         for t in 0..1001 {
             let mut philox = Philox::new(5, (u64::MAX - 100).wrapping_add(t as u64), 3);
             for i in 0..5 {
@@ -476,8 +489,8 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }));
 
     trials.push(gpu_trial("rng::refusals", |ctx| {
-        let mut out: DeviceBuffer<f32> = poisoned(4, 7.0f32)?;
-        let mut counts: DeviceBuffer<u32> = poisoned(4, 7u32)?;
+        let mut out = poisoned(ctx, 4, 7.0f32)?;
+        let mut counts = poisoned(ctx, 4, 7u32)?;
         let mut generator = Generator::with_offset(SEED, 11);
         for (mean, stddev) in [(0.0, -1.0), (f32::NAN, 1.0), (0.0, f32::INFINITY)] {
             expect_invalid(
@@ -531,14 +544,14 @@ pub fn trials(trials: &mut Vec<Trial>) {
         )?;
         ensure(
             generator.position() == 11
-                && download(&out)? == [7.0; 4]
-                && download(&counts)? == [7; 4],
+                && download(ctx, &out)? == [7.0; 4]
+                && download(ctx, &counts)? == [7; 4],
             || "a refused call changed the generator or an output".into(),
         )
     }));
 
     trials.push(gpu_trial("rng::fill::refuses_to_pass_2_to_the_50", |ctx| {
-        let mut buffer: DeviceBuffer<u32> = poisoned(3, 7u32)?;
+        let mut buffer = poisoned(ctx, 3, 7u32)?;
         let mut generator = Generator::with_offset(SEED, HOST_STREAM_LIMIT - 2);
         expect_invalid(
             ctx.fill_u32_into(&mut generator, &mut buffer),
@@ -550,7 +563,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
             "a fill from position 2^64 − 1",
         )?;
         ensure(
-            generator.position() == HOST_STREAM_LIMIT - 2 && download(&buffer)? == [7, 7, 7],
+            generator.position() == HOST_STREAM_LIMIT - 2 && download(ctx, &buffer)? == [7, 7, 7],
             || "a refused fill changed the generator or the output".into(),
         )
     }));

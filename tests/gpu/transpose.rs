@@ -8,7 +8,7 @@ use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 use std::fmt::Debug;
 use warpspeed::transpose::{Transposable, TransposeVariant};
-use warpspeed::{Context, Matrix, MatrixMut};
+use warpspeed::{Buffer, Context, Matrix, MatrixMut, ViewMut};
 
 /// `(width, height, source pitch, destination pitch)`; a pitch of 0 means
 /// "packed".
@@ -158,14 +158,14 @@ fn check_transpose<T: Element>(
     variant: TransposeVariant,
     case: Case,
     src: &[T],
-    src_dev: &cust::memory::DeviceSlice<T>,
+    src_dev: &Buffer<T>,
 ) -> Result<(), Failed> {
     let Case { w, h, so, do_, .. } = case;
     let (sp, dp) = case.pitches();
-    let dst = poisoned(do_ + (w - 1) * dp + h, T::POISON)?;
-    let src_slice = src_dev.index(so..);
+    let mut dst = poisoned(ctx, do_ + (w - 1) * dp + h, T::POISON)?;
+    let src_slice = ok(src_dev.slice(so..))?;
     let src_view = ok(Matrix::with_pitch(&src_slice, w, h, sp))?;
-    let mut dst_slice = dst.index(do_..);
+    let mut dst_slice = ok(dst.slice_mut(do_..))?;
     let mut dst_view = ok(MatrixMut::with_pitch(&mut dst_slice, h, w, dp))?;
     let aligned = [so, sp, do_, dp]
         .iter()
@@ -176,7 +176,7 @@ fn check_transpose<T: Element>(
         }
         r => ok(r.and_then(|pending| pending.wait()))?,
     }
-    let got = download(&dst)?;
+    let got = download(ctx, &dst)?;
     let src = &src[so..];
     // Nothing before the view was written.
     for (i, g) in got[..do_].iter().enumerate() {
@@ -229,7 +229,7 @@ fn push_type<T: Element>(trials: &mut Vec<Trial>, name: &'static str) {
             let (w, h, so) = (case.w, case.h, case.so);
             let pitch = case.pitches().0;
             let key = format!("transpose/{}/{w}x{h}/{pitch}/{so}", size_of::<T>());
-            let input = cached_input(&key, || {
+            let input = cached_input(ctx, &key, || {
                 random_vec(so + (h - 1) * pitch + w, seed_of(&key), T::draw)
             })?;
             check_transpose::<T>(ctx, variant, case, &input.0, &input.1)
@@ -255,12 +255,12 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
             }
         })
         .collect();
-    let src = upload(&host)?;
+    let src = upload(ctx, &host)?;
     drop(host);
-    let mut dst = filled_u8(pitch * w, 0xa5)?;
+    let mut dst = filled_u8(ctx, pitch * w, 0xa5)?;
     let rows_checked = [0, 1, w / 2, w - 2, w - 1];
     for &variant in TransposeVariant::ALL.iter().filter(|v| v.supports(1)) {
-        cuda(dst.set_8(0xa5))?;
+        ok(ctx.fill(&mut dst, 0xa5))?;
         let s = ok(Matrix::with_pitch(&src, w, h, pitch))?;
         let mut d = ok(MatrixMut::with_pitch(&mut dst, h, w, pitch))?;
         ok(ctx
@@ -272,13 +272,13 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
             if i < h { byte_at(i, j) } else { 0xa5 }
         };
         for &j in &rows_checked {
-            let row = download(&dst.index(j * pitch..(j + 1) * pitch))?;
+            let row = download(ctx, &ok(dst.slice(j * pitch..(j + 1) * pitch))?)?;
             if let Some(i) = (0..pitch).find(|&i| row[i] != want(j * pitch + i)) {
                 return Err(format!("{variant:?}: output ({j}, {i}) is {}", row[i]).into());
             }
         }
         for range in windows(pitch * w, &[TWO_31, 1 << 32]) {
-            let got = download(&dst.index(range.clone()))?;
+            let got = download(ctx, &ok(dst.slice(range.clone()))?)?;
             if let Some(e) = range.clone().find(|&e| got[e - range.start] != want(e)) {
                 return Err(
                     format!("{variant:?}: output byte {e} is {}", got[e - range.start]).into(),
@@ -291,14 +291,14 @@ fn past_2_32_bytes(ctx: &Context) -> Result<(), Failed> {
     drop((src, dst));
     let (w, h) = (46_349, 46_341);
     let host: Vec<u32> = (0..w * h).map(|i| i as u32).collect();
-    let src = upload(&host)?;
+    let src = upload(ctx, &host)?;
     drop(host);
-    let mut dst = filled::<u32>(w * h, u32::MAX)?;
+    let mut dst = filled(ctx, w * h, u32::MAX)?;
     let s = ok(Matrix::new(&src, w, h))?;
     let mut d = ok(MatrixMut::new(&mut dst, h, w))?;
     ok(ctx.transpose_into(&s, &mut d).and_then(|p| p.wait()))?;
     for range in windows(w * h, &[TWO_31]) {
-        let got = download(&dst.index(range.clone()))?;
+        let got = download(ctx, &ok(dst.slice(range.clone()))?)?;
         for e in range.clone() {
             // Output (j, i) at e = j·h + i is input (i, j), element i·w + j.
             let (j, i) = (e / h, e % h);
@@ -339,8 +339,8 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ));
 
     trials.push(gpu_trial("transpose::refuses_bad_arguments", |ctx| {
-        let src = upload(&[1.0f32; 12])?;
-        let mut dst = poisoned(12, 0.0f32)?;
+        let src = upload(ctx, &[1.0f32; 12])?;
+        let mut dst = poisoned(ctx, 12, 0.0f32)?;
         let m = ok(Matrix::new(&src, 4, 3))?;
         let wrong = ok(MatrixMut::new(&mut dst, 4, 3));
         match ctx.transpose_into(&m, &mut wrong?) {
@@ -359,24 +359,36 @@ pub fn trials(trials: &mut Vec<Trial>) {
             Matrix::new(&src, 4, 4).map(|_| ()),
             "a slice too short for the shape",
         )?;
-        let bytes = upload(&[0u8; 64])?;
-        let mut out = poisoned(64, 0u8)?;
+        let bytes = upload(ctx, &[0u8; 64])?;
+        let mut out = poisoned(ctx, 64, 0u8)?;
         let odd = ok(Matrix::with_pitch(&bytes, 5, 5, 7))?;
         let mut dst = ok(MatrixMut::with_pitch(&mut out, 5, 5, 8))?;
         expect_invalid(
             ctx.transpose_into_with(TransposeVariant::Words4x4, &odd, &mut dst),
             "words with a pitch of 7",
         )?;
-        let mut out32 = poisoned(12, 0.0f32)?;
+        let mut out32 = poisoned(ctx, 12, 0.0f32)?;
         let mut dst32 = ok(MatrixMut::new(&mut out32, 3, 4))?;
         expect_invalid(
             ctx.transpose_into_with(TransposeVariant::Words4x4, &m, &mut dst32),
             "words for 4-byte elements",
         )?;
-        // Two views of one buffer (cust's `index` allows it in safe code):
-        // an in-place or overlapping transpose is refused.
-        let shared = upload(&[2.0f32; 64])?;
-        let (front, mut back) = (shared.index(..32), shared.index(16..48));
+        // Two views of one buffer, one of them writable (only unsafe code
+        // can make them, the buffer being borrowed shared): an in-place or
+        // overlapping transpose is refused.
+        let shared = upload(ctx, &[2.0f32; 64])?;
+        let front = ok(shared.slice(..32))?;
+        // SAFETY: elements 16..48 of the live `shared`, which outlives the
+        // view (kept to the end of the trial); the call must refuse it
+        // before any launch, and had it launched, the refusal check's drop
+        // of its `Pending` waits for the stream before `shared` is freed.
+        let mut back = unsafe {
+            ViewMut::<f32>::from_raw_parts(
+                shared.device_address() + 16 * size_of::<f32>() as u64,
+                32,
+                shared.device(),
+            )
+        };
         let m = ok(Matrix::new(&front, 8, 4))?;
         let mut overlapping = ok(MatrixMut::new(&mut back, 4, 8))?;
         expect_invalid(
@@ -397,15 +409,15 @@ pub fn trials(trials: &mut Vec<Trial>) {
 
 fn check_default<T: Element>(ctx: &Context, w: usize, h: usize, sp: usize) -> Result<(), Failed> {
     let host: Vec<T> = random_vec((h - 1) * sp + w, 3, T::draw);
-    let src = upload(&host)?;
-    let mut dst = poisoned(w * h, T::POISON)?;
+    let src = upload(ctx, &host)?;
+    let mut dst = poisoned(ctx, w * h, T::POISON)?;
     ok(ctx
         .transpose_into(
             &ok(Matrix::with_pitch(&src, w, h, sp))?,
             &mut ok(MatrixMut::new(&mut dst, h, w))?,
         )
         .and_then(|p| p.wait()))?;
-    let got = download(&dst)?;
+    let got = download(ctx, &dst)?;
     for x in 0..w {
         for y in 0..h {
             ensure(got[x * h + y].bits() == host[y * sp + x].bits(), || {

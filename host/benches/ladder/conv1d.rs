@@ -9,8 +9,8 @@
 //! instead (where two steps cross).
 
 use crate::harness::{Bench, Case, Family, device_copies, enqueued, ladder_rows};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use warpspeed::conv1d::Conv1dVariant;
+use warpspeed::{Buffer, Context};
 
 pub const FAMILY: Family = Family {
     name: "conv1d",
@@ -37,7 +37,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     let target = bench.ctx.info().ptx_target;
     let host: Vec<f32> = (0..n).map(signal).collect();
     let inputs = device_copies(bench, &host)?;
-    let mut out = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
+    let mut out = bench.ctx.upload(&host).map_err(|e| e.to_string())?;
     let masks = if bench.masks.is_empty() {
         MASKS.to_vec()
     } else {
@@ -45,7 +45,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     };
     for taps in masks {
         let weights: Vec<f32> = (0..taps).map(weight).collect();
-        let mask = DeviceBuffer::from_slice(&weights).map_err(|e| e.to_string())?;
+        let mask = bench.ctx.upload(&weights).map_err(|e| e.to_string())?;
         let peers = bench.peers.measure(&[format!("conv1d:{n}:{taps}")]);
         let case = format!("f32 2^{log_n}, mask {taps}");
         let rows = ladder_rows::<Conv1dVariant>(
@@ -64,7 +64,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
                         &mut out,
                     ))
                 })?;
-                spot_check(variant, &host, &weights, &out)
+                spot_check(bench.ctx, variant, &host, &weights, &out)
                     .map_err(|e| format!("{variant:?}: {e}"))?;
                 Ok(ms)
             },
@@ -90,10 +90,11 @@ fn run(bench: &mut Bench) -> Result<(), String> {
 /// output and its two neighbours, and for the tensor-core steps
 /// `error_units(taps) · 2^-24` times it.
 fn spot_check(
+    ctx: &Context,
     variant: Conv1dVariant,
     signal: &[f32],
     mask: &[f32],
-    out: &DeviceSlice<f32>,
+    out: &Buffer<f32>,
 ) -> Result<(), String> {
     let (n, taps) = (signal.len(), mask.len());
     let r = taps / 2;
@@ -126,8 +127,8 @@ fn spot_check(
     for i in spots {
         let (want, magnitude) = exact(i);
         let mut got = [0.0f32];
-        out.index(i..i + 1)
-            .copy_to(&mut got[..])
+        out.slice(i..i + 1)
+            .and_then(|one| ctx.copy_to_host(&one, &mut got))
             .map_err(|e| e.to_string())?;
         let split = variant.runs_as(taps) == Conv1dVariant::Karatsuba && i % 2 == 1;
         let tolerance = if split {

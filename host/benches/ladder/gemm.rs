@@ -23,9 +23,8 @@ use crate::harness::{
     Bench, Case, Family, Point, Scaling, Timing, Work, device_copies, enqueued, ladder_rows,
     splitmix64,
 };
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use warpspeed::gemm::{Gemm, GemmVariant, Packing, Precision};
-use warpspeed::{Matrix, MatrixMut};
+use warpspeed::{Buffer, Context, Matrix, MatrixMut};
 
 pub const FAMILY: Family = Family { name: "gemm", run };
 
@@ -149,9 +148,9 @@ struct Operands {
     shape: Shape,
     a_host: Vec<f32>,
     b_host: Vec<f32>,
-    a: Vec<DeviceBuffer<f32>>,
-    b: Vec<DeviceBuffer<f32>>,
-    c: DeviceBuffer<f32>,
+    a: Vec<Buffer<f32>>,
+    b: Vec<Buffer<f32>>,
+    c: Buffer<f32>,
 }
 
 impl Operands {
@@ -163,7 +162,7 @@ impl Operands {
             shape,
             a: device_copies(bench, &a_host)?,
             b: device_copies(bench, &b_host)?,
-            c: DeviceBuffer::zeroed(m * n).map_err(|e| e.to_string())?,
+            c: bench.ctx.zeros(m * n).map_err(|e| e.to_string())?,
             a_host,
             b_host,
         })
@@ -181,8 +180,9 @@ impl Operands {
     ) -> Result<Timing, String> {
         let (m, n, k) = self.shape;
         let gemm = Gemm::new(m, n, k).variant(variant).packing(packing);
-        self.c
-            .set_32(f32::NAN.to_bits())
+        bench
+            .ctx
+            .fill(&mut self.c, f32::NAN)
             .map_err(|e| e.to_string())?;
         let (a, b, c) = (&self.a, &self.b, &mut self.c);
         let mut turn = 0;
@@ -193,7 +193,7 @@ impl Operands {
             let mut c = MatrixMut::new(&mut *c, n, m).map_err(|e| e.to_string())?;
             enqueued(bench.ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
         })?;
-        self.check(variant)
+        self.check(bench.ctx, variant)
             .map_err(|e| format!("gemm {} {}: {e}", label(self.shape), variant.name()))?;
         Ok(ms)
     }
@@ -204,7 +204,7 @@ impl Operands {
     /// check is for wrong results, the tests bound the error):
     /// `γ_(k+2) · Σ|a·b|` for FP32 and 3xTF32 (plus `3·2^-22 · Σ|a·b|`
     /// for the split), plus `2^-10 · Σ|a·b|` for TF32.
-    fn check(&self, variant: GemmVariant) -> Result<(), String> {
+    fn check(&self, ctx: &Context, variant: GemmVariant) -> Result<(), String> {
         let (m, n, k) = self.shape;
         let u = 2f64.powi(-24);
         let gamma = (k + 2) as f64 * u / (1.0 - (k + 2) as f64 * u);
@@ -225,7 +225,7 @@ impl Operands {
                     want += term;
                     magnitude += term.abs();
                 }
-                let got = element(&self.c, i * n + j)?;
+                let got = element(ctx, &self.c, i * n + j)?;
                 let error = (got as f64 - want).abs();
                 if error.is_nan() || error > relative * magnitude {
                     return Err(format!("C({i}, {j}) is {got}, want {want}"));
@@ -237,11 +237,11 @@ impl Operands {
 }
 
 /// One element of a device buffer.
-fn element(buffer: &DeviceSlice<f32>, i: usize) -> Result<f32, String> {
+fn element(ctx: &Context, buffer: &Buffer<f32>, i: usize) -> Result<f32, String> {
     let mut value = [0.0f32];
     buffer
-        .index(i..i + 1)
-        .copy_to(&mut value[..])
+        .slice(i..i + 1)
+        .and_then(|one| ctx.copy_to_host(&one, &mut value))
         .map_err(|e| e.to_string())?;
     Ok(value[0])
 }

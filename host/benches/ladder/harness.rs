@@ -9,10 +9,9 @@
 use crate::hold::{Hold, WINDOW};
 use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
-use cust::memory::{AsyncCopyDestination, DeviceBuffer};
 use std::io::Write;
 use std::time::{Duration, Instant};
-use warpspeed::{Context, KernelResources, Ladder, Pending};
+use warpspeed::{Buffer, Context, KernelResources, Ladder, Pending, Pod};
 
 /// One family of the benchmark: its name on the command line and what runs it.
 pub struct Family {
@@ -37,12 +36,10 @@ pub fn splitmix64(x: u64) -> u64 {
 }
 
 /// A launch enqueued for timing: its guard is let go so that the next launch
-/// follows back to back.
+/// follows back to back (`Bench::time` synchronizes the context before it
+/// returns; a buffer dropped earlier would wait for its work anyway).
 pub fn enqueued(result: warpspeed::Result<Pending<'_>>) -> Result<(), String> {
-    let pending = result.map_err(|e| e.to_string())?;
-    // SAFETY: every buffer a timed launch uses is created before and dropped
-    // after `Bench::time`, which synchronizes the context before it returns.
-    unsafe { pending.detach() };
+    result.map_err(|e| e.to_string())?.detach();
     Ok(())
 }
 
@@ -262,16 +259,13 @@ impl Peak {
 /// Copies of `host` on the device, enough that together they are at least
 /// twice the L2 cache (at most 4): rotating through them, every timed launch
 /// reads DRAM rather than what the previous launch left in L2.
-pub fn device_copies<T: cust::memory::DeviceCopy>(
-    bench: &Bench,
-    host: &[T],
-) -> Result<Vec<DeviceBuffer<T>>, String> {
+pub fn device_copies<T: Pod>(bench: &Bench, host: &[T]) -> Result<Vec<Buffer<T>>, String> {
     let bytes = size_of_val(host) as u64;
     let copies = (2 * bench.ctx.info().l2_bytes as u64)
         .div_ceil(bytes.max(1))
         .clamp(1, 4);
     (0..copies)
-        .map(|_| DeviceBuffer::from_slice(host).map_err(|e| e.to_string()))
+        .map(|_| bench.ctx.upload(host).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -352,13 +346,9 @@ impl<'a> Bench<'a> {
         };
         // 1 GiB device-to-device copy: the bandwidth ceiling of this run.
         let bytes = 1usize << 30;
-        let src = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
-        let mut dst = DeviceBuffer::<u8>::zeroed(bytes).map_err(|e| e.to_string())?;
-        let timing = bench.time(|| {
-            // SAFETY: both buffers live across the timing, which synchronises
-            // before returning.
-            unsafe { dst.async_copy_from(&src, ctx.stream()) }.map_err(|e| e.to_string())
-        })?;
+        let src = ctx.zeros::<u8>(bytes).map_err(|e| e.to_string())?;
+        let mut dst = ctx.zeros::<u8>(bytes).map_err(|e| e.to_string())?;
+        let timing = bench.time(|| ctx.copy(&src, &mut dst).map_err(|e| e.to_string()))?;
         let gbs = |ms: f64| 2.0 * bytes as f64 / ms / 1e6;
         bench.memcpy_gbs = gbs(timing.ms);
         // A copy of a millisecond or more is not timed back to back: its

@@ -10,7 +10,6 @@
 use crate::harness::{
     Bench, Case, Family, Timing, device_copies, enqueued, ladder_rows, median, splitmix64,
 };
-use cust::memory::DeviceBuffer;
 use std::time::Instant;
 use warpspeed::histogram::{EvenBins, HistogramVariant};
 
@@ -57,7 +56,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         let host: Vec<u8> = (0..n as u64).map(|i| sample(data, i, n as u64)).collect();
         let want = bins.histogram(&host);
         let inputs = device_copies(bench, &host)?;
-        let mut out = DeviceBuffer::from_slice(&[0u32; 256]).map_err(|e| e.to_string())?;
+        let mut out = bench.ctx.zeros::<u32>(256).map_err(|e| e.to_string())?;
         let case = format!("u8 2^{log_n} {data}");
         let rows = ladder_rows(
             bench,
@@ -91,7 +90,7 @@ fn run(bench: &mut Bench) -> Result<(), String> {
                                 .histogram_even_into_with(step, samples, &bins, &mut out),
                         )
                     })?;
-                    if out.as_host_vec().map_err(|e| e.to_string())? != want {
+                    if out.to_vec().map_err(|e| e.to_string())? != want {
                         return Err(format!("histogram {} {data}: wrong counts", step.name()));
                     }
                     timing

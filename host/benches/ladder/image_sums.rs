@@ -7,9 +7,8 @@
 //! the tables compare with the copy bandwidth alone.
 
 use crate::harness::{Bench, Case, Family, Row, device_copies, enqueued, ladder_rows};
-use cust::memory::{DeviceBuffer, DeviceSlice};
 use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
-use warpspeed::{Context, Ladder, Matrix, Pending};
+use warpspeed::{Buffer, Context, Ladder, Matrix, Pending};
 
 pub const FAMILY: Family = Family {
     name: "image-sums",
@@ -23,7 +22,7 @@ type Launch<L, O> = for<'a> fn(
     &'a Context,
     L,
     &Matrix<'a, u8>,
-    &'a mut DeviceSlice<O>,
+    &'a mut Buffer<O>,
 ) -> warpspeed::Result<Pending<'a>>;
 
 /// Shapes beside the square, `(width, height)`: an HD frame (2 MB, in L2
@@ -74,7 +73,7 @@ struct Image {
     width: usize,
     height: usize,
     host: Vec<u8>,
-    inputs: Vec<DeviceBuffer<u8>>,
+    inputs: Vec<Buffer<u8>>,
 }
 
 impl Image {
@@ -159,8 +158,10 @@ fn measure<L: Ladder, O: SumOutput + Default + Clone + PartialEq>(
     launch: Launch<L, O>,
     want: &[O],
 ) -> Result<Vec<Row>, String> {
-    let mut out =
-        DeviceBuffer::from_slice(&vec![O::default(); want.len()]).map_err(|e| e.to_string())?;
+    let mut out = bench
+        .ctx
+        .zeros::<O>(want.len())
+        .map_err(|e| e.to_string())?;
     let (inputs, width, height) = (&image.inputs, image.width, image.height);
     ladder_rows(bench, &image.case(), "", applies, |bench, step| {
         let mut turn = 0;
@@ -170,7 +171,7 @@ fn measure<L: Ladder, O: SumOutput + Default + Clone + PartialEq>(
                 .map_err(|e| e.to_string())?;
             enqueued(launch(bench.ctx, step, &matrix, &mut out))
         })?;
-        if out.as_host_vec().map_err(|e| e.to_string())? != want {
+        if out.to_vec().map_err(|e| e.to_string())? != want {
             return Err(format!(
                 "{} {} {}: wrong result",
                 L::FAMILY,

@@ -3,7 +3,6 @@
 //! `DeviceReduce`; and the scaling curve of the sum from 2^10 to 2^30.
 
 use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued};
-use cust::memory::{CopyDestination, DeviceBuffer};
 use warpspeed::gpu::reduce::CASES;
 use warpspeed::reduce::{Element, Op, ReduceVariant};
 
@@ -69,7 +68,7 @@ fn run_type<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
     let host: Vec<T> = (0..n).map(T::value).collect();
     let bytes = (n * size_of::<T>()) as f64;
     let inputs = device_copies(bench, &host)?;
-    let mut out = DeviceBuffer::from_slice(&[T::default()]).map_err(|e| e.to_string())?;
+    let mut out = bench.ctx.zeros::<T>(1).map_err(|e| e.to_string())?;
 
     let ops = [Op::Sum, Op::Min, Op::Max];
     let peer_cases: Vec<String> = ops
@@ -94,7 +93,10 @@ fn run_type<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
         })?;
         // The timed launches must also be right.
         let mut got = [T::default()];
-        out.copy_to(&mut got[..]).map_err(|e| e.to_string())?;
+        bench
+            .ctx
+            .copy_to_host(&out, &mut got)
+            .map_err(|e| e.to_string())?;
         let want = host
             .iter()
             .fold(op.identity::<T>(), |a, &b| op.combine(a, b));
@@ -157,7 +159,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         let host: Vec<f32> = (0..n).map(f32::value).collect();
         let inputs = device_copies(bench, &host)?;
         drop(host);
-        let mut out = DeviceBuffer::from_slice(&[0f32]).map_err(|e| e.to_string())?;
+        let mut out = bench.ctx.zeros::<f32>(1).map_err(|e| e.to_string())?;
         let mut turn = 0;
         let timing = bench.time(|| {
             turn += 1;

@@ -12,9 +12,9 @@
 //! calls, as it does in an application.
 
 use crate::harness::{Bench, Case, Family, Row, Timing, enqueued};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use std::fmt::Debug;
 use warpspeed::rng::{Generator, uniform_of};
+use warpspeed::{Buffer, Context, Pod};
 
 pub const FAMILY: Family = Family { name: "rng", run };
 
@@ -154,42 +154,42 @@ fn time(bench: &Bench, fill: Fill, n: usize) -> Result<Timing, String> {
     let close = |got: f32, want: f32| (got - want).abs() <= want.abs().max(1.0) / 4096.0;
     match fill {
         Fill::U32 => {
-            let mut out = DeviceBuffer::zeroed(n).map_err(|e| e.to_string())?;
+            let mut out = ctx.zeros::<u32>(n).map_err(|e| e.to_string())?;
             let ms =
                 bench.time(|| enqueued(ctx.fill_u32_into(&mut Generator::new(SEED), &mut out)))?;
-            spot_check(&out, |i| cpu.value(i), |a, b| a == b)?;
+            spot_check(ctx, &out, |i| cpu.value(i), |a, b| a == b)?;
             Ok(ms)
         }
         Fill::Uniform => {
-            let mut out = DeviceBuffer::zeroed(n).map_err(|e| e.to_string())?;
+            let mut out = ctx.zeros::<f32>(n).map_err(|e| e.to_string())?;
             let ms = bench
                 .time(|| enqueued(ctx.fill_uniform_into(&mut Generator::new(SEED), &mut out)))?;
-            spot_check(&out, |i| uniform_of(cpu.value(i)), |a, b| a == b)?;
+            spot_check(ctx, &out, |i| uniform_of(cpu.value(i)), |a, b| a == b)?;
             Ok(ms)
         }
         Fill::Normal => {
-            let mut out = DeviceBuffer::zeroed(n).map_err(|e| e.to_string())?;
+            let mut out = ctx.zeros::<f32>(n).map_err(|e| e.to_string())?;
             let ms = bench.time(|| {
                 enqueued(ctx.fill_normal_into(&mut Generator::new(SEED), 0.0, 1.0, &mut out))
             })?;
-            spot_check(&out, |i| cpu.normal_value(i), close)?;
+            spot_check(ctx, &out, |i| cpu.normal_value(i), close)?;
             Ok(ms)
         }
         Fill::LogNormal => {
-            let mut out = DeviceBuffer::zeroed(n).map_err(|e| e.to_string())?;
+            let mut out = ctx.zeros::<f32>(n).map_err(|e| e.to_string())?;
             let ms = bench.time(|| {
                 enqueued(ctx.fill_log_normal_into(&mut Generator::new(SEED), 0.0, 1.0, &mut out))
             })?;
-            spot_check(&out, |i| cpu.log_normal_value(i, 0.0, 1.0), close)?;
+            spot_check(ctx, &out, |i| cpu.log_normal_value(i, 0.0, 1.0), close)?;
             Ok(ms)
         }
         Fill::Poisson => {
             let table = ctx.poisson_table(LAMBDA).map_err(|e| e.to_string())?;
-            let mut out = DeviceBuffer::zeroed(n).map_err(|e| e.to_string())?;
+            let mut out = ctx.zeros::<u32>(n).map_err(|e| e.to_string())?;
             let ms = bench.time(|| {
                 enqueued(ctx.fill_poisson_into(&mut Generator::new(SEED), &table, &mut out))
             })?;
-            spot_check(&out, |i| cpu.poisson_value(i, &table), |a, b| a == b)?;
+            spot_check(ctx, &out, |i| cpu.poisson_value(i, &table), |a, b| a == b)?;
             Ok(ms)
         }
     }
@@ -197,8 +197,9 @@ fn time(bench: &Bench, fill: Fill, n: usize) -> Result<Timing, String> {
 
 /// Checks the last fill (from stream position 0) at its ends, its middle
 /// and a few scattered positions against the CPU's value there.
-fn spot_check<T: DeviceCopy + Default + Debug>(
-    out: &DeviceSlice<T>,
+fn spot_check<T: Pod + Debug>(
+    ctx: &Context,
+    out: &Buffer<T>,
     want: impl Fn(u64) -> T,
     close: impl Fn(T, T) -> bool,
 ) -> Result<(), String> {
@@ -207,8 +208,8 @@ fn spot_check<T: DeviceCopy + Default + Debug>(
     spots.extend((1..16).map(|k| (k * 1_000_003 * 37) % n));
     for i in spots {
         let mut got = [T::default()];
-        out.index(i..i + 1)
-            .copy_to(&mut got[..])
+        out.slice(i..i + 1)
+            .and_then(|one| ctx.copy_to_host(&one, &mut got))
             .map_err(|e| e.to_string())?;
         let want = want(i as u64);
         if !close(got[0], want) {

@@ -4,7 +4,6 @@
 //! from 256² to 16384².
 
 use crate::harness::{Bench, Case, Family, Point, Scaling, device_copies, enqueued, ladder_rows};
-use cust::memory::DeviceBuffer;
 use warpspeed::transpose::{self, Transposable, TransposeVariant};
 use warpspeed::{Matrix, MatrixMut};
 
@@ -30,7 +29,7 @@ fn run_type<T: Transposable + Copy + Default + AsBits>(
     let host: Vec<T> = (0..n).map(value).collect();
     let bytes = 2.0 * (n * size_of::<T>()) as f64;
     let inputs = device_copies(bench, &host)?;
-    let mut dst = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
+    let mut dst = bench.ctx.upload(&host).map_err(|e| e.to_string())?;
     let mut peer_cases = vec![format!("transpose:{ty}:{SIDE}:{SIDE}")];
     if ty == "f32" {
         peer_cases.insert(0, format!("geam:f32:{SIDE}:{SIDE}"));
@@ -48,7 +47,7 @@ fn run_type<T: Transposable + Copy + Default + AsBits>(
             enqueued(bench.ctx.transpose_into_with(variant, &src, &mut out))
         })?;
         // Spot-check the timed result: element (x, y) of the transpose.
-        let got = dst.as_host_vec().map_err(|e| e.to_string())?;
+        let got = dst.to_vec().map_err(|e| e.to_string())?;
         for (x, y) in [(0, 0), (1, 0), (SIDE - 1, 3), (17, SIDE - 2)] {
             if got[x * SIDE + y].as_bits() != host[y * SIDE + x].as_bits() {
                 return Err(format!("{variant:?} {ty}: wrong element ({x}, {y})"));
@@ -88,7 +87,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
     for (&side, peer) in sides.iter().zip(peer_results) {
         let host: Vec<f32> = (0..side * side).map(|i| (i % (1 << 24)) as f32).collect();
         let inputs = device_copies(bench, &host)?;
-        let mut dst = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
+        let mut dst = bench.ctx.upload(&host).map_err(|e| e.to_string())?;
         drop(host);
         let mut turn = 0;
         let timing = bench.time(|| {

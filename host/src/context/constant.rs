@@ -1,54 +1,18 @@
-//! `__constant__` symbols: written from the host ([`Context::write_constant`])
-//! or staged from device memory in stream order before the launch that
-//! reads them, one chain of copies and readers across every stream of a
-//! device.
+//! `__constant__` symbols: staged from device memory in stream order before
+//! the launch that reads them, one chain of copies and readers across every
+//! stream of a device. (Nothing writes them from the host: such a write
+//! would stand outside that chain.)
 
 use super::Context;
 use super::runtime::{OwnedEvent, lock};
 use crate::driver;
 use crate::error::{Error, Result, check};
 use crate::launch::LaunchConfig;
-use cust::memory::DeviceCopy;
 use cust::sys::CUevent;
 use warpspeed_gpu::ConstantSymbol;
 use warpspeed_gpu::kernel::{Entry, KernelArgs};
 
 impl Context {
-    /// Sets a `__constant__` symbol of the kernels' module (declared with
-    /// `constant_memory!` in `warpspeed-gpu`) to `value`, in stream order:
-    /// kernels enqueued on this context after the call read the new value,
-    /// those before it the old one. Waits until the copy is done, so `value`
-    /// is free again on return.
-    ///
-    /// The symbol is one per device, shared by every `Context` of it: work
-    /// on another stream that reads it while this runs races with the copy.
-    ///
-    /// # Errors
-    /// [`Error::MissingEntry`] if the module has no such symbol or one of
-    /// another size; driver failures.
-    pub fn write_constant<T: DeviceCopy>(
-        &self,
-        symbol: &ConstantSymbol<T>,
-        value: &T,
-    ) -> Result<()> {
-        self.ensure_alive()?;
-        let (address, bytes) = self.constant_address(symbol)?;
-        // SAFETY: the symbol holds `bytes == size_of::<T>()` bytes (checked);
-        // `value` is a live host `T` until the synchronisation below.
-        let status = unsafe {
-            driver::cuMemcpyHtoDAsync_v2(
-                address,
-                (value as *const T).cast(),
-                bytes,
-                self.stream.as_inner(),
-            )
-        };
-        self.track(check(status, || {
-            format!("writing the constant {}", symbol.name())
-        }))?;
-        self.synchronize()
-    }
-
     /// The device address and size of `symbol` in the loaded module.
     ///
     /// # Errors
@@ -95,8 +59,7 @@ impl Context {
     /// event is recorded even if the launch fails, so the chain never
     /// breaks; on any failure after the copy is enqueued, this waits for
     /// the stream before returning the error, so the caller's buffers are
-    /// free when it returns. Launches that do not stage (`write_constant` users) are not
-    /// part of the chain.
+    /// free when it returns.
     ///
     /// # Safety
     /// As [`Context::launch`]; and `source` must be valid for reading
@@ -105,8 +68,8 @@ impl Context {
     /// # Errors
     /// [`Error::InvalidArgument`] for `bytes` of 0 or more than the symbol
     /// holds, or a configuration the device cannot launch (both before
-    /// anything is enqueued); [`Error::MissingEntry`] as
-    /// [`Context::write_constant`]; driver failures.
+    /// anything is enqueued); [`Error::MissingEntry`] if the module has
+    /// no such symbol or one of another size; driver failures.
     pub(crate) unsafe fn launch_reading_constant<T, A: KernelArgs>(
         &self,
         symbol: &ConstantSymbol<T>,

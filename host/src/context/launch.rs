@@ -57,27 +57,31 @@ impl Context {
     /// before a launch, and before an occupancy query, which otherwise
     /// counts no block as fitting.
     fn allow_shared(&self, loaded: &Loaded, shared_bytes: u32) -> Result<()> {
-        if shared_bytes > self.info().max_shared_per_block
-            && shared_bytes > loaded.shared_optin.load(Ordering::Relaxed)
+        if shared_bytes <= self.info().max_shared_per_block
+            || shared_bytes <= loaded.shared_optin.load(Ordering::Acquire)
         {
-            // SAFETY: a valid function handle; sets one attribute.
-            let status = unsafe {
-                driver::cuFuncSetAttribute(
-                    loaded.function,
-                    driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_bytes as c_int,
-                )
-            };
-            check(status, || {
-                format!(
-                    "allowing {} {} B of shared memory",
-                    loaded.kernel.name, shared_bytes
-                )
-            })?;
-            loaded
-                .shared_optin
-                .fetch_max(shared_bytes, Ordering::Relaxed);
+            return Ok(());
         }
+        // Check and set under the kernel's lock: the attribute only grows.
+        let _held = lock(&loaded.optin_lock);
+        if shared_bytes <= loaded.shared_optin.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // SAFETY: a valid function handle; sets one attribute.
+        let status = unsafe {
+            driver::cuFuncSetAttribute(
+                loaded.function,
+                driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes as c_int,
+            )
+        };
+        check(status, || {
+            format!(
+                "allowing {} {} B of shared memory",
+                loaded.kernel.name, shared_bytes
+            )
+        })?;
+        loaded.shared_optin.store(shared_bytes, Ordering::Release);
         Ok(())
     }
 

@@ -8,12 +8,13 @@
 
 mod constant;
 mod launch;
-mod runtime;
+pub(crate) mod runtime;
 pub(crate) mod scratch;
 
 use crate::device::DeviceInfo;
 use crate::driver::{self, code};
 use crate::error::{Error, Result, check};
+use crate::memory::Clock;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use runtime::{Runtime, describe, lock};
@@ -28,8 +29,8 @@ use std::sync::Arc;
 /// Operations run on [`Context::stream`] in call order. Functions that
 /// return a host value (`sum`, `min`, ...) wait for it. Functions that write
 /// into device buffers you pass are named `*_into` and only enqueue: they
-/// return a [`Pending`](crate::Pending) that keeps the buffers borrowed until
-/// the GPU is done with them and waits when dropped.
+/// return a [`Pending`](crate::Pending) that waits for the GPU when dropped
+/// (the buffers order their own uses: see [`crate::memory`]).
 ///
 /// For work that overlaps, make more queues with [`Context::new_stream`] or
 /// [`Context::with_stream`]: each has its own stream and scratch memory, so
@@ -57,6 +58,9 @@ pub struct Context {
     /// The number of the last launch that claimed work in the scratch
     /// memory by launch number ([`Context::next_epoch`]).
     epoch: Cell<u32>,
+    /// Recorded after every call that uses a buffer: what other queues and
+    /// the buffers' `Drop` wait for ([`crate::memory`]).
+    clock: Arc<Clock>,
     runtime: Arc<Runtime>,
 }
 
@@ -139,7 +143,7 @@ impl Context {
         let runtime = Arc::new(Runtime::open(ordinal)?);
         let stream = Stream::new(StreamFlags::DEFAULT, None)
             .map_err(|e| Error::cust(e, "creating a stream"))?;
-        Ok(Context::on(runtime, stream))
+        Context::on(runtime, stream)
     }
 
     /// Makes this context's device (its primary CUDA context) current on the
@@ -218,14 +222,30 @@ impl Context {
         })
     }
 
-    fn on(runtime: Arc<Runtime>, stream: Stream) -> Context {
-        Context {
+    fn on(runtime: Arc<Runtime>, stream: Stream) -> Result<Context> {
+        Ok(Context {
             stream,
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
             epoch: Cell::new(0),
+            clock: Arc::new(Clock::new(runtime.clone())?),
             runtime,
-        }
+        })
+    }
+
+    /// This queue's clock ([`crate::memory`]).
+    pub(crate) fn clock(&self) -> &Arc<Clock> {
+        &self.clock
+    }
+
+    /// The driver handle of this queue's stream.
+    pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
+        self.stream.as_inner()
+    }
+
+    /// What every queue of this device shares.
+    pub(crate) fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 
     /// Another queue on the same device: a new stream and its own scratch
@@ -239,14 +259,19 @@ impl Context {
         self.ensure_alive()?;
         let stream = Stream::new(StreamFlags::DEFAULT, None)
             .map_err(|e| Error::cust(e, "creating a stream"))?;
-        Ok(Context::on(self.runtime.clone(), stream))
+        Context::on(self.runtime.clone(), stream)
     }
 
     /// Another queue on the same device that runs on `stream`, a stream of
     /// yours created in this device's primary context (cust's
     /// `Stream::new` on this thread), with its own scratch memory. Order it
     /// against your other work with events or by synchronizing.
-    pub fn with_stream(&self, stream: Stream) -> Context {
+    ///
+    /// # Errors
+    /// [`Error::ContextLost`] after a kernel fault; [`Error::Cuda`] if the
+    /// driver cannot create the queue's event.
+    pub fn with_stream(&self, stream: Stream) -> Result<Context> {
+        self.ensure_alive()?;
         Context::on(self.runtime.clone(), stream)
     }
 
@@ -297,41 +322,6 @@ impl Context {
         result
     }
 
-    /// Refuses `len` elements at `address` unless they are device memory of
-    /// this context's device (nothing to check when `len` is 0).
-    pub(crate) fn check_on_device(
-        &self,
-        address: u64,
-        len: usize,
-        what: &'static str,
-    ) -> Result<()> {
-        if len == 0 {
-            return Ok(());
-        }
-        let mut ordinal: c_int = -1;
-        // SAFETY: the attribute is one int, written into a live local; any
-        // address is an acceptable query (unknown ones fail).
-        let status = unsafe {
-            driver::cuPointerGetAttribute(
-                (&mut ordinal as *mut c_int).cast(),
-                driver::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                address,
-            )
-        };
-        let mine = self.info().ordinal;
-        if status != driver::CUDA_SUCCESS {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: {address:#x} is not device memory"
-            )));
-        }
-        if ordinal as u32 != mine {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: a buffer on device {ordinal} given for device {mine}"
-            )));
-        }
-        Ok(())
-    }
-
     /// Waits for the stream, then copies the `T` at device address
     /// `address` to the host.
     ///
@@ -358,8 +348,10 @@ impl Drop for Context {
         // Work still on the stream may use the scratch memory freed next (a
         // `Pending` cannot outlive the context, but one can be leaked).
         // SAFETY: the stream handle is valid until the field drops after this.
-        unsafe {
-            driver::cuStreamSynchronize(self.stream.as_inner());
+        let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
+        if status == driver::CUDA_SUCCESS {
+            // Every use of a buffer this queue made has finished.
+            self.clock.retire();
         }
     }
 }

@@ -16,15 +16,19 @@ use warpspeed_gpu::kernel::Kernel;
 pub(super) struct Loaded {
     pub(super) function: CUfunction,
     pub(super) kernel: &'static Kernel,
-    /// Dynamic shared memory this kernel has been allowed above 48 KiB.
+    /// Dynamic shared memory this kernel has been allowed above 48 KiB:
+    /// read without the lock, raised only under it, after the attribute.
     pub(super) shared_optin: AtomicU32,
+    /// Held while the attribute is raised, so that two threads cannot set
+    /// it in the wrong order (the smaller size last).
+    pub(super) optin_lock: Mutex<()>,
     /// `(block, shared bytes, resident blocks per SM)` of the last query.
     pub(super) occupancy: Mutex<(u32, u32, u32)>,
 }
 
 /// Locks `mutex`, also after a panic elsewhere poisoned it: the values kept
 /// behind the runtime's locks are valid whatever point a panic left them at.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -65,12 +69,12 @@ impl Drop for OwnedEvent {
 /// What every [`Context`](super::Context) of one device shares: the CUDA context, the
 /// loaded module with every kernel resolved, the device's facts, and whether
 /// a kernel fault has destroyed the context.
-pub(super) struct Runtime {
+pub(crate) struct Runtime {
     /// In the order of `warpspeed_gpu::FAMILIES`, flattened: an [`Entry`](warpspeed_gpu::kernel::Entry)'s
     /// index.
     pub(super) kernels: Vec<Loaded>,
     pub(super) module: Module,
-    pub(super) info: DeviceInfo,
+    pub(crate) info: DeviceInfo,
     pub(super) lost: Mutex<Option<String>>,
     /// Recorded, on whichever stream, right after the last launch that reads
     /// a `__constant__` symbol the library stages
@@ -81,7 +85,7 @@ pub(super) struct Runtime {
     /// one chain when several threads stage at once.
     pub(super) constant_readers: Mutex<Option<OwnedEvent>>,
     // Dropped last: releases the primary context the fields above live in.
-    pub(super) cuda: cust::context::Context,
+    pub(crate) cuda: cust::context::Context,
 }
 
 // SAFETY: the raw handles inside (module, functions, events) are driver
@@ -154,6 +158,7 @@ impl Runtime {
                     function,
                     kernel,
                     shared_optin: AtomicU32::new(0),
+                    optin_lock: Mutex::new(()),
                     occupancy: Mutex::new((0, 0, 0)),
                 });
             }

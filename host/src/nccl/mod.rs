@@ -17,17 +17,15 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::{Context, nccl::Group};
 //! let contexts = (0..2).map(Context::new).collect::<Result<Vec<_>, _>>()?;
 //! let group = Group::new(contexts)?;
-//! let mut shards = Vec::new();
-//! for ctx in group.contexts() {
-//!     ctx.bind()?; // allocate on this context's device
-//!     shards.push(DeviceBuffer::from_slice(&vec![1.0f32; 1 << 20]).unwrap());
-//! }
-//! let views: Vec<_> = shards.iter().map(|s| &**s).collect();
-//! assert_eq!(group.sum(&views)?, 2.0 * (1 << 20) as f32);
+//! let shards = group
+//!     .contexts()
+//!     .iter()
+//!     .map(|ctx| ctx.upload(&vec![1.0f32; 1 << 20])) // one shard on each device
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! assert_eq!(group.sum(&shards)?, 2.0 * (1 << 20) as f32);
 //! # Ok(()) }
 //! ```
 //!
@@ -57,15 +55,15 @@ mod library;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::memory::{Buffer, Call, DeviceRead, DeviceWrite, Pod, View, ViewMut};
 use crate::pending::Pending;
 use crate::reduce::{Op, ReduceVariant};
-use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 use library::{Library, ncclComm_t, ncclResult_t};
 use std::ffi::{c_int, c_void};
 
 /// An element type NCCL combines: `u8`, `i32`, `u32`, `i64`, `u64`, `f32`,
 /// `f64`.
-pub trait Element: DeviceCopy + sealed::Sealed {}
+pub trait Element: Pod + sealed::Sealed {}
 
 mod sealed {
     /// NCCL's `ncclDataType_t` of the type.
@@ -195,7 +193,7 @@ pub struct Group {
     /// the contexts.
     comms: Vec<Comm>,
     /// One 8-byte result slot per member, on its device.
-    slots: Vec<DeviceBuffer<u64>>,
+    slots: Vec<Buffer<u64>>,
     contexts: Vec<Context>,
     ranks: u32,
 }
@@ -287,11 +285,7 @@ impl Group {
             ranks,
         };
         for ctx in &group.contexts {
-            ctx.bind()?;
-            slots.push(
-                DeviceBuffer::<u64>::zeroed(1)
-                    .map_err(|e| Error::cust(e, "allocating a group's result slot"))?,
-            );
+            slots.push(ctx.zeros::<u64>(1)?);
         }
         group.slots = slots;
         Ok(group)
@@ -317,12 +311,8 @@ impl Group {
         self.ranks
     }
 
-    /// Checks one slice per member, each on its member's device.
-    fn check_shards<T: DeviceCopy>(
-        &self,
-        what: &'static str,
-        shards: &[&DeviceSlice<T>],
-    ) -> Result<()> {
+    /// Checks one view per member, each on its member's device.
+    fn check_shards<T: Pod>(&self, what: &'static str, shards: &[View<'_, T>]) -> Result<()> {
         if shards.len() != self.len() {
             return Err(Error::LengthMismatch {
                 what,
@@ -331,7 +321,13 @@ impl Group {
             });
         }
         for (ctx, shard) in self.contexts.iter().zip(shards) {
-            ctx.check_on_device(shard.as_device_ptr().as_raw(), shard.len(), what)?;
+            let expected = ctx.info().ordinal;
+            if shard.device() != expected {
+                return Err(Error::WrongDevice {
+                    expected,
+                    found: shard.device(),
+                });
+            }
         }
         Ok(())
     }
@@ -415,12 +411,13 @@ impl Group {
     /// [`Error::LengthMismatch`] unless there is one buffer per member, all
     /// of one length; [`Error::InvalidArgument`] for a buffer on another
     /// device than its member's; [`Error::Nccl`] if NCCL fails.
-    pub fn all_reduce_into<'a, T: Element>(
+    pub fn all_reduce_into<'a, T: Element, B: DeviceWrite<Elem = T>>(
         &'a self,
         op: Op,
-        buffers: &'a mut [&'a mut DeviceSlice<T>],
+        buffers: &mut [B],
     ) -> Result<Pending<'a>> {
-        let views: Vec<&DeviceSlice<T>> = buffers.iter().map(|b| &**b).collect();
+        let buffers: Vec<ViewMut<'_, T>> = buffers.iter_mut().map(|b| b.view_mut()).collect();
+        let views: Vec<View<'_, T>> = buffers.iter().map(|b| b.view()).collect();
         self.check_shards("an all-reduce's buffers (one per member)", &views)?;
         let count = views[0].len();
         if let Some(other) = views.iter().find(|b| b.len() != count) {
@@ -430,11 +427,19 @@ impl Group {
                 given: other.len(),
             });
         }
-        let addresses: Vec<u64> = views.iter().map(|b| b.as_device_ptr().as_raw()).collect();
+        let mut calls = Vec::with_capacity(self.len());
+        let mut addresses = Vec::with_capacity(self.len());
+        for (ctx, buffer) in self.contexts.iter().zip(&buffers) {
+            let mut call = Call::new(ctx);
+            addresses.push(call.write(buffer)?);
+            calls.push(call);
+        }
         // SAFETY: each buffer is on its member's device (checked) and holds
-        // `count` elements; the returned `Pending` keeps them borrowed until
-        // the streams have run the collective.
+        // `count` elements; each member's `call` orders the collective after
+        // the other queues' uses of its buffer, and the buffer's `Drop`
+        // waits for it.
         let enqueued = unsafe { self.all_reduce_raw::<T>(op, &addresses, count) };
+        drop(calls);
         self.settle(enqueued)?;
         Ok(Pending::on(&self.contexts))
     }
@@ -446,32 +451,26 @@ impl Group {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] unless there is one shard per member;
-    /// [`Error::InvalidArgument`] for a shard on another device than its
+    /// [`Error::WrongDevice`] for a shard on another device than its
     /// member's; [`Error::Nccl`]; as [`Context::reduce`].
-    pub fn reduce<T: crate::reduce::Element + Element + Default>(
-        &self,
-        op: Op,
-        shards: &[&DeviceSlice<T>],
-    ) -> Result<T> {
-        self.check_shards("a group reduction's shards (one per member)", shards)?;
-        let slots: Vec<u64> = self
-            .slots
-            .iter()
-            .map(|s| s.as_device_ptr().as_raw())
-            .collect();
+    pub fn reduce<T, S>(&self, op: Op, shards: &[S]) -> Result<T>
+    where
+        T: crate::reduce::Element + Element,
+        S: DeviceRead<Elem = T>,
+    {
+        let shards: Vec<View<'_, T>> = shards.iter().map(|s| s.view()).collect();
+        self.check_shards("a group reduction's shards (one per member)", &shards)?;
+        let slots: Vec<u64> = self.slots.iter().map(|s| s.device_address()).collect();
         let enqueued = (|| {
-            for (i, (ctx, shard)) in self.contexts.iter().zip(shards).enumerate() {
+            for (i, (ctx, shard)) in self.contexts.iter().zip(&shards).enumerate() {
                 // SAFETY: the slot is 8 bytes on this member's device, room
-                // for one `T` (at most 8 bytes: `Element`'s types), and
-                // nothing else uses it while the group is borrowed.
-                let mut slot = unsafe {
-                    DeviceSlice::from_raw_parts_mut(DevicePointer::<T>::from_raw(slots[i]), 1)
-                };
-                let pending = ctx.reduce_into(op, ReduceVariant::FASTEST, shard, &mut slot)?;
-                // SAFETY: every stream is waited for below (or by `settle`)
-                // before this function returns, so the shard and the slot
-                // outlive the work.
-                unsafe { pending.detach() };
+                // for one `T` (at most 8 bytes: `Element`'s types), owned by
+                // the group and used only on this member's stream while the
+                // group is borrowed; every stream is waited for before this
+                // function returns.
+                let mut slot = unsafe { ViewMut::<T>::from_raw_parts(slots[i], 1, shard.device()) };
+                ctx.reduce_into(op, ReduceVariant::FASTEST, shard, &mut slot)?
+                    .detach();
             }
             // SAFETY: the slots hold one `T` each on their members' devices,
             // written by the reductions just enqueued on the same streams.
@@ -492,10 +491,11 @@ impl Group {
     ///
     /// # Errors
     /// As [`Group::reduce`].
-    pub fn sum<T: crate::reduce::Element + Element + Default>(
-        &self,
-        shards: &[&DeviceSlice<T>],
-    ) -> Result<T> {
+    pub fn sum<T, S>(&self, shards: &[S]) -> Result<T>
+    where
+        T: crate::reduce::Element + Element,
+        S: DeviceRead<Elem = T>,
+    {
         self.reduce(Op::Sum, shards)
     }
 
@@ -508,27 +508,40 @@ impl Group {
     /// # Errors
     /// [`Error::LengthMismatch`] unless there is one shard and one output
     /// per member and every output holds 256 counters;
-    /// [`Error::InvalidArgument`] for a buffer on another device than its
+    /// [`Error::WrongDevice`] for a buffer on another device than its
     /// member's; [`Error::Nccl`].
-    pub fn histogram_into<'a>(
-        &'a self,
-        shards: &[&'a DeviceSlice<u8>],
-        counts: &'a mut [&'a mut DeviceSlice<u32>],
-    ) -> Result<Pending<'a>> {
-        self.check_shards("a group histogram's shards (one per member)", shards)?;
-        let outputs: Vec<&DeviceSlice<u32>> = counts.iter().map(|c| &**c).collect();
-        self.check_shards("a group histogram's outputs (one per member)", &outputs)?;
-        let addresses: Vec<u64> = outputs.iter().map(|c| c.as_device_ptr().as_raw()).collect();
+    pub fn histogram_into<'a, S, O>(&'a self, shards: &[S], counts: &mut [O]) -> Result<Pending<'a>>
+    where
+        S: DeviceRead<Elem = u8>,
+        O: DeviceWrite<Elem = u32>,
+    {
+        let shards: Vec<View<'_, u8>> = shards.iter().map(|s| s.view()).collect();
+        self.check_shards("a group histogram's shards (one per member)", &shards)?;
+        let mut outputs: Vec<ViewMut<'_, u32>> = counts.iter_mut().map(|c| c.view_mut()).collect();
+        let views: Vec<View<'_, u32>> = outputs.iter().map(|c| c.view()).collect();
+        self.check_shards("a group histogram's outputs (one per member)", &views)?;
+        if let Some(other) = views.iter().find(|c| c.len() != 256) {
+            return Err(Error::LengthMismatch {
+                what: "a group histogram's outputs (256 counters each)",
+                expected: 256,
+                given: other.len(),
+            });
+        }
         let enqueued = (|| {
-            for ((ctx, shard), out) in self.contexts.iter().zip(shards).zip(counts.iter_mut()) {
-                let pending = ctx.histogram_into(shard, out)?;
-                // SAFETY: the returned `Pending` (or `settle`, on an error)
-                // waits for every stream before the borrows of the shards
-                // and outputs end.
-                unsafe { pending.detach() };
+            for ((ctx, shard), out) in self.contexts.iter().zip(&shards).zip(&mut outputs) {
+                ctx.histogram_into(shard, out)?.detach();
+            }
+            // The all-reduce writes the outputs again, after the counting
+            // on the same streams: ordered for the buffers by a call each.
+            let mut calls = Vec::with_capacity(self.len());
+            let mut addresses = Vec::with_capacity(self.len());
+            for (ctx, out) in self.contexts.iter().zip(&outputs) {
+                let mut call = Call::new(ctx);
+                addresses.push(call.write(out)?);
+                calls.push(call);
             }
             // SAFETY: each output holds 256 counters on its member's device
-            // (checked by `histogram_into` and above).
+            // (checked above), ordered by `calls` as for the counting.
             unsafe { self.all_reduce_raw::<u32>(Op::Sum, &addresses, 256) }
         })();
         self.settle(enqueued)?;
@@ -544,6 +557,10 @@ impl Drop for Group {
             .iter()
             .zip(self.comms.drain(..).zip(self.slots.drain(..)))
         {
+            // Bound first, also when the context is lost (`synchronize`
+            // then fails before binding): the communicator is destroyed
+            // with its own device current.
+            let _ = ctx.bind();
             let _ = ctx.synchronize();
             drop((comm, slot));
         }

@@ -30,11 +30,10 @@
 //!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
-//! use cust::memory::DeviceBuffer;
 //! use warpspeed::rng::Generator;
 //! let ctx = warpspeed::Context::new(0)?;
 //! let mut generator = Generator::new(1234); // curandSetPseudoRandomGeneratorSeed
-//! let mut x = DeviceBuffer::from_slice(&[0f32; 1000]).unwrap();
+//! let mut x = ctx.zeros::<f32>(1000)?;
 //! ctx.fill_uniform_into(&mut generator, &mut x)?.wait()?; // curandGenerateUniform
 //! assert_eq!(generator.position(), 1000);
 //! # Ok(()) }
@@ -62,8 +61,8 @@ pub use warpspeed_gpu::rng::{
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
+use crate::memory::{Call, DeviceWrite, Pod};
 use crate::pending::Pending;
-use cust::memory::DeviceSlice;
 use warpspeed_gpu::DevPtrMut;
 use warpspeed_gpu::rng::{
     FILL_BLOCK, FILL_SHARED_BYTES, FillValue, rng_fill, rng_fill_log_normal, rng_fill_normal,
@@ -184,7 +183,7 @@ impl Context {
     pub fn fill_u32_into<'a>(
         &'a self,
         generator: &mut Generator,
-        out: &'a mut DeviceSlice<u32>,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
         self.fill_raw_into(generator, out)
     }
@@ -199,7 +198,7 @@ impl Context {
     pub fn fill_uniform_into<'a>(
         &'a self,
         generator: &mut Generator,
-        out: &'a mut DeviceSlice<f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
         self.fill_raw_into(generator, out)
     }
@@ -221,7 +220,7 @@ impl Context {
         generator: &mut Generator,
         mean: f32,
         stddev: f32,
-        out: &'a mut DeviceSlice<f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
         check_normal(mean, stddev)?;
         self.fill_normal_kind(generator, mean, stddev, out, false)
@@ -239,7 +238,7 @@ impl Context {
         generator: &mut Generator,
         mean: f32,
         stddev: f32,
-        out: &'a mut DeviceSlice<f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
         check_normal(mean, stddev)?;
         self.fill_normal_kind(generator, mean, stddev, out, true)
@@ -260,12 +259,15 @@ impl Context {
     fn fill_raw_into<'a, T>(
         &'a self,
         generator: &mut Generator,
-        out: &'a mut DeviceSlice<T>,
+        out: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<Pending<'a>>
     where
-        T: FillValue + cust::memory::DeviceCopy + warpspeed_gpu::KernelType,
+        T: FillValue + Pod + warpspeed_gpu::KernelType,
     {
-        let address = out.as_device_ptr().as_raw();
+        self.ensure_alive()?;
+        let out = out.view_mut();
+        let mut call = Call::new(self);
+        let address = call.write(&out)?;
         self.fill_launch(generator, out.len(), |n, grid, seed, position| {
             let args = rng_fill::Args::<T> {
                 out: DevPtrMut::new(address),
@@ -275,8 +277,9 @@ impl Context {
             };
             // SAFETY: `out` is a device slice of `n` elements, all written
             // and nothing else; `position + n <= HOST_STREAM_LIMIT`
-            // (`fill_launch` checked); any 1D grid. The `Pending` keeps
-            // `out` borrowed until the stream has run the kernel.
+            // (`fill_launch` checked); any 1D grid. `call` orders the
+            // kernel after the other queues' uses of `out`, whose buffer
+            // waits for it before it is freed.
             unsafe {
                 self.launch(
                     rng_fill::entry::<T>(),
@@ -292,10 +295,13 @@ impl Context {
         generator: &mut Generator,
         mean: f32,
         stddev: f32,
-        out: &'a mut DeviceSlice<f32>,
+        out: &mut impl DeviceWrite<Elem = f32>,
         log: bool,
     ) -> Result<Pending<'a>> {
-        let address = out.as_device_ptr().as_raw();
+        self.ensure_alive()?;
+        let out = out.view_mut();
+        let mut call = Call::new(self);
+        let address = call.write(&out)?;
         self.fill_launch(generator, out.len(), |n, grid, seed, position| {
             let args = rng_fill_normal::Args::<f32> {
                 out: DevPtrMut::new(address),

@@ -3,6 +3,7 @@
 //! [`Context::pi_hits_into`].
 
 use super::*;
+use crate::memory::{Call, DeviceWrite};
 
 use warpspeed_gpu::rng::{rng_draws, rng_pi_hits};
 
@@ -47,7 +48,7 @@ pub enum Draw {
 
 /// An element type of [`Context::draws_into`]'s output: `u32` for
 /// [`Draw::Bits`] and [`Draw::Poisson`], `f32` for the others.
-pub trait DrawOutput: cust::memory::DeviceCopy + private::Sealed {
+pub trait DrawOutput: crate::Pod + private::Sealed {
     /// Whether `draw` writes this type.
     #[doc(hidden)]
     fn holds(draw: &Draw) -> bool;
@@ -89,9 +90,10 @@ impl Context {
         &'a self,
         per_thread: &PerThread,
         draw: Draw,
-        out: &'a mut DeviceSlice<T>,
+        out: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
+        let out = out.view_mut();
         let threads = per_thread.threads;
         let len = out.len();
         let count = len.checked_div(threads).unwrap_or(0);
@@ -135,12 +137,14 @@ impl Context {
                 warpspeed_gpu::rng::Draw::Poisson
             }
         };
+        let mut call = Call::new(self);
+        let address = call.write(&out)?;
         if len == 0 {
             return Ok(Pending::new(self));
         }
         let grid = self.thread_grid(threads);
         let args = rng_draws::Args::<u32> {
-            out: DevPtrMut::new(out.as_device_ptr().as_raw()),
+            out: DevPtrMut::new(address),
             threads,
             per_thread: count,
             seed: per_thread.seed,
@@ -154,7 +158,7 @@ impl Context {
         // SAFETY: `out` holds `threads · count` 4-byte elements (checked),
         // all written as 32-bit words (`u32` and `f32` have one size and
         // alignment); `method` is a valid code and a Poisson `λ` is below
-        // 64 (checked); any 1D grid. The `Pending` borrows `out`.
+        // 64 (checked); any 1D grid; `call` orders the kernel for `out`.
         unsafe {
             self.launch(
                 rng_draws::entry::<u32>(),
@@ -178,22 +182,25 @@ impl Context {
         &'a self,
         seed: u64,
         draws: u32,
-        hits: &'a mut DeviceSlice<u32>,
+        hits: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
+        let hits = hits.view_mut();
         let threads = hits.len();
         if threads == 0 {
             return Ok(Pending::new(self));
         }
+        let mut call = Call::new(self);
+        let address = call.write(&hits)?;
         let grid = self.thread_grid(threads);
         let args = rng_pi_hits::Args::<u32> {
-            hits: DevPtrMut::new(hits.as_device_ptr().as_raw()),
+            hits: DevPtrMut::new(address),
             threads,
             draws,
             seed,
         };
         // SAFETY: `hits` holds `threads` words, each written once by its
-        // thread; any 1D grid. The `Pending` borrows `hits`.
+        // thread; any 1D grid; `call` orders the kernel for `hits`.
         unsafe {
             self.launch(
                 rng_pi_hits::entry::<u32>(),

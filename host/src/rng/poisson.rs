@@ -4,7 +4,7 @@
 
 use super::*;
 
-use cust::memory::DeviceBuffer;
+use crate::memory::{Buffer, Call, DeviceRead, DeviceWrite};
 use warpspeed_gpu::DevPtr;
 use warpspeed_gpu::rng::{POISSON_SHARED_WORDS, poisson_guide_bits, rng_fill_poisson};
 
@@ -35,7 +35,7 @@ pub struct PoissonTable {
     len: usize,
     /// The guide's bucket width: values `b << shift` to `(b + 1) << shift`.
     shift: u32,
-    device: DeviceBuffer<u32>,
+    device: Buffer<u32>,
 }
 
 impl std::fmt::Debug for PoissonTable {
@@ -174,8 +174,7 @@ impl Context {
         let (base, entries) = PoissonTable::build(lambda);
         let len = entries.len();
         let (host, shift) = PoissonTable::with_guide(entries);
-        let device = DeviceBuffer::from_slice(&host)
-            .map_err(|e| Error::cust(e, format!("copying the Poisson table of λ = {lambda}")))?;
+        let device = self.upload(&host)?;
         Ok(PoissonTable {
             lambda,
             base,
@@ -197,10 +196,14 @@ impl Context {
     pub fn fill_poisson_into<'a>(
         &'a self,
         generator: &mut Generator,
-        table: &'a PoissonTable,
-        out: &'a mut DeviceSlice<u32>,
+        table: &PoissonTable,
+        out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
-        let address = out.as_device_ptr().as_raw();
+        self.ensure_alive()?;
+        let out = out.view_mut();
+        let mut call = Call::new(self);
+        let address = call.write(&out)?;
+        let table_address = call.read(&table.device.view())?;
         // Small tables (λ up to 10^4 or so) go to each block's shared memory.
         let words = table.host.len();
         let shared = if words <= POISSON_SHARED_WORDS {
@@ -214,7 +217,7 @@ impl Context {
                 n,
                 seed,
                 position,
-                table: DevPtr::new(table.device.as_device_ptr().as_raw()),
+                table: DevPtr::new(table_address),
                 len: table.len,
                 base: table.base,
                 shift: table.shift,
@@ -224,7 +227,8 @@ impl Context {
             // and nothing else; `position + n <= HOST_STREAM_LIMIT`
             // (`fill_launch` checked); the table holds `len` ascending
             // entries and their guide (`with_guide`), `words` in all, that
-            // nothing writes while the `Pending` borrows it; `shared` is 0
+            // nothing writes after the upload (ordered by `call`, as is
+            // `out`); `shared` is 0
             // or `words`, with room for it behind the staging area; the
             // fills' launch shape.
             unsafe {
