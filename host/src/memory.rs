@@ -11,19 +11,24 @@
 //! one): none outlives its buffer, and no two queues hold a writable view of
 //! one buffer at once.
 //!
-//! Each queue ([`Context`]) has an event, its *clock*, recorded after every
-//! call that used a buffer. Each buffer keeps the list of queues that used
-//! it since its last write, and whether that use wrote it. A call that uses
-//! a buffer first makes its stream wait (on the device, `cuStreamWaitEvent`)
-//! for the clock of every other queue in the list whose use conflicts:
-//! readers wait for writers, writers for everyone. A clock re-recorded
-//! later marks a later point of its stream, so waiting on its latest
-//! recording waits for at least the use in the list. The list is updated
-//! when the call returns, after the clock is recorded, also when the call
-//! fails half-way: work enqueued before a failure is ordered like any
-//! other. A buffer's `Drop` waits (on the host) for every clock in its list
-//! before freeing the memory, and the host reads of [`Buffer::to_vec`] wait
-//! for the writers.
+//! Each queue ([`Context`]) has an event, its *clock*, and numbers its calls
+//! that use buffers. Each buffer keeps the list of queues that used it
+//! since its last write: the latest such call of each, and whether one of
+//! them wrote it. The list is updated when the call returns, once all its
+//! work is enqueued, also when the call fails half-way: work enqueued before
+//! a failure is ordered like any other. A call that uses a buffer first
+//! makes its stream wait (on the device, `cuStreamWaitEvent`) for every
+//! other queue in the list whose use conflicts: readers wait for writers,
+//! writers for everyone. To wait for call `n` of a queue, its clock is
+//! recorded on its stream, unless a recording made after call `n` was
+//! enqueued exists already: a recording marks everything enqueued before
+//! it, so waiting on the clock's latest recording waits for at least that
+//! use (recordings are made only when someone must wait: a queue whose
+//! buffers no other queue touches makes no driver call for them). A
+//! buffer's `Drop` waits (on the host) for every use in its list before
+//! freeing the memory, and the host reads of [`Buffer::to_vec`] wait for
+//! the writers. A queue that is dropped waits for its stream and marks its
+//! clock retired: its uses need no waiting after that.
 //!
 //! None of this depends on the [`Pending`](crate::Pending) guard being
 //! dropped: forgetting it, leaking it or putting it in an `Rc` cycle only
@@ -39,7 +44,7 @@ use cust::sys::{CUcontext, CUevent};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A plain number type buffers hold: every bit pattern is a valid value,
@@ -59,40 +64,67 @@ macro_rules! pod {
 }
 pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
-/// A queue's event, recorded on its stream after every call that used a
-/// buffer. Shared by the buffers that queue used.
+/// A queue's event and the count of its calls that used buffers. The event
+/// is recorded lazily: only when another queue, a buffer's `Drop` or a host
+/// read must wait for a use, and only if no recording since covers it. So a
+/// queue whose buffers no one else touches makes no driver call for them.
 pub(crate) struct Clock {
     event: CUevent,
-    /// Set once the queue's stream has run everything (the `Context` was
-    /// dropped after waiting for it): its uses need no more waiting.
+    /// Calls of the queue that used buffers, each numbered when its work is
+    /// all enqueued (before its uses are registered on the buffers).
+    issued: AtomicU64,
+    state: Mutex<ClockState>,
+    /// Set with `state.stream = None`: a cheap test for pruning.
     retired: AtomicBool,
     /// Keeps the CUDA context the event belongs to alive.
     _runtime: Arc<Runtime>,
 }
 
-// SAFETY: the event handle is a driver object usable from any thread (the
-// driver API is thread-safe); `retired` is atomic.
+struct ClockState {
+    /// The queue's stream; `None` once the queue is gone, after waiting for
+    /// everything on it (its uses need no more waiting).
+    stream: Option<cust::sys::CUstream>,
+    /// The last call the event's latest recording comes after.
+    recorded: u64,
+}
+
+// SAFETY: the event and stream handles are driver objects usable from any
+// thread (the driver API is thread-safe); the stream handle is only used
+// under the lock, and cleared under it before the stream is destroyed; the
+// counters are atomic.
 unsafe impl Send for Clock {}
-// SAFETY: as for `Send`; shared use only records, waits on or reads it.
+// SAFETY: as for `Send`.
 unsafe impl Sync for Clock {}
 
 impl Clock {
-    /// A new clock in `runtime`'s CUDA context (current on this thread).
-    pub(crate) fn new(runtime: Arc<Runtime>) -> Result<Clock> {
+    /// A new clock for `stream` in `runtime`'s CUDA context (current on
+    /// this thread).
+    pub(crate) fn new(runtime: Arc<Runtime>, stream: cust::sys::CUstream) -> Result<Clock> {
         let mut event: CUevent = std::ptr::null_mut();
         // SAFETY: writes one handle on success; the context is current.
         let status = unsafe { driver::cuEventCreate(&mut event, driver::CU_EVENT_DISABLE_TIMING) };
         check(status, || "creating a queue's event".into())?;
         Ok(Clock {
             event,
+            issued: AtomicU64::new(0),
+            state: Mutex::new(ClockState {
+                stream: Some(stream),
+                recorded: 0,
+            }),
             retired: AtomicBool::new(false),
             _runtime: runtime,
         })
     }
 
-    /// Marks every use recorded on this clock as finished: the caller has
-    /// waited for the queue's stream and will enqueue nothing more on it.
+    /// Numbers a call whose work is all enqueued on the queue's stream.
+    fn issue(&self) -> u64 {
+        self.issued.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Marks every use of the queue as finished: the caller has waited for
+    /// its stream and destroys it next.
     pub(crate) fn retire(&self) {
+        lock(&self.state).stream = None;
         self.retired.store(true, Ordering::Release);
     }
 
@@ -100,11 +132,29 @@ impl Clock {
         self.retired.load(Ordering::Acquire)
     }
 
-    /// Records the clock on `stream` (after the work enqueued so far).
-    pub(crate) fn record(&self, stream: cust::sys::CUstream) -> driver::CUresult {
-        // SAFETY: both handles are valid: the event lives as long as `self`,
-        // the stream as long as the context that passes it.
-        unsafe { driver::cuEventRecord(self.event, stream) }
+    /// The event, recorded after call `seq` of the queue (recording it on
+    /// the queue's stream now if no recording covers that call), or `None`
+    /// once the queue is gone and all its work with it.
+    fn after(&self, seq: u64) -> std::result::Result<Option<CUevent>, driver::CUresult> {
+        let mut state = lock(&self.state);
+        let Some(stream) = state.stream else {
+            return Ok(None);
+        };
+        if state.recorded < seq {
+            // Every call numbered so far has enqueued all its work (numbers
+            // are taken after it), call `seq` among them: a recording now
+            // comes after it.
+            let now = self.issued.load(Ordering::Acquire);
+            // SAFETY: both handles are valid: the stream until `retire`,
+            // which takes this lock first; the event as long as `self`.
+            let status = unsafe { driver::cuEventRecord(self.event, stream) };
+            if status != driver::CUDA_SUCCESS {
+                return Err(status);
+            }
+            state.recorded = now;
+        }
+        // A later recording by another waiter only waits longer.
+        Ok(Some(self.event))
     }
 }
 
@@ -119,9 +169,11 @@ impl Drop for Clock {
     }
 }
 
-/// One queue's use of a buffer since the buffer's last write.
+/// One queue's use of a buffer since the buffer's last write: its latest
+/// call that used it, and whether any such call wrote it.
 struct Use {
     clock: Arc<Clock>,
+    seq: u64,
     wrote: bool,
 }
 
@@ -151,9 +203,14 @@ impl Tracker {
             if Arc::ptr_eq(&u.clock, clock) || !(write || u.wrote) || u.clock.retired() {
                 continue;
             }
+            let event = match u.clock.after(u.seq) {
+                Ok(Some(event)) => event,
+                Ok(None) => continue,
+                Err(status) => return status,
+            };
             // SAFETY: the stream is the caller's live stream; the event
             // lives as long as the `Arc` held here; flags 0.
-            let status = unsafe { driver::cuStreamWaitEvent(stream, u.clock.event, 0) };
+            let status = unsafe { driver::cuStreamWaitEvent(stream, event, 0) };
             if status != driver::CUDA_SUCCESS {
                 return status;
             }
@@ -161,28 +218,32 @@ impl Tracker {
         driver::CUDA_SUCCESS
     }
 
-    /// Records a use by `clock`'s queue, after the clock was recorded behind
-    /// it, or after the queue's stream was waited for (`finished`).
-    fn register(&self, clock: &Arc<Clock>, wrote: bool, finished: bool) {
+    /// Records call `seq` of `clock`'s queue as a use, after its work was
+    /// enqueued, or after the queue's stream was waited for (`finished`).
+    fn register(&self, clock: &Arc<Clock>, seq: u64, wrote: bool, finished: bool) {
         let mut uses = lock(&self.uses);
         uses.retain(|u| !u.clock.retired());
         if wrote {
             // The write waited for every use listed (it had the buffer to
-            // itself: no use was added since), so the clock, recorded after
-            // it, also marks their end.
+            // itself: no use was added since), so its call, and any
+            // recording after it, also marks their end.
             uses.clear();
             if !finished {
                 uses.push(Use {
                     clock: clock.clone(),
+                    seq,
                     wrote: true,
                 });
             }
         } else if finished {
             // This queue's earlier uses are finished too.
             uses.retain(|u| !Arc::ptr_eq(&u.clock, clock));
-        } else if !uses.iter().any(|u| Arc::ptr_eq(&u.clock, clock)) {
+        } else if let Some(mine) = uses.iter_mut().find(|u| Arc::ptr_eq(&u.clock, clock)) {
+            mine.seq = seq;
+        } else {
             uses.push(Use {
                 clock: clock.clone(),
+                seq,
                 wrote: false,
             });
         }
@@ -192,9 +253,16 @@ impl Tracker {
     /// use).
     fn wait_host(&self, all: bool) -> Result<()> {
         for u in lock(&self.uses).iter() {
-            if (all || u.wrote) && !u.clock.retired() {
+            if !(all || u.wrote) || u.clock.retired() {
+                continue;
+            }
+            let event = u
+                .clock
+                .after(u.seq)
+                .map_err(|status| Error::driver(status, "recording a queue's event"))?;
+            if let Some(event) = event {
                 // SAFETY: the event lives as long as the `Arc` held here.
-                let status = unsafe { driver::cuEventSynchronize(u.clock.event) };
+                let status = unsafe { driver::cuEventSynchronize(event) };
                 check(status, || "waiting for the work that uses a buffer".into())?;
             }
         }
@@ -729,17 +797,12 @@ impl Drop for Call<'_> {
         if self.count == 0 {
             return;
         }
-        let ctx = self.ctx;
-        if !self.finished && ctx.clock().record(ctx.raw_stream()) != driver::CUDA_SUCCESS {
-            // Without the clock behind the work, wait for it instead. If that
-            // fails too the context is lost, and nothing runs any more.
-            // SAFETY: the stream is valid for the life of `ctx`.
-            let status = unsafe { driver::cuStreamSynchronize(ctx.raw_stream()) };
-            let _ = ctx.track(check(status, || "waiting for the stream".into()));
-            self.finished = true;
-        }
+        let clock = self.ctx.clock();
+        // Numbered only now that all of the call's work is enqueued: a
+        // recording of the clock that covers this number comes after it.
+        let seq = clock.issue();
         for (tracker, wrote) in self.uses[..self.count].iter().flatten() {
-            tracker.register(ctx.clock(), *wrote, self.finished);
+            tracker.register(clock, seq, *wrote, self.finished);
         }
     }
 }

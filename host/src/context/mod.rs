@@ -58,8 +58,9 @@ pub struct Context {
     /// The number of the last launch that claimed work in the scratch
     /// memory by launch number ([`Context::next_epoch`]).
     epoch: Cell<u32>,
-    /// Recorded after every call that uses a buffer: what other queues and
-    /// the buffers' `Drop` wait for ([`crate::memory`]).
+    /// Numbers the calls that use buffers and is recorded when another
+    /// queue, a buffer's `Drop` or a host read must wait for one
+    /// ([`crate::memory`]).
     clock: Arc<Clock>,
     runtime: Arc<Runtime>,
 }
@@ -223,12 +224,13 @@ impl Context {
     }
 
     fn on(runtime: Arc<Runtime>, stream: Stream) -> Result<Context> {
+        let clock = Arc::new(Clock::new(runtime.clone(), stream.as_inner())?);
         Ok(Context {
             stream,
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
             epoch: Cell::new(0),
-            clock: Arc::new(Clock::new(runtime.clone())?),
+            clock,
             runtime,
         })
     }
@@ -349,9 +351,10 @@ impl Drop for Context {
         // `Pending` cannot outlive the context, but one can be leaked).
         // SAFETY: the stream handle is valid until the field drops after this.
         let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
-        if status == driver::CUDA_SUCCESS {
-            // Every use of a buffer this queue made has finished.
-            self.clock.retire();
-        }
+        // Every use of a buffer this queue made has finished (or, after a
+        // failure, the context is lost and nothing runs any more); the
+        // stream handle the clock holds is destroyed next.
+        let _ = status;
+        self.clock.retire();
     }
 }
