@@ -86,6 +86,8 @@
 mod context;
 mod device;
 mod driver;
+#[cfg(test)]
+mod edges;
 mod error;
 mod launch;
 mod matrix;

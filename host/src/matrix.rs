@@ -198,18 +198,8 @@ mod tests {
     /// when it fits, and checking never panics.
     mod properties {
         use super::check_shape;
+        use crate::edges::edgy;
         use proptest::prelude::*;
-
-        fn edgy() -> impl Strategy<Value = usize> {
-            prop_oneof![
-                0usize..70,
-                ((1usize << 31) - 3)..((1usize << 31) + 3),
-                ((1usize << 32) - 3)..((1usize << 32) + 3),
-                (usize::MAX - 5)..=usize::MAX,
-                (usize::MAX / 2 - 3)..(usize::MAX / 2 + 3),
-                any::<usize>(),
-            ]
-        }
 
         proptest! {
             #[test]

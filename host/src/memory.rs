@@ -399,6 +399,19 @@ pub trait DeviceWrite: DeviceRead {
     fn view_mut(&mut self) -> ViewMut<'_, Self::Elem>;
 }
 
+/// `Err(LengthMismatch)` naming `what` unless `given == expected`.
+fn same_length(what: &'static str, expected: usize, given: usize) -> Result<()> {
+    if given == expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            given,
+        })
+    }
+}
+
 /// The element range `range` of `len` elements, or an error naming it.
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
     let start = match range.start_bound() {
@@ -631,13 +644,7 @@ impl<T: Pod> Buffer<T> {
     /// [`Error::LengthMismatch`] unless `host` has the buffer's length;
     /// [`Error::Cuda`] if waiting or copying fails.
     pub fn copy_to(&self, host: &mut [T]) -> Result<()> {
-        if host.len() != self.len {
-            return Err(Error::LengthMismatch {
-                what: "the host slice a buffer is copied to",
-                expected: self.len,
-                given: host.len(),
-            });
-        }
+        same_length("the host slice a buffer is copied to", self.len, host.len())?;
         if self.len == 0 {
             return Ok(());
         }
@@ -934,13 +941,11 @@ impl Context {
     ) -> Result<()> {
         self.ensure_alive()?;
         let dst = dst.view_mut();
-        if host.len() != dst.len() {
-            return Err(Error::LengthMismatch {
-                what: "the buffer a host slice is copied to",
-                expected: host.len(),
-                given: dst.len(),
-            });
-        }
+        same_length(
+            "the buffer a host slice is copied to",
+            host.len(),
+            dst.len(),
+        )?;
         let mut call = Call::new(self);
         let address = call.write(&dst)?;
         if host.is_empty() {
@@ -984,13 +989,11 @@ impl Context {
     ) -> Result<()> {
         self.ensure_alive()?;
         let src = src.view();
-        if host.len() != src.len() {
-            return Err(Error::LengthMismatch {
-                what: "the host slice a buffer is copied to",
-                expected: src.len(),
-                given: host.len(),
-            });
-        }
+        same_length(
+            "the host slice a buffer is copied to",
+            src.len(),
+            host.len(),
+        )?;
         let mut call = Call::new(self);
         let address = call.read(&src)?;
         if host.is_empty() {
@@ -1037,13 +1040,7 @@ impl Context {
     ) -> Result<()> {
         self.ensure_alive()?;
         let (src, dst) = (src.view(), dst.view_mut());
-        if src.len() != dst.len() {
-            return Err(Error::LengthMismatch {
-                what: "a device copy's destination",
-                expected: src.len(),
-                given: dst.len(),
-            });
-        }
+        same_length("a device copy's destination", src.len(), dst.len())?;
         let mut call = Call::new(self);
         let from = call.read(&src)?;
         let to = call.write(&dst)?;
@@ -1151,17 +1148,8 @@ mod tests {
 
     mod properties {
         use super::bounds;
+        use crate::edges::edgy;
         use proptest::prelude::*;
-
-        fn edgy() -> impl Strategy<Value = usize> {
-            prop_oneof![
-                0usize..70,
-                ((1usize << 31) - 3)..((1usize << 31) + 3),
-                ((1usize << 32) - 3)..((1usize << 32) + 3),
-                (usize::MAX - 5)..=usize::MAX,
-                any::<usize>(),
-            ]
-        }
 
         proptest! {
             #[test]
