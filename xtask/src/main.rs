@@ -53,8 +53,9 @@ cargo xtask <task>
                         200 by default)
   report JSON           render report.md and the SVG charts again beside a bench
                         JSON file (no GPU needed)
-  readme [--check]      render the README's measured tables again from the
-                        committed reports (docs/bench/<device>/ladder.json);
+  readme [--check]      render the measured tables of the README and the guides
+                        (docs/*.md) again from the committed reports
+                        (docs/bench/<device>/ladder.json);
                         --check (CI): fail where one is not current (no GPU)
   device                check the committed PTX (build-ptx --check), then
                         build release test and bench executables into
@@ -98,10 +99,21 @@ fn main() -> ExitCode {
             None => Err("usage: cargo xtask report <ladder.json>".into()),
         },
         Some("readme") => {
-            let mut to = vec![
-                "--readme".into(),
-                root().join("README.md").display().to_string(),
-            ];
+            // The README and every guide in docs/ hold generated tables.
+            let mut files = vec![root().join("README.md")];
+            if let Ok(entries) = std::fs::read_dir(root().join("docs")) {
+                let mut guides: Vec<_> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "md"))
+                    .collect();
+                guides.sort();
+                files.extend(guides);
+            }
+            let mut to = Vec::new();
+            for file in files {
+                to.push("--readme".into());
+                to.push(file.display().to_string());
+            }
             if args.iter().any(|a| a == "--check") {
                 to.push("--check".into());
             }

@@ -79,7 +79,7 @@ struct Options {
     peers: bool,
     hold: bool,
     report: Option<PathBuf>,
-    readme: Option<PathBuf>,
+    readme: Vec<PathBuf>,
     check: bool,
     masks: Vec<usize>,
     steps: Vec<String>,
@@ -95,7 +95,7 @@ fn options() -> Result<Options, String> {
         peers: true,
         hold: true,
         report: None,
-        readme: None,
+        readme: Vec::new(),
         check: false,
         masks: Vec::new(),
         steps: Vec::new(),
@@ -117,7 +117,7 @@ fn options() -> Result<Options, String> {
             // would wait for launches the profiler has not let through.
             "--no-hold" => o.hold = false,
             "--report" => o.report = Some(PathBuf::from(value()?)),
-            "--readme" => o.readme = Some(PathBuf::from(value()?)),
+            "--readme" => o.readme.push(PathBuf::from(value()?)),
             "--check" => o.check = true,
             "--masks" => {
                 for taps in value()?.split(',') {
@@ -165,8 +165,12 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Some(path) = &o.readme {
-        return match update_readme(path, o.check) {
+    if !o.readme.is_empty() {
+        return match o
+            .readme
+            .iter()
+            .try_for_each(|path| update_readme(path, o.check))
+        {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -270,7 +274,14 @@ fn write_report(json: &str, dir: &Path) -> Result<(), String> {
 /// current.
 fn update_readme(path: &Path, check: bool) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let docs = path.parent().unwrap_or(Path::new(".")).join("docs/bench");
+    // The reports live in the repository's docs/bench, above the file
+    // (README.md at the root, a guide in docs/).
+    let docs = path
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("docs/bench"))
+        .find(|dir| dir.is_dir())
+        .ok_or_else(|| format!("{}: no docs/bench folder above it", path.display()))?;
     let new = readme::splice(&text, &readme::reports(&docs)?)?;
     if new == text {
         println!("{}: the generated tables are current", path.display());
