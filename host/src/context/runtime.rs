@@ -120,18 +120,19 @@ impl Runtime {
         let module = match (file, image) {
             // A line-info build from `cargo xtask build-ptx --lineinfo`.
             (Some(file), _) => load_ptx(file.target, &file.text, true)?,
-            (None, Image::Ptx(ptx)) => load_ptx(target, ptx, false)?,
-            (None, Image::Cubin(cubin)) => match load_image(cubin.as_ptr().cast(), false) {
+            (None, Image::Ptx(ptx)) => load_ptx(target, &ptx.text()?, false)?,
+            (None, Image::Cubin(cubin)) => match load_image(cubin.unpack()?.as_ptr().cast(), false)
+            {
                 Ok(module) => module,
                 // A driver that cannot take the shipped machine code (a
                 // changed ELF format, say) still compiles the PTX.
                 Err(_) => {
                     info.jit = true;
-                    load_ptx(
-                        target,
-                        crate::ptx::ptx_of(target).unwrap_or_default(),
-                        false,
-                    )?
+                    let ptx = match crate::ptx::ptx_of(target) {
+                        Some(ptx) => ptx.text()?,
+                        None => String::new(),
+                    };
+                    load_ptx(target, &ptx, false)?
                 }
             },
         };
