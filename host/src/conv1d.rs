@@ -185,6 +185,18 @@ impl Context {
     /// the mask is first copied into constant memory in stream order (see
     /// the [module docs](crate::conv1d)).
     ///
+    /// Three steps run another step's kernel where their own does not
+    /// apply, and [`Conv1dVariant::runs_as`] says which for a mask
+    /// length: [`Conv1dVariant::Karatsuba`] with masks of fewer than
+    /// [`SPLIT_MIN_TAPS`](warpspeed_gpu::conv1d::SPLIT_MIN_TAPS) taps runs
+    /// [`Conv1dVariant::RegisterBlocked`]; [`Conv1dVariant::Streamed`]
+    /// with masks of more than
+    /// [`STREAM_MAX_TAPS`](warpspeed_gpu::conv1d::STREAM_MAX_TAPS) taps runs
+    /// what `Karatsuba` runs; and the tensor-map step runs
+    /// [`TMA_FALLBACK`](warpspeed_gpu::conv1d::TMA_FALLBACK) for rows its
+    /// tensor map cannot describe. The result is the convolution either
+    /// way; only the kernel, and so the speed, differs.
+    ///
     /// # Errors
     /// As [`Context::conv1d_into`].
     pub fn conv1d_into_with<'a>(

@@ -115,8 +115,9 @@ pub enum Error {
     /// An earlier kernel fault (an illegal address, a trap) destroyed the CUDA
     /// context. No later call on it can succeed; create a new process.
     ContextLost {
-        /// The failure that destroyed the context.
-        cause: String,
+        /// The failure that destroyed the context (also
+        /// [`std::error::Error::source`]).
+        cause: Box<Error>,
     },
 }
 
@@ -256,4 +257,11 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::ContextLost { cause } => Some(&**cause),
+            _ => None,
+        }
+    }
+}

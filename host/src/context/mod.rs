@@ -308,7 +308,7 @@ impl Context {
     pub(crate) fn ensure_alive(&self) -> Result<()> {
         if let Some(cause) = &*lock(&self.runtime.lost) {
             return Err(Error::ContextLost {
-                cause: cause.clone(),
+                cause: Box::new(cause.clone()),
             });
         }
         self.bind()
@@ -318,7 +318,7 @@ impl Context {
     pub(crate) fn track<T>(&self, result: Result<T>) -> Result<T> {
         if let Err(e) = &result {
             if e.is_sticky() {
-                lock(&self.runtime.lost).get_or_insert_with(|| e.to_string());
+                lock(&self.runtime.lost).get_or_insert_with(|| e.clone());
             }
         }
         result

@@ -75,7 +75,7 @@ pub(crate) struct Runtime {
     pub(super) kernels: Vec<Loaded>,
     pub(super) module: Module,
     pub(crate) info: DeviceInfo,
-    pub(super) lost: Mutex<Option<String>>,
+    pub(super) lost: Mutex<Option<crate::error::Error>>,
     /// Recorded, on whichever stream, right after the last launch that reads
     /// a `__constant__` symbol the library stages
     /// ([`Context::launch_reading_constant`](super::Context::launch_reading_constant)); `None` before the first.
