@@ -3,7 +3,7 @@
 
 use libtest_mimic::{Completion, Failed, Trial};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use std::any::Any;
 use std::cell::RefCell;
 use std::ops::Range;

@@ -20,7 +20,7 @@
 
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
-use rand::Rng;
+use rand::RngExt;
 use std::cell::RefCell;
 use std::rc::Rc;
 use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision};

@@ -6,7 +6,7 @@
 
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
-use rand::Rng;
+use rand::RngExt;
 use rand::rngs::StdRng;
 use std::cell::RefCell;
 use std::rc::Rc;

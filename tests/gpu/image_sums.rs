@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
-use rand::Rng;
+use rand::RngExt;
 use warpspeed::image_sums::{ColumnSumVariant, RowSumVariant, SumOutput};
 use warpspeed::{Context, Matrix};
 

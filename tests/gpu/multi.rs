@@ -11,7 +11,7 @@ use warpspeed::{Buffer, DeviceRead, DeviceWrite, Error, Pod, View, ViewMut};
 /// each device, so a mix-up of buffers or contexts shows.
 fn bytes_of(device: usize, n: usize) -> Vec<u8> {
     random_vec(n, seed_of(&format!("multi::{device}")), |r| {
-        rand::Rng::random::<u8>(r)
+        rand::RngExt::random::<u8>(r)
     })
 }
 
@@ -178,14 +178,14 @@ fn group_checks(group: Group) -> Result<(), Failed> {
     // Sums, minima and maxima of integer shards of different lengths: exact.
     let words = shards(&group, |d| {
         random_vec(1_000_003 + 7 * d, seed_of(&format!("group::{d}")), |r| {
-            rand::Rng::random_range(r, 0..1000u32)
+            rand::RngExt::random_range(r, 0..1000u32)
         })
     })?;
     let views: Vec<View<'_, u32>> = words.iter().map(|b| b.view()).collect();
     let all: Vec<u32> = (0..n)
         .flat_map(|d| {
             random_vec(1_000_003 + 7 * d, seed_of(&format!("group::{d}")), |r| {
-                rand::Rng::random_range(r, 0..1000u32)
+                rand::RngExt::random_range(r, 0..1000u32)
             })
         })
         .collect();

@@ -10,7 +10,7 @@
 
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
-use rand::Rng;
+use rand::RngExt;
 use warpspeed::gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
 };

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
-use rand::Rng;
+use rand::RngExt;
 use std::fmt::Debug;
 use warpspeed::transpose::{Transposable, TransposeVariant};
 use warpspeed::{Buffer, Context, Matrix, MatrixMut, ViewMut};

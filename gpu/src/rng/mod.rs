@@ -356,18 +356,28 @@ impl Philox {
 mod rand_traits {
     use super::Philox;
 
-    impl rand_core::RngCore for Philox {
-        fn next_u32(&mut self) -> u32 {
-            Philox::next_u32(self)
+    /// `rand_core`'s `Rng` comes with this (a generator that cannot fail).
+    impl rand_core::TryRng for Philox {
+        type Error = core::convert::Infallible;
+
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(Philox::next_u32(self))
         }
 
         /// Two values, the first as the low half.
-        fn next_u64(&mut self) -> u64 {
-            rand_core::impls::next_u64_via_u32(self)
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            let low = Philox::next_u32(self) as u64;
+            Ok(low | (Philox::next_u32(self) as u64) << 32)
         }
 
-        fn fill_bytes(&mut self, dest: &mut [u8]) {
-            rand_core::impls::fill_bytes_via_next(self, dest)
+        /// Values in order, each as 4 little-endian bytes (the last one cut
+        /// to what is left).
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Self::Error> {
+            for chunk in dest.chunks_mut(4) {
+                let bytes = Philox::next_u32(self).to_le_bytes();
+                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            }
+            Ok(())
         }
     }
 

@@ -361,10 +361,16 @@ fn log_normals_and_poisson_counts_have_their_moments() {
 
 #[test]
 fn rand_core_traits_draw_the_same_stream() {
-    use rand_core::{RngCore, SeedableRng};
+    use rand_core::{Rng, SeedableRng};
     let mut a = Philox::seed_from_u64(1234);
     let mut b = Philox::new(1234, 0, 0);
-    assert_eq!(RngCore::next_u32(&mut a), b.next_u32());
+    assert_eq!(Rng::next_u32(&mut a), b.next_u32());
     let (lo, hi) = (b.next_u32() as u64, b.next_u32() as u64);
-    assert_eq!(a.next_u64(), lo | hi << 32);
+    assert_eq!(Rng::next_u64(&mut a), lo | hi << 32);
+    // Bytes: each value's 4 little-endian bytes in order, the last cut.
+    let mut bytes = [0u8; 7];
+    Rng::fill_bytes(&mut a, &mut bytes);
+    let (x, y) = (b.next_u32().to_le_bytes(), b.next_u32().to_le_bytes());
+    assert_eq!(bytes[..4], x);
+    assert_eq!(bytes[4..], y[..3]);
 }
