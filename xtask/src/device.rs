@@ -54,24 +54,23 @@ pub(crate) fn device() -> Result<(), String> {
             ));
         }
         for line in String::from_utf8_lossy(&output.stdout).lines() {
-            // The artifact lines carry `"executable":"<path>"`; read that
-            // field without a JSON dependency.
-            if let Some(rest) = line.split("\"executable\":\"").nth(1) {
-                let path = rest.split('"').next().unwrap_or_default();
-                let target_name = line
-                    .split("\"name\":\"")
-                    .nth(1)
-                    .and_then(|s| s.split('"').next())
-                    .unwrap_or("test");
-                // Examples take their own arguments, not the test harness's:
-                // they go to examples/, run without arguments.
-                let folder = if line.contains("\"kind\":[\"example\"]") {
-                    "examples"
-                } else {
-                    "bin"
-                };
-                executables.push((folder, target_name.to_string(), PathBuf::from(path)));
-            }
+            // cargo's messages, one JSON object a line; the artifacts that
+            // built an executable name it.
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(path) = message.get("executable").and_then(|e| e.as_str()) else {
+                continue;
+            };
+            let target = &message["target"];
+            let target_name = target["name"].as_str().unwrap_or("test");
+            // Examples take their own arguments, not the test harness's:
+            // they go to examples/, run without arguments.
+            let example = target["kind"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|k| k == "example"));
+            let folder = if example { "examples" } else { "bin" };
+            executables.push((folder, target_name.to_string(), PathBuf::from(path)));
         }
     }
     for (folder, name, path) in &executables {

@@ -66,6 +66,7 @@
 //! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
 use crate::harness::{Bench, Case, KernelUse, Scaling, WARMUP, Work};
+use crate::peers::escape;
 use crate::records::Unit;
 use std::fmt::Write;
 
@@ -158,10 +159,6 @@ fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool
         let _ = write!(out, ",\"{ratio_key}\":{:.4}", rate / ceiling);
     }
     out
-}
-
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "'")
 }
 
 /// The JSON lines of one case, its rates those of `work`.

@@ -10,6 +10,7 @@
 //!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
 //! ladder --report DIR/ladder.json      (no GPU: render the report again)
 //! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
+//! ladder --self-test                  (no GPU: the JSON records round-trip)
 //! ```
 //!
 //! Writes `ladder.json` (fields documented in [`json`]), `report.md` and
@@ -81,6 +82,7 @@ struct Options {
     report: Option<PathBuf>,
     readme: Vec<PathBuf>,
     check: bool,
+    self_test: bool,
     masks: Vec<usize>,
     steps: Vec<String>,
 }
@@ -97,6 +99,7 @@ fn options() -> Result<Options, String> {
         report: None,
         readme: Vec::new(),
         check: false,
+        self_test: false,
         masks: Vec::new(),
         steps: Vec::new(),
     };
@@ -119,6 +122,7 @@ fn options() -> Result<Options, String> {
             "--report" => o.report = Some(PathBuf::from(value()?)),
             "--readme" => o.readme.push(PathBuf::from(value()?)),
             "--check" => o.check = true,
+            "--self-test" => o.self_test = true,
             "--masks" => {
                 for taps in value()?.split(',') {
                     o.masks
@@ -158,6 +162,15 @@ fn main() -> ExitCode {
             .map_err(|e| format!("{}: {e}", json.display()))
             .and_then(|text| write_report(&text, dir))
         {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if o.self_test {
+        return match peers::self_test() {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
