@@ -225,9 +225,10 @@ fn nccl_peer(o: &Options, gpus: usize, dir: &std::path::Path) -> Result<Vec<(usi
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
+    // One JSON object a line.
     let field = |line: &str, name: &str| -> Option<f64> {
-        let rest = line.split(&format!("\"{name}\":")).nth(1)?;
-        rest.split([',', '}']).next()?.trim().parse().ok()
+        let object: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+        object.get(name)?.as_f64()
     };
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -404,8 +405,9 @@ fn report(
         ));
     }
     let json = format!(
-        "{{\"device\":\"{name}\",\"gpus\":{available},\"total_bytes\":{},\"reps\":{},\
+        "{{\"device\":{},\"gpus\":{available},\"total_bytes\":{},\"reps\":{},\
          \"scaling\":[{}],\"all_reduce\":[{}]}}\n",
+        serde_json::Value::String(name.to_string()),
         total as u64,
         o.reps,
         scaling_json.join(","),

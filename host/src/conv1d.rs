@@ -193,7 +193,7 @@ impl Context {
     /// with masks of more than
     /// [`STREAM_MAX_TAPS`](warpspeed_gpu::conv1d::STREAM_MAX_TAPS) taps runs
     /// what `Karatsuba` runs; and the tensor-map step runs
-    /// [`TMA_FALLBACK`](warpspeed_gpu::conv1d::TMA_FALLBACK) for rows its
+    /// [`TMA_FALLBACK`] for rows its
     /// tensor map cannot describe. The result is the convolution either
     /// way; only the kernel, and so the speed, differs.
     ///
