@@ -119,3 +119,8 @@ pub use warpspeed_gpu::Ladder;
 /// The device side: launch constants, ladders and kernel tables shared with
 /// the kernels.
 pub use warpspeed_gpu as gpu;
+
+// The README's Rust examples, compiled as doc tests (only under cfg(doctest)).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
