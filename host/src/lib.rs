@@ -39,13 +39,14 @@
 //! * every step of every ladder is callable (`*_with` functions taking the
 //!   family's variant), and a ladder is data: [`Ladder`] lists its steps.
 //!
-//! Kernel launches are typed: each kernel's argument list is a struct with
+//! Inside, kernel launches are typed: each kernel's argument list (in the
+//! `warpspeed-gpu` crate, which users need not name) is a struct with
 //! the kernel's own parameter names and types, generated from its device
 //! signature, so a launch with a wrong or swapped argument does not compile:
 //!
 //! ```compile_fail
-//! use warpspeed::gpu::reduce::{PassArgs, reduce_sequential};
-//! use warpspeed::gpu::{DevPtr, DevPtrMut, Entry};
+//! use warpspeed_gpu::reduce::{PassArgs, reduce_sequential};
+//! use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 //! let entry: Entry<PassArgs<f32>> = reduce_sequential::entry::<f32>();
 //! let args: PassArgs<f32> = PassArgs {
 //!     x: DevPtr::new(0),
@@ -59,8 +60,8 @@
 //! argument list always matches the kernel:
 //!
 //! ```
-//! use warpspeed::gpu::reduce::{PassArgs, reduce_sequential};
-//! use warpspeed::gpu::{DevPtr, DevPtrMut, Entry};
+//! use warpspeed_gpu::reduce::{PassArgs, reduce_sequential};
+//! use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 //! let entry: Entry<PassArgs<f32>> = reduce_sequential::entry::<f32>();
 //! let args: PassArgs<f32> = PassArgs {
 //!     x: DevPtr::new(0),
@@ -116,9 +117,6 @@ pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;
 
-/// The device side: launch constants, ladders and kernel tables shared with
-/// the kernels.
-pub use warpspeed_gpu as gpu;
 
 // The README's Rust examples, compiled as doc tests (only under cfg(doctest)).
 #[cfg(doctest)]

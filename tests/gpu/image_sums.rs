@@ -1,5 +1,5 @@
 //! Row and column sums of 8-bit images: every variant, `u32` and `f32`
-//! outputs, the shapes, a row pitch, and an image that starts at an
+//! outputs, the benched shapes, a row pitch, and an image that starts at an
 //! odd address; compared exactly with CPU sums (`f32` only on the shapes
 //! whose sums stay below 2^24, where `f32` is exact).
 
@@ -300,7 +300,7 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// or more), so that the sums that two columns share in one tally
 /// (`join_pair`) reach the largest the entry allows, 255 · 4096 · 255.
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
-    use warpspeed::gpu::image_sums::BAND_BLOCK_COLUMNS;
+    use warpspeed_gpu::image_sums::BAND_BLOCK_COLUMNS;
     use warpspeed::image_sums::bands_per_strip;
     let strip = BAND_BLOCK_COLUMNS as usize;
     let bands = |strips| bands_per_strip(strips, usize::MAX, ctx.info().multiprocessors) as usize;

@@ -11,13 +11,13 @@
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
 use rand::RngExt;
-use warpspeed::gpu::reduce::{
+use warpspeed_gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
 };
 use warpspeed::reduce::{Element, Op, ReduceVariant};
 use warpspeed::{Context, DeviceRead, View, ViewMut};
 
-/// The sizes of the issue and of CUB's tests.
+/// The benched sizes and those of CUB's tests.
 const SIZES: [usize; 11] = [
     0,
     1,
@@ -258,7 +258,7 @@ fn push_type<T: Sample>(trials: &mut Vec<Trial>) {
     for n in SIZES {
         for kind in [Data::Random, Data::Constant, Data::Alternating] {
             let key = format!("{ty}/{n}/{kind:?}");
-            for (op, variant) in warpspeed::gpu::reduce::CASES {
+            for (op, variant) in warpspeed_gpu::reduce::CASES {
                 let key = key.clone();
                 let name = format!(
                     "reduce::{}::{}::{ty}::n={n}::{kind:?}",

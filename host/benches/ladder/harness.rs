@@ -175,7 +175,7 @@ pub struct Scaling {
 /// report's "kernels" table of its family.
 #[derive(Clone, Debug)]
 pub struct KernelUse {
-    /// Its family in `warpspeed::gpu::FAMILIES`, e.g. `image_sums`.
+    /// Its family in `warpspeed_gpu::FAMILIES`, e.g. `image_sums`.
     pub family: &'static str,
     /// The entry's name without its type suffix, e.g. `reduce_fold`.
     pub base: &'static str,

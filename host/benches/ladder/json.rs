@@ -53,7 +53,7 @@
 //!   `unavailable` instead of the numbers;
 //! * `kernel`: one entry of the loaded module, of a family that ran, as the
 //!   driver reports it (`Context::kernel_resources`) — `family` (its family
-//!   in `warpspeed::gpu::FAMILIES`, e.g. `image_sums`), `name` (the entry,
+//!   in `warpspeed_gpu::FAMILIES`, e.g. `image_sums`), `name` (the entry,
 //!   e.g. `reduce_fold_f32`), `base` and `ty` (the name without and its
 //!   type suffix), `registers` (per thread), `local_bytes` (per thread:
 //!   stack and spills), `static_shared_bytes` (per block),

@@ -246,7 +246,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
 }
 
 /// The kernels of the families to run (a family's `FAMILIES` entry in
-/// `warpspeed::gpu` is its name with `_` for `-`: `image-sums` is
+/// `warpspeed_gpu` is its name with `_` for `-`: `image-sums` is
 /// `image_sums`), with what the driver says each uses in the loaded module.
 /// None, with a warning, if the driver cannot say: the report then has no
 /// kernel tables.
@@ -259,7 +259,7 @@ fn kernels(ctx: &Context, families: &[String]) -> Vec<KernelUse> {
         }
     };
     // `kernel_resources` follows `gpu::FAMILIES`, flattened.
-    warpspeed::gpu::FAMILIES
+    warpspeed_gpu::FAMILIES
         .iter()
         .flat_map(|&(family, table)| table.iter().map(move |k| (family, k)))
         .zip(resources)
