@@ -57,11 +57,21 @@ elif command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   codename=${VERSION_CODENAME:-bookworm}
   sources=/etc/apt/sources.list.d/warpspeed-nonfree.sources
   if ! grep -rqs "non-free" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\/*\)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
-    say "enabling Debian's non-free component for libcuda1"
+    # The machine's own Debian mirror: from its deb822 sources, else from a
+    # one-line sources.list entry.
+    mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\/*\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+    [ -n "$mirror" ] || mirror=$(sed -n 's/^deb  *\(http[^ ]*debian\/*\) .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -1)
+    if [ -z "$mirror" ]; then
+      echo "setup: no CUDA driver library found, and no Debian mirror in this machine's apt sources" >&2
+      echo "setup: to link, either install the NVIDIA driver (or a CUDA toolkit), or add the" >&2
+      echo "setup: 'non-free contrib' components of your Debian mirror to apt's sources and" >&2
+      echo "setup: run this again (it then installs Debian's libcuda1)" >&2
+      exit 1
+    fi
+    say "enabling Debian's non-free component for libcuda1 (from $mirror)"
     cat >"$sources" <<SOURCES
 Types: deb
-URIs: ${mirror:-http://deb.debian.org/debian}
+URIs: $mirror
 Suites: $codename $codename-updates
 Components: non-free contrib
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
