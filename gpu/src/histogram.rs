@@ -1,4 +1,5 @@
-//! Histograms (lesson 002): counts of samples in equal bins.
+//! Histograms (the PMPP histogram chapter's ladder): counts of samples in
+//! equal bins.
 //!
 //! Two forms share every kernel: the 256-bin histogram of bytes (bin = the
 //! byte), and `histogram_even`, like CUB's `HistogramEven`: `bins` equal bins

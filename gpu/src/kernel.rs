@@ -59,15 +59,15 @@ pub const MAX_PARAMS: usize = 16;
 /// suite's `context::kernel_resources` refuses unless the entry is named
 /// here.
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // Held to 128 registers by `LAUNCH_BOUNDS` for a second block per SM,
-    // it spills 76 to 96 bytes; with them it runs 4096³ at 107 TFLOP/s on
-    // an H100, without the cap (165 registers, no spills, one block) at 90.
-    // The ring's whole-tile copies (their addresses held in registers)
-    // raised the spills to 280 bytes and the speed to 117 TFLOP/s (1.29 →
-    // 1.16 ms, the same H100 run).
+    // Held to 128 registers by `LAUNCH_BOUNDS` for a second block per SM
+    // (uncapped: 165 registers, no spills, one block); the ring's
+    // whole-tile copies, their addresses held in registers, make it spill
+    // 280 bytes, and it runs faster so.
+    // H100 2026-11: 4096³ 107 TFLOP/s capped, 117 with the copies, 90 uncapped
+    // (docs/notes/gemm.md)
     "gemm_tf32_f32",
-    // The same cap; the whole-tile copies made it spill 40 bytes and run
-    // 4096³ in 2.98 instead of 3.02 ms (H100, the same run).
+    // The same cap; the whole-tile copies make it spill 40 bytes.
+    // H100 2026-11: 4096³ 2.98 ms against 3.02 without them (docs/notes/gemm.md)
     "gemm_tf32x3_f32",
     // Held to 128 registers (`LAUNCH_BOUNDS`, 8 blocks per SM): no spills
     // for sm_90, 16 bytes for sm_80 and 120 for sm_70, whose ptxas
@@ -83,8 +83,8 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // to the non-inlined path that recomputes outputs that came out
     // non-finite, which runs only for such outputs. Inlined, that path
     // made the accumulators' registers spill into a 200-byte frame on
-    // every tile; measured with this frame (mask 127, 2^26 outputs): 352
-    // µs on an H100, 356 on an H200.
+    // every tile.
+    // H100 2026-11: mask 127 352 µs with this frame, H200 356 (docs/notes/conv1d.md)
     "conv1d_tf32x3_f32",
     // Held to 4 blocks of 128 threads (`LAUNCH_BOUNDS`): 96 registers and
     // no spills for sm_90, 8 bytes for sm_70; measured on the H100 and
@@ -105,16 +105,17 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // registers a thread at most, which the products' 64 accumulators and
     // the split's quads fit without spills. Step 10's kernel, the same
     // block, has no bounds: it takes 160 registers without them (so it
-    // launches); with them it takes 168 and ran within 1% either way
-    // (faster on the H200, slower on the H100; docs/notes/conv1d.md).
+    // launches), 168 with them.
+    // H200 2026-11: step 10 0.6-1.3% faster with them, H100 0.3-0.6% slower
+    // (docs/notes/conv1d.md)
     LaunchBounds {
         entry: "conv1d_tf32x3_tma_f32",
         threads: crate::conv1d::TMA_THREADS,
         blocks_per_sm: 1,
     },
-    // 144 registers left 6 blocks of 64 threads (12 warps) per SM; held to
-    // 8 (128 registers), mask 127 on an H100 (2^26 outputs, same runs) went
-    // from 443 to 413 µs.
+    // 144 registers left 6 blocks of 64 threads (12 warps) per SM; held
+    // to 8 (128 registers).
+    // H100 2026-11: mask 127 413 µs against 443 uncapped (docs/notes/conv1d.md)
     LaunchBounds {
         entry: "conv1d_karatsuba_f32",
         threads: crate::conv1d::SPLIT_THREADS,
@@ -129,10 +130,10 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
         threads: crate::conv1d::TENSOR_THREADS,
         blocks_per_sm: 2,
     },
-    // 165 and 170 registers gave one block of 8 warps per SM; with two,
-    // 4096³ on an H100 went from 90 to 107 TFLOP/s (TF32) and from 41.5 to
-    // 43.6 (3xTF32); the TF32 entry spills a little for it
-    // (`SPILLS_ON_PURPOSE`).
+    // 165 and 170 registers gave one block of 8 warps per SM; held here
+    // to two, the TF32 entry spills a little for it (`SPILLS_ON_PURPOSE`).
+    // H100 2026-11: 4096³ 107 against 90 TFLOP/s (TF32), 43.6 against 41.5
+    // (docs/notes/gemm.md)
     LaunchBounds {
         entry: "gemm_tf32_f32",
         threads: crate::gemm::tensor::THREADS as u32,
@@ -145,8 +146,8 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     },
     // Without checked copies in its ring, 126 registers with no spills
     // for sm_80 to sm_90a (136 left to itself): two blocks of 8 warps per
-    // SM instead of one. H100, 4096³ (`A` packed), the same runs: the
-    // 128 × 128 entry 2.94 ms, this one 2.68 (cuBLAS 2.64 to 2.66).
+    // SM instead of one.
+    // H100 2026-11: 4096³ 2.68 ms against the 128 × 128 entry's 2.94 (docs/notes/gemm.md)
     LaunchBounds {
         entry: "gemm_pipelined_whole_f32",
         threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_CONFIGS[0]) as u32,
@@ -158,10 +159,9 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     // Left to itself ptxas drifts above that with small changes of the
     // PTX (sm_90: 34 for bytes, 44 and 56 for the 4- and 2-byte entries of
     // step 7 when it took bands of tile rows, which is 6, 5 and 4 blocks);
-    // held to 8 blocks, none spills.
-    // Timed against the uncapped build on an H200 (8192², same run): the
-    // same speed (bytes 38.8 µs either way, `f32` 139.0); kept so that the
-    // shape the step was designed for survives changes of the PTX.
+    // held to 8 blocks, none spills. Kept so that the shape the steps
+    // were designed for survives changes of the PTX; it costs nothing.
+    // H200 2026-11: bytes 38.8 µs capped or not, `f32` 139.0 (docs/notes/transpose.md)
     vector_bounds("transpose_vector_tile_u8", 1),
     vector_bounds("transpose_vector_tile_u16", 2),
     vector_bounds("transpose_vector_tile_u32", 4),
@@ -177,8 +177,8 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     vector_bounds("transpose_square_ahead_u8", 1),
     // Its rounds taken two at a time (`shifted_sums`), left to itself
     // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
-    // it takes 96 (5 fit) and spills nothing for sm_90. The bounds alone,
-    // before the pairing: mask 127 410 → 408 µs (H100, 2^26 outputs).
+    // it takes 96 (5 fit) and spills nothing for sm_90.
+    // H100 2026-11: mask 127 408 µs against 410 without them (docs/notes/conv1d.md)
     LaunchBounds {
         entry: "conv1d_register_blocked_16_f32",
         threads: crate::conv1d::BLOCKED_THREADS,
@@ -197,8 +197,8 @@ pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
     band_bounds("column_sums_bands_lanes_u32"),
     band_bounds("column_sums_bands_lanes_f32"),
     // Five blocks of 256 threads per SM with 8 loads in flight per lane:
-    // 46 registers for sm_90 (48 for sm_80), no spills. Six blocks (40
-    // registers) read 19.6 to 19.8 µs against 19.4 (H200, 8192²).
+    // 46 registers for sm_90 (48 for sm_80), no spills.
+    // H200 2026-11: 19.4 µs against 19.6-19.8 with six blocks (docs/notes/image_sums.md)
     split_row_bounds("row_sums_split_u32"),
     split_row_bounds("row_sums_split_f32"),
     split_row_bounds("row_sums_split_wide_u32"),

@@ -1,6 +1,7 @@
-//! Parallel reduction: lesson 001's seven steps (Harris), lesson 002's warp
-//! shuffles with grid-stride loops, lesson 004's multi-launch folding, and the
-//! fastest we can write.
+//! Parallel reduction: the seven steps of Harris's *Optimizing Parallel
+//! Reduction in CUDA*, the warp-shuffle reduction with grid-stride loops
+//! (Luitjens, *Faster Parallel Reductions on Kepler*), the folding
+//! multi-launch reduction, and the fastest we can write.
 //!
 //! Steps 1 to 9 compute sums (each step is one idea and the ladder compares
 //! them on one operator); step 10, [`ReduceVariant::Vectorized`], also
@@ -95,8 +96,8 @@ const fn shape(kernel: &'static str, per_thread: u32, shared: SharedMemory) -> R
 
 ladder! {
     /// The reduction ladder, in the lessons' order. Each step's docs say what
-    /// it changes from the one before and why that is faster; the README's
-    /// table says by how much on a measured GPU.
+    /// it changes from the one before and why that is faster; the table of
+    /// docs/reduce.md says by how much on a measured GPU.
     pub enum ReduceVariant("reduce"): ReduceShape {
         /// Step 1 (001 "reduce0"): one element per thread into shared memory,
         /// then a tree where thread `t` adds its neighbour at distance `s`

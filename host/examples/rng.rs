@@ -1,6 +1,7 @@
-//! cuRAND's Philox4_32_10 from Rust: lesson 001's Monte-Carlo estimate of
-//! π (one generator per thread, `curand_init(seed, thread, 0)`), then bulk
-//! fills in the order of cuRAND's host API, checked against the CPU twin.
+//! cuRAND's Philox4_32_10 from Rust: a Monte-Carlo estimate of π with
+//! cuRAND's device API (one generator per thread, `curand_init(seed,
+//! thread, 0)`), then bulk fills in the order of cuRAND's host API,
+//! checked against the CPU twin.
 //!
 //! `cargo run --release --example rng`
 

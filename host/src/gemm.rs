@@ -182,9 +182,9 @@ pub struct Gemm {
 /// Why: [`GemmVariant::Pipelined`] computes outer products, a column of
 /// `op(A)` by a row of `op(B)` for each `k`; an operand stored along `k`
 /// reaches its registers four `k`s at a time, which holds 32 registers of
-/// fragments and leaves ptxas a schedule that stalls (see the README's
-/// SGEMM section: on an H100 at 4096³, 3.19 ms for `A` stored `m × k`
-/// against 2.87 for `A` stored `k × m`). Transposing `A` first moves
+/// fragments and leaves ptxas a schedule that stalls (docs/notes/gemm.md:
+/// on an H100 at 4096³, 3.19 ms for `A` stored `m × k` against 2.87 for
+/// `A` stored `k × m`). Transposing `A` first moves
 /// `8 · m · k` bytes, about 50 µs at 4096² on an H100, against a product of
 /// `2 · m · n · k` flops: worth it where the other side (`n` for `A`, `m`
 /// for `B`) is long.

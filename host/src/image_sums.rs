@@ -77,8 +77,8 @@ fn grid_x(items: usize, per_block: usize) -> Result<u32> {
 /// H200 (µs, step 5 against step 3, two runs): 8192² 20.8 against 22.6
 /// to 22.8, 64 × 2^20 21.9 against 58.0, 2^20 × 64 (2 048 strips of 64
 /// rows) 23.9 to 24.1 against 25.4 to 25.6; but 1000 × 65537 (pitch
-/// 1000) 40.1 to 40.2 against 35.0 to 35.3. The README's column-sum
-/// section has the table.
+/// 1000) 40.1 to 40.2 against 35.0 to 35.3. The family's guide,
+/// docs/image_sums.md, has the table.
 pub fn fastest_columns(
     width: usize,
     height: usize,

@@ -117,7 +117,6 @@ pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;
 
-
 // The README's Rust examples, compiled as doc tests (only under cfg(doctest)).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

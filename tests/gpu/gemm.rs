@@ -78,8 +78,8 @@ const FAST: [GemmVariant; 6] = [
 ///   2^-22·|x|` and drops `small·small` (`≤ 2^-22·|ab|`): `3·2^-22 = 12u`
 ///   per product (13u with the second-order terms). Its `k`-proportional
 ///   part exceeds FP32's `2·(k+2)·u` only through the truncation above;
-///   [`tf32x3_against_fp32`] holds it to the requirement, at most
-///   twice the FP32 kernel's error on random data.
+///   [`tf32x3_against_fp32`] holds it to the project's accuracy target,
+///   at most twice the FP32 kernel's error on random data.
 fn gamma(precision: Precision, k: usize) -> f64 {
     let k = (k + 2) as f64;
     match precision {
@@ -614,7 +614,7 @@ fn cases() -> Vec<Case> {
             .padded([3, 5, 7], [1, 3, 1])
             .scaled(-1.25, 0.5),
     );
-    // The 1000×999×1001: every step packed (no pitch a multiple
+    // The benched 1000×999×1001: every step packed (no pitch a multiple
     // of 4); the fast steps with aligned pitches in every transpose
     // combination, and with odd pitches and offsets. Its 128 tiles of
     // 64 × 128 leave the second block slot of each SM of an H100 or H200

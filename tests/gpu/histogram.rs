@@ -1,4 +1,4 @@
-//! Histograms: every step of the ladder on the data sets (uniform,
+//! Histograms: every step of the ladder on the bench's data sets (uniform,
 //! one bin, two alternating bins, a narrow normal, sorted) and sizes (0, 1,
 //! 255, 257, 1 000 003, 2^28 + 7, an odd start address), for the byte
 //! histogram and `histogram_even` of `u8`, `u16`, `i32` and `f32` with 1 to

@@ -300,8 +300,8 @@ fn step5_leaves_tallies_zero(ctx: &Context) -> Result<(), Failed> {
 /// or more), so that the sums that two columns share in one tally
 /// (`join_pair`) reach the largest the entry allows, 255 · 4096 · 255.
 fn bands_at_the_lanes_limit(ctx: &Context) -> Result<(), Failed> {
-    use warpspeed_gpu::image_sums::BAND_BLOCK_COLUMNS;
     use warpspeed::image_sums::bands_per_strip;
+    use warpspeed_gpu::image_sums::BAND_BLOCK_COLUMNS;
     let strip = BAND_BLOCK_COLUMNS as usize;
     let bands = |strips| bands_per_strip(strips, usize::MAX, ctx.info().multiprocessors) as usize;
     let (two, one) = (bands(2), bands(1));

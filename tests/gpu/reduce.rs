@@ -11,11 +11,11 @@
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
 use rand::RngExt;
+use warpspeed::reduce::{Element, Op, ReduceVariant};
+use warpspeed::{Context, DeviceRead, View, ViewMut};
 use warpspeed_gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
 };
-use warpspeed::reduce::{Element, Op, ReduceVariant};
-use warpspeed::{Context, DeviceRead, View, ViewMut};
 
 /// The benched sizes and those of CUB's tests.
 const SIZES: [usize; 11] = [

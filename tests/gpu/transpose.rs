@@ -1,4 +1,4 @@
-//! Transposes: every variant, element sizes 1, 2, 4 and 8 bytes, the issue's
+//! Transposes: every variant, element sizes 1, 2, 4 and 8 bytes, the benched
 //! shapes and row pitches, compared exactly with a CPU transpose. Outputs are
 //! poisoned with a value the inputs never hold, and the destination's row
 //! padding must keep its poison.

@@ -1,7 +1,7 @@
-//! Steps 1 to 3, the lesson's kernels: one thread per output, its `taps`
-//! weights from global memory (step 1) or from constant memory (step 2),
-//! and (step 3) the block's inputs with their halo staged first in shared
-//! memory.
+//! Steps 1 to 3, the PMPP convolution chapter's kernels: one thread per
+//! output, its `taps` weights from global memory (step 1) or from constant
+//! memory (step 2), and (step 3) the block's inputs with their halo staged
+//! first in shared memory.
 
 #[cfg(target_arch = "nvptx64")]
 use {super::*, crate::prim::*};

@@ -1,8 +1,8 @@
-//! 1D convolution: the ladder of the lesson's convolution kernels (basic,
-//! mask in constant memory, input tile with its halo in shared memory),
-//! register-blocked kernels, Karatsuba's for long masks, a streaming one
-//! for short masks and tensor-core ones with FP32 accuracy (3xTF32), for
-//! `f32`.
+//! 1D convolution: the ladder of the PMPP convolution chapter's kernels
+//! (basic, mask in constant memory, input tile with its halo in shared
+//! memory), register-blocked kernels, Karatsuba's for long masks, a
+//! streaming one for short masks and tensor-core ones with FP32 accuracy
+//! (3xTF32), for `f32`.
 //!
 //! `P[i] = Σ_j N[i − r + j] · M[j]` for `j` in `0..taps`, `r = taps / 2`,
 //! with `N` zero outside the signal: the "same" output, as long as the

@@ -28,14 +28,14 @@
 //!
 //! The default from [`TMA_MIN_TAPS`] on sm_90a until step 10
 //! ([`super::corrections`]) took its place. Against step 8 (2^26
-//! outputs, µs, the committed reports of the thirty-fourth session, step
-//! 8 / this step): H100 63 taps 213.8 / 203.6, 127 taps 260.5 / 259.8;
-//! H200 206.6 / 203.0, 264.4 / 256.1, 1 025 taps 1 119 / 1 098 (the
-//! H100's 1 025 taps, 1 079 / 1 183, is the power cap's spread: 1 077 /
-//! 1 075 in a run of the build before). Built first with step 8's unswizzled layout, it trailed step 8
-//! in the steady state (127 taps, H200: 281.2 against 267.7); the linear
-//! split, the swizzle and the window on 32 bytes made up the difference,
-//! and copies of only the lines read let it hold every mask
+//! outputs, µs, the reports of 2026-11-26, step 8 / this step): H100 63
+//! taps 213.8 / 203.6, 127 taps 260.5 / 259.8; H200 206.6 / 203.0, 264.4
+//! / 256.1, 1 025 taps 1 119 / 1 098 (the H100's 1 025 taps, 1 079 /
+//! 1 183, is the power cap's spread: 1 077 / 1 075 in a run of the build
+//! before). Built first with step 8's unswizzled layout, it trailed step
+//! 8 in the steady state (127 taps, H200: 281.2 against 267.7); the
+//! linear split, the swizzle and the window on 32 bytes made up the
+//! difference, and copies of only the lines read let it hold every mask
 //! (docs/notes/conv1d.md).
 //!
 //! The box's rows must each be one whole sector: the tile's window is

@@ -1,6 +1,7 @@
-//! SGEMM: `C = α · op(A) · op(B) + β · C` for `f32`, the lesson's ladder
-//! from one thread per output to a multi-stage `cp.async` pipeline, and
-//! tensor-core steps (TF32 and 3xTF32) beyond it. One file per step.
+//! SGEMM: `C = α · op(A) · op(B) + β · C` for `f32`, the ladder of the
+//! classic tiled SGEMM from one thread per output to a multi-stage
+//! `cp.async` pipeline, and tensor-core steps (TF32 and 3xTF32) beyond it.
+//! One file per step.
 //!
 //! Every kernel takes the operands as strided views, so one entry serves
 //! every transpose combination: element `(i, p)` of `op(A)` (`m × k`) is

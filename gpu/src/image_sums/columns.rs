@@ -62,7 +62,7 @@ pub const WHOLE_SLOT: u32 = 17;
 /// interleaved rounds of the two builds, µs, `u32` / `f32` out: 21.1 /
 /// 20.8, 20.9 / 20.8, 20.8 / 21.0 → 20.7 / 20.5, 20.3 / 20.3, 20.5 /
 /// 20.6), with the same loads in flight per SM. In a CUDA C++ probe of
-/// the same session (events around each launch, as the bench) the reads
+/// the same day (events around each launch, as the bench) the reads
 /// alone took 19.2 against 19.5 µs and the join after them 1.2 to 1.3 in
 /// both; here the combine after the last load also halves, one thread per
 /// column adding 16 slots instead of 32. Four loads a round instead of

@@ -1,5 +1,8 @@
-//! Row and column sums of 8-bit images (lessons 000 "ReduceW"/"ReduceH" and
-//! 003's 1-byte versus 4-byte column sums), into `u32` or `f32`.
+//! Row and column sums of 8-bit images, into `u32` or `f32`. Each ladder
+//! starts from the plain reductions of an image by rows and by columns
+//! (`ReduceW`: a thread per 128-byte chunk of a row, one `atomicAdd` per
+//! chunk; `ReduceH`: a thread walking down each column) and, for the
+//! columns, four bytes a thread against one.
 //!
 //! The image is `height` rows of `width` bytes, `pitch` bytes apart. Sums are
 //! exact in `u32` (they wrap past 2^32, i.e. beyond 16 843 009 rows or

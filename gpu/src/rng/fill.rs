@@ -1,6 +1,6 @@
 //! The kernels: bulk fills in the order of cuRAND's host API, the device
-//! API's per-thread generators (lesson 001), and a Monte-Carlo estimate of
-//! π that uses them.
+//! API's per-thread generators (`curand_init` per thread), and a
+//! Monte-Carlo estimate of π that uses them.
 //!
 //! A fill is counter-based: value `j` of the stream is word `j % 4` of the
 //! bijection of [`host_counter`](super::host_counter)`(j / 4)`, so every thread computes whole
@@ -366,9 +366,10 @@ mod device {
         });
     }
 
-    /// Lesson 001's pattern: thread `t` is `curand_init(seed, subsequence
-    /// + t, offset)` and makes `per_thread` draws of `method`, draw `i` to
-    /// `out[i · threads + t]` (consecutive threads, consecutive words).
+    /// cuRAND's device-API pattern: thread `t` is `curand_init(seed,
+    /// subsequence + t, offset)` and makes `per_thread` draws of `method`,
+    /// draw `i` to `out[i · threads + t]` (consecutive threads, consecutive
+    /// words).
     ///
     /// Contract: `out` valid for writes of `threads · per_thread` words;
     /// `method` a [`Draw`] code (a bad one traps), `Draw::Poisson` with
@@ -435,7 +436,7 @@ kernels! {
         }
         (out: *mut T, threads: usize, per_thread: usize, seed: u64, subsequence: u64,
             offset: u64, method: u32, mean: f32, stddev: f32, lambda: f64) {
-            /// The device API, one generator per thread (lesson 001).
+            /// cuRAND's device API, one generator per thread (`curand_init`).
             fn rng_draws<T in u32> = device::draws;
         }
         (hits: *mut T, threads: usize, draws: u32, seed: u64) {

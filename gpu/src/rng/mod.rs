@@ -1,6 +1,6 @@
 //! Philox4x32-10, bit-compatible with cuRAND's `curandStatePhilox4_32_10_t`:
-//! the generator of lesson 001's `curand_init` / `curand_uniform` /
-//! `curand_normal`, as plain Rust that the kernels and the CPU share.
+//! the generator of cuRAND's device API (`curand_init` / `curand_uniform` /
+//! `curand_normal`), as plain Rust that the kernels and the CPU share.
 //!
 //! Philox is counter-based: value `4c + j` of a stream is word `j` of the
 //! 10-round bijection [`philox4x32_10`] applied to the 128-bit counter `c`
@@ -194,7 +194,8 @@ enum Cached {
 }
 
 /// A Philox4x32-10 stream position with cuRAND's draw functions: the state
-/// of one thread in lesson 001, or a CPU generator of the same numbers.
+/// of one thread under cuRAND's device API, or a CPU generator of the same
+/// numbers.
 /// See the [module docs](self).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Philox {

@@ -1,6 +1,7 @@
-//! Steps 1 to 4: lesson 003's kernels (one thread per element, then a
-//! shared tile, unpadded and padded) and NVIDIA's coalesced transpose (a
-//! 32×32 tile, four rows per thread), for every element size.
+//! Steps 1 to 4: the kernels of Harris's *An Efficient Matrix Transpose in
+//! CUDA C/C++* (one thread per element, then a shared tile, unpadded and
+//! padded) and NVIDIA's coalesced transpose (a 32×32 tile, four rows per
+//! thread), for every element size.
 
 #[cfg(target_arch = "nvptx64")]
 use crate::prim::*;

@@ -1,6 +1,7 @@
-//! Matrix transpose: lesson 003's ladder (naive, shared-memory tile, padded
-//! tile), the fastest versions for 4-byte and 1-byte elements, and 16-byte
-//! vector steps for every element size.
+//! Matrix transpose: the ladder of Harris's *An Efficient Matrix Transpose
+//! in CUDA C/C++* (naive, shared-memory tile, padded tile), the fastest
+//! versions for 4-byte and 1-byte elements, and 16-byte vector steps for
+//! every element size.
 //!
 //! All kernels move bits, so one instantiation serves every element type of
 //! its size: `u8` (1 byte), `u16` (2), `u32` (4: `f32`, `i32`), `u64` (8).

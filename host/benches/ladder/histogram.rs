@@ -1,5 +1,5 @@
-//! The 256-bin histogram of 2^28 bytes (2^24 with `--quick`) on the issue's
-//! data sets, every step of the ladder against CUB's
+//! The 256-bin histogram of 2^28 bytes (2^24 with `--quick`) on the bench's
+//! five data sets, every step of the ladder against CUB's
 //! `DeviceHistogram::HistogramEven` on the same bytes. GB/s count the
 //! samples read. The CPU step is timed on the host (wall clock, median of
 //! three runs over host memory), the others with CUDA events.

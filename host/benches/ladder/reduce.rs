@@ -3,8 +3,8 @@
 //! `DeviceReduce`; and the scaling curve of the sum from 2^10 to 2^30.
 
 use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued};
-use warpspeed_gpu::reduce::CASES;
 use warpspeed::reduce::{Element, Op, ReduceVariant};
+use warpspeed_gpu::reduce::CASES;
 
 pub const FAMILY: Family = Family {
     name: "reduce",

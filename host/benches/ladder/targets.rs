@@ -91,9 +91,10 @@ const fn target(
     }
 }
 
-/// Every target, in the order of the families: the bench report's issue
-/// (reduce, transpose, image sums), then histogram and conv1d, SGEMM and
-/// the random numbers. Each is met on the H100 and on the H200, or not.
+/// Every target, in the order of the families: the bench report's first
+/// families (reduce, transpose, image sums), then histogram and conv1d,
+/// SGEMM and the random numbers. Each is met on the H100 and on the H200,
+/// or not.
 pub const TARGETS: &[Target] = &[
     target(
         "sum, min, max (f32, i32, u32) at 2^24 × CUB",

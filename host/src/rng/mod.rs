@@ -1,7 +1,8 @@
 //! Random numbers compatible with cuRAND's Philox4_32_10, bit for bit: the
-//! generator of lesson 001 (`curand_init`, `curand`, `curand_uniform`,
-//! `curand_normal`, `curand_log_normal`) as a CPU generator, from the same
-//! `no_std` source the kernels use ([`warpspeed_gpu::rng`]).
+//! generator of cuRAND's device API (`curand_init`, `curand`,
+//! `curand_uniform`, `curand_normal`, `curand_log_normal`) as a CPU
+//! generator, from the same `no_std` source the kernels use
+//! ([`warpspeed_gpu::rng`]).
 //!
 //! ```
 //! use warpspeed::rng::Philox;

@@ -1,4 +1,4 @@
-//! The device API's per-thread generators, as in lesson 001:
+//! cuRAND's device API's per-thread generators (`curand_init` per thread):
 //! [`Context::draws_into`] ([`PerThread`], [`Draw`]) and
 //! [`Context::pi_hits_into`].
 
@@ -9,7 +9,7 @@ use warpspeed_gpu::rng::{rng_draws, rng_pi_hits};
 
 /// Where [`Context::draws_into`]'s generators start: thread `t` is
 /// `curand_init(seed, subsequence + t, offset)` (the sum wrapping at 2^64),
-/// as in lesson 001.
+/// as cuRAND's device API is used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PerThread {
     /// The seed of every thread.
@@ -73,11 +73,11 @@ impl DrawOutput for f32 {
 }
 
 impl Context {
-    /// Enqueues lesson 001's kernel: `per_thread.threads` generators, thread
-    /// `t` starting as `curand_init(seed, subsequence + t, offset)`, each
-    /// making `out.len() / threads` draws of `draw` with the device API's
-    /// functions on the GPU (bit for bit cuRAND's); draw `i` of thread `t`
-    /// goes to `out[i · threads + t]`. Returns at once.
+    /// Enqueues the per-thread generators' kernel: `per_thread.threads`
+    /// generators, thread `t` starting as `curand_init(seed, subsequence +
+    /// t, offset)`, each making `out.len() / threads` draws of `draw` with
+    /// the device API's functions on the GPU (bit for bit cuRAND's); draw
+    /// `i` of thread `t` goes to `out[i · threads + t]`. Returns at once.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] if `out.len()` is not a multiple of the
