@@ -45,209 +45,8 @@ pub struct Kernel {
 /// The most parameters a kernel may take.
 pub const MAX_PARAMS: usize = 16;
 
-/// Entry names (as in the PTX, e.g. `gemm_warp_tiled_f32`) whose register
-/// spills are kept deliberately. A spill moves values between registers and
-/// local memory (device memory, through the L1 cache), which is usually an
-/// accident that costs time: a rolled loop over an array, or a step that
-/// asks for more registers than the target has. So `cargo xtask kernels
-/// --check` (part of `cargo xtask test`) fails when any entry spills on any
-/// PTX target, unless it is named here; a ladder step may accept a few
-/// spills in exchange for something it measures as worth more (say, more
-/// values in flight). Say why beside each name. Names that no kernel table
-/// declares fail the check too. A stack frame without spills (the frame of
-/// a call that is not inlined) is local memory as well, which the GPU
-/// suite's `context::kernel_resources` refuses unless the entry is named
-/// here.
-pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // Held to 128 registers by `LAUNCH_BOUNDS` for a second block per SM
-    // (uncapped: 165 registers, no spills, one block); the ring's
-    // whole-tile copies, their addresses held in registers, make it spill
-    // 280 bytes, and it runs faster so.
-    // H100 2026-11: 4096³ 107 TFLOP/s capped, 117 with the copies, 90 uncapped
-    // (docs/notes/gemm.md)
-    "gemm_tf32_f32",
-    // The same cap; the whole-tile copies make it spill 40 bytes.
-    // H100 2026-11: 4096³ 2.98 ms against 3.02 without them (docs/notes/gemm.md)
-    "gemm_tf32x3_f32",
-    // Held to 128 registers (`LAUNCH_BOUNDS`, 8 blocks per SM): no spills
-    // for sm_90, 16 bytes for sm_80 and 120 for sm_70, whose ptxas
-    // allocates less tightly; measured on the H100 (sm_90) only.
-    "conv1d_karatsuba_f32",
-    // Held to 64 registers (`LAUNCH_BOUNDS`, two blocks of 512 threads):
-    // no spills for sm_70 and sm_90, 8 bytes for sm_80; measured on the
-    // H100 and H200 (sm_90) only. (Step 4's entries and the narrow bands
-    // and bands in lanes, under the same cap, spill nowhere.)
-    "column_sums_bands_u32",
-    "column_sums_bands_f32",
-    // No spills: 208 bytes of stack (sm_80, sm_90), the frame of the call
-    // to the non-inlined path that recomputes outputs that came out
-    // non-finite, which runs only for such outputs. Inlined, that path
-    // made the accumulators' registers spill into a 200-byte frame on
-    // every tile.
-    // H100 2026-11: mask 127 352 µs with this frame, H200 356 (docs/notes/conv1d.md)
-    "conv1d_tf32x3_f32",
-    // Held to 4 blocks of 128 threads (`LAUNCH_BOUNDS`): 96 registers and
-    // no spills for sm_90, 8 bytes for sm_70; measured on the H100 and
-    // H200 (sm_90) only.
-    "conv1d_register_blocked_16_f32",
-];
-
-/// Entries compiled for a number of resident blocks per SM, like CUDA's
-/// `__launch_bounds__(threads, blocks)`: `cargo xtask build-ptx` writes
-/// `.maxntid threads, 1, 1` and `.minnctapersm blocks` into their PTX, and
-/// ptxas then keeps their registers to what that many blocks leave each
-/// thread (65 536 registers per SM: 128 for 2 blocks of 256 threads). The
-/// host must launch them with exactly `threads` threads (the driver
-/// refuses more). Say why beside each: the measured gain of the extra
-/// blocks over the registers they cost.
-pub const LAUNCH_BOUNDS: &[LaunchBounds] = &[
-    // Three warpgroups, one block per SM (its shared memory): 168
-    // registers a thread at most, which the products' 64 accumulators and
-    // the split's quads fit without spills. Step 10's kernel, the same
-    // block, has no bounds: it takes 160 registers without them (so it
-    // launches), 168 with them.
-    // H200 2026-11: step 10 0.6-1.3% faster with them, H100 0.3-0.6% slower
-    // (docs/notes/conv1d.md)
-    LaunchBounds {
-        entry: "conv1d_tf32x3_tma_f32",
-        threads: crate::conv1d::TMA_THREADS,
-        blocks_per_sm: 1,
-    },
-    // 144 registers left 6 blocks of 64 threads (12 warps) per SM; held
-    // to 8 (128 registers).
-    // H100 2026-11: mask 127 413 µs against 443 uncapped (docs/notes/conv1d.md)
-    LaunchBounds {
-        entry: "conv1d_karatsuba_f32",
-        threads: crate::conv1d::SPLIT_THREADS,
-        blocks_per_sm: 8,
-    },
-    // Built around 2 blocks of 256 threads per SM, one's products hiding
-    // the other's staging: 127 registers for sm_90 uncapped, 150 for
-    // sm_80 (one block), held here to 128 with no spills; the sm_80 build is
-    // not measured (no such GPU here).
-    LaunchBounds {
-        entry: "conv1d_tf32x3_f32",
-        threads: crate::conv1d::TENSOR_THREADS,
-        blocks_per_sm: 2,
-    },
-    // 165 and 170 registers gave one block of 8 warps per SM; held here
-    // to two, the TF32 entry spills a little for it (`SPILLS_ON_PURPOSE`).
-    // H100 2026-11: 4096³ 107 against 90 TFLOP/s (TF32), 43.6 against 41.5
-    // (docs/notes/gemm.md)
-    LaunchBounds {
-        entry: "gemm_tf32_f32",
-        threads: crate::gemm::tensor::THREADS as u32,
-        blocks_per_sm: 2,
-    },
-    LaunchBounds {
-        entry: "gemm_tf32x3_f32",
-        threads: crate::gemm::tensor::THREADS as u32,
-        blocks_per_sm: 2,
-    },
-    // Without checked copies in its ring, 126 registers with no spills
-    // for sm_80 to sm_90a (136 left to itself): two blocks of 8 warps per
-    // SM instead of one.
-    // H100 2026-11: 4096³ 2.68 ms against the 128 × 128 entry's 2.94 (docs/notes/gemm.md)
-    LaunchBounds {
-        entry: "gemm_pipelined_whole_f32",
-        threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_CONFIGS[0]) as u32,
-        blocks_per_sm: 2,
-    },
-    // The transpose's vector steps are built around 2048 threads per SM (8
-    // blocks of 256, 4 of 512 for bytes; 64 bytes in flight per thread):
-    // 32 registers.
-    // Left to itself ptxas drifts above that with small changes of the
-    // PTX (sm_90: 34 for bytes, 44 and 56 for the 4- and 2-byte entries of
-    // step 7 when it took bands of tile rows, which is 6, 5 and 4 blocks);
-    // held to 8 blocks, none spills. Kept so that the shape the steps
-    // were designed for survives changes of the PTX; it costs nothing.
-    // H200 2026-11: bytes 38.8 µs capped or not, `f32` 139.0 (docs/notes/transpose.md)
-    vector_bounds("transpose_vector_tile_u8", 1),
-    vector_bounds("transpose_vector_tile_u16", 2),
-    vector_bounds("transpose_vector_tile_u32", 4),
-    vector_bounds("transpose_vector_tile_u64", 8),
-    vector_bounds("transpose_vector_columns_u8", 1),
-    vector_bounds("transpose_vector_columns_u16", 2),
-    vector_bounds("transpose_vector_columns_u32", 4),
-    vector_bounds("transpose_vector_columns_u64", 8),
-    vector_bounds("transpose_vector_ahead_u8", 1),
-    vector_bounds("transpose_vector_ahead_u16", 2),
-    vector_bounds("transpose_vector_ahead_u32", 4),
-    vector_bounds("transpose_vector_ahead_u64", 8),
-    vector_bounds("transpose_square_ahead_u8", 1),
-    // Its rounds taken two at a time (`shifted_sums`), left to itself
-    // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
-    // it takes 96 (5 fit) and spills nothing for sm_90.
-    // H100 2026-11: mask 127 408 µs against 410 without them (docs/notes/conv1d.md)
-    LaunchBounds {
-        entry: "conv1d_register_blocked_16_f32",
-        threads: crate::conv1d::BLOCKED_THREADS,
-        blocks_per_sm: 4,
-    },
-    // One block of 1024 threads per SM, which can have 64 registers each
-    // (left to itself ptxas took 68 with 4 rows in flight).
-    column_block_bounds("column_sums_whole_u32", crate::image_sums::WHOLE_BLOCK),
-    column_block_bounds("column_sums_whole_f32", crate::image_sums::WHOLE_BLOCK),
-    // The same for the bands (79 registers for sm_70 and sm_80 left to
-    // themselves, more than 1024 threads can have).
-    band_bounds("column_sums_bands_u32"),
-    band_bounds("column_sums_bands_f32"),
-    band_bounds("column_sums_bands_narrow_u32"),
-    band_bounds("column_sums_bands_narrow_f32"),
-    band_bounds("column_sums_bands_lanes_u32"),
-    band_bounds("column_sums_bands_lanes_f32"),
-    // Five blocks of 256 threads per SM with 8 loads in flight per lane:
-    // 46 registers for sm_90 (48 for sm_80), no spills.
-    // H200 2026-11: 19.4 µs against 19.6-19.8 with six blocks (docs/notes/image_sums.md)
-    split_row_bounds("row_sums_split_u32"),
-    split_row_bounds("row_sums_split_f32"),
-    split_row_bounds("row_sums_split_wide_u32"),
-    split_row_bounds("row_sums_split_wide_f32"),
-];
-
-/// The split row sums' bounds: [`crate::image_sums::ROW_VECTOR_BLOCK`]
-/// threads, [`crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM`] blocks per SM.
-const fn split_row_bounds(entry: &'static str) -> LaunchBounds {
-    LaunchBounds {
-        entry,
-        threads: crate::image_sums::ROW_VECTOR_BLOCK,
-        blocks_per_sm: crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM,
-    }
-}
-
-/// The bounds of a column-sum step of one block of `(x, y)` threads per SM
-/// ([`crate::image_sums::WHOLE_BLOCK`]).
-const fn column_block_bounds(entry: &'static str, (x, y): (u32, u32)) -> LaunchBounds {
-    LaunchBounds {
-        entry,
-        threads: x * y,
-        blocks_per_sm: 1,
-    }
-}
-
-/// The column bands' bounds: [`crate::image_sums::BAND_THREADS`] threads,
-/// [`crate::image_sums::BAND_BLOCKS_PER_SM`] blocks per SM.
-const fn band_bounds(entry: &'static str) -> LaunchBounds {
-    LaunchBounds {
-        entry,
-        threads: crate::image_sums::BAND_THREADS,
-        blocks_per_sm: crate::image_sums::BAND_BLOCKS_PER_SM,
-    }
-}
-
-/// A transpose vector step's bounds for elements of `size` bytes:
-/// [`crate::transpose::vector_threads`] threads,
-/// [`crate::transpose::VECTOR_SM_THREADS`] per SM.
-const fn vector_bounds(entry: &'static str, size: usize) -> LaunchBounds {
-    let threads = crate::transpose::vector_threads(size) as u32;
-    LaunchBounds {
-        entry,
-        threads,
-        blocks_per_sm: crate::transpose::VECTOR_SM_THREADS / threads,
-    }
-}
-
-/// One row of [`LAUNCH_BOUNDS`].
+/// One row of [`LAUNCH_BOUNDS`](crate::LAUNCH_BOUNDS): an entry compiled for a
+/// number of resident blocks per SM, declared beside its family's kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchBounds {
     /// The entry's name in the PTX.
@@ -514,6 +313,36 @@ pub const fn total_rows(parts: &[&[Kernel]]) -> usize {
         i += 1;
     }
     total
+}
+
+/// The length of `parts` concatenated.
+#[doc(hidden)]
+pub const fn total_len<T>(parts: &[&[T]]) -> usize {
+    let (mut total, mut i) = (0, 0);
+    while i < parts.len() {
+        total += parts[i].len();
+        i += 1;
+    }
+    total
+}
+
+/// `parts` concatenated; `N` must be [`total_len`] of them, and `fill`
+/// any value (every slot is written over).
+#[doc(hidden)]
+pub const fn concat<T: Copy, const N: usize>(parts: &[&[T]], fill: T) -> [T; N] {
+    let mut out = [fill; N];
+    let (mut n, mut i) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "concat: wrong length");
+    out
 }
 
 /// `parts` concatenated; `N` must be [`total_rows`] of them.

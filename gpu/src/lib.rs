@@ -102,6 +102,54 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("rng", rng::KERNELS),
 ];
 
+/// Entry names (as in the PTX, e.g. `gemm_warp_tiled_f32`) whose register
+/// spills are kept deliberately, gathered from the families (each declares its own
+/// beside its kernels). A spill moves values between registers and
+/// local memory (device memory, through the L1 cache), which is usually an
+/// accident that costs time: a rolled loop over an array, or a step that
+/// asks for more registers than the target has. So `cargo xtask kernels
+/// --check` (part of `cargo xtask test`) fails when any entry spills on any
+/// PTX target, unless it is named here; a ladder step may accept a few
+/// spills in exchange for something it measures as worth more (say, more
+/// values in flight). Say why beside each name. Names that no kernel table
+/// declares fail the check too. A stack frame without spills (the frame of
+/// a call that is not inlined) is local memory as well, which the GPU
+/// suite's `context::kernel_resources` refuses unless the entry is named
+/// here.
+pub const SPILLS_ON_PURPOSE: &[&str] = {
+    const PARTS: &[&[&str]] = &[
+        gemm::SPILLS_ON_PURPOSE,
+        conv1d::SPILLS_ON_PURPOSE,
+        image_sums::SPILLS_ON_PURPOSE,
+    ];
+    &kernel::concat::<&str, { kernel::total_len(PARTS) }>(PARTS, "")
+};
+
+/// Entries compiled for a number of resident blocks per SM, like CUDA's
+/// `__launch_bounds__(threads, blocks)`: `cargo xtask build-ptx` writes
+/// `.maxntid threads, 1, 1` and `.minnctapersm blocks` into their PTX, and
+/// ptxas then keeps their registers to what that many blocks leave each
+/// thread (65 536 registers per SM: 128 for 2 blocks of 256 threads). The
+/// host must launch them with exactly `threads` threads (the driver
+/// refuses more). Say why beside each: the measured gain of the extra
+/// blocks over the registers they cost.
+///
+/// Each family declares its own beside its kernels; this gathers them.
+pub const LAUNCH_BOUNDS: &[kernel::LaunchBounds] = {
+    const PARTS: &[&[kernel::LaunchBounds]] = &[
+        conv1d::LAUNCH_BOUNDS,
+        gemm::LAUNCH_BOUNDS,
+        transpose::LAUNCH_BOUNDS,
+        image_sums::LAUNCH_BOUNDS,
+    ];
+    const NONE: kernel::LaunchBounds = kernel::LaunchBounds {
+        entry: "",
+        threads: 0,
+        blocks_per_sm: 0,
+    };
+    &kernel::concat::<kernel::LaunchBounds, { kernel::total_len(PARTS) }>(PARTS, NONE)
+};
+
 /// `printf` on the device, for debugging: prints nothing in this build (see
 /// `prim::print`, whose `gpu_print!` prints when the crate is built for the
 /// GPU with the feature `debug-print`); evaluates its arguments and the

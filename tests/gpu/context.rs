@@ -65,13 +65,13 @@ pub fn trials(trials: &mut Vec<Trial>) {
                 format!("{k:?}")
             })?;
             ensure(
-                k.local_bytes == 0 || warpspeed_gpu::kernel::SPILLS_ON_PURPOSE.contains(&k.name),
+                k.local_bytes == 0 || warpspeed_gpu::SPILLS_ON_PURPOSE.contains(&k.name),
                 || format!("{} uses {} B of local memory", k.name, k.local_bytes),
             )?;
         }
         // The entries built for several blocks per SM take exactly their
         // block and leave room for those blocks' registers.
-        for b in warpspeed_gpu::kernel::LAUNCH_BOUNDS {
+        for b in warpspeed_gpu::LAUNCH_BOUNDS {
             let k = kernels.iter().find(|k| k.name == b.entry).unwrap();
             ensure(
                 k.max_threads_per_block == b.threads

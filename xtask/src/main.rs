@@ -36,7 +36,7 @@ cargo xtask <task>
                         shared memory, stack and spills per entry; prints a
                         table, writes target/kernels.json and target/kernels.md;
                         --check: fail if an entry spills that
-                        SPILLS_ON_PURPOSE (gpu/src/kernel.rs) does not name
+                        its family's SPILLS_ON_PURPOSE does not name
   lint-gpu              clippy (-D warnings) on the device crate for nvptx64, per
                         PTX target: the kernels and prim/ as the GPU build sees
                         them; and for sm_90a with the feature debug-print

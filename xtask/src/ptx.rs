@@ -245,13 +245,13 @@ pub(crate) fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, Stri
 }
 
 /// `ptx` with the performance directives of
-/// [`LAUNCH_BOUNDS`](warpspeed_gpu::kernel::LAUNCH_BOUNDS) (`.maxntid`,
+/// [`LAUNCH_BOUNDS`](warpspeed_gpu::LAUNCH_BOUNDS) (`.maxntid`,
 /// `.minnctapersm`) between each named entry's parameter list and its
 /// body, where CUDA C++'s `__launch_bounds__` puts them. An entry that has
 /// them already is left as it is, so a second pass changes nothing. Fails
 /// if a named entry is not in the PTX.
 pub(crate) fn with_launch_bounds(ptx: &str) -> Result<String, String> {
-    let bounds = warpspeed_gpu::kernel::LAUNCH_BOUNDS;
+    let bounds = warpspeed_gpu::LAUNCH_BOUNDS;
     let mut found = vec![false; bounds.len()];
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
     let mut pending = None;
@@ -295,7 +295,7 @@ pub(crate) fn with_launch_bounds(ptx: &str) -> Result<String, String> {
         Ok(out)
     } else {
         Err(format!(
-            "LAUNCH_BOUNDS (gpu/src/kernel.rs) names entries the PTX lacks: {}",
+            "LAUNCH_BOUNDS (a family's, beside its kernels table) names entries the PTX lacks: {}",
             missing.join(", ")
         ))
     }
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn writes_launch_bounds_once_into_the_named_entries() {
-        let bounds = warpspeed_gpu::kernel::LAUNCH_BOUNDS;
+        let bounds = warpspeed_gpu::LAUNCH_BOUNDS;
         let mut ptx = String::from(".version 8.7\n.target sm_90\n");
         for name in bounds.iter().map(|b| b.entry).chain(["other_f32"]) {
             let _ = write!(

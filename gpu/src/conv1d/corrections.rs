@@ -10,7 +10,7 @@
 //! input, `m` a weight and `big`/`small` step 9's split by truncation,
 //! `x·m = big_x·big_m + x·small_m + small_x·big_m` exactly; the second and
 //! third terms are taken as `bf16(x)·bf16(small_m)` and
-//! `bf16(small_x)·bf16(big_m)` ([`bf16_error_units`]).
+//! `bf16(small_x)·bf16(big_m)` ([`bf16_error_units`](super::bf16_error_units)).
 //!
 //! The layout: the copy lands in step 9's part as before (`B`'s big part,
 //! read by the TF32 products as it stands), and the warpgroup's second
@@ -23,18 +23,7 @@
 //! of each weight in one word, from which a fragment's pairs of
 //! consecutive weights are two words' halves ([`bf16_a_words`]).
 
-use super::tma::tma_steps;
-use super::wgmma::{WGMMA_COLS, WGMMA_ROWS};
-
-/// Values of `t` of one BF16 product (`k` of `m64n128k16`).
-pub const BF16_K: usize = 16;
-
-/// BF16 products of a tile whose TF32 products take `steps` steps of 8
-/// values of `t`: one per two steps, the last over 8 more zero weights
-/// where `steps` is odd.
-pub const fn bf16_steps(steps: usize) -> usize {
-    steps.div_ceil(2)
-}
+use super::wgmma::{BF16_K, WGMMA_COLS, WGMMA_ROWS, bf16_steps, swizzle_32, wgmma_steps};
 
 /// Inputs a tile's products read for a mask of `taps` moved by `shift`:
 /// step 9's, rounded up to whole BF16 products. Never more lines than
@@ -42,14 +31,7 @@ pub const fn bf16_steps(steps: usize) -> usize {
 /// values of `t` past the last column's start, and `steps` odd is no
 /// multiple of 8.
 pub const fn bf16_tile_len(taps: usize, shift: usize) -> usize {
-    WGMMA_ROWS * (WGMMA_COLS - 1) + BF16_K * bf16_steps(tma_steps(taps, shift))
-}
-
-/// The 32-byte swizzle on a byte offset from a 256-byte unit of the
-/// shared window: the two 16-byte halves of a 32-byte row exchanged where
-/// bit 7 is set.
-pub const fn swizzle_32(at: u32) -> u32 {
-    at ^ (((at >> 7) & 1) << 4)
+    WGMMA_ROWS * (WGMMA_COLS - 1) + BF16_K * bf16_steps(wgmma_steps(taps + shift))
 }
 
 /// Byte offset of tile element `e` (`64·line + u`) in a BF16 part that
@@ -104,32 +86,11 @@ pub const fn bf16_bits(x: f32) -> u16 {
     ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
 }
 
-/// Step 10's error bound for a mask of `taps`, in units of `2^-24 ·
-/// Σ_j |x_j · m_j|` (and of 2^-149 for subnormal results).
-///
-/// With `u = 2^-24` and step 9's split by truncation (`|small| < 2^-10
-/// |x|`, `big + small = x` exactly), `x·m = big_x·big_m + x·small_m +
-/// small_x·big_m`. The TF32 product `big_x·big_m` is exact. A BF16
-/// rounding errs by at most `2^-9` of its value, so `bf16(x)·bf16(small_m)`
-/// is `x·small_m` within `(2^-8 + 2^-18)·|x·small_m| < 2^-18 (1 + 2^-10)
-/// |x·m|`, 64.1u, and `bf16(small_x)·bf16(big_m)` likewise: 129u for the
-/// terms (the products of BF16 values are exact in `f32`). The tensor
-/// cores then add, per 16 values of `t`, 16 TF32 products and 32 BF16
-/// products: 24 additions per 8 values, as step 9's three TF32 products,
-/// each taken to err by up to `2u` of the terms' magnitudes (at most
-/// `1 + 2^-9` of `Σ|x·m|`): `48.1u` per step of 8 over the `2 ·
-/// bf16_steps` steps of the longest moved mask. Hence `49 · 2 ·
-/// bf16_steps + 130`; for 127 taps 1 404, against step 9's 1 252.
-pub const fn bf16_error_units(taps: usize) -> usize {
-    let steps = bf16_steps(tma_steps(taps, super::tma::TMA_MAX_SHIFT));
-    49 * 2 * steps + 130
-}
-
 /// The BF16 products' side of a tile on the device: the split into the
 /// two BF16 parts and the products.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub(super) mod device {
-    use super::super::tma::CopiedTile;
+    use super::super::copied::CopiedTile;
     use super::super::wgmma::{WGMMA_THREADS, wgmma_a_words};
     use super::*;
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};
@@ -311,129 +272,5 @@ pub(super) mod device {
             tf32_pairs.iter().for_each(wgmma::hold_pair);
             copied_free();
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    // The crate is `no_std`; its host tests may allocate.
-    extern crate std;
-    use super::super::tma::{
-        TEST_TAPS, TMA_MASK_LEAD, TMA_MAX_SHIFT, test_weight, tma_lines, tma_mask_len, tma_offset,
-    };
-    use super::*;
-    use std::vec;
-
-    const TAPS: [usize; 9] = TEST_TAPS;
-
-    /// The split's walk: unit `w` of group `g` of the copy is the
-    /// quad of element `64(w / 2) + 8g + 4(w % 2)`, and its 8 bytes in each
-    /// BF16 part are where [`bf16_offset`] puts that quad, for a part on a
-    /// 256-byte unit and one 128 bytes into it.
-    #[test]
-    fn the_split_walk_finds_each_quad() {
-        for taps in TAPS {
-            for shift in 0..=TMA_MAX_SHIFT {
-                let lines = tma_lines(taps, shift);
-                for g in 0..8 {
-                    for w in 0..2 * lines {
-                        let e = 64 * (w / 2) + 8 * g + 4 * (w % 2);
-                        let (l, g, w) = (lines as u32, g as u32, w as u32);
-                        let from = swizzle_32(split_source(l, g, w)) as usize;
-                        assert_eq!(from, tma_offset(lines, e));
-                        let to = split_target(l, g, w) as usize;
-                        for base in [0, 128, 128 * lines] {
-                            assert_eq!(
-                                swizzle_32((base + to) as u32) as usize,
-                                bf16_offset(lines, base, e)
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Every element of a BF16 part in 2 bytes of its own, a quad in 8
-    /// whole bytes, inside half a part; and product `p`'s `B` (column `c`,
-    /// value `t`: element `64c + 16p + t`) where the tensor cores read it,
-    /// row `c` 32 bytes after row `c − 1`, the swizzle on the address.
-    #[test]
-    fn the_bf16_products_read_their_parts() {
-        for taps in TAPS {
-            for shift in 0..=TMA_MAX_SHIFT {
-                let lines = tma_lines(taps, shift);
-                let half = 128 * tma_lines(taps, TMA_MAX_SHIFT);
-                for base in [0, half] {
-                    let mut seen = vec![false; half / 2];
-                    for e in 0..64 * lines {
-                        let at = bf16_offset(lines, base, e) - base;
-                        assert!(at < half && !seen[at / 2], "{taps} taps, {e}");
-                        seen[at / 2] = true;
-                        let quad = bf16_offset(lines, base, e - e % 4);
-                        assert_eq!(quad + 2 * (e % 4), at + base);
-                    }
-                }
-                let steps = tma_steps(taps, shift);
-                let len = bf16_tile_len(taps, shift);
-                assert!(len <= 64 * lines && len >= 64 * 127 + 8 * steps);
-                for p in 0..bf16_steps(steps) {
-                    for c in 0..128 {
-                        for t in 0..16 {
-                            let read =
-                                swizzle_32((half + bf16_b_start(lines, p) + 32 * c + 2 * t) as u32)
-                                    as usize;
-                            assert_eq!(read, bf16_offset(lines, half, 64 * c + 16 * p + t));
-                            assert!(64 * c + 16 * p + t < len);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn fragments_pair_the_moved_mask() {
-        // Word `j` of the pairs holds weight `j − TMA_MASK_LEAD`; register
-        // `k` of product `p`'s fragment pairs `A[row][t]` and `A[row][t +
-        // 1]`, `A[row][t] = M[16p + t − row − shift]`.
-        for taps in TAPS {
-            let mask_len = tma_mask_len(taps);
-            let weight = |j: usize| test_weight(taps, j);
-            for shift in 0..=TMA_MAX_SHIFT {
-                let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
-                for p in 0..bf16_steps(tma_steps(taps, shift)) {
-                    for warp in 0..4 {
-                        for lane in 0..32 {
-                            let (g, q) = (lane / 4, lane % 4);
-                            let [w, below, after] = bf16_a_words(warp, lane, p).map(|w| w + offset);
-                            let regs =
-                                [(w, g, 2 * q), (below, g + 8, 2 * q), (after, g, 2 * q + 8)];
-                            let regs = [regs[0], regs[1], regs[2], (w, g + 8, 2 * q + 8)];
-                            for (word, row, t) in regs {
-                                assert!(word + 1 < mask_len);
-                                for i in 0..2 {
-                                    let want = (16 * p + t + i)
-                                        .checked_sub(16 * warp + row + shift)
-                                        .filter(|&j| j < taps);
-                                    assert_eq!(weight(word + i), want, "{taps} taps, {shift}");
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn bounds_and_roundings() {
-        assert_eq!(bf16_error_units(127), 1404);
-        assert_eq!(super::super::tma_error_units(127), 1252);
-        assert_eq!(bf16_bits(1.0), 0x3f80);
-        // Ties to even: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7.
-        assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80);
-        assert_eq!(bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
-        assert_eq!(bf16_bits(-2.5), 0xc020);
     }
 }

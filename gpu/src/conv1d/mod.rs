@@ -36,6 +36,7 @@
 //! `ceil(n / outputs_per_block)` blocks in x and any number in y (blocks
 //! walk the rows `gridDim.y` apart), and the step's `shared_bytes(taps)`.
 
+mod copied;
 pub mod corrections;
 mod karatsuba;
 mod lesson;
@@ -47,7 +48,6 @@ mod tiles;
 pub mod tma;
 pub mod wgmma;
 
-pub use corrections::bf16_error_units;
 pub use karatsuba::{
     Phase, SPLIT_MIN_TAPS, SPLIT_THREADS, SPLIT_TILE, SPLIT_WIDTH, karatsuba_outputs, split_len,
     split_words,
@@ -66,7 +66,7 @@ pub use tf32x3::{
     tensor_b_elements, tensor_d_outputs, tensor_error_units, tensor_index, tensor_mask_len,
     tensor_steps, tensor_tile_len, tensor_tile_words,
 };
-pub use tma::{TMA_MIN_TAPS, TMA_THREADS, tma_error_units};
+pub use tma::{TMA_MIN_TAPS, TMA_THREADS, bf16_error_units, tma_error_units};
 pub use wgmma::{WGMMA_THREADS, WGMMA_TILE, wgmma_error_units};
 
 use crate::kernel::TensorMap;
@@ -699,6 +699,70 @@ fn wgmma_entry(taps: usize) -> crate::Entry<Conv1dArgs<f32>> {
         None => unreachable!("a warpgroup count without an entry"),
     }
 }
+
+/// This family's entries compiled for a number of resident blocks per SM
+/// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    // Three warpgroups, one block per SM (its shared memory): 168
+    // registers a thread at most, which the products' 64 accumulators and
+    // the split's quads fit without spills. Step 10's kernel, the same
+    // block, has no bounds: it takes 160 registers without them (so it
+    // launches), 168 with them.
+    // H200 2026-11: step 10 0.6-1.3% faster with them, H100 0.3-0.6% slower
+    // (docs/notes/conv1d.md)
+    crate::kernel::LaunchBounds {
+        entry: "conv1d_tf32x3_tma_f32",
+        threads: crate::conv1d::TMA_THREADS,
+        blocks_per_sm: 1,
+    },
+    // 144 registers left 6 blocks of 64 threads (12 warps) per SM; held
+    // to 8 (128 registers).
+    // H100 2026-11: mask 127 413 µs against 443 uncapped (docs/notes/conv1d.md)
+    crate::kernel::LaunchBounds {
+        entry: "conv1d_karatsuba_f32",
+        threads: crate::conv1d::SPLIT_THREADS,
+        blocks_per_sm: 8,
+    },
+    // Built around 2 blocks of 256 threads per SM, one's products hiding
+    // the other's staging: 127 registers for sm_90 uncapped, 150 for
+    // sm_80 (one block), held here to 128 with no spills; the sm_80 build is
+    // not measured (no such GPU here).
+    crate::kernel::LaunchBounds {
+        entry: "conv1d_tf32x3_f32",
+        threads: crate::conv1d::TENSOR_THREADS,
+        blocks_per_sm: 2,
+    },
+    // Its rounds taken two at a time (`shifted_sums`), left to itself
+    // ptxas gave 150 registers (3 blocks of 128 threads per SM); held to 4
+    // it takes 96 (5 fit) and spills nothing for sm_90.
+    // H100 2026-11: mask 127 408 µs against 410 without them (docs/notes/conv1d.md)
+    crate::kernel::LaunchBounds {
+        entry: "conv1d_register_blocked_16_f32",
+        threads: crate::conv1d::BLOCKED_THREADS,
+        blocks_per_sm: 4,
+    },
+];
+
+/// This family's entries whose local memory is kept deliberately
+/// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
+/// allows).
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Held to 128 registers (`LAUNCH_BOUNDS`, 8 blocks per SM): no spills
+    // for sm_90, 16 bytes for sm_80 and 120 for sm_70, whose ptxas
+    // allocates less tightly; measured on the H100 (sm_90) only.
+    "conv1d_karatsuba_f32",
+    // No spills: 208 bytes of stack (sm_80, sm_90), the frame of the call
+    // to the non-inlined path that recomputes outputs that came out
+    // non-finite, which runs only for such outputs. Inlined, that path
+    // made the accumulators' registers spill into a 200-byte frame on
+    // every tile.
+    // H100 2026-11: mask 127 352 µs with this frame, H200 356 (docs/notes/conv1d.md)
+    "conv1d_tf32x3_f32",
+    // Held to 4 blocks of 128 threads (`LAUNCH_BOUNDS`): 96 registers and
+    // no spills for sm_90, 8 bytes for sm_70; measured on the H100 and
+    // H200 (sm_90) only.
+    "conv1d_register_blocked_16_f32",
+];
 
 #[cfg(test)]
 mod tests {

@@ -60,8 +60,10 @@
 
 #[cfg(target_arch = "nvptx64")]
 use super::TensorMap;
-use super::corrections::{BF16_K, bf16_steps, swizzle_32};
-use super::wgmma::{WGMMA_ROWS, WGMMA_THREADS, wgmma_steps, wgmma_tile_len};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use super::copied::CopiedTile;
+pub use super::copied::{TMA_ALIGN, TmaGeometry, tma_geometry, tma_offset};
+use super::wgmma::{BF16_K, WGMMA_ROWS, WGMMA_THREADS, bf16_steps, wgmma_steps, wgmma_tile_len};
 
 /// Warpgroups of a block: each works in its own two parts of shared
 /// memory, on every third tile of the block's runs.
@@ -69,9 +71,6 @@ pub const TMA_GROUPS: usize = 3;
 
 /// Threads of a block.
 pub const TMA_THREADS: u32 = WGMMA_THREADS * TMA_GROUPS as u32;
-
-/// Elements of a 32-byte sector: the copies start on one.
-pub const TMA_ALIGN: usize = 8;
 
 /// The most places a tile's window moves down so that its copy starts on
 /// a sector ([`TmaGeometry::shift`]).
@@ -84,58 +83,6 @@ pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + TMA_ALIGN;
 
 /// Bytes of a tensor map, and of each warpgroup's slot for it.
 pub const TMA_MAP_BYTES: usize = 128;
-
-/// How the tiles of a launch lie against the tensor map, the same for
-/// every row (the host uses the map only where the rows' pitch is a
-/// multiple of [`TMA_ALIGN`] elements).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TmaGeometry {
-    /// Elements by which every tile's window moves down: tile element `e`
-    /// is row element `start + e − r − shift`.
-    pub shift: usize,
-    /// The row element at the map's line 0, on 32 bytes in memory.
-    pub origin: usize,
-    /// Whole lines of 64 elements of the row from `origin`: the map's
-    /// extent. The row's elements before `origin` or from `origin + 64 ·
-    /// lines` on are the threads' to write.
-    pub lines: usize,
-}
-
-/// The geometry for rows whose element 0 is word `word0` of memory (its
-/// address / 4), `n` elements long, and a mask of `taps`; `None` where a
-/// row holds no whole line after its origin (rows of fewer than 64 to 127
-/// elements), which step 9 leaves to step 8.
-///
-/// With `r = taps / 2`, a tile at `start` (a multiple of 64) begins at row
-/// element `start − r − shift`, which must be `origin` plus whole lines:
-/// `shift ≡ word0 − r` and `origin ≡ −(r + shift)` modulo [`TMA_ALIGN`]
-/// and 64, so that `word0 + origin` is a multiple of [`TMA_ALIGN`].
-pub const fn tma_geometry(word0: usize, taps: usize, n: usize) -> Option<TmaGeometry> {
-    let r = taps / 2;
-    let shift = (word0 % TMA_ALIGN + TMA_ALIGN - r % TMA_ALIGN) % TMA_ALIGN;
-    let origin = (WGMMA_ROWS - (r + shift) % WGMMA_ROWS) % WGMMA_ROWS;
-    if n < origin + WGMMA_ROWS {
-        return None;
-    }
-    Some(TmaGeometry {
-        shift,
-        origin,
-        lines: (n - origin) / WGMMA_ROWS,
-    })
-}
-
-impl TmaGeometry {
-    /// The map's line at which the tile at `start` begins (negative for a
-    /// tile that begins before the origin), for a mask of radius `r`.
-    pub const fn first_line(self, start: usize, r: usize) -> i64 {
-        (start as i64 - (r + self.shift + self.origin) as i64) / WGMMA_ROWS as i64
-    }
-
-    /// Whether the copy brings row element `p`: inside the map's lines.
-    pub const fn copied(self, p: i64) -> bool {
-        p >= self.origin as i64 && p < (self.origin + WGMMA_ROWS * self.lines) as i64
-    }
-}
 
 /// Steps of 8 values of `t` for a mask of `taps` moved by `shift`.
 pub const fn tma_steps(taps: usize, shift: usize) -> usize {
@@ -167,17 +114,6 @@ pub const fn tma_copy_bytes(lines: usize) -> usize {
 /// swizzle.
 pub const fn tma_part_bytes(taps: usize) -> usize {
     tma_copy_bytes(tma_lines(taps, TMA_MAX_SHIFT))
-}
-
-/// Byte offset of tile element `e` (`64·line + 8·g + a`) in a staged part
-/// of `lines` lines that starts on 256 bytes of the shared window: group
-/// `g` at `32·lines·g`, its line `line` at `32·line`, the value at `4·a`,
-/// and the 32-byte swizzle on top, which exchanges the two 16-byte halves
-/// of the 32-byte rows whose address has bit 7 set. A quad of elements
-/// (`e` a multiple of 4) stays 16 whole bytes.
-pub const fn tma_offset(lines: usize, e: usize) -> usize {
-    let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
-    swizzle_32(((u / 8) * 32 * lines + 32 * line + 4 * (u % 8)) as u32) as usize
 }
 
 /// Byte offset where step `s`'s `B` starts in a staged part (element `8s`
@@ -224,6 +160,28 @@ pub const fn tma_barriers_offset(taps: usize) -> usize {
 /// Shared memory of a block: 203 480 bytes at 127 taps, 232 152 at 1 025.
 pub const fn tma_shared_bytes(taps: usize) -> usize {
     tma_barriers_offset(taps) + 8 * TMA_GROUPS
+}
+
+/// Step 10's error bound for a mask of `taps` ([`super::corrections`]), in
+/// units of `2^-24 · Σ_j |x_j · m_j|` (and of 2^-149 for subnormal
+/// results).
+///
+/// With `u = 2^-24` and step 9's split by truncation (`|small| < 2^-10
+/// |x|`, `big + small = x` exactly), `x·m = big_x·big_m + x·small_m +
+/// small_x·big_m`. The TF32 product `big_x·big_m` is exact. A BF16
+/// rounding errs by at most `2^-9` of its value, so `bf16(x)·bf16(small_m)`
+/// is `x·small_m` within `(2^-8 + 2^-18)·|x·small_m| < 2^-18 (1 + 2^-10)
+/// |x·m|`, 64.1u, and `bf16(small_x)·bf16(big_m)` likewise: 129u for the
+/// terms (the products of BF16 values are exact in `f32`). The tensor
+/// cores then add, per 16 values of `t`, 16 TF32 products and 32 BF16
+/// products: 24 additions per 8 values, as step 9's three TF32 products,
+/// each taken to err by up to `2u` of the terms' magnitudes (at most
+/// `1 + 2^-9` of `Σ|x·m|`): `48.1u` per step of 8 over the `2 ·
+/// bf16_steps` steps of the longest moved mask. Hence `49 · 2 ·
+/// bf16_steps + 130`; for 127 taps 1 404, against step 9's 1 252.
+pub const fn bf16_error_units(taps: usize) -> usize {
+    let steps = bf16_steps(tma_steps(taps, TMA_MAX_SHIFT));
+    49 * 2 * steps + 130
 }
 
 /// Step 9's error bound for a mask of `taps`: step 8's
@@ -548,64 +506,6 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
     }
 }
 
-/// A warpgroup's tile as its copy brought it, which steps 9 and 10's
-/// splits read: the copied part (of `lines` lines), the row `x` of `n`
-/// elements it came from, the row element `first` of tile element 0, the
-/// `len` tile elements the products read and the map's geometry.
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-#[derive(Clone, Copy)]
-pub(super) struct CopiedTile {
-    pub copied: *mut u8,
-    pub lines: usize,
-    pub x: *const f32,
-    pub n: usize,
-    pub first: i64,
-    pub len: usize,
-    pub geometry: TmaGeometry,
-}
-
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-impl CopiedTile {
-    /// Whether the copy brought every element the products read: all
-    /// tiles but a row's first and last.
-    #[inline(always)]
-    pub fn whole(&self) -> bool {
-        self.geometry.copied(self.first) && self.geometry.copied(self.first + self.len as i64 - 1)
-    }
-
-    /// Quad `q` (tile elements `4q ..`), where a split takes the tile
-    /// quad by quad: its offset in the copied part ([`tma_offset`]) and
-    /// its values, as copied, or, for a quad the copy did not bring
-    /// (before the map's origin or after its last line), read from the
-    /// row, zeros outside it, and written into the copied part. A quad is
-    /// copied whole or not at all: the map's lines begin on 32 bytes.
-    ///
-    /// # Safety
-    /// As [`split_small`]'s, the quad inside the tile.
-    #[inline(always)]
-    pub unsafe fn quad(&self, q: usize) -> (usize, [f32; 4]) {
-        use crate::prim::*;
-        let at = tma_offset(self.lines, 4 * q);
-        let p = self.first + 4 * q as i64;
-        if self.geometry.copied(p) {
-            // SAFETY: the caller's contract: the quad lies in the copy.
-            return (at, unsafe { load4(self.copied.add(at).cast()) });
-        }
-        let v = core::array::from_fn(|i| {
-            let e = p + i as i64;
-            if e >= 0 && (e as usize) < self.n {
-                // SAFETY: inside the row.
-                unsafe { *self.x.add(e as usize) }
-            } else {
-                0.0
-            }
-        });
-        // SAFETY: the quad's place in the copied part.
-        unsafe { store4(self.copied.add(at).cast(), v) };
-        (at, v)
-    }
-}
-
 /// Computes the small part of `tile` from its copied inputs, 4 elements
 /// at a time. Where the copy brought every element the products read
 /// ([`CopiedTile::whole`]), thread `tid` takes every 128th 16-byte unit of
@@ -663,7 +563,7 @@ pub(super) fn test_weight(taps: usize, j: usize) -> Option<usize> {
 mod tests {
     // The crate is `no_std`; its host tests may allocate.
     extern crate std;
-    use super::super::wgmma::wgmma_a_words;
+    use super::super::wgmma::{swizzle_32, wgmma_a_words};
     use super::*;
     use std::vec;
 
@@ -822,5 +722,132 @@ mod tests {
         assert_eq!(tma_shared_bytes(127), 203_480);
         assert_eq!(tma_shared_bytes(super::super::MAX_TAPS), 232_152);
         assert_eq!(tma_error_units(127), super::super::wgmma_error_units(134));
+    }
+}
+
+/// Step 10's layout against step 9's geometry.
+#[cfg(test)]
+mod correction_tests {
+    // The crate is `no_std`; its host tests may allocate.
+    extern crate std;
+    use super::super::corrections::*;
+    use super::super::wgmma::{WGMMA_ROWS, bf16_steps, swizzle_32};
+    use super::{
+        TEST_TAPS, TMA_MASK_LEAD, TMA_MAX_SHIFT, bf16_error_units, test_weight, tma_lines,
+        tma_mask_len, tma_offset, tma_steps,
+    };
+    use std::vec;
+
+    const TAPS: [usize; 9] = TEST_TAPS;
+
+    /// The split's walk: unit `w` of group `g` of the copy is the
+    /// quad of element `64(w / 2) + 8g + 4(w % 2)`, and its 8 bytes in each
+    /// BF16 part are where [`bf16_offset`] puts that quad, for a part on a
+    /// 256-byte unit and one 128 bytes into it.
+    #[test]
+    fn the_split_walk_finds_each_quad() {
+        for taps in TAPS {
+            for shift in 0..=TMA_MAX_SHIFT {
+                let lines = tma_lines(taps, shift);
+                for g in 0..8 {
+                    for w in 0..2 * lines {
+                        let e = 64 * (w / 2) + 8 * g + 4 * (w % 2);
+                        let (l, g, w) = (lines as u32, g as u32, w as u32);
+                        let from = swizzle_32(split_source(l, g, w)) as usize;
+                        assert_eq!(from, tma_offset(lines, e));
+                        let to = split_target(l, g, w) as usize;
+                        for base in [0, 128, 128 * lines] {
+                            assert_eq!(
+                                swizzle_32((base + to) as u32) as usize,
+                                bf16_offset(lines, base, e)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every element of a BF16 part in 2 bytes of its own, a quad in 8
+    /// whole bytes, inside half a part; and product `p`'s `B` (column `c`,
+    /// value `t`: element `64c + 16p + t`) where the tensor cores read it,
+    /// row `c` 32 bytes after row `c − 1`, the swizzle on the address.
+    #[test]
+    fn the_bf16_products_read_their_parts() {
+        for taps in TAPS {
+            for shift in 0..=TMA_MAX_SHIFT {
+                let lines = tma_lines(taps, shift);
+                let half = 128 * tma_lines(taps, TMA_MAX_SHIFT);
+                for base in [0, half] {
+                    let mut seen = vec![false; half / 2];
+                    for e in 0..64 * lines {
+                        let at = bf16_offset(lines, base, e) - base;
+                        assert!(at < half && !seen[at / 2], "{taps} taps, {e}");
+                        seen[at / 2] = true;
+                        let quad = bf16_offset(lines, base, e - e % 4);
+                        assert_eq!(quad + 2 * (e % 4), at + base);
+                    }
+                }
+                let steps = tma_steps(taps, shift);
+                let len = bf16_tile_len(taps, shift);
+                assert!(len <= 64 * lines && len >= 64 * 127 + 8 * steps);
+                for p in 0..bf16_steps(steps) {
+                    for c in 0..128 {
+                        for t in 0..16 {
+                            let read =
+                                swizzle_32((half + bf16_b_start(lines, p) + 32 * c + 2 * t) as u32)
+                                    as usize;
+                            assert_eq!(read, bf16_offset(lines, half, 64 * c + 16 * p + t));
+                            assert!(64 * c + 16 * p + t < len);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fragments_pair_the_moved_mask() {
+        // Word `j` of the pairs holds weight `j − TMA_MASK_LEAD`; register
+        // `k` of product `p`'s fragment pairs `A[row][t]` and `A[row][t +
+        // 1]`, `A[row][t] = M[16p + t − row − shift]`.
+        for taps in TAPS {
+            let mask_len = tma_mask_len(taps);
+            let weight = |j: usize| test_weight(taps, j);
+            for shift in 0..=TMA_MAX_SHIFT {
+                let offset = TMA_MASK_LEAD - WGMMA_ROWS - shift;
+                for p in 0..bf16_steps(tma_steps(taps, shift)) {
+                    for warp in 0..4 {
+                        for lane in 0..32 {
+                            let (g, q) = (lane / 4, lane % 4);
+                            let [w, below, after] = bf16_a_words(warp, lane, p).map(|w| w + offset);
+                            let regs =
+                                [(w, g, 2 * q), (below, g + 8, 2 * q), (after, g, 2 * q + 8)];
+                            let regs = [regs[0], regs[1], regs[2], (w, g + 8, 2 * q + 8)];
+                            for (word, row, t) in regs {
+                                assert!(word + 1 < mask_len);
+                                for i in 0..2 {
+                                    let want = (16 * p + t + i)
+                                        .checked_sub(16 * warp + row + shift)
+                                        .filter(|&j| j < taps);
+                                    assert_eq!(weight(word + i), want, "{taps} taps, {shift}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_and_roundings() {
+        assert_eq!(bf16_error_units(127), 1404);
+        assert_eq!(super::super::tma_error_units(127), 1252);
+        assert_eq!(bf16_bits(1.0), 0x3f80);
+        // Ties to even: 1 + 2^-8 lies halfway between 1 and 1 + 2^-7.
+        assert_eq!(bf16_bits(1.0 + 1.0 / 256.0), 0x3f80);
+        assert_eq!(bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+        assert_eq!(bf16_bits(-2.5), 0xc020);
     }
 }

@@ -37,6 +37,27 @@ pub const WGMMA_THREADS: u32 = 128;
 pub const WGMMA_ROWS: usize = 64;
 /// Columns of a tile: `wgmma`'s `N` (`m64n128k8`).
 pub const WGMMA_COLS: usize = 128;
+
+// Shared by step 9's layout (its mask leaves room for step 10's BF16
+// words; its copies are swizzled on 32 bytes) and step 10's products.
+
+/// Values of `t` of one BF16 product (`k` of `m64n128k16`).
+pub const BF16_K: usize = 16;
+
+/// BF16 products of a tile whose TF32 products take `steps` steps of 8
+/// values of `t`: one per two steps, the last over 8 more zero weights
+/// where `steps` is odd.
+pub const fn bf16_steps(steps: usize) -> usize {
+    steps.div_ceil(2)
+}
+
+/// The 32-byte swizzle on a byte offset from a 256-byte unit of the
+/// shared window: the two 16-byte halves of a 32-byte row exchanged where
+/// bit 7 is set.
+pub const fn swizzle_32(at: u32) -> u32 {
+    at ^ (((at >> 7) & 1) << 4)
+}
+
 /// Outputs of a tile.
 pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// Bytes of the raw buffer, into which one bulk copy (TMA) brings a

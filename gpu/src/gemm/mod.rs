@@ -737,6 +737,50 @@ const _: () = {
     }
 };
 
+/// This family's entries compiled for a number of resident blocks per SM
+/// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    // 165 and 170 registers gave one block of 8 warps per SM; held here
+    // to two, the TF32 entry spills a little for it (`SPILLS_ON_PURPOSE`).
+    // H100 2026-11: 4096³ 107 against 90 TFLOP/s (TF32), 43.6 against 41.5
+    // (docs/notes/gemm.md)
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tf32_f32",
+        threads: crate::gemm::tensor::THREADS as u32,
+        blocks_per_sm: 2,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tf32x3_f32",
+        threads: crate::gemm::tensor::THREADS as u32,
+        blocks_per_sm: 2,
+    },
+    // Without checked copies in its ring, 126 registers with no spills
+    // for sm_80 to sm_90a (136 left to itself): two blocks of 8 warps per
+    // SM instead of one.
+    // H100 2026-11: 4096³ 2.68 ms against the 128 × 128 entry's 2.94 (docs/notes/gemm.md)
+    crate::kernel::LaunchBounds {
+        entry: "gemm_pipelined_whole_f32",
+        threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_CONFIGS[0]) as u32,
+        blocks_per_sm: 2,
+    },
+];
+
+/// This family's entries whose local memory is kept deliberately
+/// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
+/// allows).
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Held to 128 registers by `LAUNCH_BOUNDS` for a second block per SM
+    // (uncapped: 165 registers, no spills, one block); the ring's
+    // whole-tile copies, their addresses held in registers, make it spill
+    // 280 bytes, and it runs faster so.
+    // H100 2026-11: 4096³ 107 TFLOP/s capped, 117 with the copies, 90 uncapped
+    // (docs/notes/gemm.md)
+    "gemm_tf32_f32",
+    // The same cap; the whole-tile copies make it spill 40 bytes.
+    // H100 2026-11: 4096³ 2.98 ms against 3.02 without them (docs/notes/gemm.md)
+    "gemm_tf32x3_f32",
+];
+
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -202,3 +202,72 @@ kernels! {
 /// The arguments of every image-sum kernel but the column strips: one output
 /// element per column or row.
 pub type ImageArgs<T> = column_sums_per_thread::Args<T>;
+
+/// This family's entries compiled for a number of resident blocks per SM
+/// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    // One block of 1024 threads per SM, which can have 64 registers each
+    // (left to itself ptxas took 68 with 4 rows in flight).
+    column_block_bounds("column_sums_whole_u32", crate::image_sums::WHOLE_BLOCK),
+    column_block_bounds("column_sums_whole_f32", crate::image_sums::WHOLE_BLOCK),
+    // The same for the bands (79 registers for sm_70 and sm_80 left to
+    // themselves, more than 1024 threads can have).
+    band_bounds("column_sums_bands_u32"),
+    band_bounds("column_sums_bands_f32"),
+    band_bounds("column_sums_bands_narrow_u32"),
+    band_bounds("column_sums_bands_narrow_f32"),
+    band_bounds("column_sums_bands_lanes_u32"),
+    band_bounds("column_sums_bands_lanes_f32"),
+    // Five blocks of 256 threads per SM with 8 loads in flight per lane:
+    // 46 registers for sm_90 (48 for sm_80), no spills.
+    // H200 2026-11: 19.4 µs against 19.6-19.8 with six blocks (docs/notes/image_sums.md)
+    split_row_bounds("row_sums_split_u32"),
+    split_row_bounds("row_sums_split_f32"),
+    split_row_bounds("row_sums_split_wide_u32"),
+    split_row_bounds("row_sums_split_wide_f32"),
+];
+
+/// This family's entries whose local memory is kept deliberately
+/// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
+/// allows).
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Held to 64 registers (`LAUNCH_BOUNDS`, two blocks of 512 threads):
+    // no spills for sm_70 and sm_90, 8 bytes for sm_80; measured on the
+    // H100 and H200 (sm_90) only. (Step 4's entries and the narrow bands
+    // and bands in lanes, under the same cap, spill nowhere.)
+    "column_sums_bands_u32",
+    "column_sums_bands_f32",
+];
+
+/// The split row sums' bounds: [`crate::image_sums::ROW_VECTOR_BLOCK`]
+/// threads, [`crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM`] blocks per SM.
+const fn split_row_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: crate::image_sums::ROW_VECTOR_BLOCK,
+        blocks_per_sm: crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM,
+    }
+}
+
+/// The bounds of a column-sum step of one block of `(x, y)` threads per SM
+/// ([`crate::image_sums::WHOLE_BLOCK`]).
+const fn column_block_bounds(
+    entry: &'static str,
+    (x, y): (u32, u32),
+) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: x * y,
+        blocks_per_sm: 1,
+    }
+}
+
+/// The column bands' bounds: [`crate::image_sums::BAND_THREADS`] threads,
+/// [`crate::image_sums::BAND_BLOCKS_PER_SM`] blocks per SM.
+const fn band_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: crate::image_sums::BAND_THREADS,
+        blocks_per_sm: crate::image_sums::BAND_BLOCKS_PER_SM,
+    }
+}

@@ -416,6 +416,45 @@ impl TransposeVariant {
     }
 }
 
+/// This family's entries compiled for a number of resident blocks per SM
+/// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    // The transpose's vector steps are built around 2048 threads per SM (8
+    // blocks of 256, 4 of 512 for bytes; 64 bytes in flight per thread):
+    // 32 registers.
+    // Left to itself ptxas drifts above that with small changes of the
+    // PTX (sm_90: 34 for bytes, 44 and 56 for the 4- and 2-byte entries of
+    // step 7 when it took bands of tile rows, which is 6, 5 and 4 blocks);
+    // held to 8 blocks, none spills. Kept so that the shape the steps
+    // were designed for survives changes of the PTX; it costs nothing.
+    // H200 2026-11: bytes 38.8 µs capped or not, `f32` 139.0 (docs/notes/transpose.md)
+    vector_bounds("transpose_vector_tile_u8", 1),
+    vector_bounds("transpose_vector_tile_u16", 2),
+    vector_bounds("transpose_vector_tile_u32", 4),
+    vector_bounds("transpose_vector_tile_u64", 8),
+    vector_bounds("transpose_vector_columns_u8", 1),
+    vector_bounds("transpose_vector_columns_u16", 2),
+    vector_bounds("transpose_vector_columns_u32", 4),
+    vector_bounds("transpose_vector_columns_u64", 8),
+    vector_bounds("transpose_vector_ahead_u8", 1),
+    vector_bounds("transpose_vector_ahead_u16", 2),
+    vector_bounds("transpose_vector_ahead_u32", 4),
+    vector_bounds("transpose_vector_ahead_u64", 8),
+    vector_bounds("transpose_square_ahead_u8", 1),
+];
+
+/// A transpose vector step's bounds for elements of `size` bytes:
+/// [`crate::transpose::vector_threads`] threads,
+/// [`crate::transpose::VECTOR_SM_THREADS`] per SM.
+const fn vector_bounds(entry: &'static str, size: usize) -> crate::kernel::LaunchBounds {
+    let threads = crate::transpose::vector_threads(size) as u32;
+    crate::kernel::LaunchBounds {
+        entry,
+        threads,
+        blocks_per_sm: crate::transpose::VECTOR_SM_THREADS / threads,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

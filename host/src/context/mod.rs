@@ -6,6 +6,7 @@
 //! they reach: `launch` (kernels), `constant` (`__constant__` symbols) and
 //! `scratch` (the memory work on one stream reuses).
 
+pub(crate) mod clock;
 mod constant;
 mod launch;
 pub(crate) mod runtime;
@@ -14,7 +15,7 @@ pub(crate) mod scratch;
 use crate::device::DeviceInfo;
 use crate::driver::{self, code};
 use crate::error::{Error, Result, check};
-use crate::memory::Clock;
+use clock::Clock;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use runtime::{Runtime, describe, lock};
