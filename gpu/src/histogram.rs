@@ -13,17 +13,22 @@
 use crate::{KernelType, WARP_SIZE};
 
 /// Bins of the byte histogram.
+#[doc(hidden)]
 pub const BYTE_BINS: u32 = 256;
 /// The most bins `histogram_even` takes.
+#[doc(hidden)]
 pub const MAX_BINS: u32 = 65_536;
 /// Threads per block of [`HistogramVariant::GlobalAtomics`].
+#[doc(hidden)]
 pub const GLOBAL_BLOCK: u32 = 256;
 /// Threads per block of [`HistogramVariant::SharedPrivatized`].
+#[doc(hidden)]
 pub const SHARED_BLOCK: u32 = 256;
 /// Samples each thread of [`HistogramVariant::SharedPrivatized`] counts at
 /// least (the lesson's coarsening factor): the grid is no larger than that
 /// needs, so each block's merge of its private histogram into the output is
 /// paid for by many samples.
+#[doc(hidden)]
 pub const SHARED_COARSENING: u32 = 64;
 /// Warps per block of [`HistogramVariant::LanePrivate`]. They share one set
 /// of 32 lane columns (lane `l` of every warp counts into column `l`), so a
@@ -32,22 +37,28 @@ pub const SHARED_COARSENING: u32 = 64;
 /// (GB/s): one set per warp (12 warps per SM) 1320; sets shared by 4 warps
 /// 2245, by 8 warps 2423, by 16 warps 2690 (the other data sets 2725 to
 /// 2780 for 4 to 16 warps).
+#[doc(hidden)]
 pub const LANE_WARPS: u32 = 16;
 /// Threads per block of [`HistogramVariant::LanePrivate`].
+#[doc(hidden)]
 pub const LANE_BLOCK: u32 = LANE_WARPS * WARP_SIZE;
 /// The most blocks of [`HistogramVariant::LanePrivate`] the grid puts on an
 /// SM: 3 of 512 threads, where 4 would fit the byte kernel's 32 registers.
+#[doc(hidden)]
 pub const LANE_BLOCKS_PER_SM: u32 = 3;
 /// The most bins [`HistogramVariant::LanePrivate`] keeps per lane (a 32-bit
 /// counter per bin and lane column, 32 KB for 256 bins); beyond, the fastest
 /// step runs [`HistogramVariant::SharedPrivatized`]'s kernel.
+#[doc(hidden)]
 pub const LANE_MAX_BINS: u32 = 256;
 /// Words of workspace [`HistogramVariant::LanePrivate`] takes (`work`):
 /// the claim the first block of a launch takes and the flag it raises once
 /// it has zeroed the output (see the step's doc).
+#[doc(hidden)]
 pub const LANE_WORK_WORDS: usize = 2;
 /// 16-byte loads in flight per lane of [`HistogramVariant::LanePrivate`]
 /// (written out as four loads in the kernel).
+#[doc(hidden)]
 pub const LANE_UNROLL: usize = 4;
 const _: () = assert!(
     LANE_UNROLL == 4,
@@ -136,6 +147,7 @@ ladder! {
 
 /// "Not counted": what [`Even::bin`] returns for a sample outside
 /// `[lower, upper)` or NaN.
+#[doc(hidden)]
 pub const NOT_COUNTED: u32 = u32::MAX;
 
 /// A sample type of `histogram_even`: `u8`, `u16`, `i32` or `f32`.

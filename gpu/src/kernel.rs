@@ -430,6 +430,7 @@ macro_rules! kernels {
         )*
 
         $(#[$table_meta])*
+        #[doc(hidden)]
         pub const $table: &[$crate::kernel::Kernel] = {
             const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $first::ROWS, $( $base::ROWS, )* )* ];
             &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
@@ -449,6 +450,7 @@ macro_rules! kernels {
         $sig:tt $other:tt $body:tt) => {
         $( kernels!(@device $metas [stringify!($base), "_", stringify!($ty)] $sig $body; type T = $ty;); )+
 
+        #[doc(hidden)]
         #[doc = concat!("Host handle of the `", stringify!($base), "` kernel.")]
         pub mod $base {
             #[allow(unused_imports)]
@@ -486,6 +488,7 @@ macro_rules! kernels {
         $sig:tt $other:tt $body:tt) => {
         $( kernels!(@device_types $metas $base $types $c [$cty] $cv $sig $body); )+
 
+        #[doc(hidden)]
         #[doc = concat!("Host handle of the `", stringify!($base), "` kernels.")]
         pub mod $base {
             #[allow(unused_imports)]

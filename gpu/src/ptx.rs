@@ -59,6 +59,7 @@ pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90a"];
 /// may therefore declare (`.extern .func`) and call: `vprintf`, the device's
 /// `printf`, which only the debugging builds of the feature `debug-print`
 /// call (`cargo xtask build-ptx` refuses it in the PTX it ships).
+#[doc(hidden)]
 pub const DRIVER_FUNCTIONS: [&str; 1] = ["vprintf"];
 
 /// The most parameters an entry may have for [`PtxEntry`] to record them.

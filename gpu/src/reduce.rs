@@ -11,20 +11,24 @@ use crate::{Op, WARP_SIZE};
 
 /// Threads per block of every step but [`ReduceVariant::CompleteUnroll`]. A
 /// power of two: the tree steps halve it down to one.
+#[doc(hidden)]
 pub const BLOCK: u32 = 256;
 
 /// The block sizes [`ReduceVariant::CompleteUnroll`] is compiled for, one entry
 /// point each; the host picks one.
+#[doc(hidden)]
 pub const UNROLL_BLOCKS: [u32; 5] = [64, 128, 256, 512, 1024];
 
 /// Blocks per multiprocessor of the grid-stride steps (`Cascading`,
 /// `WarpShuffle`): 8 blocks of 256 threads fill an SM's 2048 thread slots.
+#[doc(hidden)]
 pub const GRID_BLOCKS_PER_SM: u32 = 8;
 
 /// Threads per block of [`ReduceVariant::Vectorized`]: with the grid sized to
 /// the blocks the SMs hold at once, 1024-thread blocks (two per SM) read
 /// 2-3% faster than 256-thread ones on an H100 and an H200 (fewer, larger
 /// blocks to start and to combine).
+#[doc(hidden)]
 pub const VECTOR_BLOCK: u32 = 1024;
 
 /// Threads per block of [`ReduceVariant::Vectorized`] for inputs of at most
@@ -35,20 +39,25 @@ pub const VECTOR_BLOCK: u32 = 1024;
 /// threads, the stream held). Measured with it (2^12, stream held): 4.3
 /// µs on the H100 against CUB's 4.2, 4.0 on the H200 against 3.8; with
 /// the one-block path of its own since, 3.78 on the H200 against 3.81.
+#[doc(hidden)]
 pub const VECTOR_SMALL_BLOCK: u32 = 256;
 
 /// The most elements [`VECTOR_SMALL_BLOCK`] threads cover with
 /// [`VECTOR_UNROLL`] 16-byte loads each: 4 096.
+#[doc(hidden)]
 pub const VECTOR_SMALL_MAX: usize = VECTOR_SMALL_BLOCK as usize * VECTOR_UNROLL * VECTOR_WIDTH;
 
 /// Elements per 16-byte load of [`ReduceVariant::Vectorized`].
+#[doc(hidden)]
 pub const VECTOR_WIDTH: usize = 4;
 
 /// 16-byte loads each thread of [`ReduceVariant::Vectorized`] issues before it
 /// uses the first: enough bytes in flight per SM to cover memory latency.
+#[doc(hidden)]
 pub const VECTOR_UNROLL: usize = 4;
 
 /// Bytes of one element (all reduction element types are 4 bytes).
+#[doc(hidden)]
 pub const ELEMENT_BYTES: u32 = 4;
 
 /// Shared memory a reduction step's block uses.
@@ -209,6 +218,7 @@ impl ReduceVariant {
 
 /// Every `(operator, variant)` the library compiles: the ladder's sums, and
 /// min and max of the fastest step. Tests and benchmarks iterate over it.
+#[doc(hidden)]
 pub const CASES: [(Op, ReduceVariant); 12] = {
     let mut cases = [(Op::Sum, ReduceVariant::Vectorized); 12];
     let mut i = 0;

@@ -10,12 +10,15 @@ use {
 
 /// Outputs of one tile of [`Conv1dVariant::Karatsuba`]: one block, one
 /// tile, [`SPLIT_WIDTH`] pairs of outputs per thread.
+#[doc(hidden)]
 pub const SPLIT_TILE: usize = 2048;
 /// Pairs of outputs one thread of [`Conv1dVariant::Karatsuba`] computes
 /// (its 32 consecutive outputs): the width `W` of its three half-length
 /// register-blocked sums, as [`BLOCKED_WIDTHS`]'s wide one.
+#[doc(hidden)]
 pub const SPLIT_WIDTH: usize = 16;
 /// Threads of a [`Conv1dVariant::Karatsuba`] block.
+#[doc(hidden)]
 pub const SPLIT_THREADS: u32 = (SPLIT_TILE / 2 / SPLIT_WIDTH) as u32;
 /// [`Conv1dVariant::Karatsuba`] runs its own kernel for masks of at least
 /// this many taps, and step 4's below: its FMAs are ¾ of step 4's, but it

@@ -7,6 +7,7 @@
 use {super::*, crate::prim::*};
 
 /// Threads per block of steps 1-3; one output per thread.
+#[doc(hidden)]
 pub const LESSON_BLOCK: u32 = 256;
 
 /// Steps 1 and 2: one output per thread, `weight(j)` the mask.

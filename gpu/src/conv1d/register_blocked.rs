@@ -22,12 +22,14 @@ use {
 /// at 0.88 to 0.89 of its copy bandwidth either way, gives back 1.6%
 /// there; the H200, whose bandwidth per SM is 1.4 times the H100's and
 /// which needs more loads in flight to use it, gains at every length.
+#[doc(hidden)]
 pub const BLOCKED_THREADS: u32 = 128;
 /// The widths of [`Conv1dVariant::RegisterBlocked`]: consecutive outputs
 /// one thread keeps in registers. The width `w` is also the segment (the
 /// `w` inputs that start a thread's window) and the round of taps: the
 /// mask is zero-padded in shared memory to a multiple of `w`. A block's
 /// tile is [`blocked_tile`]`(w)` outputs.
+#[doc(hidden)]
 pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// Masks of up to this many taps run the narrow width (8 outputs a thread:
 /// 65 registers, 24 warps per SM against the wide width's 16 (when it
@@ -44,10 +46,12 @@ pub const BLOCKED_WIDTHS: [usize; 2] = [8, 16];
 /// sm_90a, through the PTX: H200 mask 31 167.9 → 163.5, H100 199.8 →
 /// 205.3); loading two tiles ahead instead of one was slower on the H200
 /// at either occupancy (mask 7 154 to 157 µs).
+#[doc(hidden)]
 pub const NARROW_MAX_TAPS: usize = 64;
 /// Words of padding after each segment in shared memory: segment `s`
 /// starts at word `(w + 4) s` (12 or 20), so the 16-byte loads of 8
 /// consecutive lanes (one shared-memory wavefront) cover 32 distinct banks.
+#[doc(hidden)]
 pub const SEGMENT_PAD: usize = 4;
 
 /// The width [`Conv1dVariant::RegisterBlocked`] runs for a mask of `taps`.

@@ -10,15 +10,18 @@ use {
 
 /// Outputs of one tile of [`Conv1dVariant::Streamed`]: one block, one
 /// tile, [`STREAM_WIDTH`] outputs per thread in each of four passes.
+#[doc(hidden)]
 pub const STREAM_TILE: usize = 4096;
 /// Consecutive outputs one thread of [`Conv1dVariant::Streamed`] keeps in
 /// registers in one pass: one 16-byte word, so that a warp's store covers
 /// 512 contiguous bytes (whole 32-byte sectors), and the tile needs no
 /// padding (the 16-byte loads of 8 consecutive lanes are 128 contiguous
 /// bytes).
+#[doc(hidden)]
 pub const STREAM_WIDTH: usize = 4;
 /// Threads of a [`Conv1dVariant::Streamed`] block: each loads four 16-byte
 /// words of the tile.
+#[doc(hidden)]
 pub const STREAM_THREADS: u32 = (STREAM_TILE / 16) as u32;
 /// [`Conv1dVariant::Streamed`] runs its own kernel for masks of up to this
 /// many taps, step 5's (hence step 4's) beyond: with 4 outputs a thread it

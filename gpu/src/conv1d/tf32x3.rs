@@ -13,12 +13,15 @@ use {
 /// Outputs of one tile of [`Conv1dVariant::Tf32x3`](super::Conv1dVariant::Tf32x3): one block, one
 /// tile; each of its [`TENSOR_THREADS`]` / 32` warps computes
 /// [`TENSOR_WARP_TILES`] tensor-core tiles of 128 consecutive outputs.
+#[doc(hidden)]
 pub const TENSOR_TILE: usize = 4096;
 /// Threads of a [`Conv1dVariant::Tf32x3`](super::Conv1dVariant::Tf32x3) block: 8 warps.
+#[doc(hidden)]
 pub const TENSOR_THREADS: u32 = 256;
 /// Tensor-core tiles of 16 × 8 outputs (128 consecutive outputs, 8 per
 /// row) one warp of [`Conv1dVariant::Tf32x3`](super::Conv1dVariant::Tf32x3) computes: each weight
 /// fragment, loaded and split once per 8 taps, serves all of them.
+#[doc(hidden)]
 pub const TENSOR_WARP_TILES: usize = 4;
 
 const _: () = assert!(TENSOR_TILE == TENSOR_THREADS as usize / 32 * TENSOR_WARP_TILES * 128);
@@ -29,6 +32,7 @@ const _: () = assert!(TENSOR_TILE == TENSOR_THREADS as usize / 32 * TENSOR_WARP_
 /// and H200): at 31 taps every step is bound by memory (step 7 and step 6
 /// within 2% either way, step 6 ahead at 7 taps); at 63 taps step 7 takes
 /// 226 µs against 257 (H100).
+#[doc(hidden)]
 pub const TENSOR_MIN_TAPS: usize = 48;
 
 /// Steps of 8 along `k` that [`Conv1dVariant::Tf32x3`](super::Conv1dVariant::Tf32x3) takes for a mask of

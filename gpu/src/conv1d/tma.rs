@@ -67,21 +67,26 @@ use super::wgmma::{BF16_K, WGMMA_ROWS, WGMMA_THREADS, bf16_steps, wgmma_steps, w
 
 /// Warpgroups of a block: each works in its own two parts of shared
 /// memory, on every third tile of the block's runs.
+#[doc(hidden)]
 pub const TMA_GROUPS: usize = 3;
 
 /// Threads of a block.
+#[doc(hidden)]
 pub const TMA_THREADS: u32 = WGMMA_THREADS * TMA_GROUPS as u32;
 
 /// The most places a tile's window moves down so that its copy starts on
 /// a sector ([`TmaGeometry::shift`]).
+#[doc(hidden)]
 pub const TMA_MAX_SHIFT: usize = TMA_ALIGN - 1;
 
 /// Zeros before the first weight in each part of the staged mask: word
 /// `TMA_MASK_LEAD + t − m − shift` is `A[m][t]` without a check (the
 /// fragments' lowest word is `t − m = −63`, minus the shift).
+#[doc(hidden)]
 pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + TMA_ALIGN;
 
 /// Bytes of a tensor map, and of each warpgroup's slot for it.
+#[doc(hidden)]
 pub const TMA_MAP_BYTES: usize = 128;
 
 /// Steps of 8 values of `t` for a mask of `taps` moved by `shift`.
@@ -135,6 +140,7 @@ pub const fn tma_b_start(lines: usize, s: usize) -> usize {
 /// H100 47 taps 218.6 / 211.9 / 204.9, 55 taps 228.1 / 221.5 / 208.5;
 /// H200 39 taps 202.8 / 201.5 / 192.0, 47 taps 207.0 / 200.3 / 188.5, 55
 /// taps 223.7 / 211.3 / 203.9, 71 taps 258.0 / 229.0 / 214.9.
+#[doc(hidden)]
 pub const TMA_MIN_TAPS: usize = super::TENSOR_MIN_TAPS;
 
 /// Words of each of the mask's two arrays, zero-padded: the fragments of

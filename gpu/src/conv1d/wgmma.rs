@@ -32,16 +32,20 @@
 use super::Operands;
 
 /// Threads of a warpgroup, of which a block has 1 or [`WGMMA_GROUPS_MAX`].
+#[doc(hidden)]
 pub const WGMMA_THREADS: u32 = 128;
 /// Consecutive outputs of one column: the rows of `wgmma`'s `A` and `D`.
+#[doc(hidden)]
 pub const WGMMA_ROWS: usize = 64;
 /// Columns of a tile: `wgmma`'s `N` (`m64n128k8`).
+#[doc(hidden)]
 pub const WGMMA_COLS: usize = 128;
 
 // Shared by step 9's layout (its mask leaves room for step 10's BF16
 // words; its copies are swizzled on 32 bytes) and step 10's products.
 
 /// Values of `t` of one BF16 product (`k` of `m64n128k16`).
+#[doc(hidden)]
 pub const BF16_K: usize = 16;
 
 /// BF16 products of a tile whose TF32 products take `steps` steps of 8
@@ -59,6 +63,7 @@ pub const fn swizzle_32(at: u32) -> u32 {
 }
 
 /// Outputs of a tile.
+#[doc(hidden)]
 pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// Bytes of the raw buffer, into which one bulk copy (TMA) brings a
 /// tile's inputs as they lie in the row while the tile before is
@@ -145,6 +150,7 @@ pub const fn wgmma_leading(lines: usize) -> usize {
 
 /// Bytes from one core matrix to the next along the columns: the
 /// descriptor's stride offset.
+#[doc(hidden)]
 pub const WGMMA_STRIDE: usize = 128;
 
 /// Byte offset in a staged part where step `s`'s `B` starts: element `8s`,
@@ -196,14 +202,17 @@ pub const fn wgmma_shared_bytes(taps: usize) -> usize {
 /// staging, and each hand-over drains the tensor cores' queue once.
 /// Handing over after the products had finished instead of once issued:
 /// H200 243.2 µs at 127 taps and 360.9 at 255.
+#[doc(hidden)]
 pub const WGMMA_GROUPS_MAX: usize = 2;
 
 /// The longest mask for which a block has [`WGMMA_GROUPS_MAX`] warpgroups:
 /// between 255 taps, where two win by 5 %, and 511, where they lose by 1 %.
+#[doc(hidden)]
 pub const WGMMA_TURNS_MAX_TAPS: usize = 383;
 
 /// Shared memory one block may opt into on sm_90 devices, the only ones
 /// that run this step: 227 KiB.
+#[doc(hidden)]
 pub const SM90_MAX_SHARED: usize = 227 * 1024;
 
 /// Shared memory of one warpgroup's slice of a block: [`wgmma_shared_bytes`]

@@ -106,16 +106,20 @@ pub struct TileConfig {
 /// the entry's constant, the tile's rows: 128 is a 128 × 128 tile of 8
 /// warps, 64 a 64 × 128 tile of 4 warps, for products with too few
 /// 128 × 128 tiles to give every SM one.
+#[doc(hidden)]
 pub const PIPELINED_CONFIGS: [u32; 2] = [128, 64];
 
 /// `k` per stage of the warp-tiled and pipelined steps.
+#[doc(hidden)]
 pub const WARP_BK: usize = 16;
 /// Stages of [`GemmVariant::Pipelined`]'s shared-memory ring.
+#[doc(hidden)]
 pub const PIPELINE_STAGES: usize = 4;
 /// Words of padding after each `k`-row of a staged tile: rows of
 /// `tile + 8` words start 8 banks apart, so the transposing 4-byte copies
 /// (8 rows of 4 `k`s per warp) and the tensor cores' fragment loads
 /// (4 `k`s of 8 rows) touch 32 different banks.
+#[doc(hidden)]
 pub const STAGE_PAD: usize = 8;
 
 /// Shared bytes of a ring of `stages` stages of a `bm`-row tile of `A`
@@ -137,6 +141,7 @@ pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
 }
 
 /// Columns of every [`GemmVariant::Pipelined`] tile.
+#[doc(hidden)]
 pub const PIPELINED_TILE_N: usize = 128;
 
 /// The tile configuration of [`PIPELINED_CONFIGS`]` value`.
@@ -146,10 +151,12 @@ pub const fn pipelined_tiles(value: u32) -> TileConfig {
 
 /// Tickets at the start of a split product's workspace: one per tile, so
 /// a split takes at most this many tiles ([`split_slices`]).
+#[doc(hidden)]
 pub const SPLIT_TICKETS: usize = 2048;
 /// The least `k` a slice of a split product takes: 2 stages. Measured on
 /// an H100 (µs, unsplit / at least 4 stages / 2 / 1): 256³ 20.6 / 14.7 /
 /// 14.4 / 16.4, 512³ 34.1 / 18.6 / 18.2 / 18.1.
+#[doc(hidden)]
 pub const MIN_SLICE_K: usize = 2 * WARP_BK;
 
 /// The least `k` a slice takes where the split fills more than one block
@@ -159,6 +166,7 @@ pub const MIN_SLICE_K: usize = 2 * WARP_BK;
 /// more. H200, µs, one block per SM → two: 1024³ 65.0 → 62.4 (slices of
 /// 32 stages), 1000 × 999 × 1001 72.1 → 70.2 (of 32); 512³ 18.3 → 19.8
 /// (of 4 stages instead of 8), so that one keeps one block per SM.
+#[doc(hidden)]
 pub const MIN_SHARED_SLICE_K: usize = 16 * WARP_BK;
 
 /// Slices of `k` a [`GemmVariant::Pipelined`] product of `tiles` tiles
@@ -239,12 +247,15 @@ pub fn split_launch() -> (crate::Entry<GemmArgs<f32>>, TileConfig) {
 }
 
 /// Tile of the tensor-core steps: 128 × 128, 8 warps of 64 × 32.
+#[doc(hidden)]
 pub const TENSOR_TILE: usize = 128;
 /// Stages of the tensor-core steps' ring.
+#[doc(hidden)]
 pub const TENSOR_STAGES: usize = 3;
 
 /// The tiles of the `wgmma` steps: 128 × 128, two warpgroups, the ring
 /// and two converted stages of `B` ([`wgmma::shared_bytes`]).
+#[doc(hidden)]
 pub const WGMMA_TILES: TileConfig = TileConfig {
     tile_m: TENSOR_TILE as u32,
     tile_n: TENSOR_TILE as u32,
@@ -716,6 +727,7 @@ pub type GemmArgs<T> = gemm_naive::Args<T>;
 /// The arguments of [`gemm_scale`].
 pub type ScaleArgs<T> = gemm_scale::Args<T>;
 /// Threads per block of [`gemm_scale`] (a grid-stride loop).
+#[doc(hidden)]
 pub const SCALE_BLOCK: u32 = 256;
 
 // The kernel table's configurations are the ones `plan` chooses from.

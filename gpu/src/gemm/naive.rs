@@ -5,6 +5,7 @@
 use {super::Operands, crate::prim::*};
 
 /// Side of the square tile of `C` a block of `SIDE²` threads computes.
+#[doc(hidden)]
 pub const SIDE: usize = 32;
 
 /// Contract: the family's (`super::device::Operands`); blocks of

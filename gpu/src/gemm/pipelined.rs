@@ -58,6 +58,7 @@ use {
 };
 
 /// Tile rows per band of the rasterized block order.
+#[doc(hidden)]
 pub const BAND: usize = 8;
 
 /// Threads of configuration `value` (a tile side).

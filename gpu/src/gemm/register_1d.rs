@@ -5,10 +5,13 @@
 use {super::Operands, crate::prim::*};
 
 /// Side of the block's tile.
+#[doc(hidden)]
 pub const TILE: usize = 64;
 /// `k` per staged tile.
+#[doc(hidden)]
 pub const BK: usize = 8;
 /// Outputs per thread, down a column.
+#[doc(hidden)]
 pub const TM: usize = 8;
 
 /// Contract: the family's; blocks of `TILE · TILE / TM` (512) threads and

@@ -5,12 +5,16 @@
 use {super::Operands, crate::prim::*};
 
 /// Side of the block's tile.
+#[doc(hidden)]
 pub const TILE: usize = 128;
 /// `k` per staged tile.
+#[doc(hidden)]
 pub const BK: usize = 8;
 /// Side of a thread's block of outputs.
+#[doc(hidden)]
 pub const TT: usize = 8;
 /// Threads per block.
+#[doc(hidden)]
 pub const THREADS: usize = (TILE / TT) * (TILE / TT);
 
 /// Contract: the family's; blocks of [`THREADS`] threads and

@@ -76,6 +76,7 @@ pub const fn stages_k_major(xs: usize, ps: usize) -> bool {
 /// plus 4, so that rows start 20 words apart and the fragment loads of 8
 /// consecutive rows at one `k` (or 4 rows' 16-byte words) fall in distinct
 /// banks.
+#[doc(hidden)]
 pub const X_MAJOR_LD: usize = super::WARP_BK + 4;
 
 /// Words from one `p` to the next in a `k`-major staged tile of `tx`

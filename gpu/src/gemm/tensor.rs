@@ -17,12 +17,16 @@ use super::{TENSOR_STAGES, TENSOR_TILE, WARP_BK};
 use {super::Operands, crate::prim::*};
 
 /// Threads of a tensor-core block.
+#[doc(hidden)]
 pub const THREADS: usize = 256;
 /// A warp's block of outputs: rows.
+#[doc(hidden)]
 pub const WARP_M: usize = 64;
 /// A warp's block of outputs: columns.
+#[doc(hidden)]
 pub const WARP_N: usize = 32;
 /// Quads per thread and operand of a stage.
+#[doc(hidden)]
 pub const QUADS: usize = TENSOR_TILE * WARP_BK / 4 / THREADS;
 
 const _: () = assert!(

@@ -11,6 +11,7 @@ use {
 };
 
 /// `k` per staged tile.
+#[doc(hidden)]
 pub const BK: usize = 8;
 
 /// Contract: the family's; blocks of 256 threads and `2 · TILE · BK` words

@@ -13,13 +13,17 @@ use super::WARP_BK;
 use {super::Operands, super::STAGE_PAD, super::staging::Panel, crate::prim::*};
 
 /// Rows and columns of a warp's block of outputs.
+#[doc(hidden)]
 pub const WARP_M: usize = 32;
 /// Columns of a warp's block of outputs.
+#[doc(hidden)]
 pub const WARP_N: usize = 64;
 /// Side of a thread's block of outputs (2 × 2 sub-blocks of 4 × 4).
+#[doc(hidden)]
 pub const THREAD_TILE: usize = 8;
 
 /// The tile of step 7.
+#[doc(hidden)]
 pub const TILE: usize = 128;
 
 const _: () = assert!(WARP_BK == 16);

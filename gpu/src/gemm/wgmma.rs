@@ -33,20 +33,27 @@
 use super::{TENSOR_TILE, WARP_BK, ring_bytes};
 
 /// Threads of a block: two warpgroups.
+#[doc(hidden)]
 pub const THREADS: usize = 256;
 /// Stages of the ring. Measured (an H200, 4096³, `Tf32x3`, same run): 3
 /// stages 60.6 TFLOP/s, 4 stages 67.2, 6 stages 64.3.
+#[doc(hidden)]
 pub const STAGES: usize = 4;
 /// Quads per thread and operand of a stage.
+#[doc(hidden)]
 pub const QUADS: usize = TENSOR_TILE * WARP_BK / 4 / THREADS;
 /// Words of one converted stage of `B` (one part: big, or small).
+#[doc(hidden)]
 pub const CONVERTED_WORDS: usize = TENSOR_TILE * WARP_BK;
 /// Bytes of one converted stage, both parts.
+#[doc(hidden)]
 pub const CONVERTED_BYTES: usize = 2 * CONVERTED_WORDS * 4;
 /// Bytes of a core matrix: 8 rows of 16 bytes.
+#[doc(hidden)]
 pub const CORE_BYTES: u32 = 128;
 /// Bytes from one `k8` chunk of a converted stage to the next: 16 groups of
 /// 8 columns, 2 core matrices each.
+#[doc(hidden)]
 pub const CHUNK_BYTES: u32 = (TENSOR_TILE / 8) as u32 * 2 * CORE_BYTES;
 
 /// Shared memory of a block: the ring, then two converted stages, each its

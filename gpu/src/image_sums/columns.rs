@@ -8,28 +8,37 @@ use crate::WARP_SIZE;
 use {super::*, crate::prim::*};
 
 /// Threads per block of the one-thread-per-column steps.
+#[doc(hidden)]
 pub const COLUMN_BLOCK: u32 = 256;
 /// Columns one thread sums in [`ColumnSumVariant::Strips`]: one 16-byte load
 /// per row.
+#[doc(hidden)]
 pub const STRIP_COLUMNS: u32 = 16;
 /// Rows a 16-bit lane of byte sums can add before it could overflow
 /// (256 · 255 < 2^16): the lanes are flushed into 32-bit sums every this
 /// many rows.
+#[doc(hidden)]
 pub const LANE_ROWS: u32 = 256;
 /// 32-bit words of a thread's 16-bit lanes: two of its
 /// [`STRIP_COLUMNS`] columns a word.
+#[doc(hidden)]
 pub const LANE_WORDS: u32 = STRIP_COLUMNS / 2;
 /// Threads of a [`ColumnSumVariant::Strips`] block: 32 column-threads (512
 /// columns: each warp load reads a 512-byte row segment) by 8 row-lanes.
+#[doc(hidden)]
 pub const STRIP_BLOCK: (u32, u32) = (32, 8);
 /// Columns one block of [`ColumnSumVariant::Strips`] covers.
+#[doc(hidden)]
 pub const STRIP_BLOCK_COLUMNS: u32 = STRIP_BLOCK.0 * STRIP_COLUMNS;
 /// Rows each row-lane of a strip block loads per round: loads in flight.
+#[doc(hidden)]
 pub const STRIP_UNROLL: u32 = 4;
 /// Words per thread in a strip block's staging area: 16 sums and 4 words of
 /// padding, so that neighbouring threads' slots start in different banks.
+#[doc(hidden)]
 pub const STRIP_SLOT: u32 = 20;
 /// Blocks per SM the host aims for when it splits rows across blocks.
+#[doc(hidden)]
 pub const STRIP_BLOCKS_PER_SM: u32 = 8;
 /// Threads of a [`ColumnSumVariant::WholeColumns`] block: 4 column-threads
 /// (64 columns, 16 each) by 256 row-lanes, one block per SM (64 registers).
@@ -39,17 +48,21 @@ pub const STRIP_BLOCKS_PER_SM: u32 = 8;
 /// Whole 128-byte lines per row (8 × 128) with the rows split between two
 /// blocks, 128 in all, timed without combining them: only 2.5 % faster on
 /// an H100, not worth a combine across blocks (a cluster's shared memory).
+#[doc(hidden)]
 pub const WHOLE_BLOCK: (u32, u32) = (4, 256);
 /// Columns one block of [`ColumnSumVariant::WholeColumns`] covers.
+#[doc(hidden)]
 pub const WHOLE_BLOCK_COLUMNS: u32 = WHOLE_BLOCK.0 * STRIP_COLUMNS;
 /// Rows each row-lane of a whole-column block loads per round. H200,
 /// 8192², µs: 4 → 23.2, 6 → 23.1, 8 → 22.0 (4 with the sums in registers,
 /// which leaves no room for more: 22.5). Loads that ask L2 to fetch whole
 /// 128- or 256-byte lines (`.L2::128B`, a warp reads half a line of each
 /// row) gave 21.4 and 21.8 against 21.8: within the noise, not kept.
+#[doc(hidden)]
 pub const WHOLE_UNROLL: u32 = 8;
 /// Words of a whole-column thread's slot of sums: 16 and one of padding,
 /// so that a warp's accesses to word `j` of its slots hit 32 banks.
+#[doc(hidden)]
 pub const WHOLE_SLOT: u32 = 17;
 
 /// Threads of a [`ColumnSumVariant::Bands`] block for images of at least
@@ -67,22 +80,29 @@ pub const WHOLE_SLOT: u32 = 17;
 /// both; here the combine after the last load also halves, one thread per
 /// column adding 16 slots instead of 32. Four loads a round instead of
 /// [`BAND_UNROLL`]'s 8 read 8192² in 21.1 to 21.3.
+#[doc(hidden)]
 pub const BAND_BLOCK: (u32, u32) = (32, 16);
 /// Band blocks resident on each SM.
+#[doc(hidden)]
 pub const BAND_BLOCKS_PER_SM: u32 = 2;
 /// Threads of every band block.
+#[doc(hidden)]
 pub const BAND_THREADS: u32 = BAND_BLOCK.0 * BAND_BLOCK.1;
 /// Columns one block of [`ColumnSumVariant::Bands`] covers at most.
+#[doc(hidden)]
 pub const BAND_BLOCK_COLUMNS: u32 = BAND_BLOCK.0 * STRIP_COLUMNS;
 /// Rows each row-lane of a band block loads per round.
+#[doc(hidden)]
 pub const BAND_UNROLL: u32 = 8;
 /// Rows a band of [`ColumnSumVariant::Bands`] may have for its blocks to
 /// keep their sums in 16-bit lanes to the end: [`LANE_ROWS`] for each
 /// row-lane of the [`BAND_BLOCK`].
+#[doc(hidden)]
 pub const BAND_LANES_MAX_ROWS: u32 = LANE_ROWS * BAND_BLOCK.1;
 /// Shared memory of a band block: each thread's slot of sums, then a word
 /// per thread for the first half of the row-lanes' combination (a block
 /// in lanes, `bands_in_lanes`, uses the first 2.1 KB of it otherwise).
+#[doc(hidden)]
 pub const BAND_SHARED: u32 = BAND_THREADS * (WHOLE_SLOT + 1) * 4;
 
 // A band block in lanes ([`bands_in_lanes`]) keeps a slot of sums per

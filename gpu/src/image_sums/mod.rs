@@ -42,14 +42,18 @@ pub use rows::{
 /// 64-bit tally: their sums in the bits below [`TALLY_COUNT_SHIFT`] (each
 /// band's sum is below 2^32, so 255 of them stay below 2^40), the count
 /// of bands that have added above it.
+#[doc(hidden)]
 pub const MAX_BANDS: u32 = 255;
 /// Bit of a column's tally where the count of arrived bands starts.
+#[doc(hidden)]
 pub const TALLY_COUNT_SHIFT: u32 = 40;
 /// Bits of each column's sum in a tally that two neighbouring columns
 /// share (`join_pair`): the count of arrived bands above
 /// [`PAIR_COUNT_SHIFT`], the two sums below it in fields of this width.
+#[doc(hidden)]
 pub const PAIR_FIELD_BITS: u32 = 28;
 /// Bit of a pair's tally where the count of arrived bands starts.
+#[doc(hidden)]
 pub const PAIR_COUNT_SHIFT: u32 = 2 * PAIR_FIELD_BITS;
 // A pair's tally holds the counts of up to MAX_BANDS bands, and each
 // column's sum over at most MAX_BANDS bands of at most

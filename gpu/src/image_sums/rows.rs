@@ -8,21 +8,27 @@ use crate::WARP_SIZE;
 use crate::prim::*;
 
 /// Bytes one thread of [`RowSumVariant::AtomicChunks`] sums (000's chunk).
+#[doc(hidden)]
 pub const ROW_CHUNK: u32 = 128;
 /// Threads per block of the row-sum steps but [`RowSumVariant::BlockTree`].
+#[doc(hidden)]
 pub const ROW_BLOCK: u32 = 256;
 /// Threads of [`RowSumVariant::BlockTree`]'s one block per row, as in 000.
+#[doc(hidden)]
 pub const ROW_TREE_BLOCK: u32 = 512;
 /// Threads per block of [`RowSumVariant::Vectorized`]: 8 rows per block. On
 /// an 8192² image, 256-thread blocks read 4% faster than 1024-thread ones on
 /// an H200 and as fast on an H100 (measured 2026-11-22; an earlier H100 run
 /// had favoured 1024).
+#[doc(hidden)]
 pub const ROW_VECTOR_BLOCK: u32 = 256;
 /// 16-byte loads each lane of [`RowSumVariant::Vectorized`] keeps in flight
 /// (8 measured no faster on an H100).
+#[doc(hidden)]
 pub const ROW_UNROLL: usize = 4;
 /// The widest rows (bytes) that [`RowSumVariant::Vectorized`] sums with
 /// fewer lanes than a warp ([`row_lanes`]).
+#[doc(hidden)]
 pub const ROW_NARROW_MAX: usize = 8 * ROW_UNROLL * 16;
 /// Lanes of [`RowSumVariant::Vectorized`] that share a row `width` bytes
 /// wide: a whole warp for rows wider than [`ROW_NARROW_MAX`]; for narrower
@@ -41,18 +47,23 @@ pub const fn row_lanes(width: usize) -> u32 {
 }
 /// Warps that share a row in [`RowSumVariant::SplitRows`], each summing
 /// its own part.
+#[doc(hidden)]
 pub const ROW_SPLIT: u32 = 2;
 /// 16-byte loads each lane of [`RowSumVariant::SplitRows`] keeps in flight:
 /// half of an 8192-byte row (256 vectors) is one round of its warp.
+#[doc(hidden)]
 pub const ROW_SPLIT_UNROLL: usize = 8;
 /// Rows a block of [`RowSumVariant::SplitRows`] sums at once.
+#[doc(hidden)]
 pub const ROW_SPLIT_ROWS: u32 = ROW_VECTOR_BLOCK / WARP_SIZE / ROW_SPLIT;
 /// Blocks of [`RowSumVariant::SplitRows`] resident per SM (its launch
 /// bounds): at most 48 registers a thread (46 for sm_90).
+#[doc(hidden)]
 pub const ROW_SPLIT_BLOCKS_PER_SM: u32 = 5;
 /// Fewest bytes of a row part of [`RowSumVariant::SplitRows`] when it
 /// splits rows over blocks ([`row_parts`]): one round of its block, 8
 /// 16-byte loads for each of 256 threads.
+#[doc(hidden)]
 pub const ROW_PART_MIN: usize = ROW_VECTOR_BLOCK as usize * ROW_SPLIT_UNROLL * 16;
 /// Parts [`RowSumVariant::SplitRows`] cuts each of `height` rows of
 /// `width` bytes into, one block each (`row_sums_split_wide`), on a GPU
@@ -80,6 +91,7 @@ pub const fn row_parts(width: usize, height: usize, resident_blocks: u32) -> u32
 }
 /// Shared memory of [`RowSumVariant::SplitRows`]: each warp's part sum, in
 /// two sets that alternate between the block's rounds of rows.
+#[doc(hidden)]
 pub const ROW_SPLIT_SHARED: u32 = 2 * (ROW_VECTOR_BLOCK / WARP_SIZE) * size_of::<u32>() as u32;
 
 // A group of a block's warps per row, each group with a named barrier of

@@ -6,6 +6,7 @@ use crate::scalar::Scalar;
 use core::arch::asm;
 
 /// Every lane of a warp.
+#[doc(hidden)]
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
 macro_rules! shuffle {

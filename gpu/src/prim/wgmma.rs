@@ -133,6 +133,7 @@ macro_rules! mma_m64n128 {
 }
 
 /// Accumulator registers per thread of an `m64n128` product.
+#[doc(hidden)]
 pub const WGMMA_N128_REGS: usize = 64;
 
 /// `wgmma.fence`: orders the warpgroup's earlier register writes before the

@@ -13,11 +13,13 @@ use super::normal::box_muller;
 use super::{Philox, uniform_of};
 
 /// Threads per block of every kernel here.
+#[doc(hidden)]
 pub const FILL_BLOCK: u32 = 256;
 
 /// Dynamic shared memory of a fill block: each warp stages the 128 words
 /// of its 32 blocks of 4 values, so that it writes them as 4 coalesced
 /// rows of 32 consecutive words whatever the output's alignment.
+#[doc(hidden)]
 pub const FILL_SHARED_BYTES: u32 = FILL_BLOCK * 4 * 4;
 
 /// What a raw fill writes for one 32-bit value of the stream: the value
@@ -69,6 +71,7 @@ pub const POISSON_SEARCH: u32 = 1 << 31;
 /// global memory). A warp's 32 guide reads then fall in shared memory's
 /// 32 banks, a few to a bank, where from global memory they would touch up
 /// to 32 cache lines each.
+#[doc(hidden)]
 pub const POISSON_SHARED_WORDS: usize = 4096;
 
 /// The guide's size for a table of `len` entries: `2^bits` buckets (and

@@ -63,12 +63,15 @@ pub const PHILOX_W: [u32; 2] = [0x9E37_79B9, 0xBB67_AE85];
 
 /// 2^-32 as cuRAND writes it (`CURAND_2POW32_INV`, `2.3283064e-10f`, which
 /// is exactly 2^-32 in `f32`).
+#[doc(hidden)]
 pub const TWO_POW_M32: f32 = 2.328_306_4e-10;
 /// `CURAND_2POW32_INV_2PI`: 2^-32 · 2π, both rounded to `f32` first: the
 /// Box–Muller angle per unit of a 32-bit value.
+#[doc(hidden)]
 pub const TWO_POW_M32_2PI: f32 = TWO_POW_M32 * 6.283_185_5;
 /// `CURAND_2POW53_INV_DOUBLE`: 2^-53, the step of the 53-bit uniforms of
 /// the `f64` Box–Muller pairs.
+#[doc(hidden)]
 pub const TWO_POW_M53: f64 = 1.110_223_024_625_156_5e-16;
 
 /// How far the CPU's Box–Muller values may be from cuRAND's, relative to

@@ -33,16 +33,21 @@ pub use vector::{
 pub use words::{WORDS_TILE, byte_perm, transpose_4x4_bytes};
 
 /// Threads per block side and tile side of the lessons' steps (1-3).
+#[doc(hidden)]
 pub const LESSON_TILE: u32 = 16;
 /// Tile side of [`TransposeVariant::Tile32`] (NVIDIA's "coalesced transpose").
+#[doc(hidden)]
 pub const TILE32: u32 = 32;
 /// Thread rows of [`TransposeVariant::Tile32`]: 32×8 threads, 4 rows each.
+#[doc(hidden)]
 pub const TILE32_ROWS: u32 = 8;
 
 /// Bytes per bank of shared memory: padding one row by this much shifts each
 /// row of a tile to the next bank.
+#[doc(hidden)]
 pub const BANK_BYTES: u32 = 4;
 /// Banks of shared memory.
+#[doc(hidden)]
 pub const BANKS: u32 = 32;
 
 /// The part of the source one block of a transpose step covers.

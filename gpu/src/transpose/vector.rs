@@ -9,29 +9,36 @@ use crate::prim::*;
 
 /// Source rows per tile of the vector steps for elements of 2, 4 or 8 bytes
 /// (the destination tile's row length, in elements).
+#[doc(hidden)]
 pub const VECTOR_TILE_ROWS: u32 = 64;
 /// Source rows per tile of the vector steps for 1-byte elements
 /// ([`vector_rows`]).
+#[doc(hidden)]
 pub const VECTOR_BYTE_TILE_ROWS: u32 = 128;
 /// Bytes of every source row of a vector step's tile, whatever the element
 /// size ([`vector_columns`] elements), but step 9's.
+#[doc(hidden)]
 pub const VECTOR_ROW_BYTES: u32 = 256;
 /// Bytes of every source row of step 9's tile, bytes only: 128 rows of
 /// 128 bytes, a square.
+#[doc(hidden)]
 pub const SQUARE_ROW_BYTES: u32 = 128;
 /// Threads of the vector steps resident on an SM, for every element size
 /// (8 blocks of 256 threads, 4 of 512 for bytes), held by their launch
 /// bounds: with [`VECTOR_CHUNKS`] loads each, 128 KiB in flight per SM
 /// (half that in step 9's square tiles).
+#[doc(hidden)]
 pub const VECTOR_SM_THREADS: u32 = 2048;
 /// 16-byte chunks each thread of a vector step moves, for every element
 /// size: global loads, shared stores, and destination chunks gathered and
 /// stored. In step 9's square tile each thread loads half as many, and
 /// half the threads gather and store ([`vector_loads`],
 /// [`vector_gatherers`]).
+#[doc(hidden)]
 pub const VECTOR_CHUNKS: usize = 4;
 /// Bytes per global and shared access on the vector steps' fast path: one
 /// `v4.b32` access, a chunk of [`vector_elements`] elements.
+#[doc(hidden)]
 pub const VECTOR_BYTES: u32 = 16;
 /// 16-byte chunks per source row of a tile of `row_bytes` bytes a row
 /// ([`VECTOR_ROW_BYTES`]: 16; [`SQUARE_ROW_BYTES`]: 8).
@@ -40,6 +47,7 @@ pub const fn vector_row_chunks(row_bytes: usize) -> usize {
 }
 /// Chunk columns over which the vector steps' XOR swizzle spreads a column of
 /// chunks: the chunks one pass over the banks holds (32 banks of 4 bytes).
+#[doc(hidden)]
 pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
 
 /// Elements of `size` bytes per 16-byte chunk of the vector steps (4 for
@@ -173,6 +181,7 @@ pub const fn vector_store_at(t: usize, p: usize, size: usize) -> (usize, usize) 
 }
 
 /// Source rows a byte gather reads per thread: one chunk's worth (16).
+#[doc(hidden)]
 pub const VECTOR_BYTE_WORDS: usize = VECTOR_BYTES as usize;
 
 /// The byte offset, in a vector step's shared byte tile of `row_bytes`

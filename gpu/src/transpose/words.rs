@@ -6,6 +6,7 @@ use crate::prim::*;
 
 /// Tile side, in bytes, of [`TransposeVariant::Words4x4`](super::TransposeVariant::Words4x4): 64×64 bytes,
 /// 16×16 threads each moving one 4×4 byte block.
+#[doc(hidden)]
 pub const WORDS_TILE: u32 = 64;
 
 /// `prmt`: byte `i` of the result is byte `selector` nibble `i` of `{b, a}`.
