@@ -9,6 +9,7 @@
 /// those adjacent along the rows or columns (`stride`), each stored divided
 /// by 16 in a 14-bit field (bits 0, 16 and 32); swizzle mode 0 (bits 62 and
 /// 63) and base offset 0.
+#[doc(hidden)]
 pub const fn unswizzled(address: u32, leading: u32, stride: u32) -> u64 {
     const fn field(bytes: u32) -> u64 {
         ((bytes >> 4) & 0x3fff) as u64
@@ -22,6 +23,7 @@ pub const fn unswizzled(address: u32, leading: u32, stride: u32) -> u64 {
 /// bit 7 of their shared address is set (as a tensor copy with
 /// `CU_TENSOR_MAP_SWIZZLE_32B` writes them). The leading offset is unused
 /// for this layout and set to 16 bytes.
+#[doc(hidden)]
 pub const fn swizzled_32(address: u32, stride: u32) -> u64 {
     unswizzled(address, 16, stride) | (3 << 62)
 }

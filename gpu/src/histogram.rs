@@ -67,6 +67,7 @@ const _: () = assert!(
 
 /// Bytes of shared memory a [`HistogramVariant::LanePrivate`] block needs for
 /// `bins` bins: one 32-bit counter per lane column and bin.
+#[doc(hidden)]
 pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
     bins * WARP_SIZE * 4
 }
@@ -79,6 +80,7 @@ pub const fn lane_private_shared_bytes(bins: u32) -> u32 {
 /// block's end); the head and tail samples, at most 2 per thread, fit in
 /// what the bound leaves below 2^32. One block suffices up to 2^37 − 2^15
 /// samples of bytes (2^37 − 2^13 of `f32`).
+#[doc(hidden)]
 pub const fn lane_private_min_blocks(n: usize, sample_bytes: usize) -> usize {
     let per_vector = 16 / sample_bytes;
     let per_round = LANE_UNROLL * per_vector * LANE_WARPS as usize;
@@ -88,6 +90,7 @@ pub const fn lane_private_min_blocks(n: usize, sample_bytes: usize) -> usize {
 
 /// Bytes of shared memory a [`HistogramVariant::SharedPrivatized`] block
 /// needs for `bins` bins: one `u32` counter each.
+#[doc(hidden)]
 pub const fn shared_privatized_bytes(bins: u32) -> u32 {
     bins * 4
 }

@@ -278,6 +278,7 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// The flattened index of the entry `<base>_<ty>`. Evaluated at compile time
 /// by the generated `entry` functions: an entry that does not exist (an
 /// element type the kernel is not instantiated for) is a compile error.
+#[doc(hidden)]
 pub const fn locate(base: &str, ty: &str) -> u32 {
     match try_locate(base, ty) {
         Some(index) => index,
@@ -286,6 +287,7 @@ pub const fn locate(base: &str, ty: &str) -> u32 {
 }
 
 /// [`locate`], or `None` where the entry does not exist.
+#[doc(hidden)]
 pub const fn try_locate(base: &str, ty: &str) -> Option<u32> {
     let mut index = 0;
     let mut family = 0;

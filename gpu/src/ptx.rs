@@ -150,6 +150,7 @@ impl core::fmt::Display for PtxProblem<'_> {
 
 /// The `.entry` points of `ptx`, in order. An entry whose parameters cannot be
 /// read has `count == usize::MAX` internally and is reported by [`check`].
+#[doc(hidden)]
 pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
     let mut lines = ptx.lines();
     core::iter::from_fn(move || {
@@ -227,6 +228,7 @@ fn param_bytes(line: &str) -> Option<usize> {
 /// `.extern .func  (.param .b32 func_retval0) vprintf(` (the return value, if
 /// any, comes first; the parameters may start on the next line). `None` for
 /// any other line.
+#[doc(hidden)]
 pub fn extern_func_name(line: &str) -> Option<&str> {
     let rest = line
         .trim_start()
@@ -246,11 +248,13 @@ pub fn extern_func_name(line: &str) -> Option<&str> {
 /// `.extern .func` other than [`DRIVER_FUNCTIONS`]), every declared kernel
 /// present with the declared parameter sizes, nothing undeclared. Calls
 /// `report` once per problem; returns how many there were.
+#[doc(hidden)]
 pub fn check<'a>(ptx: &'a str, report: &mut dyn FnMut(PtxProblem<'a>)) -> usize {
     check_tables(ptx, FAMILIES, report)
 }
 
 /// [`check`] against the given tables.
+#[doc(hidden)]
 pub fn check_tables<'a>(
     ptx: &'a str,
     families: &[(&str, &[Kernel])],

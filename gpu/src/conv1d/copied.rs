@@ -33,6 +33,7 @@ pub struct TmaGeometry {
 /// element `start − r − shift`, which must be `origin` plus whole lines:
 /// `shift ≡ word0 − r` and `origin ≡ −(r + shift)` modulo [`TMA_ALIGN`]
 /// and 64, so that `word0 + origin` is a multiple of [`TMA_ALIGN`].
+#[doc(hidden)]
 pub const fn tma_geometry(word0: usize, taps: usize, n: usize) -> Option<TmaGeometry> {
     let r = taps / 2;
     let shift = (word0 % TMA_ALIGN + TMA_ALIGN - r % TMA_ALIGN) % TMA_ALIGN;
@@ -66,6 +67,7 @@ impl TmaGeometry {
 /// and the 32-byte swizzle on top, which exchanges the two 16-byte halves
 /// of the 32-byte rows whose address has bit 7 set. A quad of elements
 /// (`e` a multiple of 4) stays 16 whole bytes.
+#[doc(hidden)]
 pub const fn tma_offset(lines: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
     swizzle_32(((u / 8) * 32 * lines + 32 * line + 4 * (u % 8)) as u32) as usize

@@ -30,6 +30,7 @@ use super::wgmma::{BF16_K, WGMMA_COLS, WGMMA_ROWS, bf16_steps, swizzle_32, wgmma
 /// step 9's ([`super::tma::tma_lines`]): the lines hold `64 · ⌈steps / 8⌉`
 /// values of `t` past the last column's start, and `steps` odd is no
 /// multiple of 8.
+#[doc(hidden)]
 pub const fn bf16_tile_len(taps: usize, shift: usize) -> usize {
     WGMMA_ROWS * (WGMMA_COLS - 1) + BF16_K * bf16_steps(wgmma_steps(taps + shift))
 }
@@ -40,6 +41,7 @@ pub const fn bf16_tile_len(taps: usize, shift: usize) -> usize {
 /// `2·(u % 16)`, and the swizzle on the whole offset (a part may start on
 /// any 32-byte row of a unit, as step 9's groups do). Four consecutive
 /// elements from a multiple of 4 are 8 whole bytes.
+#[doc(hidden)]
 pub const fn bf16_offset(lines: usize, base: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
     swizzle_32((base + (u / BF16_K) * 32 * lines + 32 * line + 2 * (u % BF16_K)) as u32) as usize
@@ -49,6 +51,7 @@ pub const fn bf16_offset(lines: usize, base: usize, e: usize) -> usize {
 /// element `16p` before the swizzle, which the tensor cores apply per row
 /// as the split did): group `p % 4` of line `p / 4`, column `c` 32 bytes
 /// after column `c − 1`.
+#[doc(hidden)]
 pub const fn bf16_b_start(lines: usize, p: usize) -> usize {
     (p % 4) * 32 * lines + 32 * (p / 4)
 }
@@ -59,6 +62,7 @@ pub const fn bf16_b_start(lines: usize, p: usize) -> usize {
 /// `w_k + 1` (`a[0]` row `16 warp + g`, `t = 16p + 2q` and `+ 1`; `a[1]`
 /// row `+ 8`; `a[2]` `t + 8`; `a[3]` row `+ 8` and `t + 8`, which is
 /// `a[0]`'s pair: `A[m][t]` depends on `t − m`).
+#[doc(hidden)]
 pub const fn bf16_a_words(warp: usize, lane: usize, p: usize) -> [usize; 3] {
     let w = WGMMA_ROWS + BF16_K * p + 2 * (lane % 4) - 16 * warp - lane / 4;
     [w, w - 8, w + 8]
@@ -68,6 +72,7 @@ pub const fn bf16_a_words(warp: usize, lane: usize, p: usize) -> [usize; 3] {
 /// before the swizzle) of a copy of `lines` lines: group `g` is `lines`
 /// rows of 32 bytes, unit `w` holds values `8g + 4(w % 2) ..` of line `w /
 /// 2`.
+#[doc(hidden)]
 pub const fn split_source(lines: u32, g: u32, w: u32) -> u32 {
     g * 32 * lines + 16 * w
 }
@@ -75,12 +80,14 @@ pub const fn split_source(lines: u32, g: u32, w: u32) -> u32 {
 /// Where the split writes unit `w` of group `g` in each BF16 part (8
 /// bytes, before the swizzle, from the part's start): group `g / 2` of
 /// line `w / 2`, from byte `16(g % 2) + 8(w % 2)` of its row.
+#[doc(hidden)]
 pub const fn split_target(lines: u32, g: u32, w: u32) -> u32 {
     (g / 2) * 32 * lines + 16 * (w & !1) + 16 * (g % 2) + 8 * (w % 2)
 }
 
 /// `x` rounded to the nearest BF16 (ties to even), as its bits: what
 /// `cvt.rn.bf16x2.f32` gives for a finite `x`. For the host's tests.
+#[doc(hidden)]
 pub const fn bf16_bits(x: f32) -> u16 {
     let bits = x.to_bits();
     ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16

@@ -34,12 +34,14 @@ pub const SPLIT_MIN_TAPS: usize = 129;
 /// Elements of each of the three half-rate sequences a
 /// [`Conv1dVariant::Karatsuba`] block stages for a mask of `taps`: its
 /// `SPLIT_TILE / 2` pairs and a halo of the half mask's [`padded_taps`].
+#[doc(hidden)]
 pub const fn split_len(taps: usize) -> usize {
     SPLIT_TILE / 2 + padded_taps(taps.div_ceil(2), SPLIT_WIDTH)
 }
 
 /// Words of one staged phase of [`Conv1dVariant::Karatsuba`]: its
 /// [`split_len`] elements in whole segments laid out by [`padded_index`].
+#[doc(hidden)]
 pub const fn split_words(taps: usize) -> usize {
     padded_words(split_len(taps), SPLIT_WIDTH)
 }
@@ -98,6 +100,7 @@ where
 /// output is not finite: if any of the thread's are not, it computes them
 /// again directly, `Σ_p h[2p]·O[m + p] + Σ_p h[2p + 1]·E[m + 1 + p]`.
 #[inline(always)]
+#[doc(hidden)]
 pub fn karatsuba_outputs(
     lane: usize,
     taps: usize,

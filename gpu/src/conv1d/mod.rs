@@ -499,6 +499,7 @@ impl Conv1dVariant {
 /// product and a sum (two roundings). Host tests of the functions below
 /// check their indexing, within a tolerance that covers either.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -514,6 +515,7 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 /// `start`, for a mask of radius `r` on a row of `n`: `start + e − r`, or
 /// `None` outside the row (the tile holds a zero there).
 #[inline(always)]
+#[doc(hidden)]
 pub fn tile_source(start: usize, e: usize, r: usize, n: usize) -> Option<usize> {
     let g = start + e;
     if g >= r && g - r < n {

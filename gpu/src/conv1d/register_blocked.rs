@@ -55,6 +55,7 @@ pub const NARROW_MAX_TAPS: usize = 64;
 pub const SEGMENT_PAD: usize = 4;
 
 /// The width [`Conv1dVariant::RegisterBlocked`] runs for a mask of `taps`.
+#[doc(hidden)]
 pub const fn blocked_width(taps: usize) -> usize {
     if taps <= NARROW_MAX_TAPS {
         BLOCKED_WIDTHS[0]
@@ -66,6 +67,7 @@ pub const fn blocked_width(taps: usize) -> usize {
 /// Outputs of one tile of [`Conv1dVariant::RegisterBlocked`] of width `w`
 /// (one row's consecutive outputs a block computes at a time):
 /// [`BLOCKED_THREADS`] threads of `w` outputs each.
+#[doc(hidden)]
 pub const fn blocked_tile(w: usize) -> usize {
     BLOCKED_THREADS as usize * w
 }
@@ -73,6 +75,7 @@ pub const fn blocked_tile(w: usize) -> usize {
 /// `taps` rounded up to a whole number of rounds of width `w`: the weights
 /// [`Conv1dVariant::RegisterBlocked`] stages (the padding is zero and never
 /// multiplied).
+#[doc(hidden)]
 pub const fn padded_taps(taps: usize, w: usize) -> usize {
     taps.div_ceil(w) * w
 }
@@ -80,6 +83,7 @@ pub const fn padded_taps(taps: usize, w: usize) -> usize {
 /// Inputs one block of [`Conv1dVariant::RegisterBlocked`] of width `w`
 /// stages: its [`blocked_tile`] outputs and a halo of [`padded_taps`] (a
 /// multiple of `w`).
+#[doc(hidden)]
 pub const fn blocked_tile_len(taps: usize, w: usize) -> usize {
     blocked_tile(w) + padded_taps(taps, w)
 }
@@ -87,12 +91,14 @@ pub const fn blocked_tile_len(taps: usize, w: usize) -> usize {
 /// The shared-memory word of tile element `e` in
 /// [`Conv1dVariant::RegisterBlocked`] of width `w`: [`SEGMENT_PAD`] words
 /// after every `w` elements.
+#[doc(hidden)]
 pub const fn padded_index(e: usize, w: usize) -> usize {
     e + (e / w) * SEGMENT_PAD
 }
 
 /// Shared-memory words of a tile of `len` elements (a multiple of `w`)
 /// laid out by [`padded_index`].
+#[doc(hidden)]
 pub const fn padded_words(len: usize, w: usize) -> usize {
     len / w * (w + SEGMENT_PAD)
 }
@@ -171,6 +177,7 @@ fn accumulate<const W: usize, const N: usize>(
 /// one new segment and keeps the other from the round before. The kernel
 /// passes 16-byte shared-memory loads; host tests pass slices.
 #[inline(always)]
+#[doc(hidden)]
 pub fn blocked_outputs<const W: usize>(
     lane: usize,
     taps: usize,
@@ -189,6 +196,7 @@ pub fn blocked_outputs<const W: usize>(
 /// [`blocked_outputs`] for `N` outputs (`W`, or `W + 1`: the first output
 /// of the next lane too), each sum starting from `init` instead of zero.
 #[inline(always)]
+#[doc(hidden)]
 pub fn blocked_sums<const W: usize, const N: usize>(
     lane: usize,
     taps: usize,
@@ -213,6 +221,7 @@ pub fn blocked_sums<const W: usize, const N: usize>(
 /// fourth block of 256 threads per SM: mask 31 on the H100 200 → 204 µs)
 /// and Karatsuba's sums (mask 1 025 2 197 → 2 624 µs, H100).
 #[inline(always)]
+#[doc(hidden)]
 pub fn shifted_sums<const W: usize, const N: usize, const PAIRED: bool>(
     lane: usize,
     (skip, taps): (usize, usize),

@@ -37,6 +37,7 @@ pub const STREAM_MAX_TAPS: usize = 16;
 /// `taps`: its [`STREAM_TILE`] outputs and a halo for the mask shifted by
 /// up to 3 places (so that the tile starts on 16 bytes), whole 16-byte
 /// words.
+#[doc(hidden)]
 pub const fn stream_tile_len(taps: usize) -> usize {
     STREAM_TILE + padded_taps(taps + 3, STREAM_WIDTH)
 }
@@ -45,6 +46,7 @@ pub const fn stream_tile_len(taps: usize) -> usize {
 /// at byte address `row` (a multiple of 4): the `s` in 0..4 for which row
 /// element `t − taps / 2 − s` lies on 16 bytes for every multiple `t` of 4
 /// (the tiles' starts).
+#[doc(hidden)]
 pub const fn stream_shift(row: usize, taps: usize) -> usize {
     // −r ≡ 3r (mod 4).
     (row / 4 + 3 * (taps / 2)) % 4

@@ -39,6 +39,7 @@ pub const TENSOR_MIN_TAPS: usize = 48;
 /// `taps`: output `16m + c` of a tensor-core tile is `Σ_t M[t − c] ·
 /// X[16m + t]` over `t` in `0 .. taps + 15` (the 16 outputs of a column
 /// see the mask shifted by 0 to 15 places), rounded up to whole steps.
+#[doc(hidden)]
 pub const fn tensor_steps(taps: usize) -> usize {
     (taps + 15).div_ceil(8)
 }
@@ -47,6 +48,7 @@ pub const fn tensor_steps(taps: usize) -> usize {
 /// `taps`: its [`TENSOR_TILE`] outputs' and the `8 · steps − 16` that
 /// follow (the last output's window and the zeros its last step
 /// multiplies); the next tile's first ones.
+#[doc(hidden)]
 pub const fn tensor_tile_len(taps: usize) -> usize {
     TENSOR_TILE + 8 * tensor_steps(taps) - 16
 }
@@ -55,6 +57,7 @@ pub const fn tensor_tile_len(taps: usize) -> usize {
 /// `taps` weights, zeros up to the last step's last fragment. Weight `j`
 /// is word `j + 16`, so that a fragment reads `M[t − c]` for `t − c` from
 /// −15 without a check.
+#[doc(hidden)]
 pub const fn tensor_mask_len(taps: usize) -> usize {
     8 * tensor_steps(taps) + 16
 }
@@ -67,6 +70,7 @@ pub const fn tensor_mask_len(taps: usize) -> usize {
 /// 8 swapped in pairs (row `R` at `R ^ (R >> 2 & 1)`), so that the rows a
 /// half warp's 8-byte loads take, `R`, `R + 2`, `R + 4` and `R + 6` (see
 /// [`tensor_b_elements`]), lie in four different groups of 8 banks.
+#[doc(hidden)]
 pub const fn tensor_index(e: usize) -> usize {
     let row = e / 8;
     8 * (row ^ ((row >> 2) & 1)) + 2 * (e % 4) + (e % 8) / 4
@@ -74,6 +78,7 @@ pub const fn tensor_index(e: usize) -> usize {
 
 /// Words of [`Conv1dVariant::Tf32x3`](super::Conv1dVariant::Tf32x3)'s tile: [`tensor_tile_len`]
 /// rounded up to whole pairs of rows, which [`tensor_index`] may swap.
+#[doc(hidden)]
 pub const fn tensor_tile_words(taps: usize) -> usize {
     tensor_tile_len(taps).next_multiple_of(16)
 }
@@ -102,6 +107,7 @@ pub const fn tensor_error_units(taps: usize) -> usize {
 /// fragment (`a[0]` to `a[3]`, see `prim::mma`) for step `s`: `A[c][t] =
 /// M[8s + t − c]`, row `c` the mask shifted by `c`. The same for every
 /// tensor-core tile: a warp loads and splits it once per step.
+#[doc(hidden)]
 pub const fn tensor_a_words(lane: usize, s: usize) -> [usize; 4] {
     let w = 16 + 8 * s + lane % 4 - lane / 4;
     [w, w - 8, w + 4, w - 4]
@@ -111,6 +117,7 @@ pub const fn tensor_a_words(lane: usize, s: usize) -> [usize; 4] {
 /// step `s` of the tensor-core tile whose outputs start at tile element
 /// `o`: `B[t][m] = X[o + 16m + 8s + t]`, column `m` the inputs of outputs
 /// `o + 16m ..`. The two are one 8-byte load ([`tensor_index`]).
+#[doc(hidden)]
 pub const fn tensor_b_elements(o: usize, lane: usize, s: usize) -> [usize; 2] {
     let e = o + 16 * (lane / 4) + 8 * s + lane % 4;
     [e, e + 4]
@@ -120,6 +127,7 @@ pub const fn tensor_b_elements(o: usize, lane: usize, s: usize) -> [usize; 2] {
 /// accumulator fragment (`d[0]` to `d[3]`): `D[c][m]` is output `16m + c`.
 /// For each `k`, the warp's `d[k]` are 4 runs of 8 consecutive outputs:
 /// its stores write whole 32-byte sectors.
+#[doc(hidden)]
 pub const fn tensor_d_outputs(lane: usize) -> [usize; 4] {
     let o = 32 * (lane % 4) + lane / 4;
     [o, o + 16, o + 8, o + 24]

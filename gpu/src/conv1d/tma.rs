@@ -90,11 +90,13 @@ pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + TMA_ALIGN;
 pub const TMA_MAP_BYTES: usize = 128;
 
 /// Steps of 8 values of `t` for a mask of `taps` moved by `shift`.
+#[doc(hidden)]
 pub const fn tma_steps(taps: usize, shift: usize) -> usize {
     wgmma_steps(taps + shift)
 }
 
 /// Inputs a tile's products read for a mask of `taps` moved by `shift`.
+#[doc(hidden)]
 pub const fn tma_tile_len(taps: usize, shift: usize) -> usize {
     wgmma_tile_len(taps + shift)
 }
@@ -104,12 +106,14 @@ pub const fn tma_tile_len(taps: usize, shift: usize) -> usize {
 /// rows of 32 bytes, so a group may start on any 32-byte row of a 256-byte
 /// unit of the swizzle: the swizzle is a function of the shared address,
 /// the same for the copy and the tensor cores.
+#[doc(hidden)]
 pub const fn tma_lines(taps: usize, shift: usize) -> usize {
     tma_tile_len(taps, shift).div_ceil(WGMMA_ROWS)
 }
 
 /// Bytes of one tile's copy of [`tma_lines`]: 8 groups of `lines` lines
 /// of 32 bytes.
+#[doc(hidden)]
 pub const fn tma_copy_bytes(lines: usize) -> usize {
     8 * 32 * lines
 }
@@ -117,6 +121,7 @@ pub const fn tma_copy_bytes(lines: usize) -> usize {
 /// Bytes of one staged part: the copy of the longest window, for any
 /// shift. A multiple of 256, so every part starts on a unit of the
 /// swizzle.
+#[doc(hidden)]
 pub const fn tma_part_bytes(taps: usize) -> usize {
     tma_copy_bytes(tma_lines(taps, TMA_MAX_SHIFT))
 }
@@ -126,6 +131,7 @@ pub const fn tma_part_bytes(taps: usize) -> usize {
 /// did): its 8 values of `t` are group `s % 8` of line `s / 8` on, column
 /// `c` 32 bytes after column `c − 1`, the descriptor's groups of 8
 /// columns 256 bytes apart.
+#[doc(hidden)]
 pub const fn tma_b_start(lines: usize, s: usize) -> usize {
     (s % 8) * 32 * lines + 32 * (s / 8)
 }
@@ -146,6 +152,7 @@ pub const TMA_MIN_TAPS: usize = super::TENSOR_MIN_TAPS;
 /// Words of each of the mask's two arrays, zero-padded: the fragments of
 /// every step of the longest moved mask, rounded up to whole BF16
 /// products for step 10 ([`super::corrections`]).
+#[doc(hidden)]
 pub const fn tma_mask_len(taps: usize) -> usize {
     TMA_MASK_LEAD + BF16_K * bf16_steps(wgmma_steps(taps + TMA_MAX_SHIFT))
 }
@@ -153,17 +160,20 @@ pub const fn tma_mask_len(taps: usize) -> usize {
 /// Byte offset of the mask's arrays in a block's shared memory: after the
 /// warpgroups' two parts each (inputs as copied; small parts, or step
 /// 10's two BF16 parts).
+#[doc(hidden)]
 pub const fn tma_mask_offset(taps: usize) -> usize {
     TMA_GROUPS * 2 * tma_part_bytes(taps)
 }
 
 /// Byte offset of the warpgroups' barriers (8 bytes each), after the
 /// mask's arrays.
+#[doc(hidden)]
 pub const fn tma_barriers_offset(taps: usize) -> usize {
     tma_mask_offset(taps) + 2 * 4 * tma_mask_len(taps)
 }
 
 /// Shared memory of a block: 203 480 bytes at 127 taps, 232 152 at 1 025.
+#[doc(hidden)]
 pub const fn tma_shared_bytes(taps: usize) -> usize {
     tma_barriers_offset(taps) + 8 * TMA_GROUPS
 }
@@ -213,6 +223,7 @@ pub struct TmaTensor {
 }
 
 /// The tensor map's view for `geometry`; `pitch` is unused for one row.
+#[doc(hidden)]
 pub const fn tma_tensor(
     geometry: TmaGeometry,
     taps: usize,

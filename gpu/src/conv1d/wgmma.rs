@@ -51,6 +51,7 @@ pub const BF16_K: usize = 16;
 /// BF16 products of a tile whose TF32 products take `steps` steps of 8
 /// values of `t`: one per two steps, the last over 8 more zero weights
 /// where `steps` is odd.
+#[doc(hidden)]
 pub const fn bf16_steps(steps: usize) -> usize {
     steps.div_ceil(2)
 }
@@ -58,6 +59,7 @@ pub const fn bf16_steps(steps: usize) -> usize {
 /// The 32-byte swizzle on a byte offset from a 256-byte unit of the
 /// shared window: the two 16-byte halves of a 32-byte row exchanged where
 /// bit 7 is set.
+#[doc(hidden)]
 pub const fn swizzle_32(at: u32) -> u32 {
     at ^ (((at >> 7) & 1) << 4)
 }
@@ -111,18 +113,21 @@ pub const WGMMA_TILE: usize = WGMMA_ROWS * WGMMA_COLS;
 /// it 2 608 / 2 204 / 1 853 / 513; the next chunk's loads in flight while
 /// this one is split (120 bytes of spills) 2 512 / 2 192 / 1 852 / 515,
 /// and with 16 loads a chunk 2 414 / 2 065 / 1 757 / 505.
+#[doc(hidden)]
 pub const fn wgmma_raw_bytes(taps: usize) -> usize {
     16 * (wgmma_tile_len(taps) / 4 + 1)
 }
 
 /// Steps of 8 values of `t` for a mask of `taps`: output `64c + m` needs
 /// `t = m .. m + taps`, so `t` runs to `taps + 63`.
+#[doc(hidden)]
 pub const fn wgmma_steps(taps: usize) -> usize {
     (taps + WGMMA_ROWS - 1).div_ceil(8)
 }
 
 /// Inputs a tile stages: the last column's `8 · steps` from element
 /// `64 · 127` on.
+#[doc(hidden)]
 pub const fn wgmma_tile_len(taps: usize) -> usize {
     WGMMA_ROWS * (WGMMA_COLS - 1) + 8 * wgmma_steps(taps)
 }
@@ -131,12 +136,14 @@ pub const fn wgmma_tile_len(taps: usize) -> usize {
 /// rounded up to an odd number, so that the groups of 4 values of `u`
 /// start in different banks and a warp's 32 consecutive elements are 32
 /// banks ([`wgmma_offset`]).
+#[doc(hidden)]
 pub const fn wgmma_lines(taps: usize) -> usize {
     wgmma_tile_len(taps).div_ceil(WGMMA_ROWS) | 1
 }
 
 /// Byte offset of tile element `e` in a staged part of `lines` lines (see
 /// the module docs).
+#[doc(hidden)]
 pub const fn wgmma_offset(lines: usize, e: usize) -> usize {
     let (line, u) = (e / WGMMA_ROWS, e % WGMMA_ROWS);
     (u / 4) * 16 * lines + 16 * line + 4 * (u % 4)
@@ -144,6 +151,7 @@ pub const fn wgmma_offset(lines: usize, e: usize) -> usize {
 
 /// Bytes from one group of 4 values of `u` to the next: the descriptor's
 /// leading offset (core matrices adjacent along `t`).
+#[doc(hidden)]
 pub const fn wgmma_leading(lines: usize) -> usize {
     16 * lines
 }
@@ -155,11 +163,13 @@ pub const WGMMA_STRIDE: usize = 128;
 
 /// Byte offset in a staged part where step `s`'s `B` starts: element `8s`,
 /// the first of column 0.
+#[doc(hidden)]
 pub const fn wgmma_b_start(lines: usize, s: usize) -> usize {
     wgmma_offset(lines, 8 * s)
 }
 
 /// Bytes of one staged part (big or small) for a mask of `taps`.
+#[doc(hidden)]
 pub const fn wgmma_part_bytes(taps: usize) -> usize {
     WGMMA_ROWS / 4 * wgmma_leading(wgmma_lines(taps))
 }
@@ -167,6 +177,7 @@ pub const fn wgmma_part_bytes(taps: usize) -> usize {
 /// Words of each part of the split, zero-padded mask: 64 zeros, the `taps`
 /// weights, zeros to the last step. Weight `j` is word `j + 64`, so that
 /// `A[m][t] = M[t − m]` is word `64 + t − m` without a check.
+#[doc(hidden)]
 pub const fn wgmma_mask_len(taps: usize) -> usize {
     WGMMA_ROWS + 8 * wgmma_steps(taps)
 }
@@ -174,6 +185,7 @@ pub const fn wgmma_mask_len(taps: usize) -> usize {
 /// Byte offset of the raw buffer in a block's shared memory: after the
 /// two staged parts of the inputs and the two parts of the mask (a
 /// multiple of 16, as the bulk copies need).
+#[doc(hidden)]
 pub const fn wgmma_raw_offset(taps: usize) -> usize {
     2 * wgmma_part_bytes(taps) + 2 * 4 * wgmma_mask_len(taps)
 }
@@ -181,6 +193,7 @@ pub const fn wgmma_raw_offset(taps: usize) -> usize {
 /// Shared memory of a block: the two staged parts of the inputs, the two
 /// parts of the mask, the raw buffer and its barrier (8 bytes, rounded to
 /// 16): 120 352 bytes at 1 025 taps, 102 432 at 127.
+#[doc(hidden)]
 pub const fn wgmma_shared_bytes(taps: usize) -> usize {
     wgmma_raw_offset(taps) + wgmma_raw_bytes(taps) + 16
 }
@@ -218,6 +231,7 @@ pub const SM90_MAX_SHARED: usize = 227 * 1024;
 /// Shared memory of one warpgroup's slice of a block: [`wgmma_shared_bytes`]
 /// rounded up to 128 bytes, so that every slice's parts and barrier keep
 /// their alignment.
+#[doc(hidden)]
 pub const fn wgmma_group_bytes(taps: usize) -> usize {
     wgmma_shared_bytes(taps).next_multiple_of(128)
 }
@@ -225,6 +239,7 @@ pub const fn wgmma_group_bytes(taps: usize) -> usize {
 /// Warpgroups of a block for a mask of `taps`: [`WGMMA_GROUPS_MAX`] up to
 /// [`WGMMA_TURNS_MAX_TAPS`] taps, one beyond (two blocks per SM where
 /// their shared memory fits, as before).
+#[doc(hidden)]
 pub const fn wgmma_groups(taps: usize) -> usize {
     if taps <= WGMMA_TURNS_MAX_TAPS {
         WGMMA_GROUPS_MAX
@@ -240,6 +255,7 @@ pub const fn wgmma_groups(taps: usize) -> usize {
 /// whose ends are 16-byte aligned in memory, and the shift that puts them
 /// on 16-byte boundaries of the raw buffer (element `e` at word `e +
 /// shift`). `(len, len, 0)`, nothing, where the row holds no such run.
+#[doc(hidden)]
 pub const fn wgmma_copy_span(
     word0: usize,
     start: usize,
@@ -278,6 +294,7 @@ pub const fn wgmma_error_units(taps: usize) -> usize {
 /// The mask words of thread `lane` of warp `warp`'s `A` fragment at step
 /// `s` (`a[0]` to `a[3]`: rows `16 warp + g` and `+ 8`, `t = 8s + q` and
 /// `+ 4`, with `g = lane / 4`, `q = lane % 4`).
+#[doc(hidden)]
 pub const fn wgmma_a_words(warp: usize, lane: usize, s: usize) -> [usize; 4] {
     let w = WGMMA_ROWS + 8 * s + lane % 4 - 16 * warp - lane / 4;
     [w, w - 8, w + 4, w - 4]
@@ -287,6 +304,7 @@ pub const fn wgmma_a_words(warp: usize, lane: usize, s: usize) -> [usize; 4] {
 /// `warp`: row `16 warp + g + 8 (reg % 4 / 2)`, column `8 (reg / 4) + 2q +
 /// reg % 2`. A warp's store of one register is 4 runs of 8 consecutive
 /// outputs, whole 32-byte sectors.
+#[doc(hidden)]
 pub const fn wgmma_d_output(warp: usize, lane: usize, reg: usize) -> usize {
     let row = 16 * warp + lane / 4 + 8 * (reg % 4 / 2);
     let col = 8 * (reg / 4) + 2 * (lane % 4) + reg % 2;

@@ -125,12 +125,14 @@ pub const STAGE_PAD: usize = 8;
 /// Shared bytes of a ring of `stages` stages of a `bm`-row tile of `A`
 /// and a `bn`-column tile of `B`, each `WARP_BK` deep, in whichever layout
 /// ([`staging::staged_words`]).
+#[doc(hidden)]
 pub const fn ring_bytes(bm: usize, bn: usize, stages: usize) -> u32 {
     (stages * (staging::staged_words(bm) + staging::staged_words(bn)) * 4) as u32
 }
 
 /// The tile configuration of a pipelined (or tensor-core) kernel of a
 /// `bm × bn` tile: one warp per 32 × 64 of `C`.
+#[doc(hidden)]
 pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
     TileConfig {
         tile_m: bm as u32,
@@ -145,6 +147,7 @@ pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
 pub const PIPELINED_TILE_N: usize = 128;
 
 /// The tile configuration of [`PIPELINED_CONFIGS`]` value`.
+#[doc(hidden)]
 pub const fn pipelined_tiles(value: u32) -> TileConfig {
     warp_tiles(value as usize, PIPELINED_TILE_N, PIPELINE_STAGES)
 }
@@ -177,6 +180,7 @@ pub const MIN_SHARED_SLICE_K: usize = 16 * WARP_BK;
 /// (SMs idle otherwise), and about `sms × resident`, slices at least
 /// [`MIN_SHARED_SLICE_K`] deep (a second block per SM, worth it only
 /// over a long loop).
+#[doc(hidden)]
 pub const fn split_slices(tiles: usize, k: usize, sms: usize, resident: usize) -> usize {
     let one = slices_over(tiles, k, sms, MIN_SLICE_K);
     let shared = slices_over(tiles, k, sms * resident, MIN_SHARED_SLICE_K);
@@ -200,12 +204,14 @@ const fn slices_over(tiles: usize, k: usize, slots: usize, least: usize) -> usiz
 
 /// `k` per slice of a product split in `slices`: whole stages, the last
 /// slice the rest.
+#[doc(hidden)]
 pub const fn slice_k(k: usize, slices: usize) -> usize {
     k.div_ceil(slices).div_ceil(WARP_BK) * WARP_BK
 }
 
 /// Words of a split product's workspace: the tickets, then each slice's
 /// partial tile.
+#[doc(hidden)]
 pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> usize {
     if slices <= 1 {
         0
@@ -219,6 +225,7 @@ pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> u
 /// `b_k_major` say ([`staging::stages_k_major`] of `op(A)`'s strides
 /// `(row, column)` and of `op(B)`'s `(column, row)`, as the kernel sees
 /// them): `None` for a configuration without entries.
+#[doc(hidden)]
 pub fn pipelined_entry(
     config: u32,
     a_k_major: bool,
@@ -238,6 +245,7 @@ pub fn pipelined_entry(
 /// [`GemmVariant::plan`] takes as `resident`. It stands for the other
 /// layouts' 64 × 128 entries too: ptxas gives them 225 to 254 registers
 /// on sm_90a, two blocks of 128 threads per SM each.
+#[doc(hidden)]
 pub fn split_launch() -> (crate::Entry<GemmArgs<f32>>, TileConfig) {
     let value = PIPELINED_CONFIGS[1];
     match pipelined_entry(value, false, true) {
@@ -573,6 +581,7 @@ impl GemmVariant {
 /// once share the rows of `A` and columns of `B` they read (L2 reuse).
 /// `band = 1` is plain row-major order.
 #[inline(always)]
+#[doc(hidden)]
 pub fn tile_of(block: usize, tiles_m: usize, tiles_n: usize, band: usize) -> (usize, usize) {
     let per_band = band * tiles_n;
     let (band_index, within) = (block / per_band, block % per_band);

@@ -62,6 +62,7 @@ use {
 pub const BAND: usize = 8;
 
 /// Threads of configuration `value` (a tile side).
+#[doc(hidden)]
 pub const fn threads(value: u32) -> usize {
     pipelined_tiles(value).threads as usize
 }
@@ -71,6 +72,7 @@ pub const fn threads(value: u32) -> usize {
 /// the products that leave SMs idle; the 128 × 128 entry, the one the
 /// large products run, carries none of it (with it, its loop ran 4096³
 /// 1.7% slower on an H100 and an H200).
+#[doc(hidden)]
 pub const fn splits(value: u32) -> bool {
     value != super::PIPELINED_CONFIGS[0]
 }
@@ -87,6 +89,7 @@ pub const fn splits(value: u32) -> bool {
 /// tile each way and `k` a whole number of stages. Then every copy of
 /// every block is a whole 16-byte vector: the kernel checks the same and
 /// traps where it does not hold.
+#[doc(hidden)]
 pub const fn takes_whole_tiles(
     m: usize,
     n: usize,
@@ -115,6 +118,7 @@ pub const fn takes_whole_tiles(
 
 /// Quads a thread stages per operand and stage, for a tile side `side`
 /// and `threads` threads.
+#[doc(hidden)]
 pub const fn quads(side: usize, threads: usize) -> usize {
     side * WARP_BK / 4 / threads
 }

@@ -68,6 +68,7 @@ impl Mode {
 /// and `ps` (along `k`) `k`-major: where `x` is the contiguous direction.
 /// The host picks the entry of the layouts ([`super::pipelined_entry`])
 /// by the same test.
+#[doc(hidden)]
 pub const fn stages_k_major(xs: usize, ps: usize) -> bool {
     xs < ps
 }
@@ -81,11 +82,13 @@ pub const X_MAJOR_LD: usize = super::WARP_BK + 4;
 
 /// Words from one `p` to the next in a `k`-major staged tile of `tx`
 /// values of `x`.
+#[doc(hidden)]
 pub const fn k_major_ld(tx: usize) -> usize {
     tx + super::STAGE_PAD
 }
 
 /// Words of one staged tile of `tx` values of `x` in either layout.
+#[doc(hidden)]
 pub const fn staged_words(tx: usize) -> usize {
     let k_major = super::WARP_BK * k_major_ld(tx);
     let x_major = tx * X_MAJOR_LD;
@@ -133,6 +136,7 @@ impl<const K_MAJOR: bool> Layout<K_MAJOR> {
 /// along `x` (`along_x`) or along `p`: consecutive quads cover a `p`-row
 /// left to right, or consecutive `x` of one group of 4 `p`s.
 #[inline(always)]
+#[doc(hidden)]
 pub const fn quad_origin<const TX: usize>(e: usize, along_x: bool) -> (usize, usize) {
     if along_x {
         ((e % (TX / 4)) * 4, e / (TX / 4))

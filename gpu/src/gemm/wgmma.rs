@@ -58,6 +58,7 @@ pub const CHUNK_BYTES: u32 = (TENSOR_TILE / 8) as u32 * 2 * CORE_BYTES;
 
 /// Shared memory of a block: the ring, then two converted stages, each its
 /// big and small parts.
+#[doc(hidden)]
 pub const fn shared_bytes() -> u32 {
     ring_bytes(TENSOR_TILE, TENSOR_TILE, STAGES) + (2 * CONVERTED_BYTES) as u32
 }
@@ -76,6 +77,7 @@ const _: () = assert!(
 /// offset), groups of 8 columns 2 · [`CORE_BYTES`] (its stride offset). The
 /// 16-byte rows of the layout, in order, are `r = 16·(16·(k/8) + n/8) +
 /// 8·(k%8/4) + n%8`.
+#[doc(hidden)]
 pub const fn converted_offset(n: usize, k: usize) -> usize {
     (k / 8) * CHUNK_BYTES as usize
         + (n / 8) * 2 * CORE_BYTES as usize

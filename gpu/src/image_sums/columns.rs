@@ -114,6 +114,7 @@ const _: () = assert!(WHOLE_SLOT * BAND_BLOCK.0 * 4 <= BAND_SHARED);
 /// every band `band_rows` rows and the first `long_bands` one more
 /// (`(0, 0)` for no bands, which hold no rows). The host divides once,
 /// so that no block divides to find its rows.
+#[doc(hidden)]
 pub const fn band_split(height: u32, bands: u32) -> (u32, u32) {
     match (height.checked_div(bands), height.checked_rem(bands)) {
         (Some(rows), Some(long)) => (rows, long),
@@ -129,6 +130,7 @@ pub const fn band_split(height: u32, bands: u32) -> (u32, u32) {
 /// [`BAND_LANES_MAX_ROWS`], so that the entry's tallies of two columns
 /// hold every sum, and rows 16-byte aligned (`alignment`: the image's
 /// address or'ed with its pitch), so that every row's piece is one load.
+#[doc(hidden)]
 pub const fn bands_all_in_lanes(
     width: u32,
     bands: u32,
@@ -148,6 +150,7 @@ pub const fn bands_all_in_lanes(
 /// the [`BAND_THREADS`] as row-lanes, so that no thread idles past the
 /// edge: a 64-column image takes 4 column-threads by 128 row-lanes, a warp
 /// load then 64 bytes of each of 8 rows.
+#[doc(hidden)]
 pub const fn band_block(width: usize) -> (u32, u32) {
     let lanes = width.div_ceil(STRIP_COLUMNS as usize);
     let lanes = if lanes >= BAND_BLOCK.0 as usize {
@@ -161,6 +164,7 @@ pub const fn band_block(width: usize) -> (u32, u32) {
 
 /// Shared memory of a whole-column block of `(x, y)` threads: each
 /// thread's slot, then each warp's `16 · x` column sums.
+#[doc(hidden)]
 pub const fn whole_shared_bytes((x, y): (u32, u32)) -> u32 {
     (x * y * WHOLE_SLOT + x * y / WARP_SIZE * 16 * x) * 4
 }

@@ -37,6 +37,7 @@ pub const ROW_NARROW_MAX: usize = 8 * ROW_UNROLL * 16;
 /// a warp instead of leaving most of its lanes idle: rows of up to 64 bytes
 /// take a lane each, 32 to a warp. (16 lanes for 1000-byte rows read 5%
 /// slower than 32.)
+#[doc(hidden)]
 pub const fn row_lanes(width: usize) -> u32 {
     if width > ROW_NARROW_MAX {
         WARP_SIZE
@@ -75,6 +76,7 @@ pub const ROW_PART_MIN: usize = ROW_VECTOR_BLOCK as usize * ROW_SPLIT_UNROLL * 1
 /// [`MAX_BANDS`] and none shorter than [`ROW_PART_MIN`]: 64 rows of 1 MiB
 /// on 132 SMs (660 blocks) take 11 parts of 95 KiB, 1 000 rows of 64 KiB
 /// a block each.
+#[doc(hidden)]
 pub const fn row_parts(width: usize, height: usize, resident_blocks: u32) -> u32 {
     let resident = resident_blocks as usize;
     if width < ROW_PART_MIN || height == 0 || height.div_ceil(ROW_SPLIT_ROWS as usize) >= resident {
@@ -195,6 +197,7 @@ ladder! {
 /// of its [`ROW_SPLIT`] warps then has at least one 16-byte vector per
 /// lane. Narrower rows would leave lanes idle in both warps; they take
 /// [`RowSumVariant::Vectorized`].
+#[doc(hidden)]
 pub const fn split_rows_pays(width: usize) -> bool {
     width >= (ROW_SPLIT * WARP_SIZE * 16) as usize
 }

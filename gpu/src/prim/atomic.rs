@@ -13,6 +13,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// `ptr` must be valid, 4-byte aligned and accessed only atomically by other
 /// threads while they race with this one.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
     // SAFETY: the caller's contract makes `ptr` a valid, aligned location
     // that concurrent threads touch only atomically.
@@ -24,6 +25,7 @@ pub unsafe fn atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
 /// # Safety
 /// As [`atomic_add_u32`], for an 8-byte aligned location.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn atomic_add_u64(ptr: *mut u64, value: u64) -> u64 {
     // SAFETY: the caller's contract makes `ptr` a valid, aligned location
     // that concurrent threads touch only atomically.
@@ -44,6 +46,7 @@ pub unsafe fn atomic_add_u64(ptr: *mut u64, value: u64) -> u64 {
 /// # Safety
 /// As [`atomic_add_u32`], for a global-memory location.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn ticket_u32(ptr: *mut u32, value: u32) -> u32 {
     let old: u32;
     // SAFETY: the caller guarantees a valid, aligned global location that
@@ -65,6 +68,7 @@ pub unsafe fn ticket_u32(ptr: *mut u32, value: u32) -> u32 {
 /// # Safety
 /// As [`atomic_add_u32`].
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
     let old: u32;
     // SAFETY: the caller's contract makes `ptr` a valid, aligned location;
@@ -87,6 +91,7 @@ pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
 /// # Safety
 /// As [`atomic_add_u32`], for a global-memory location.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn red_add_u32(ptr: *mut u32, value: u32) {
     // SAFETY: the caller guarantees a valid, aligned global location that
     // concurrent threads touch only atomically.
@@ -100,6 +105,7 @@ pub unsafe fn red_add_u32(ptr: *mut u32, value: u32) {
 /// # Safety
 /// As [`atomic_add_u32`], for a global-memory location.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn red_add_f32(ptr: *mut f32, value: f32) {
     // SAFETY: as `red_add_u32`.
     unsafe {
@@ -117,6 +123,7 @@ pub unsafe fn red_add_f32(ptr: *mut f32, value: f32) {
 /// `address` is 4-byte aligned and inside the block's shared memory, which
 /// concurrent threads touch only atomically there.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn red_shared_add_u32(address: u32, value: u32) {
     // SAFETY: the caller guarantees an aligned shared location.
     unsafe {

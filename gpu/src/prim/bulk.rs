@@ -27,6 +27,7 @@ use core::arch::asm;
 /// nothing else uses while the barrier lives; one thread initialises it,
 /// and a block barrier follows before any other thread uses it.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn init_barrier(bar: u32, count: u32) {
     // SAFETY: the caller's contract; the fence has no operands.
     unsafe {
@@ -49,6 +50,7 @@ pub unsafe fn init_barrier(bar: u32, count: u32) {
 /// `bar` is an initialised barrier ([`init_barrier`]) whose current phase
 /// still expects this arrival.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn expect_bytes(bar: u32, bytes: u32) {
     // SAFETY: the caller's contract.
     unsafe {
@@ -74,6 +76,7 @@ pub unsafe fn expect_bytes(bar: u32, bytes: u32) {
 /// bytes ([`expect_bytes`]); and the block does not exit before that
 /// phase completes.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn bulk_copy_to_shared(dst: u32, src: *const u8, bytes: u32, bar: u32) {
     // SAFETY: the caller's contract. Not `nomem`: shared memory changes
     // under the program's feet once this returns.
@@ -97,6 +100,7 @@ pub unsafe fn bulk_copy_to_shared(dst: u32, src: *const u8, bytes: u32, bar: u32
 /// `bar` is an initialised barrier whose phase of that parity will
 /// complete (the one in progress or the one just completed).
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn wait_parity(bar: u32, parity: u32) {
     loop {
         let done: u32;
@@ -134,6 +138,7 @@ pub unsafe fn wait_parity(bar: u32, parity: u32) {
 /// returned; the phase expects these bytes ([`expect_bytes`]); and the
 /// block does not exit before that phase completes.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar: u32) {
     // SAFETY: the caller's contract; shared memory changes under the
     // program's feet once this returns, as for `bulk_copy_to_shared`.
@@ -160,6 +165,7 @@ pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar
 /// `src` is 16-byte aligned, `bytes` a multiple of 16, and `src .. src +
 /// bytes` lies in one allocation of global memory.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn prefetch_l2(src: *const u8, bytes: u32) {
     // SAFETY: the caller's contract; a prefetch writes nothing.
     unsafe {
@@ -183,6 +189,7 @@ pub unsafe fn prefetch_l2(src: *const u8, bytes: u32) {
 /// `map` is the generic address of 128 bytes of global memory, 64-byte
 /// aligned.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn tensor_map_acquire(map: u64) {
     // SAFETY: fences; the acquire names the map's 128 bytes.
     unsafe {

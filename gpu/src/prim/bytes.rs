@@ -5,6 +5,7 @@ use core::arch::asm;
 /// `prmt.b32`: byte `i` of the result is byte `selector[4i+3:4i]` of the
 /// eight bytes `{b, a}` (0-3 from `a`, 4-7 from `b`). One instruction.
 #[inline(always)]
+#[doc(hidden)]
 pub fn byte_perm(a: u32, b: u32, selector: u32) -> u32 {
     let d: u32;
     // SAFETY: register-only instruction.
@@ -18,6 +19,7 @@ pub fn byte_perm(a: u32, b: u32, selector: u32) -> u32 {
 /// `dp4a.u32.u32`: `c + Σ a.byte[i] * b.byte[i]`. With `b = 0x01010101` it
 /// sums the four bytes of `a` in one instruction (sm_61 and newer).
 #[inline(always)]
+#[doc(hidden)]
 pub fn dp4a(a: u32, b: u32, c: u32) -> u32 {
     let d: u32;
     // SAFETY: register-only instruction.

@@ -13,6 +13,7 @@ use super::{FULL_MASK, block_dim_x, shfl_down, sync_threads, sync_warp, thread_i
 /// (`shfl.sync.down`, five steps); lane 0 gets the result. Every lane of the
 /// warp must call it.
 #[inline(always)]
+#[doc(hidden)]
 pub fn warp_reduce<T: Scalar>(mut v: T, combine: impl Fn(T, T) -> T) -> T {
     let mut delta = WARP_SIZE / 2;
     while delta > 0 {
@@ -34,6 +35,7 @@ pub fn warp_reduce<T: Scalar>(mut v: T, combine: impl Fn(T, T) -> T) -> T {
 /// multiple of 32 and every thread of the block calls this (it contains a
 /// block barrier).
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn block_reduce<T: Scalar>(
     v: T,
     identity: T,
@@ -69,6 +71,7 @@ pub unsafe fn block_reduce<T: Scalar>(
 /// thread, written before a block barrier; `blockDim.x` is a power of two;
 /// every thread of the block calls this.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn shared_tree<T: Copy>(s: *mut T, until: u32, combine: impl Fn(T, T) -> T) {
     let tid = thread_idx_x();
     let mut stride = block_dim_x() / 2;
@@ -95,6 +98,7 @@ pub unsafe fn shared_tree<T: Copy>(s: *mut T, until: u32, combine: impl Fn(T, T)
 /// points to 64 elements of shared memory whose writes a block barrier
 /// ordered before the call.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn warp_tail<T: Copy>(s: *mut T, tid: u32, combine: impl Fn(T, T) -> T) -> T {
     let tid = tid as usize;
     // SAFETY: `tid + 32 < 64`, inside `s` (contract); every later access is

@@ -34,12 +34,14 @@ special_register!(/// `gridDim.y`
 /// This thread's index in the 1D grid: `blockIdx.x * blockDim.x + threadIdx.x`,
 /// computed in `usize` so that it cannot wrap.
 #[inline(always)]
+#[doc(hidden)]
 pub fn global_index_x() -> usize {
     block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize
 }
 
 /// This thread's index in the 2D grid, `(x, y)`, in `usize`.
 #[inline(always)]
+#[doc(hidden)]
 pub fn global_index_xy() -> (usize, usize) {
     (
         global_index_x(),
@@ -49,12 +51,14 @@ pub fn global_index_xy() -> (usize, usize) {
 
 /// Threads in the whole 1D grid: the step of a grid-stride loop.
 #[inline(always)]
+#[doc(hidden)]
 pub fn grid_threads_x() -> usize {
     grid_dim_x() as usize * block_dim_x() as usize
 }
 
 /// The linear index of this thread in its (2D) block.
 #[inline(always)]
+#[doc(hidden)]
 pub fn thread_rank() -> u32 {
     thread_idx_y() * block_dim_x() + thread_idx_x()
 }
@@ -115,6 +119,7 @@ impl Iterator for GridStride {
 
 /// Grid-stride indices over `0..end` for this thread (1D grid).
 #[inline(always)]
+#[doc(hidden)]
 pub fn grid_stride(end: usize) -> GridStride {
     GridStride {
         next: global_index_x(),
@@ -125,6 +130,7 @@ pub fn grid_stride(end: usize) -> GridStride {
 
 /// Grid-stride indices over `start..end` for this thread (1D grid).
 #[inline(always)]
+#[doc(hidden)]
 pub fn grid_stride_range(start: usize, end: usize) -> GridStride {
     GridStride {
         next: start + global_index_x(),

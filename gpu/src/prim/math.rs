@@ -16,6 +16,7 @@ use core::arch::asm;
 /// `mul.hi.u32`: the high 32 bits of the 64-bit product `a * b`
 /// (`__umulhi`). One instruction; a Philox round needs two.
 #[inline(always)]
+#[doc(hidden)]
 pub fn mul_hi_u32(a: u32, b: u32) -> u32 {
     let d: u32;
     // SAFETY: register-only instruction.
@@ -31,6 +32,7 @@ pub fn mul_hi_u32(a: u32, b: u32) -> u32 {
 /// (`a.is_nan() || a < b`) takes two compares and a select.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn min_nan_f32(a: f32, b: f32) -> f32 {
     let d: f32;
     // SAFETY: register-only instruction.
@@ -44,6 +46,7 @@ pub fn min_nan_f32(a: f32, b: f32) -> f32 {
 /// `max.NaN.f32` (sm_80+): as [`min_nan_f32`], the larger.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn max_nan_f32(a: f32, b: f32) -> f32 {
     let d: f32;
     // SAFETY: register-only instruction.
@@ -57,6 +60,7 @@ pub fn max_nan_f32(a: f32, b: f32) -> f32 {
 /// `mul.wide.u32`: the full 64-bit product `a * b`, both halves of a
 /// 32×32-bit multiply in one instruction (split it with `as u32` and `>> 32`).
 #[inline(always)]
+#[doc(hidden)]
 pub fn mul_wide_u32(a: u32, b: u32) -> u64 {
     let d: u64;
     // SAFETY: register-only instruction.
@@ -71,6 +75,7 @@ pub fn mul_wide_u32(a: u32, b: u32) -> u64 {
 /// what follows stays 32-bit arithmetic (a `u64` product invites LLVM to
 /// widen later XORs and additions to 64 bits, two instructions each here).
 #[inline(always)]
+#[doc(hidden)]
 pub fn mul_wide_parts_u32(a: u32, b: u32) -> (u32, u32) {
     let (lo, hi): (u32, u32);
     // SAFETY: register-only instructions in a scope of their own.
@@ -85,6 +90,7 @@ pub fn mul_wide_parts_u32(a: u32, b: u32) -> (u32, u32) {
 /// `mad.wide.u32`: `a * b + c` with the 32×32-bit product taken in full
 /// 64 bits (the sum wraps modulo 2^64). The step of multi-word arithmetic.
 #[inline(always)]
+#[doc(hidden)]
 pub fn mad_wide_u32(a: u32, b: u32, c: u64) -> u64 {
     let d: u64;
     // SAFETY: register-only instruction.
@@ -100,6 +106,7 @@ pub fn mad_wide_u32(a: u32, b: u32, c: u64) -> u64 {
 /// addition by itself, so a kernel that wants one instruction instead of two
 /// roundings says so with this.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     core::intrinsics::fmaf32(a, b, c)
 }
@@ -107,6 +114,7 @@ pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
 /// `fma.rm.f32`: `a * b + c` rounded once, toward minus infinity. nvcc's
 /// `expf` takes the integer part of its exponent this way.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fma_rm_f32(a: f32, b: f32, c: f32) -> f32 {
     let d: f32;
     // SAFETY: register-only instruction.
@@ -121,6 +129,7 @@ pub fn fma_rm_f32(a: f32, b: f32, c: f32) -> f32 {
 /// (NaN to 0), in one instruction; the same in plain Rust takes a compare,
 /// a minimum and a select.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fma_sat_f32(a: f32, b: f32, c: f32) -> f32 {
     let d: f32;
     // SAFETY: register-only instruction.
@@ -205,6 +214,7 @@ approx_f32!(
 /// full-precision `logf` (`curand_normal.h`), so a generator that must
 /// reproduce cuRAND's normals bit for bit cannot use this.
 #[inline(always)]
+#[doc(hidden)]
 pub fn ln_approx(x: f32) -> f32 {
     log2_approx(x) * core::f32::consts::LN_2
 }
@@ -216,6 +226,7 @@ pub fn ln_approx(x: f32) -> f32 {
 /// with `|x|`: CUDA documents at most `2 + floor(|1.173 · x|)` ulp for
 /// `__expf` (2 ulp near 0, about 100 ulp near overflow, `|x|` ≈ 88).
 #[inline(always)]
+#[doc(hidden)]
 pub fn exp_approx(x: f32) -> f32 {
     exp2_approx(x * core::f32::consts::LOG2_E)
 }

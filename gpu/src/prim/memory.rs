@@ -22,6 +22,7 @@ pub type Words4 = [u32; 4];
 /// `ptr` must point to 4 readable, 4-byte aligned bytes of global memory that
 /// nothing writes while the kernel runs.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn load_nc_u32(ptr: *const u32) -> u32 {
     let v: u32;
     // SAFETY: the caller guarantees a valid, aligned, read-only location.
@@ -45,6 +46,7 @@ pub unsafe fn load_nc_u32(ptr: *const u32) -> u32 {
 /// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory
 /// that nothing writes while the kernel runs.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn load_nc_v4(ptr: *const Words4) -> Words4 {
     let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees a valid, aligned, read-only location.
@@ -63,6 +65,7 @@ pub unsafe fn load_nc_v4(ptr: *const Words4) -> Words4 {
 /// # Safety
 /// `ptr` must point to 4 readable, 4-byte aligned bytes of global memory.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn load_cg_u32(ptr: *const u32) -> u32 {
     let v: u32;
     // SAFETY: the caller guarantees a valid, aligned location. Not `pure`:
@@ -80,6 +83,7 @@ pub unsafe fn load_cg_u32(ptr: *const u32) -> u32 {
 /// # Safety
 /// `ptr` must point to 16 readable, 16-byte aligned bytes of global memory.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn load_cg_v4(ptr: *const Words4) -> Words4 {
     let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees a valid, aligned location. Not `pure`:
@@ -100,6 +104,7 @@ pub unsafe fn load_cg_v4(ptr: *const Words4) -> Words4 {
 /// `ptr` must point to 16 writable, 16-byte aligned bytes of global memory
 /// that no other thread accesses concurrently.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn store_v4(ptr: *mut Words4, v: Words4) {
     // SAFETY: the caller guarantees a valid, aligned, exclusively written location.
     unsafe {
@@ -123,6 +128,7 @@ pub struct F4(pub [f32; 4]);
 /// # Safety
 /// `p` is 16-byte aligned and readable for 16 bytes.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn load4(p: *const f32) -> [f32; 4] {
     // SAFETY: the caller's contract.
     unsafe { (*p.cast::<F4>()).0 }
@@ -133,6 +139,7 @@ pub unsafe fn load4(p: *const f32) -> [f32; 4] {
 /// # Safety
 /// `p` is 16-byte aligned and writable for 16 bytes.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn store4(p: *mut f32, v: [f32; 4]) {
     // SAFETY: the caller's contract.
     unsafe { *p.cast::<F4>() = F4(v) }

@@ -19,6 +19,7 @@ use core::arch::asm;
 /// (`cvt.rna.tf32.f32`), as its bits.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn to_tf32(x: f32) -> u32 {
     let bits: u32;
     // SAFETY: a register-only conversion.
@@ -38,6 +39,7 @@ pub fn to_tf32(x: f32) -> u32 {
 /// operands of the tensor cores, the lower `k` in the low half.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn to_bf16x2(lo: f32, hi: f32) -> u32 {
     let bits: u32;
     // SAFETY: a register-only conversion.
@@ -58,6 +60,7 @@ pub fn to_bf16x2(lo: f32, hi: f32) -> u32 {
 /// mantissa bits.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn split_tf32(x: f32) -> (u32, u32) {
     let big = to_tf32(x);
     (big, to_tf32(x - f32::from_bits(big)))
@@ -71,6 +74,7 @@ pub fn split_tf32(x: f32) -> (u32, u32) {
 /// rounding add, a mask, and checks for NaN and ±∞). ±∞ and NaN give a
 /// NaN `small`.
 #[inline(always)]
+#[doc(hidden)]
 pub fn split_tf32_truncated(x: f32) -> (u32, u32) {
     const MASK: u32 = 0xffff_e000;
     let big = x.to_bits() & MASK;
@@ -82,6 +86,7 @@ pub fn split_tf32_truncated(x: f32) -> (u32, u32) {
 /// operands.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn mma_tf32_16x8x8(d: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
     // SAFETY: register-only; the warp-wide convergence the instruction
     // needs is the caller's contract (documented above); an unconverged

@@ -50,6 +50,7 @@ use core::arch::asm;
 /// Computing it is harmless; the result is meaningful only when `ptr` points
 /// into the block's shared memory.
 #[inline(always)]
+#[doc(hidden)]
 pub fn shared_address<T>(ptr: *const T) -> u32 {
     let address: u32;
     // SAFETY: register-only conversion of the address alone (no provenance
@@ -78,6 +79,7 @@ pub fn shared_address<T>(ptr: *const T) -> u32 {
 /// * no other copy of the same group targets the same bytes.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
     // SAFETY: as `cp_async_to`; `dst` points into shared memory, so its
     // shared-window address names the same bytes.
@@ -92,6 +94,7 @@ pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
 /// bytes aligned to that size.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async_to<T>(dst: u32, src: *const T) {
     const {
         assert!(
@@ -127,6 +130,7 @@ pub unsafe fn cp_async_to<T>(dst: u32, src: *const T) {
 /// start of the array), as a conservative reading of the PTX ISA.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async_zfill<T>(dst: *mut T, src: *const T, src_bytes: u32) {
     const {
         assert!(
@@ -156,6 +160,7 @@ pub unsafe fn cp_async_zfill<T>(dst: *mut T, src: *const T, src_bytes: u32) {
 /// As [`cp_async`].
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async_cg<T>(dst: *mut T, src: *const T) {
     // SAFETY: as `cp_async`; `dst` points into shared memory, so its
     // shared-window address names the same bytes.
@@ -172,6 +177,7 @@ pub unsafe fn cp_async_cg<T>(dst: *mut T, src: *const T) {
 /// aligned, of the block's shared memory.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async_cg_to<T>(dst: u32, src: *const T) {
     const { assert!(size_of::<T>() == 16, "cp.async.cg copies 16 bytes") };
     // SAFETY: as `cp_async`.
@@ -192,6 +198,7 @@ pub unsafe fn cp_async_cg_to<T>(dst: u32, src: *const T) {
 /// As [`cp_async_zfill`].
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn cp_async_cg_zfill<T>(dst: *mut T, src: *const T, src_bytes: u32) {
     const { assert!(size_of::<T>() == 16, "cp.async.cg copies 16 bytes") };
     // SAFETY: as `cp_async_zfill`.
@@ -211,6 +218,7 @@ pub unsafe fn cp_async_cg_zfill<T>(dst: *mut T, src: *const T, src_bytes: u32) {
 /// empty group when there are none, which keeps every thread's count aligned.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn commit_group() {
     // SAFETY: only marks a group boundary; touches no memory. Not `nomem`, so
     // the compiler keeps the copies it closes before it.
@@ -224,6 +232,7 @@ pub fn commit_group() {
 /// pipeline waits with `N = S - 2` before it reads the oldest stage.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn wait_group<const N: u32>() {
     // SAFETY: waits for this thread's copies. Not `nomem`: the shared memory
     // those copies wrote must be read only after this point, so the compiler
@@ -236,6 +245,7 @@ pub fn wait_group<const N: u32>() {
 /// pipeline, or a single-stage copy.
 #[cfg(target_feature = "sm_80")]
 #[inline(always)]
+#[doc(hidden)]
 pub fn wait_all() {
     // SAFETY: as `wait_group`.
     unsafe { asm!("cp.async.wait_all;", options(nostack)) }

@@ -85,6 +85,7 @@ impl<T: ?Sized> PrintArg for *mut T {
 /// NUL, holds no other, and holds exactly `args` conversions, each of which
 /// reads one 64-bit word (see the module's documentation). `gpu_print!`
 /// calls it on its format, so what `vprintf` reads is what it is given.
+#[doc(hidden)]
 pub const fn check_format(format: &str, args: usize) {
     let bytes = format.as_bytes();
     let len = bytes.len();
@@ -208,6 +209,7 @@ const FILE_NAME_BYTES: usize = 119;
 /// panic handler calls it before it traps. Bounds checks, division by zero
 /// and `unwrap` on the device thus name their Rust line.
 #[cfg(feature = "debug-print")]
+#[doc(hidden)]
 pub fn print_panic(info: &core::panic::PanicInfo) {
     use super::{block_idx_x, block_idx_y, thread_idx_x, thread_idx_y};
     let (file, line, column) = match info.location() {

@@ -12,6 +12,7 @@ struct Align16([u8; 16]);
 
 /// The start of the block's dynamic shared memory, 16-byte aligned.
 #[inline(always)]
+#[doc(hidden)]
 pub fn dynamic_shared<T>() -> *mut T {
     gpu_launch_sized_workgroup_mem::<Align16>().cast::<T>()
 }

@@ -23,6 +23,7 @@ use super::{Words4, load_nc_v4};
 /// or `x` is 16-byte aligned and `n` a whole number of 16-byte words (no
 /// head or tail).
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn stream_words<E: Copy, A, const UNROLL: usize>(
     x: *const E,
     n: usize,

@@ -10,6 +10,7 @@ use core::arch::{asm, nvptx};
 /// branch that only part of the block takes is undefined behaviour (compute-
 /// sanitizer's synccheck reports it).
 #[inline(always)]
+#[doc(hidden)]
 pub fn sync_threads() {
     // SAFETY: `bar.sync 0` touches no memory; the convergence requirement is
     // the documented contract of this function, which kernels keep by calling
@@ -37,6 +38,7 @@ pub fn sync_threads() {
 /// Writes by threads other than thread 0 that the ticket must publish need
 /// a barrier ([`sync_threads`]) between them and the call.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn last_to_arrive(ticket: *mut u32, blocks: u32, verdict: *mut u32) -> bool {
     if super::index::thread_idx_x() == 0 {
         // SAFETY: the caller's contract: a global word touched only by
@@ -71,6 +73,7 @@ pub unsafe fn last_to_arrive(ticket: *mut u32, blocks: u32, verdict: *mut u32) -
 /// claimed the word (and from its first value); every lane of the warp
 /// calls this in warp-uniform control flow.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn first_to_claim(claim: *mut u32, epoch: u32) -> bool {
     let mut old = epoch;
     if super::index::lane_id() == 0 {
@@ -98,6 +101,7 @@ pub unsafe fn first_to_claim(claim: *mut u32, epoch: u32) -> bool {
 /// `flag` is a valid, aligned global word that only these calls write
 /// and [`wait_flag`] reads; every lane of the warp calls this.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn raise_flag(flag: *mut u32, epoch: u32) {
     sync_warp(super::FULL_MASK);
     if super::index::lane_id() == 0 {
@@ -121,6 +125,7 @@ pub unsafe fn raise_flag(flag: *mut u32, epoch: u32) {
 /// `flag` is a valid, aligned global word that some running or runnable
 /// thread sets to `epoch` without waiting for this one.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn wait_flag(flag: *const u32, epoch: u32) {
     loop {
         let seen: u32;
@@ -143,6 +148,7 @@ pub unsafe fn wait_flag(flag: *const u32, epoch: u32) {
 /// accesses. Needed between a lane's write and another lane's read of shared
 /// memory since Volta, where a warp's lanes no longer run in lockstep.
 #[inline(always)]
+#[doc(hidden)]
 pub fn sync_warp(mask: u32) {
     // SAFETY: a warp barrier; touches no memory beyond ordering it.
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
@@ -157,6 +163,7 @@ pub fn sync_warp(mask: u32) {
 /// Every warp that calls it must reach it whole, and the calls and
 /// arrivals of one phase must add up to exactly `threads`.
 #[inline(always)]
+#[doc(hidden)]
 pub fn sync_named(id: u32, threads: u32) {
     // SAFETY: a hardware barrier; touches no memory beyond ordering it.
     // The counts are the documented contract.
@@ -167,6 +174,7 @@ pub fn sync_named(id: u32, threads: u32) {
 /// the other side of [`sync_named`], for a part of a block that signals
 /// another part and goes on.
 #[inline(always)]
+#[doc(hidden)]
 pub fn arrive_named(id: u32, threads: u32) {
     // SAFETY: as `sync_named`.
     unsafe {
@@ -176,6 +184,7 @@ pub fn arrive_named(id: u32, threads: u32) {
 
 /// Aborts the kernel; the host sees a launch failure.
 #[inline(always)]
+#[doc(hidden)]
 pub fn trap() -> ! {
     // SAFETY: `trap` ends the kernel; it has no other effect.
     unsafe { nvptx::trap() }

@@ -39,6 +39,7 @@ shuffle!(/// `__shfl_sync`: the value of lane `src`.
 
 /// `__ballot_sync`: bit `i` set where lane `i`'s predicate holds.
 #[inline(always)]
+#[doc(hidden)]
 pub fn ballot(predicate: bool) -> u32 {
     let out: u32;
     // SAFETY: a warp vote on registers; no memory.
@@ -55,12 +56,14 @@ pub fn ballot(predicate: bool) -> u32 {
 
 /// `__any_sync`: whether the predicate holds on any lane.
 #[inline(always)]
+#[doc(hidden)]
 pub fn vote_any(predicate: bool) -> bool {
     ballot(predicate) != 0
 }
 
 /// `__all_sync`: whether the predicate holds on every lane.
 #[inline(always)]
+#[doc(hidden)]
 pub fn vote_all(predicate: bool) -> bool {
     ballot(predicate) == FULL_MASK
 }

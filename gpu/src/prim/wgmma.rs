@@ -139,6 +139,7 @@ pub const WGMMA_N128_REGS: usize = 64;
 /// `wgmma.fence`: orders the warpgroup's earlier register writes before the
 /// products that follow. All threads of the warpgroup call it together.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fence() {
     // SAFETY: a fence: no operands, no memory access of its own.
     unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) }
@@ -148,6 +149,7 @@ pub fn fence() {
 /// stores to shared memory visible to asynchronous-proxy reads (the
 /// products' operand reads), once a barrier has followed.
 #[inline(always)]
+#[doc(hidden)]
 pub fn fence_proxy_async() {
     // SAFETY: a fence: no operands.
     unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) }
@@ -156,6 +158,7 @@ pub fn fence_proxy_async() {
 /// `wgmma.commit_group`: closes the products issued since the last commit
 /// into one group. All threads of the warpgroup call it together.
 #[inline(always)]
+#[doc(hidden)]
 pub fn commit() {
     // SAFETY: no operands; groups are per warpgroup.
     unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) }
@@ -166,6 +169,7 @@ pub fn commit() {
 /// hands back `d`, the accumulator of those done, so that nothing reads it
 /// earlier. All threads of the warpgroup call it together.
 #[inline(always)]
+#[doc(hidden)]
 pub fn wait<const PENDING: u32>(d: &mut [f32; WGMMA_N128_REGS]) {
     // SAFETY: a wait; the accumulator is an in-out operand only to order
     // the surrounding code (the PTX comment names them).
@@ -185,6 +189,7 @@ pub fn wait<const PENDING: u32>(d: &mut [f32; WGMMA_N128_REGS]) {
 /// step's next mask fragments, loaded while its products ran, reached the
 /// products that were still to read theirs.)
 #[inline(always)]
+#[doc(hidden)]
 pub fn hold(a: &[u32; 4]) {
     // SAFETY: emits only a PTX comment; reads the registers, writes nothing.
     unsafe {
@@ -205,6 +210,7 @@ pub type FragmentPair = [[u32; 4]; 2];
 
 /// [`hold`]s both fragments of `f`.
 #[inline(always)]
+#[doc(hidden)]
 pub fn hold_pair(f: &FragmentPair) {
     hold(&f[0]);
     hold(&f[1]);
@@ -220,6 +226,7 @@ pub fn hold_pair(f: &FragmentPair) {
 /// last group still running: the caller holds them past the wait that
 /// retires it if it loads more fragments before that wait.
 #[inline(always)]
+#[doc(hidden)]
 pub fn rotate(
     acc: &mut [f32; WGMMA_N128_REGS],
     groups: usize,
@@ -266,6 +273,7 @@ pub fn rotate(
 /// block that holds the tile, made visible to the asynchronous proxy, and
 /// not written until a [`wait`] covers this product.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn mma_tf32_m64n128k8(
     d: &mut [f32; WGMMA_N128_REGS],
     a: [u32; 4],
@@ -290,6 +298,7 @@ pub unsafe fn mma_tf32_m64n128k8(
 /// # Safety
 /// As [`mma_tf32_m64n128k8`]'s.
 #[inline(always)]
+#[doc(hidden)]
 pub unsafe fn mma_bf16_m64n128k16(
     d: &mut [f32; WGMMA_N128_REGS],
     a: [u32; 4],

@@ -364,6 +364,7 @@ impl TransposeVariant {
 }
 
 /// Elements of padding that shift a tile row by one bank (at least one).
+#[doc(hidden)]
 pub const fn pad_elements(size: u32) -> u32 {
     if size >= BANK_BYTES {
         1

@@ -42,6 +42,7 @@ pub const VECTOR_CHUNKS: usize = 4;
 pub const VECTOR_BYTES: u32 = 16;
 /// 16-byte chunks per source row of a tile of `row_bytes` bytes a row
 /// ([`VECTOR_ROW_BYTES`]: 16; [`SQUARE_ROW_BYTES`]: 8).
+#[doc(hidden)]
 pub const fn vector_row_chunks(row_bytes: usize) -> usize {
     row_bytes / VECTOR_BYTES as usize
 }
@@ -52,6 +53,7 @@ pub const SWIZZLE_CHUNKS: u32 = BANKS * BANK_BYTES / VECTOR_BYTES;
 
 /// Elements of `size` bytes per 16-byte chunk of the vector steps (4 for
 /// 4-byte elements, 2 for 8-byte ones).
+#[doc(hidden)]
 pub const fn vector_elements(size: usize) -> usize {
     VECTOR_BYTES as usize / size
 }
@@ -62,6 +64,7 @@ pub const fn vector_elements(size: usize) -> usize {
 /// that the eight lanes of a 16-byte store fill a 128-byte line of one row.
 /// A byte tile of 64 rows would leave destination rows of 64 bytes (four
 /// 16-element chunks).
+#[doc(hidden)]
 pub const fn vector_rows(size: usize) -> usize {
     if size == 1 {
         VECTOR_BYTE_TILE_ROWS as usize
@@ -73,12 +76,14 @@ pub const fn vector_rows(size: usize) -> usize {
 /// Elements per source row of a vector step's tile of `row_bytes` bytes
 /// a row ([`VECTOR_ROW_BYTES`]: 256 bytes, 128 2-byte elements, 64 4-byte,
 /// 32 8-byte ones; [`SQUARE_ROW_BYTES`]: 128 bytes).
+#[doc(hidden)]
 pub const fn vector_columns(size: usize, row_bytes: usize) -> usize {
     row_bytes / size
 }
 
 /// Bytes of a vector step's tile, in shared memory as in the source: 16 KiB,
 /// 32 KiB for bytes in rows of [`VECTOR_ROW_BYTES`], 16 KiB in step 9's.
+#[doc(hidden)]
 pub const fn vector_tile_bytes(size: usize, row_bytes: usize) -> usize {
     vector_rows(size) * row_bytes
 }
@@ -86,12 +91,14 @@ pub const fn vector_tile_bytes(size: usize, row_bytes: usize) -> usize {
 /// Threads per block of a vector step for elements of `size` bytes: one
 /// per [`VECTOR_CHUNKS`] chunks of a tile of [`VECTOR_ROW_BYTES`] rows, so
 /// 256, or 512 for the bytes' 128 rows (also in step 9's square tiles).
+#[doc(hidden)]
 pub const fn vector_threads(size: usize) -> usize {
     vector_tile_bytes(size, VECTOR_ROW_BYTES as usize) / (VECTOR_CHUNKS * VECTOR_BYTES as usize)
 }
 
 /// 16-byte chunks each thread loads of a tile of `row_bytes` bytes a
 /// row: [`VECTOR_CHUNKS`], or 2 in step 9's square tiles.
+#[doc(hidden)]
 pub const fn vector_loads(size: usize, row_bytes: usize) -> usize {
     vector_tile_bytes(size, row_bytes) / (vector_threads(size) * VECTOR_BYTES as usize)
 }
@@ -99,6 +106,7 @@ pub const fn vector_loads(size: usize, row_bytes: usize) -> usize {
 /// Threads that gather and store [`VECTOR_CHUNKS`] destination chunks
 /// each of a tile of `row_bytes` bytes a row: all of the block's, or the
 /// first half in step 9's square tiles (the others end at the barrier).
+#[doc(hidden)]
 pub const fn vector_gatherers(size: usize, row_bytes: usize) -> usize {
     vector_tile_bytes(size, row_bytes) / (VECTOR_CHUNKS * VECTOR_BYTES as usize)
 }
@@ -130,6 +138,7 @@ const _: () = assert!(
 /// Step 9's rows of 128 bytes are eight chunks, one pass over the banks,
 /// which the XOR permutes as a whole. Pure, so host tests check the
 /// mapping and its banks.
+#[doc(hidden)]
 pub const fn vector_slot(row: usize, col: usize, size: usize, row_bytes: usize) -> usize {
     let b = vector_elements(size);
     let chunk = col / b;
@@ -141,6 +150,7 @@ pub const fn vector_slot(row: usize, col: usize, size: usize, row_bytes: usize) 
 /// loads lies in a source tile of `row_bytes` bytes a row: its first
 /// element's `(row, column)`. Each warp loads whole rows of the tile (two
 /// of 256 bytes, or four of 128), consecutive threads consecutive chunks.
+#[doc(hidden)]
 pub const fn vector_load_at(t: usize, n: usize, size: usize, row_bytes: usize) -> (usize, usize) {
     let row_chunks = vector_row_chunks(row_bytes);
     let rows = vector_threads(size) / row_chunks; // rows per pass
@@ -166,6 +176,7 @@ pub const fn vector_load_at(t: usize, n: usize, size: usize, row_bytes: usize) -
 /// mapping is the same for any row length: a tile of 128-byte rows has
 /// half the destination rows, which the first half of the threads cover
 /// ([`vector_gatherers`]).
+#[doc(hidden)]
 pub const fn vector_store_at(t: usize, p: usize, size: usize) -> (usize, usize) {
     let b = vector_elements(size);
     let lanes = 32;
@@ -195,6 +206,7 @@ pub const VECTOR_BYTE_WORDS: usize = VECTOR_BYTES as usize;
 /// multiple of 4, and the swizzle moves whole chunks). All 16 words lie in
 /// one chunk column of 16 rows of one swizzle group, so they are a source
 /// row (`row_bytes`) apart: one address and constant offsets.
+#[doc(hidden)]
 pub const fn vector_byte_word(t: usize, i: usize, row_bytes: usize) -> usize {
     let (row, col) = vector_store_at(t, 0, 1);
     vector_slot(col + i, row, 1, row_bytes)
@@ -204,18 +216,21 @@ pub const fn vector_byte_word(t: usize, i: usize, row_bytes: usize) -> usize {
 /// the tile that block `(bx, by)` of a `gx`×`gy` grid moves. Blocks start in
 /// launch order (`by·gx + bx`, [`launch_position`]), which here runs down
 /// each column of tiles in turn. A bijection of the grid onto the tiles.
+#[doc(hidden)]
 pub const fn column_tile(bx: u32, by: u32, gx: u32, gy: u32) -> (u32, u32) {
     column_tile_at(launch_position(bx, by, gx), gy)
 }
 
 /// Block `(bx, by)`'s place in the launch order of a grid `gx` blocks
 /// wide: `by·gx + bx`, held in `u64` (it reaches 2^31 · 2^16).
+#[doc(hidden)]
 pub const fn launch_position(bx: u32, by: u32, gx: u32) -> u64 {
     by as u64 * gx as u64 + bx as u64
 }
 
 /// The `(column, row)` of the tile that the block at launch position `at`
 /// moves in column order, in a grid `gy` tiles high ([`column_tile`]).
+#[doc(hidden)]
 pub const fn column_tile_at(at: u64, gy: u32) -> (u32, u32) {
     ((at / gy as u64) as u32, (at % gy as u64) as u32)
 }
@@ -225,6 +240,7 @@ pub const fn column_tile_at(at: u64, gy: u32) -> (u32, u32) {
 /// ([`column_tile_at`]), or `None` past the last. In 32-bit arithmetic
 /// (one division by `gy` where the launch position's takes a 64-bit one),
 /// so that it fits the step's 32 registers.
+#[doc(hidden)]
 pub const fn column_tile_after(x: u32, y: u32, n: u32, gx: u32, gy: u32) -> Option<(u32, u32)> {
     let Some(down) = y.checked_add(n) else {
         return None;

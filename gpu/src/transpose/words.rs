@@ -13,6 +13,7 @@ pub const WORDS_TILE: u32 = 64;
 /// On the GPU one instruction; elsewhere the same function in plain Rust, so
 /// host tests check the very permutation the kernel uses.
 #[inline(always)]
+#[doc(hidden)]
 pub fn byte_perm(a: u32, b: u32, selector: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -32,6 +33,7 @@ pub fn byte_perm(a: u32, b: u32, selector: u32) -> u32 {
 /// `k` is row `k`, its byte `j` column `j`): returns the four columns as
 /// words. Eight byte permutes: interleave pairs of rows, then pairs of pairs.
 #[inline(always)]
+#[doc(hidden)]
 pub fn transpose_4x4_bytes(w: [u32; 4]) -> [u32; 4] {
     let lo01 = byte_perm(w[0], w[1], 0x5140); // r0c0 r1c0 r0c1 r1c1
     let hi01 = byte_perm(w[0], w[1], 0x7362); // r0c2 r1c2 r0c3 r1c3
