@@ -117,7 +117,27 @@ pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;
 
-// The README's Rust examples, compiled as doc tests (only under cfg(doctest)).
+// The Rust examples of the README and the guides, compiled as doc tests
+// (only under cfg(doctest)).
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+#[cfg(doctest)]
+mod guides {
+    macro_rules! guide {
+        ($name:ident, $file:literal) => {
+            #[doc = include_str!(concat!("../../docs/", $file))]
+            pub struct $name;
+        };
+    }
+    guide!(Design, "design.md");
+    guide!(Reduce, "reduce.md");
+    guide!(Transpose, "transpose.md");
+    guide!(ImageSums, "image_sums.md");
+    guide!(Histogram, "histogram.md");
+    guide!(Conv1d, "conv1d.md");
+    guide!(Gemm, "gemm.md");
+    guide!(Rng, "rng.md");
+    guide!(MultiGpu, "multi_gpu.md");
+}
