@@ -21,7 +21,7 @@ use std::time::Instant;
 use warpspeed::nccl::Group;
 use warpspeed::reduce::Op;
 use warpspeed::rng::Generator;
-use warpspeed::{Buffer, Context, Error, Pending, ViewMut};
+use warpspeed::{Buffer, Context, Error};
 
 const NCCL_PEER: &str = include_str!("peers/nccl_allreduce.cu");
 
@@ -95,22 +95,10 @@ fn busbw(bytes: usize, us: f64, gpus: usize) -> f64 {
 }
 
 /// Fills `bytes` with random words of `g` on `ctx`'s queue and waits for
-/// it. The library has no view of a buffer's bytes as words, so the fill
-/// writes through a raw view, which no buffer tracks.
+/// it: the buffer's bytes seen as `u32` words.
 fn fill_words(ctx: &Context, g: &mut Generator, bytes: &mut Buffer<u8>) -> warpspeed::Result<()> {
-    assert!(bytes.len().is_multiple_of(4), "whole words");
-    // SAFETY: the view borrows `bytes` exclusively, so its memory, `len / 4`
-    // whole `u32` words (a driver allocation of `ctx`'s device, 256-byte
-    // aligned), stays allocated and untouched by anything else while the
-    // view lives, and is initialised (`zeros`, earlier on this queue); any
-    // bits are valid `u8`s. The fill is waited for below, also when it
-    // fails, before `bytes` can be used or dropped again.
-    let mut words = unsafe {
-        ViewMut::<u32>::from_raw_parts(bytes.device_address(), bytes.len() / 4, bytes.device())
-    };
-    let filled = ctx.fill_u32_into(g, &mut words).and_then(Pending::wait);
-    let waited = ctx.synchronize();
-    filled.and(waited)
+    let mut words = bytes.slice_mut(..)?.cast_mut::<u32>()?;
+    ctx.fill_u32_into(g, &mut words)?.wait()
 }
 
 /// One NCCL group over GPUs `0..gpus`.

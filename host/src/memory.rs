@@ -42,6 +42,7 @@ use crate::driver;
 use crate::error::{Error, Result, check};
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::sys::CUcontext;
+use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -72,18 +73,37 @@ struct Use {
     wrote: bool,
 }
 
-/// The uses of one allocation, and the device it is on.
+/// The uses of one allocation, the device it is on and the CUDA context
+/// it belongs to (kept alive by the buffer that holds the tracker).
 pub(crate) struct Tracker {
     uses: Mutex<Vec<Use>>,
     ordinal: u32,
+    context: usize,
 }
 
 impl Tracker {
-    fn new(ordinal: u32) -> Tracker {
+    fn new(ordinal: u32, context: CUcontext) -> Tracker {
         Tracker {
             uses: Mutex::new(Vec::new()),
             ordinal,
+            context: context as usize,
         }
+    }
+
+    /// Copies `bytes` bytes at `address` (memory this tracker orders) into
+    /// `host`, once every write to it has finished.
+    ///
+    /// # Safety
+    /// `address` is valid for `bytes` bytes of the tracked allocation, and
+    /// `host` for `bytes` bytes of writes; no write to the memory may start
+    /// before the call returns (the caller holds a shared borrow of it).
+    unsafe fn read_to_host(&self, address: u64, host: *mut c_void, bytes: usize) -> Result<()> {
+        let _current = Current::push(self.context as CUcontext)?;
+        self.wait_host(false)?;
+        // SAFETY: the caller's contract; every write has finished (waited
+        // for above). The copy is synchronous: it has ended on return.
+        let status = unsafe { driver::cuMemcpyDtoH_v2(host, address, bytes) };
+        check(status, || "copying a buffer to the host".into())
     }
 
     /// Enqueues on `stream` a wait for every other queue's use that
@@ -294,6 +314,21 @@ pub trait DeviceWrite: DeviceRead {
     fn view_mut(&mut self) -> ViewMut<'_, Self::Elem>;
 }
 
+/// Elements of `U` in `len` elements of `T` at `address`, or an error
+/// where they do not come out whole or aligned.
+fn cast_len<T, U>(address: u64, len: usize) -> Result<usize> {
+    let bytes = len * size_of::<T>();
+    if !bytes.is_multiple_of(size_of::<U>()) || !address.is_multiple_of(align_of::<U>() as u64) {
+        return Err(Error::InvalidArgument(format!(
+            "{len} elements of {} B at {address:#x} are no whole, aligned number of {}-byte \
+             elements",
+            size_of::<T>(),
+            size_of::<U>()
+        )));
+    }
+    Ok(bytes / size_of::<U>())
+}
+
 /// `Err(LengthMismatch)` naming `what` unless `given == expected`.
 fn same_length(what: &'static str, expected: usize, given: usize) -> Result<()> {
     if given == expected {
@@ -397,6 +432,66 @@ view_common!(View);
 view_common!(ViewMut);
 
 impl<'a, T: Pod> View<'a, T> {
+    /// Copies the view to the host, once every queue that writes its buffer
+    /// has finished.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a view made from raw parts (nothing
+    /// orders its uses: use [`Context::copy_to_host`]); [`Error::Cuda`] if
+    /// waiting or copying fails.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut host = vec![T::default(); self.len];
+        self.copy_to(&mut host)?;
+        Ok(host)
+    }
+
+    /// Copies the view into `host`, once every queue that writes its
+    /// buffer has finished.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `host` has the view's length; as
+    /// [`View::to_vec`].
+    pub fn copy_to(&self, host: &mut [T]) -> Result<()> {
+        same_length("the host slice a buffer is copied to", self.len, host.len())?;
+        let Some(tracker) = self.tracker else {
+            return Err(Error::InvalidArgument(
+                "a view made from raw parts has no buffer to wait for: copy it with \
+                 Context::copy_to_host"
+                    .into(),
+            ));
+        };
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the view lies in its tracked buffer, `host` holds `len`
+        // elements of `T` (checked), and no write can start while the view
+        // borrows the buffer. `T: Pod`, so any bytes are a valid `T`.
+        unsafe {
+            tracker.read_to_host(
+                self.address,
+                host.as_mut_ptr().cast(),
+                self.len * size_of::<T>(),
+            )
+        }
+    }
+
+    /// The same memory as elements of `U` (plain numbers both, so any bytes
+    /// are valid either way), ordered with the buffer as before.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless the view's bytes are a whole
+    /// number of `U` and its start is aligned for `U`.
+    pub fn cast<U: Pod>(&self) -> Result<View<'a, U>> {
+        let len = cast_len::<T, U>(self.address, self.len)?;
+        Ok(View {
+            address: self.address,
+            len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        })
+    }
+
     /// A view of `len` elements at device address `address`, which no
     /// [`Buffer`] owns (memory you allocated yourself, e.g. with `cust`).
     ///
@@ -454,6 +549,21 @@ impl<'a, T: Pod> ViewMut<'a, T> {
     /// This view again, borrowed from this one (to pass it on and keep it).
     pub fn reborrow(&mut self) -> ViewMut<'_, T> {
         self.view_mut()
+    }
+
+    /// The same memory as writable elements of `U`; see [`View::cast`].
+    ///
+    /// # Errors
+    /// As [`View::cast`].
+    pub fn cast_mut<U: Pod>(self) -> Result<ViewMut<'a, U>> {
+        let len = cast_len::<T, U>(self.address, self.len)?;
+        Ok(ViewMut {
+            address: self.address,
+            len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        })
     }
 }
 
@@ -539,24 +649,7 @@ impl<T: Pod> Buffer<T> {
     /// [`Error::LengthMismatch`] unless `host` has the buffer's length;
     /// [`Error::Cuda`] if waiting or copying fails.
     pub fn copy_to(&self, host: &mut [T]) -> Result<()> {
-        same_length("the host slice a buffer is copied to", self.len, host.len())?;
-        if self.len == 0 {
-            return Ok(());
-        }
-        let _current = Current::push(self.runtime.cuda.as_raw())?;
-        self.tracker.wait_host(false)?;
-        // SAFETY: `host` holds `len` elements of `T` (checked), the buffer
-        // as many, and every write to it has finished (waited for above; a
-        // new one needs `&mut self`). `T: Pod`, so any bytes are a valid `T`.
-        // The copy is synchronous: it has ended when the call returns.
-        let status = unsafe {
-            driver::cuMemcpyDtoH_v2(
-                host.as_mut_ptr().cast(),
-                self.address,
-                self.len * size_of::<T>(),
-            )
-        };
-        check(status, || "copying a buffer to the host".into())
+        self.view().copy_to(host)
     }
 }
 
@@ -730,7 +823,7 @@ impl Context {
         Ok(Buffer {
             address,
             len,
-            tracker: Tracker::new(self.info().ordinal),
+            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
             runtime: self.runtime().clone(),
             _element: PhantomData,
         })
@@ -1004,7 +1097,7 @@ impl Context {
         Ok(Buffer {
             address,
             len,
-            tracker: Tracker::new(self.info().ordinal),
+            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
             runtime: self.runtime().clone(),
             _element: PhantomData,
         })
@@ -1026,7 +1119,17 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
-    use super::bounds;
+    use super::{bounds, cast_len};
+
+    #[test]
+    fn casts_keep_whole_aligned_elements() {
+        assert_eq!(cast_len::<u8, u32>(256, 16).unwrap(), 4);
+        assert_eq!(cast_len::<u32, u8>(256, 4).unwrap(), 16);
+        assert_eq!(cast_len::<f32, u64>(256, 0).unwrap(), 0);
+        assert!(cast_len::<u8, u32>(256, 15).is_err()); // not whole
+        assert!(cast_len::<u8, u32>(258, 16).is_err()); // not aligned
+        assert!(cast_len::<u32, f64>(260, 2).is_err());
+    }
 
     #[test]
     fn ranges_are_checked() {
