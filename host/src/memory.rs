@@ -1045,7 +1045,9 @@ impl Context {
     }
 
     /// Takes ownership of a `cust` allocation: the buffer frees it when
-    /// dropped, after the work that uses it.
+    /// dropped, after the work that uses it. Work you enqueued on it
+    /// yourself (cust's `unsafe` async copies, your own kernels) must have
+    /// finished; cust's safe copies have, when they return.
     ///
     /// # Errors
     /// [`Error::WrongDevice`] for memory of another device;
