@@ -1,6 +1,11 @@
 //! 1D convolution of `f32` signals, one or a batch of rows, and the ladder
 //! of the lesson's variants ([`Conv1dVariant`]).
 //!
+//! The guide, [conv1d.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/conv1d.md
+//!
 //! `out[i] = Σ_j signal[i − r + j] · mask[j]` for `j` in `0..taps`,
 //! `r = taps / 2`, with the signal zero outside its ends: the output is as
 //! long as the signal (the "same" convolution, or rather correlation: the

@@ -2,6 +2,11 @@
 //! or `Xᵀ`, and the ladder of the lesson's variants ([`GemmVariant`]) with
 //! tensor-core steps beyond it.
 //!
+//! The guide, [gemm.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/gemm.md
+//!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
 //! use warpspeed::gemm::{Gemm, Precision};

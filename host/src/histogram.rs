@@ -2,6 +2,11 @@
 //! `DeviceHistogram::HistogramEven`) for `u8`, `u16`, `i32` and `f32`
 //! samples, and the lesson's ladder ([`HistogramVariant`]).
 //!
+//! The guide, [histogram.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/histogram.md
+//!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
 //! use warpspeed::histogram::EvenBins;

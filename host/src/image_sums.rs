@@ -1,6 +1,11 @@
 //! Row and column sums of 8-bit images, into `u32` or `f32`, and the
 //! lessons' ladders ([`ColumnSumVariant`], [`RowSumVariant`]).
 //!
+//! The guide, [image_sums.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/image_sums.md
+//!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
 //! use warpspeed::Matrix;

@@ -1,6 +1,11 @@
 //! Reductions: sum, min and max of a device slice, and the ladder of the
 //! lessons' variants ([`ReduceVariant`]).
 //!
+//! The guide, [reduce.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/reduce.md
+//!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
 //! let ctx = warpspeed::Context::new(0)?;

@@ -1,6 +1,11 @@
 //! Matrix transpose: `dst = srcᵀ` for elements of 1, 2, 4 or 8 bytes, and
 //! the ladder of the lessons' variants ([`TransposeVariant`]).
 //!
+//! The guide, [transpose.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/transpose.md
+//!
 //! ```no_run
 //! # fn main() -> warpspeed::Result<()> {
 //! use warpspeed::{Matrix, MatrixMut};

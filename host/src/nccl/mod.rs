@@ -1,6 +1,11 @@
 //! Several GPUs through NCCL: a [`Group`] of contexts, one per GPU, and
 //! operations on data sharded across them.
 //!
+//! The guide, [multi_gpu.md][guide], has the examples, the measured
+//! scaling over GPUs and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/multi_gpu.md
+//!
 //! Each GPU does its part with the library's fastest kernel; NCCL, the
 //! collective library every framework uses, combines the parts. NCCL is
 //! loaded when the first group is made (`libnccl.so.2` from the system's

@@ -4,6 +4,11 @@
 //! generator, from the same `no_std` source the kernels use
 //! ([`warpspeed_gpu::rng`]).
 //!
+//! The guide, [rng.md][guide], has the ladder (what each step changes and
+//! why it is faster), the measured tables and the pitfalls.
+//!
+//! [guide]: https://github.com/warpspeed-rs/warpspeed/blob/main/docs/rng.md
+//!
 //! ```
 //! use warpspeed::rng::Philox;
 //! // curand_init(1234, 0, 0, &state); curand(&state); curand_uniform(&state)
