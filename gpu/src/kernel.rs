@@ -42,6 +42,18 @@ pub struct Kernel {
     pub params: &'static [usize],
 }
 
+impl Kernel {
+    /// A row that names no kernel, to fill a table before its rows are
+    /// written.
+    #[doc(hidden)]
+    pub const NONE: Kernel = Kernel {
+        name: "",
+        base: "",
+        ty: "",
+        params: &[],
+    };
+}
+
 /// The most parameters a kernel may take.
 pub const MAX_PARAMS: usize = 16;
 
@@ -306,17 +318,6 @@ pub const fn try_locate(base: &str, ty: &str) -> Option<u32> {
     None
 }
 
-/// Total rows of `parts`.
-#[doc(hidden)]
-pub const fn total_rows(parts: &[&[Kernel]]) -> usize {
-    let (mut total, mut i) = (0, 0);
-    while i < parts.len() {
-        total += parts[i].len();
-        i += 1;
-    }
-    total
-}
-
 /// The length of `parts` concatenated.
 #[doc(hidden)]
 pub const fn total_len<T>(parts: &[&[T]]) -> usize {
@@ -344,30 +345,6 @@ pub const fn concat<T: Copy, const N: usize>(parts: &[&[T]], fill: T) -> [T; N] 
         i += 1;
     }
     assert!(n == N, "concat: wrong length");
-    out
-}
-
-/// `parts` concatenated; `N` must be [`total_rows`] of them.
-#[doc(hidden)]
-pub const fn concat_rows<const N: usize>(parts: &[&[Kernel]]) -> [Kernel; N] {
-    let placeholder = Kernel {
-        name: "",
-        base: "",
-        ty: "",
-        params: &[],
-    };
-    let mut out = [placeholder; N];
-    let (mut n, mut i) = (0, 0);
-    while i < parts.len() {
-        let mut j = 0;
-        while j < parts[i].len() {
-            out[n] = parts[i][j];
-            n += 1;
-            j += 1;
-        }
-        i += 1;
-    }
-    assert!(n == N, "concat_rows: wrong length");
     out
 }
 
@@ -435,7 +412,7 @@ macro_rules! kernels {
         #[doc(hidden)]
         pub const $table: &[$crate::kernel::Kernel] = {
             const PARTS: &[&[$crate::kernel::Kernel]] = &[ $( $first::ROWS, $( $base::ROWS, )* )* ];
-            &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
+            &$crate::kernel::concat::<$crate::kernel::Kernel, { $crate::kernel::total_len(PARTS) }>(PARTS, $crate::kernel::Kernel::NONE)
         };
     };
 
@@ -504,7 +481,7 @@ macro_rules! kernels {
             pub const ROWS: &[$crate::kernel::Kernel] = {
                 const PARTS: &[&[$crate::kernel::Kernel]] =
                     &[ $( kernels!(@rows_for_value $base $cv $types $sig) ),+ ];
-                &$crate::kernel::concat_rows::<{ $crate::kernel::total_rows(PARTS) }>(PARTS)
+                &$crate::kernel::concat::<$crate::kernel::Kernel, { $crate::kernel::total_len(PARTS) }>(PARTS, $crate::kernel::Kernel::NONE)
             };
 
             /// The entry instantiated for `T` and the constant `value`;

@@ -344,7 +344,7 @@ const _: () = assert!(
 /// then a proxy fence and a barrier, and one thread starts the next
 /// tile's copy; (2) per
 /// step, each thread loads its fragments of the split mask and the
-/// warpgroup issues 3 products (small·big, big·small, big·big) and
+/// warpgroup starts 3 products (small·big, big·small, big·big) and
 /// commits them, waiting only for the step before's, whose fragments the
 /// next ones may replace, and with two warpgroups only in its turn, which
 /// it hands over once its last products are issued ([`WGMMA_GROUPS_MAX`]);

@@ -393,6 +393,32 @@ impl Group {
         })
     }
 
+    /// Enqueues the in-place all-reduce of `count` elements of each
+    /// member's view, ordered for their buffers by a call on each member's
+    /// queue.
+    ///
+    /// The caller checked one view per member, each on its member's device
+    /// and holding at least `count` elements.
+    fn all_reduce_views<T: Element>(
+        &self,
+        op: Op,
+        views: &[ViewMut<'_, T>],
+        count: usize,
+    ) -> Result<()> {
+        let mut calls = Vec::with_capacity(self.len());
+        let mut addresses = Vec::with_capacity(self.len());
+        for (ctx, view) in self.contexts.iter().zip(views) {
+            let mut call = Call::new(ctx);
+            addresses.push(call.write(view)?);
+            calls.push(call);
+        }
+        // SAFETY: each view is on its member's device and holds `count`
+        // elements (the caller's checks); each member's `call` orders the
+        // collective after the other queues' uses of its buffer, and the
+        // buffer's `Drop` waits for it.
+        unsafe { self.all_reduce_raw::<T>(op, &addresses, count) }
+    }
+
     /// Waits for every member's stream, then returns `result`: used on the
     /// error paths of functions that enqueued some work on borrowed buffers.
     fn settle<R>(&self, result: Result<R>) -> Result<R> {
@@ -432,19 +458,7 @@ impl Group {
                 given: other.len(),
             });
         }
-        let mut calls = Vec::with_capacity(self.len());
-        let mut addresses = Vec::with_capacity(self.len());
-        for (ctx, buffer) in self.contexts.iter().zip(&buffers) {
-            let mut call = Call::new(ctx);
-            addresses.push(call.write(buffer)?);
-            calls.push(call);
-        }
-        // SAFETY: each buffer is on its member's device (checked) and holds
-        // `count` elements; each member's `call` orders the collective after
-        // the other queues' uses of its buffer, and the buffer's `Drop`
-        // waits for it.
-        let enqueued = unsafe { self.all_reduce_raw::<T>(op, &addresses, count) };
-        drop(calls);
+        let enqueued = self.all_reduce_views(op, &buffers, count);
         self.settle(enqueued)?;
         Ok(Pending::on(&self.contexts))
     }
@@ -536,18 +550,9 @@ impl Group {
             for ((ctx, shard), out) in self.contexts.iter().zip(&shards).zip(&mut outputs) {
                 ctx.histogram_into(shard, out)?.detach();
             }
-            // The all-reduce writes the outputs again, after the counting
-            // on the same streams: ordered for the buffers by a call each.
-            let mut calls = Vec::with_capacity(self.len());
-            let mut addresses = Vec::with_capacity(self.len());
-            for (ctx, out) in self.contexts.iter().zip(&outputs) {
-                let mut call = Call::new(ctx);
-                addresses.push(call.write(out)?);
-                calls.push(call);
-            }
-            // SAFETY: each output holds 256 counters on its member's device
-            // (checked above), ordered by `calls` as for the counting.
-            unsafe { self.all_reduce_raw::<u32>(Op::Sum, &addresses, 256) }
+            // The all-reduce writes the outputs again, after the counting on
+            // the same streams.
+            self.all_reduce_views(Op::Sum, &outputs, 256)
         })();
         self.settle(enqueued)?;
         Ok(Pending::on(&self.contexts))
