@@ -712,9 +712,9 @@ impl<T: Pod> Drop for Buffer<T> {
 
 /// The uses of buffers by one call on one queue: each read or write is
 /// ordered after the conflicting uses of other queues when it is added, and
-/// registered on the buffer when the call ends (`Drop`), after the queue's
-/// clock is recorded behind everything the call enqueued, whether it
-/// succeeded or not.
+/// registered on the buffer when the call ends (`Drop`), numbered after
+/// everything the call enqueued, whether it succeeded or not (the queue's
+/// clock is recorded behind that number when someone must wait for it).
 pub(crate) struct Call<'c> {
     ctx: &'c Context,
     uses: [Option<(&'c Tracker, bool)>; MAX_USES],
@@ -781,7 +781,7 @@ impl<'c> Call<'c> {
     }
 
     /// Says that the queue's stream has been waited for after the call's
-    /// work: nothing is left running, nothing to record.
+    /// work: nothing is left running, nothing for other queues to wait for.
     pub(crate) fn finished(&mut self) {
         self.finished = true;
     }
