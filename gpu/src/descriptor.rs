@@ -28,6 +28,20 @@ pub const fn swizzled_32(address: u32, stride: u32) -> u64 {
     unswizzled(address, 16, stride) | (3 << 62)
 }
 
+/// A descriptor of a `K`-major operand in the 128-byte swizzle (mode 1 in
+/// bits 62 and 63): rows of 128 bytes (32 TF32 values of `k`), groups of
+/// 8 rows 1024 bytes apart (the stride offset), each row's eight 16-byte
+/// units exchanged by the XOR of their index with the row's index within
+/// its group (bits 4 to 6 of the shared address with bits 7 to 9, as a
+/// tensor copy with `CU_TENSOR_MAP_SWIZZLE_128B` writes them). The tile
+/// starts on 1024 bytes (base offset 0); a product's slice of `k` further
+/// along the rows starts `4 · k` bytes on. The leading offset is unused
+/// for this layout and set to 16 bytes.
+#[doc(hidden)]
+pub const fn swizzled_128(address: u32) -> u64 {
+    unswizzled(address, 16, 1024) | (1 << 62)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +56,8 @@ mod tests {
         let s = swizzled_32(0x1_2340, 256);
         assert_eq!(s & !(3 << 62), unswizzled(0x1_2340, 16, 256));
         assert_eq!(s >> 62, 3);
+        let w = swizzled_128(0x1_2400);
+        assert_eq!(w & !(3 << 62), unswizzled(0x1_2400, 16, 1024));
+        assert_eq!(w >> 62, 1);
     }
 }

@@ -136,18 +136,22 @@
 
 use crate::context::Context;
 use crate::context::scratch::{SPLIT_OFFSET, packed_offset};
-use crate::error::{Error, Result};
+use crate::driver;
+use crate::error::{Error, Result, check};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
 use crate::matrix::{Matrix, MatrixMut};
 use crate::memory::Call;
 use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use crate::transpose;
-use warpspeed_gpu::gemm::{GemmArgs, SCALE_BLOCK, ScaleArgs, gemm_scale, split_launch};
+use warpspeed_gpu::gemm::{
+    GemmArgs, GemmMapArgs, SCALE_BLOCK, ScaleArgs, TMA_FALLBACK, TMA_TILES, gemm_scale,
+    gemm_tma_tf32, split_launch, split_words, tma,
+};
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::transpose::TransposeArgs;
-use warpspeed_gpu::{DevPtr, DevPtrMut};
+use warpspeed_gpu::{DevPtr, DevPtrMut, TensorMap};
 
 /// One product's configuration: the shape `m × n × k`, whether `A` and
 /// `B` are transposed, and the ladder step (which fixes the
@@ -445,7 +449,257 @@ impl Pack {
     }
 }
 
+/// The largest side (`m`, `n` or `k`) of a [`GemmVariant::Tf32Tma`]
+/// product that its tensor maps describe: the copies' coordinates are
+/// 32-bit signed, and the last tile's start must fit them.
+const TMA_MAX_SIDE: usize = (1 << 31) - 256;
+
+/// One operand of a [`GemmVariant::Tf32Tma`] product as its tensor map
+/// describes it: `rows` rows of `k` elements, `pitch` apart, at `address`
+/// (16-byte aligned, a pitch of a multiple of 4), in place or packed.
+#[derive(Clone, Copy, Debug)]
+struct Mapped {
+    address: u64,
+    pitch: usize,
+    rows: usize,
+}
+
+/// How a [`GemmVariant::Tf32Tma`] product reads an operand.
+#[derive(Clone, Copy, Debug)]
+enum Access {
+    /// Mapped where it lies: stored along `k` (`A` untransposed, `B`
+    /// transposed), its rows on 16 bytes.
+    InPlace(Mapped),
+    /// Stored along `k`, its rows off 16 bytes: copied into the scratch
+    /// memory with rows of `k` rounded up to 4 elements first.
+    Repitched,
+    /// Stored the other way: transposed into the scratch memory first.
+    Transposed,
+}
+
+/// The operands of a [`GemmVariant::Tf32Tma`] product, each with how it
+/// is read.
+struct TmaOperands<'m> {
+    operands: [(&'m Matrix<'m, f32>, Access); 2],
+}
+
+impl<'m> TmaOperands<'m> {
+    /// `None` where a tensor map cannot describe the product: a side of
+    /// [`TMA_MAX_SIDE`] or more, or an operand stored along `k` whose
+    /// pitch is too long for a pitched copy (2^31 bytes).
+    fn plan(gemm: &Gemm, a: &'m Matrix<'m, f32>, b: &'m Matrix<'m, f32>) -> Option<Self> {
+        if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE {
+            return None;
+        }
+        let k = gemm.k;
+        let place = |x: &Matrix<'_, f32>, along_k: bool| -> Option<Access> {
+            if !along_k {
+                return Some(Access::Transposed);
+            }
+            if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29 {
+                return Some(Access::InPlace(Mapped {
+                    address: x.address(),
+                    pitch: x.pitch(),
+                    rows: x.height(),
+                }));
+            }
+            // The pitched copy's pitches in bytes below 2^31.
+            (x.pitch().max(k.next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
+        };
+        Some(TmaOperands {
+            operands: [
+                (a, place(a, !gemm.transpose_a)?),
+                (b, place(b, gemm.transpose_b)?),
+            ],
+        })
+    }
+}
+
+/// Encodes the tensor map of `x`: `x.rows` rows of `k` `f32`, boxes of
+/// [`tma::BK`] × `box_rows`, the 128-byte swizzle, zeros outside.
+fn encode_map(context: &Context, x: Mapped, k: usize, box_rows: usize) -> Result<TensorMap> {
+    let mut encoded = driver::TensorMapBytes([0; 16]);
+    let dims = [k as u64, x.rows as u64];
+    let strides = [x.pitch as u64 * 4];
+    let boxed = [tma::BK as u32, box_rows as u32];
+    let element_strides = [1u32; 2];
+    // SAFETY: `encoded` is 128 bytes, 64-byte aligned; the arrays hold
+    // the rank's 2 dimensions (1 stride); the address is 16-byte aligned
+    // and the stride a multiple of 16 below 2^40 (`TmaOperands::plan`, or
+    // the packing's pitch); encoding touches no device memory.
+    let status = unsafe {
+        driver::cuTensorMapEncodeTiled(
+            &mut encoded,
+            driver::tensor_map::FLOAT32,
+            2,
+            x.address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxed.as_ptr(),
+            element_strides.as_ptr(),
+            driver::tensor_map::NONE,
+            driver::tensor_map::SWIZZLE_128B,
+            driver::tensor_map::L2_256B,
+            driver::tensor_map::OOB_ZERO,
+        )
+    };
+    context.track(check(status, || "encoding the GEMM's tensor map".into()))?;
+    Ok(TensorMap { words: encoded.0 })
+}
+
 impl Context {
+    /// Enqueues a [`GemmVariant::Tf32Tma`] product (`m`, `n`, `k` ≥ 1,
+    /// `α ≠ 0`, shapes and overlaps checked, the buffers in the caller's
+    /// `Call`): packs the operands not mapped in place, encodes the maps,
+    /// and launches one block per SM at most.
+    fn gemm_tma<'a>(
+        &'a self,
+        gemm: &Gemm,
+        alpha: f32,
+        operands: TmaOperands<'_>,
+        beta: f32,
+        c: &mut MatrixMut<'_, f32>,
+    ) -> Result<Pending<'a>> {
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        let sms = self.info().multiprocessors as usize;
+        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma::TILE_N);
+        let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
+        let grid = (tiles * slices).min(sms);
+        let split_words = split_words(tiles, slices, tma::TILE_ELEMENTS);
+        // The split's workspace, the packings, then the blocks' map slots,
+        // in the scratch memory; all planned before any launch.
+        let mut end = packed_offset(split_words);
+        // Each operand's copy: `(at, pitch, bytes)` in the scratch memory
+        // and, for a transposed one, its launch.
+        let mut copies = [None, None];
+        for (o, (x, access)) in operands.operands.iter().enumerate() {
+            copies[o] = match access {
+                Access::InPlace(_) => None,
+                Access::Transposed => {
+                    // `x` stored `k` high: its transpose is `k`-major.
+                    let p = Pack::plan(x, k, end)?;
+                    end = p.at + p.bytes;
+                    Some((p.at, p.pitch, Some(p)))
+                }
+                Access::Repitched => {
+                    let (at, pitch) = (end.next_multiple_of(256), k.next_multiple_of(4));
+                    end = at + x.height() * pitch * size_of::<f32>();
+                    Some((at, pitch, None))
+                }
+            };
+        }
+        let maps_at = end.next_multiple_of(256);
+        let base = self.scratch(maps_at + grid * 2 * tma::MAP_BYTES)?;
+        let mut mapped = [None, None];
+        for (o, (x, access)) in operands.operands.iter().enumerate() {
+            mapped[o] = match (copies[o].as_ref(), access) {
+                (None, Access::InPlace(m)) => Some(*m),
+                (Some((at, pitch, Some(p))), _) => {
+                    let to = base + *at as u64;
+                    // SAFETY: as for the packing in `gemm_into`: `x` lies
+                    // inside its slice for its shape and pitch, both sides
+                    // below 2^32 and not 0; the destination, `x.width()`
+                    // rows of `p.pitch` ≥ `k` elements, is `p.bytes` of
+                    // this stream's scratch at `p.at`, after every region
+                    // other launches on this stream use and apart from the
+                    // other copy and the map slots; `call` (the caller's)
+                    // orders it for `x`'s buffer.
+                    unsafe {
+                        self.enqueue_transpose(p.entry, p.cfg, p.from, (to, p.pitch), p.shape)?
+                    };
+                    Some(Mapped {
+                        address: to,
+                        pitch: *pitch,
+                        rows: x.width(),
+                    })
+                }
+                (Some((at, pitch, None)), _) => {
+                    let to = base + *at as u64;
+                    let copy = driver::Memcpy2D {
+                        src_x_in_bytes: 0,
+                        src_y: 0,
+                        src_memory_type: driver::MEMORY_TYPE_DEVICE,
+                        src_host: std::ptr::null(),
+                        src_device: x.address(),
+                        src_array: std::ptr::null_mut(),
+                        src_pitch: x.pitch() * size_of::<f32>(),
+                        dst_x_in_bytes: 0,
+                        dst_y: 0,
+                        dst_memory_type: driver::MEMORY_TYPE_DEVICE,
+                        dst_host: std::ptr::null_mut(),
+                        dst_device: to,
+                        dst_array: std::ptr::null_mut(),
+                        dst_pitch: *pitch * size_of::<f32>(),
+                        width_in_bytes: k * size_of::<f32>(),
+                        height: x.height(),
+                    };
+                    // SAFETY: the source, `x.height()` rows of `k`
+                    // elements `x.pitch()` apart, lies inside `x`'s slice
+                    // (`Matrix::with_pitch`; its width is `k`); the
+                    // destination, as many rows `pitch` ≥ `k` apart, is
+                    // this stream's scratch at `at`, apart from every other
+                    // region as above; both pitches below 2^31 bytes
+                    // (`TmaOperands::plan`); the copy is stream-ordered and
+                    // `call` orders it for `x`'s buffer.
+                    let status = unsafe { driver::cuMemcpy2DAsync_v2(&copy, self.raw_stream()) };
+                    self.track(check(status, || {
+                        "copying a GEMM operand to 16-byte rows".into()
+                    }))?;
+                    Some(Mapped {
+                        address: to,
+                        pitch: *pitch,
+                        rows: x.height(),
+                    })
+                }
+                (None, _) => None,
+            };
+        }
+        let [Some(a), Some(b)] = mapped else {
+            unreachable!("every operand is mapped in place or packed")
+        };
+        let args = GemmMapArgs {
+            // Below 2^31 (`TMA_MAX_SIDE`).
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            alpha,
+            beta,
+            c: DevPtrMut::new(c.address()),
+            ldc: c.pitch(),
+            // At most `SPLIT_TICKETS` slices, and stages below 2^26.
+            slices: slices as u32,
+            slice_stages: slice_stages as u32,
+            work: DevPtrMut::new(match split_words {
+                0 => 0,
+                _ => base + SPLIT_OFFSET as u64,
+            }),
+            maps: DevPtrMut::new(base + maps_at as u64),
+            map_a: encode_map(self, a, k, tma::TILE_M)?,
+            map_b: encode_map(self, b, k, tma::TILE_N)?,
+        };
+        let cfg = LaunchConfig::linear(grid as u32, TMA_TILES.threads, TMA_TILES.shared_bytes);
+        // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
+        // and below 2^31 − 256; the maps describe `op(A)` (`m` rows of
+        // `k`) and `op(B)ᵀ` (`n` rows of `k`) where they lie, inside their
+        // slices (`Matrix::with_pitch`, shapes checked by the caller), or
+        // their packings above, which nothing writes while the kernel
+        // runs (this stream's scratch); `(slices, slice_stages)` from
+        // `tma_slices` for this device's SMs, and for a split the
+        // workspace of `split_words` words at `SPLIT_OFFSET` of this
+        // stream's scratch, whose tickets are zero between launches (as
+        // for the pipelined step's splits, which share them) and which no
+        // packing or slot overlaps (`packed_offset`); `C` as for `gemm_into`'s launch,
+        // overlapping neither (refused by the caller); the slots, 256
+        // bytes per block of the grid at a 256-byte boundary of this
+        // stream's scratch, used by nothing else; blocks of
+        // `TMA_TILES.threads` with its shared memory (the launch opts in
+        // and checks the device's limits); sm_90a PTX (the caller checked
+        // the step's needs). The caller's `call` orders the kernel for all
+        // three buffers.
+        unsafe { self.launch(gemm_tma_tf32::entry::<f32>(), cfg, &args)? };
+        Ok(Pending::new(self))
+    }
+
     /// The step that runs `gemm` on this context's device
     /// ([`Gemm::step_on`] its loaded module).
     pub fn gemm_variant(&self, gemm: &Gemm) -> GemmVariant {
@@ -548,6 +802,13 @@ impl Context {
             };
             return Ok(Pending::new(self));
         }
+        let variant = match variant {
+            GemmVariant::Tf32Tma => match TmaOperands::plan(gemm, a, b) {
+                Some(operands) => return self.gemm_tma(gemm, alpha, operands, beta, c),
+                None => TMA_FALLBACK,
+            },
+            other => other,
+        };
         // Blocks of the splitting entry one SM holds (asked of the driver
         // once per context): a split fills them all.
         let resident = match variant {
@@ -799,7 +1060,7 @@ mod tests {
         use GemmVariant::*;
         for (p, portable, hopper) in [
             (Precision::Fp32, Pipelined, Pipelined),
-            (Precision::Tf32, Tf32, Tf32Wgmma),
+            (Precision::Tf32, Tf32, Tf32Tma),
             (Precision::Tf32x3, Tf32x3, Tf32x3Wgmma),
         ] {
             assert_eq!(GemmVariant::fastest_for(p, "sm_90a"), hopper);
@@ -811,6 +1072,54 @@ mod tests {
             assert_eq!(gemm.step_on("sm_90a"), hopper);
             assert_eq!(gemm.variant(portable).step_on("sm_90a"), portable);
         }
+    }
+
+    /// The TMA step maps an operand stored along `k` where it lies when
+    /// its rows are on 16 bytes, copies it to such rows otherwise, and
+    /// transposes one stored the other way; sides past what a map's
+    /// coordinates reach go to the fallback.
+    #[test]
+    fn tma_operands_are_mapped_copied_or_transposed() {
+        let (m, n, k) = (64, 48, 40);
+        let words = vec![0u64; 64 * 1024];
+        let at = (words.as_ptr().addr() as u64).next_multiple_of(256);
+        // SAFETY: planning reads only the views' addresses and shapes.
+        let view = |offset: u64, len: usize| unsafe {
+            crate::memory::View::<f32>::from_raw_parts(at + 4 * offset, len, 0)
+        };
+        let places = |gemm: &Gemm, a: &Matrix<'_, f32>, b: &Matrix<'_, f32>| {
+            let plan = TmaOperands::plan(gemm, a, b).unwrap();
+            plan.operands.map(|(_, access)| match access {
+                Access::InPlace(_) => "in place",
+                Access::Repitched => "repitch",
+                Access::Transposed => "transpose",
+            })
+        };
+        let a_data = view(0, m * k);
+        let b_data = view(0, n * k);
+        let a = Matrix::new(&a_data, k, m).unwrap();
+        let b_t = Matrix::new(&b_data, k, n).unwrap();
+        let b = Matrix::new(&b_data, n, k).unwrap();
+        let nt = Gemm::new(m, n, k).transpose_b(true);
+        assert_eq!(places(&nt, &a, &b_t), ["in place", "in place"]);
+        let nn = Gemm::new(m, n, k);
+        assert_eq!(places(&nn, &a, &b), ["in place", "transpose"]);
+        // Rows along `k` off 16 bytes: an odd start, a pitch of 41.
+        let odd = view(1, m * k);
+        let a_odd = Matrix::new(&odd, k, m).unwrap();
+        assert_eq!(places(&nt, &a_odd, &b_t), ["repitch", "in place"]);
+        let pitched = view(0, m * 41);
+        let a_pitched = Matrix::with_pitch(&pitched, k, m, 41).unwrap();
+        assert_eq!(places(&nt, &a_pitched, &b_t), ["repitch", "in place"]);
+        let tn = Gemm::new(m, n, k).transpose_a(true);
+        let a_t_odd = Matrix::new(&odd, m, k).unwrap();
+        assert_eq!(places(&tn, &a_t_odd, &b), ["transpose", "transpose"]);
+        // A side a map's coordinates do not reach: the fallback.
+        let long = Gemm::new(1, 1, TMA_MAX_SIDE + 1).transpose_b(true);
+        let a_long_data = view(0, TMA_MAX_SIDE + 1);
+        let a_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
+        let b_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
+        assert!(TmaOperands::plan(&long, &a_long, &b_long).is_none());
     }
 
     #[test]
@@ -825,10 +1134,18 @@ mod tests {
 
     #[test]
     fn every_step_plans_a_launch_with_an_entry() {
+        use GemmVariant::Tf32Tma;
+        assert_eq!(
+            gemm_tma_tf32::entry::<f32>().kernel().name,
+            format!("{}_f32", Tf32Tma.shape().kernel)
+        );
         for &v in GemmVariant::ALL {
             for (m, n) in [(1, 1), (17, 33), (4096, 4096)] {
                 let plan = v.plan(m, n, 1000, 132, 2);
-                assert!(plan.entry.kernel().name.starts_with(v.shape().kernel));
+                // The TMA step launches its own kernel; its plan is the
+                // fallback's.
+                let planned = if v == Tf32Tma { TMA_FALLBACK } else { v };
+                assert!(plan.entry.kernel().name.starts_with(planned.shape().kernel));
                 assert!(plan.blocks(m, n) >= 1);
                 let (tm, tn) = (plan.tiles.tile_m as usize, plan.tiles.tile_n as usize);
                 assert!(plan.blocks(m, n) * tm * tn >= m * n);

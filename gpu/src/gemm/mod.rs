@@ -39,6 +39,8 @@ macro_rules! by_layouts {
     };
 }
 
+use crate::kernel::TensorMap;
+
 pub mod coalesced;
 pub mod naive;
 pub mod pipelined;
@@ -47,6 +49,7 @@ pub mod register_2d;
 pub mod shared_tiles;
 pub mod staging;
 pub mod tensor;
+pub mod tma;
 pub mod vectorized;
 pub mod warp_tiled;
 pub mod wgmma;
@@ -271,6 +274,21 @@ pub const WGMMA_TILES: TileConfig = TileConfig {
     shared_bytes: wgmma::shared_bytes(),
 };
 
+/// The tiles of [`GemmVariant::Tf32Tma`]: 128 × 256, three warpgroups,
+/// the ring and its barriers ([`tma::shared_bytes`]).
+#[doc(hidden)]
+pub const TMA_TILES: TileConfig = TileConfig {
+    tile_m: tma::TILE_M as u32,
+    tile_n: tma::TILE_N as u32,
+    threads: tma::THREADS as u32,
+    shared_bytes: tma::shared_bytes(),
+};
+
+/// The step whose kernel runs a [`GemmVariant::Tf32Tma`] product whose
+/// operands no tensor map can describe (rows along `k` off 16 bytes, a
+/// side of 2^31 − 256 or more): the same arithmetic, read through strides.
+pub const TMA_FALLBACK: GemmVariant = GemmVariant::Tf32Wgmma;
+
 const fn lesson_tiles(side: u32, threads: u32, shared_bytes: u32) -> TileConfig {
     TileConfig {
         tile_m: side,
@@ -411,6 +429,21 @@ ladder! {
             precision: Precision::Tf32x3,
             needs: Needs::Sm90a,
         },
+        /// Hopper-native TF32 (sm_90a): the copy engine (TMA) loads
+        /// 128 × 32 tiles of `A` and 256 × 32 tiles of `B`, both `k`-major,
+        /// into 128-byte-swizzled shared memory that `wgmma.m64n256k8`
+        /// reads as it lies; one warpgroup copies, two multiply, handing
+        /// the stages of a ring over on transaction barriers; one block per
+        /// SM walks the tiles ([`tma`]). An operand not stored along `k`
+        /// is packed first ([`Packing`](crate::gemm) does not turn that
+        /// off); where an operand cannot be mapped, the product runs
+        /// [`TMA_FALLBACK`]'s kernel.
+        Tf32Tma = "tf32_tma" => GemmShape {
+            kernel: "gemm_tma_tf32",
+            tiles: TMA_TILES,
+            precision: Precision::Tf32,
+            needs: Needs::Sm90a,
+        },
     }
     fastest = Pipelined;
 }
@@ -502,7 +535,7 @@ impl GemmVariant {
     /// [`GemmVariant::for_precision`].
     pub fn fastest_for(precision: Precision, target: &str) -> GemmVariant {
         match precision {
-            Precision::Tf32 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32Wgmma,
+            Precision::Tf32 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32Tma,
             Precision::Tf32x3 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32x3Wgmma,
             _ => GemmVariant::for_precision(precision),
         }
@@ -523,7 +556,9 @@ impl GemmVariant {
     /// [`split_launch`] at once (the driver's occupancy):
     /// [`GemmVariant::Pipelined`] takes 64 × 128 tiles when 128 × 128 ones
     /// would not give every SM a tile, and splits `k` when even those leave
-    /// block slots empty ([`split_slices`]).
+    /// block slots empty ([`split_slices`]). [`GemmVariant::Tf32Tma`]'s
+    /// kernel takes tensor maps instead of strides (the host launches it
+    /// itself); its plan here is [`TMA_FALLBACK`]'s.
     pub fn plan(self, m: usize, n: usize, k: usize, sms: u32, resident: u32) -> GemmPlan {
         let fixed = |entry| GemmPlan {
             entry,
@@ -542,6 +577,9 @@ impl GemmVariant {
             GemmVariant::Tf32x3 => fixed(gemm_tf32x3::entry::<f32>()),
             GemmVariant::Tf32Wgmma => fixed(gemm_wgmma_tf32::entry::<f32>()),
             GemmVariant::Tf32x3Wgmma => fixed(gemm_wgmma_tf32x3::entry::<f32>()),
+            // Its own kernel takes tensor maps (`GemmMapArgs`); this is
+            // the plan of the products it cannot map.
+            GemmVariant::Tf32Tma => TMA_FALLBACK.plan(m, n, k, sms, resident),
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
                 let tiles = m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N);
@@ -679,6 +717,8 @@ mod device {
 
 #[cfg(target_arch = "nvptx64")]
 pub(crate) use device::Operands;
+#[cfg(target_arch = "nvptx64")]
+use tma::MapOperands;
 
 kernels! {
     /// Every GEMM entry point. All products share one parameter list (see
@@ -724,6 +764,14 @@ kernels! {
             fn gemm_wgmma_tf32<T in f32> = wgmma::kernel::<false>;
             fn gemm_wgmma_tf32x3<T in f32> = wgmma::kernel::<true>;
         }
+        (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
+            slices: u32, slice_stages: u32, work: *mut T,
+            maps: *mut u64, map_a: TensorMap, map_b: TensorMap) as MapOperands {
+            /// Two 128-byte aggregate parameters, which rustc passes as
+            /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32<T in f32> = tma::kernel;
+        }
         (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
             /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
             fn gemm_scale<T in f32> => device::scale(m, n, beta, c, ldc);
@@ -733,6 +781,9 @@ kernels! {
 
 /// The arguments of every product kernel.
 pub type GemmArgs<T> = gemm_naive::Args<T>;
+/// The arguments of [`gemm_tma_tf32`]: the shape, the scalars, `C`, and
+/// the tensor maps of the operands with their slots.
+pub type GemmMapArgs<T> = gemm_tma_tf32::Args<T>;
 /// The arguments of [`gemm_scale`].
 pub type ScaleArgs<T> = gemm_scale::Args<T>;
 /// Threads per block of [`gemm_scale`] (a grid-stride loop).
@@ -769,6 +820,14 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
         entry: "gemm_tf32_f32",
         threads: crate::gemm::tensor::THREADS as u32,
         blocks_per_sm: 2,
+    },
+    // One block of three warpgroups per SM: 168 registers a thread at
+    // launch, which `setmaxnreg` moves from the copying warpgroup to the
+    // multiplying ones (`tma::CONSUMER_REGS`).
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
     },
     crate::kernel::LaunchBounds {
         entry: "gemm_tf32x3_f32",

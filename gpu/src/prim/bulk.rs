@@ -157,6 +157,53 @@ pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar
     }
 }
 
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
+/// [`tensor_copy_4d_to_shared`] for a 2-dimensional tensor map: the box at
+/// `coords` (innermost first; outside the tensor, zeros) into shared
+/// `dst`, counted off on the barrier at `bar`.
+///
+/// # Safety
+/// As [`tensor_copy_4d_to_shared`]'s, for a 2-dimensional map; with the
+/// 128-byte swizzle, `dst` is 1024-byte aligned.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn tensor_copy_2d_to_shared(dst: u32, map: u64, coords: [i32; 2], bar: u32) {
+    // SAFETY: the caller's contract; shared memory changes under the
+    // program's feet once this returns, as for `bulk_copy_to_shared`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}}}], [{b}];",
+            d = in(reg32) dst,
+            m = in(reg64) map,
+            c0 = in(reg32) coords[0],
+            c1 = in(reg32) coords[1],
+            b = in(reg32) bar,
+            options(nostack),
+        );
+    }
+}
+
+/// `mbarrier.arrive.shared::cta.b64`: this thread's arrival on the
+/// barrier at `bar` (release semantics: its earlier memory accesses, the
+/// reads of the operands it is done with included, happen before the
+/// phase completes for whoever waits on it).
+///
+/// # Safety
+/// `bar` is an initialised barrier whose current phase still expects this
+/// arrival.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn arrive(bar: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm!(
+            "mbarrier.arrive.shared::cta.b64 _, [{b}];",
+            b = in(reg32) bar,
+            options(nostack),
+        );
+    }
+}
+
 /// `cp.async.bulk.prefetch.L2.global`: asks L2 to fetch the `bytes` bytes
 /// at `src` from DRAM, and returns at once. A hint: nothing waits for it,
 /// and the bytes may be gone from L2 by the time they are read.

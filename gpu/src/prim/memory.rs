@@ -144,3 +144,30 @@ pub unsafe fn store4(p: *mut f32, v: [f32; 4]) {
     // SAFETY: the caller's contract.
     unsafe { *p.cast::<F4>() = F4(v) }
 }
+
+/// Two floats as one 8-byte-aligned value: one vector load or store.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub struct F2(pub [f32; 2]);
+
+/// The 2 floats at `p` (global or shared memory), one 8-byte load.
+///
+/// # Safety
+/// `p` is 8-byte aligned and readable for 8 bytes.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn load2(p: *const f32) -> [f32; 2] {
+    // SAFETY: the caller's contract.
+    unsafe { (*p.cast::<F2>()).0 }
+}
+
+/// Stores 2 floats at `p` (global or shared memory), one 8-byte store.
+///
+/// # Safety
+/// `p` is 8-byte aligned and writable for 8 bytes.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn store2(p: *mut f32, v: [f32; 2]) {
+    // SAFETY: the caller's contract.
+    unsafe { *p.cast::<F2>() = F2(v) }
+}
