@@ -132,13 +132,15 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     let mut peers = bench.peers.measure(&peer_cases).into_iter();
     for (shape, steps) in cases {
         let (fp32, tf32) = (peers.next(), peers.next());
-        // cuBLAS FP32 for every step; TF32 in a group of no step: a reference.
-        let peers = [("", fp32), ("reference", tf32)]
+        // cuBLAS FP32 for every step; cuBLAS TF32 (at its best) for the
+        // TF32 steps, each precision against its peer.
+        let peers = [("", fp32), ("tf32", tf32)]
             .into_iter()
             .filter_map(|(group, p)| p.map(|p| (group, p)))
             .collect();
         ladder(bench, shape, |v| steps(v) && runs(target, v), peers)?;
     }
+    transposes(bench)?;
     scaling(bench)
 }
 
@@ -178,8 +180,27 @@ impl Operands {
         packing: Packing,
         reps: usize,
     ) -> Result<Timing, String> {
+        self.time_transposed(bench, variant, packing, reps, (false, false))
+    }
+
+    /// [`Operands::time`] of `op(A) · op(B)` with the operands' buffers
+    /// read as stored transposed where `transposed` says (`A` as `k × m`,
+    /// `B` as `n × k`): a square product's buffers serve every pair.
+    fn time_transposed(
+        &mut self,
+        bench: &Bench,
+        variant: GemmVariant,
+        packing: Packing,
+        reps: usize,
+        (ta, tb): (bool, bool),
+    ) -> Result<Timing, String> {
         let (m, n, k) = self.shape;
-        let gemm = Gemm::new(m, n, k).variant(variant).packing(packing);
+        let gemm = Gemm::new(m, n, k)
+            .transpose_a(ta)
+            .transpose_b(tb)
+            .variant(variant)
+            .packing(packing);
+        let ((a_w, a_h), (b_w, b_h)) = (gemm.a_shape(), gemm.b_shape());
         bench
             .ctx
             .fill(&mut self.c, f32::NAN)
@@ -188,12 +209,12 @@ impl Operands {
         let mut turn = 0;
         let ms = bench.time_reps(reps, || {
             turn += 1;
-            let a = Matrix::new(&a[turn % a.len()], k, m).map_err(|e| e.to_string())?;
-            let b = Matrix::new(&b[turn % b.len()], n, k).map_err(|e| e.to_string())?;
+            let a = Matrix::new(&a[turn % a.len()], a_w, a_h).map_err(|e| e.to_string())?;
+            let b = Matrix::new(&b[turn % b.len()], b_w, b_h).map_err(|e| e.to_string())?;
             let mut c = MatrixMut::new(&mut *c, n, m).map_err(|e| e.to_string())?;
             enqueued(bench.ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
         })?;
-        self.check(bench.ctx, variant)
+        self.check(bench.ctx, variant, (ta, tb))
             .map_err(|e| format!("gemm {} {}: {e}", label(self.shape), variant.name()))?;
         Ok(ms)
     }
@@ -204,7 +225,12 @@ impl Operands {
     /// check is for wrong results, the tests bound the error):
     /// `γ_(k+2) · Σ|a·b|` for FP32 and 3xTF32 (plus `3·2^-22 · Σ|a·b|`
     /// for the split), plus `2^-10 · Σ|a·b|` for TF32.
-    fn check(&self, ctx: &Context, variant: GemmVariant) -> Result<(), String> {
+    fn check(
+        &self,
+        ctx: &Context,
+        variant: GemmVariant,
+        (ta, tb): (bool, bool),
+    ) -> Result<(), String> {
         let (m, n, k) = self.shape;
         let u = 2f64.powi(-24);
         let gamma = (k + 2) as f64 * u / (1.0 - (k + 2) as f64 * u);
@@ -221,7 +247,17 @@ impl Operands {
             for &j in columns.iter().filter(|&&j| j < n) {
                 let (mut want, mut magnitude) = (0.0f64, 0.0f64);
                 for p in 0..k {
-                    let term = self.a_host[i * k + p] as f64 * self.b_host[p * n + j] as f64;
+                    let a = if ta {
+                        self.a_host[p * m + i]
+                    } else {
+                        self.a_host[i * k + p]
+                    };
+                    let b = if tb {
+                        self.b_host[j * k + p]
+                    } else {
+                        self.b_host[p * n + j]
+                    };
+                    let term = a as f64 * b as f64;
                     want += term;
                     magnitude += term.abs();
                 }
@@ -289,6 +325,50 @@ fn ladder(
     Ok(())
 }
 
+/// The fastest TF32 and 3xTF32 steps at 4096³ with each operand stored
+/// transposed (`A` as `k × m`, `B` as `n × k`, both): one table each,
+/// beside the untransposed ladder above.
+fn transposes(bench: &mut Bench) -> Result<(), String> {
+    let shape = (4096, 4096, 4096);
+    let target = bench.ctx.info().ptx_target;
+    let fastest = [Precision::Tf32, Precision::Tf32x3].map(|p| GemmVariant::fastest_for(p, target));
+    let mut operands = Operands::new(bench, shape)?;
+    let flops = Gemm::new(shape.0, shape.1, shape.2).flops();
+    for (pair, name) in [
+        ((true, false), "Aᵀ"),
+        ((false, true), "Bᵀ"),
+        ((true, true), "Aᵀ Bᵀ"),
+    ] {
+        let case = format!("{} {name}", label(shape));
+        let mut rows = ladder_rows(
+            bench,
+            &case,
+            "",
+            |v| fastest.contains(&v) && runs(target, v),
+            |bench, variant| {
+                operands.time_transposed(bench, variant, Packing::Auto, bench.reps, pair)
+            },
+        )?;
+        for row in &mut rows {
+            if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
+                row.versus = group(v);
+            }
+        }
+        bench.record_work(
+            &format!("gemm {case}, f32 (TFLOP/s)"),
+            Case {
+                family: "gemm",
+                case,
+                bytes: traffic(shape),
+                rows,
+                peers: Vec::new(),
+            },
+            Work::Flops(flops),
+        );
+    }
+    Ok(())
+}
+
 /// The FP32 step `gemm_into` uses and `tf32x3` over square products from
 /// 256 to 8192 (256, 1024, 4096 with `--quick`), against cuBLAS FP32 and,
 /// for reference, cuBLAS TF32.
@@ -322,6 +402,14 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         ),
     ];
     let target = bench.ctx.info().ptx_target;
+    let tf32 = GemmVariant::fastest_for(Precision::Tf32, target);
+    if runs(target, tf32) {
+        ours.push((
+            tf32,
+            Packing::Auto,
+            format!("warpspeed tf32 ({})", tf32.name()),
+        ));
+    }
     let tf32x3 = GemmVariant::fastest_for(Precision::Tf32x3, target);
     if runs(target, tf32x3) {
         ours.push((

@@ -88,6 +88,7 @@ impl Peers {
                     .arg(&binary)
                     .arg(&source)
                     .arg("-lcublas")
+                    .arg("-lcublasLt")
                     .args(extra)
                     .output()
                     .map_err(|e| format!("cannot run {}: {e}", nvcc.display()))?;
@@ -245,7 +246,7 @@ fn expected_name(case: &str) -> String {
         ["transpose", ..] => "torch .t().contiguous()".into(),
         ["histogram", ..] => "CUB DeviceHistogram::HistogramEven".into(),
         ["sgemm", ..] => "cuBLAS Sgemm".into(),
-        ["sgemm_tf32", ..] => "cuBLAS Sgemm (TF32)".into(),
+        ["sgemm_tf32", ..] => "cuBLAS TF32 (best of Sgemm, Lt)".into(),
         ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
         ["curand", generator, distribution, ..] => {
             let generator = match *generator {
