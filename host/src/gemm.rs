@@ -80,11 +80,15 @@
 //!   n·u)`: about `(k + 2) · 2^-24 · Σ` (Higham, *Accuracy and Stability of
 //!   Numerical Algorithms*, §3.1). On random data the error is much
 //!   smaller, of the order of `√k · u` relative.
-//! * [`Precision::Tf32`]: the tensor cores multiply operands rounded to
-//!   TF32 (10 mantissa bits, round to nearest), so each product is off by up
-//!   to about `2^-10` of itself: errors up to about `(2^-10 + 8·(k + 2)·u)
-//!   · Σ` (the sums as for `Tf32x3` below), about 3 · 10^-4 relative on
-//!   random data (measured, 1024³), like cuBLAS with TF32 enabled.
+//! * [`Precision::Tf32`]: the tensor cores multiply operands reduced to
+//!   TF32 (10 mantissa bits). [`GemmVariant::Tf32Tma`], what it runs on an
+//!   H100 or H200, hands them the operands as they lie and the tensor
+//!   cores truncate (they ignore an `f32`'s low 13 bits): each product is
+//!   off by up to about `2^-9` of itself, errors up to about `(2^-9 +
+//!   8·(k + 2)·u) · Σ`. The other TF32 steps round to nearest first: `2^-10`
+//!   and `(2^-10 + 8·(k + 2)·u) · Σ` (the sums as for `Tf32x3` below).
+//!   About 3 · 10^-4 relative on random data (measured, 1024³), like
+//!   cuBLAS with TF32 enabled.
 //! * [`Precision::Tf32x3`]: each operand split into two TF32 parts (about
 //!   22 of `f32`'s 24 bits), three tensor-core products per product, for
 //!   FP32 accuracy: the split itself costs about `3 · 2^-22 · Σ`, below
@@ -97,10 +101,10 @@
 //!   at 1024³; summing all of `k` in the tensor cores' accumulator measured
 //!   12 times theirs).
 //!
-//! * Both tensor-core precisions round operands to TF32 to nearest, so an
-//!   operand within about `2^-12` of `f32::MAX` in magnitude becomes ±∞
-//!   there (and its products ±∞ or NaN), where `Fp32` may still give a
-//!   finite result.
+//! * The steps that round operands to TF32 to nearest (all but
+//!   [`GemmVariant::Tf32Tma`]) turn an operand within about `2^-12` of
+//!   `f32::MAX` in magnitude into ±∞ (and its products into ±∞ or NaN),
+//!   where `Fp32` may still give a finite result.
 //!
 //! `Tf32` and `Tf32x3` need tensor cores on TF32 (compute capability 8.0,
 //! Ampere, or newer) and the PTX built for them: a context that loaded the
@@ -496,7 +500,8 @@ impl<'m> TmaOperands<'m> {
             if !along_k {
                 return Some(Access::Transposed);
             }
-            if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29 {
+            if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29
+            {
                 return Some(Access::InPlace(Mapped {
                     address: x.address(),
                     pitch: x.pitch(),

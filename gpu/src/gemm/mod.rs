@@ -61,9 +61,10 @@ pub enum Precision {
     /// without TF32: each product exact, each sum rounded to `f32`.
     Fp32,
     /// Tensor cores on TF32 operands (`mma.sync ... .tf32`, sm_80 and newer):
-    /// each operand rounded to 10 mantissa bits before an exact product
-    /// with an `f32` sum, so errors about `2^-11` relative to
-    /// `Σ |a| · |b|` instead of `f32`'s `2^-24`.
+    /// each operand reduced to 10 mantissa bits (rounded to nearest, or
+    /// truncated by [`GemmVariant::Tf32Tma`]) before an exact product with
+    /// an `f32` sum, so errors about `2^-11` (`2^-10` truncated) relative
+    /// to `Σ |a| · |b|` instead of `f32`'s `2^-24`.
     Tf32,
     /// Tensor cores with each operand split into a TF32 "big" part and a
     /// TF32 "small" part (`x = big + small` to about 21 bits); the product
@@ -284,9 +285,10 @@ pub const TMA_TILES: TileConfig = TileConfig {
     shared_bytes: tma::shared_bytes(),
 };
 
-/// The step whose kernel runs a [`GemmVariant::Tf32Tma`] product whose
-/// operands no tensor map can describe (rows along `k` off 16 bytes, a
-/// side of 2^31 − 256 or more): the same arithmetic, read through strides.
+/// The step whose kernel runs a [`GemmVariant::Tf32Tma`] product that no
+/// tensor map can describe (a side of 2^31 − 256 or more, or an operand
+/// stored along `k` with a pitch of 2^29 elements or more): TF32 too,
+/// read through strides.
 pub const TMA_FALLBACK: GemmVariant = GemmVariant::Tf32Wgmma;
 
 const fn lesson_tiles(side: u32, threads: u32, shared_bytes: u32) -> TileConfig {
@@ -435,9 +437,9 @@ ladder! {
         /// reads as it lies; one warpgroup copies, two multiply, handing
         /// the stages of a ring over on transaction barriers; one block per
         /// SM walks the tiles ([`tma`]). An operand not stored along `k`
-        /// is packed first ([`Packing`](crate::gemm) does not turn that
-        /// off); where an operand cannot be mapped, the product runs
-        /// [`TMA_FALLBACK`]'s kernel.
+        /// is transposed first and one whose rows are off 16 bytes copied
+        /// (whatever the packing policy says); where no map can describe
+        /// the product, it runs [`TMA_FALLBACK`]'s kernel.
         Tf32Tma = "tf32_tma" => GemmShape {
             kernel: "gemm_tma_tf32",
             tiles: TMA_TILES,

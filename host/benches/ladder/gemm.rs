@@ -1,18 +1,20 @@
 //! The SGEMM ladder, row-major `C = A · B` (`α = 1`, `β = 0`) of `f32`
-//! uniform in [−1, 1), against cuBLAS `Sgemm` with TF32 off (and, as a
-//! reference for the tensor-core steps, with TF32 on): every step at
-//! 4096³; the steps from `register_2d` on (the lesson's first four need
-//! 70 ms and more a launch there) at 8192³; every step at 1024³ and at the
-//! odd 1000 × 999 × 1001; and the scaling curve of the FP32 step the
+//! uniform in [−1, 1), against cuBLAS `Sgemm` with TF32 off and cuBLAS
+//! TF32 at its best (the faster of `cublasSgemm` in TF32 math and the
+//! best of cuBLASLt's heuristic, `peers.cu`): every step at 4096³; the
+//! steps from `register_2d` on (the lesson's first four need 70 ms and
+//! more a launch there) at 8192³; every step at 1024³ and at the odd
+//! 1000 × 999 × 1001; the fastest TF32 and 3xTF32 steps with `A`, `B` and
+//! both transposed at 4096³; and the scaling curve of the FP32 step the
 //! library uses (and of the same step reading `A` where it lies,
-//! `Packing::Never`, to show what packing buys) and of `tf32x3` over square
-//! sizes 256 to 8192. `--quick`:
-//! 4096³ from `register_2d` on, and the curve at 256, 1024 and 4096.
+//! `Packing::Never`, to show what packing buys) and of the fastest TF32
+//! and 3xTF32 steps over square sizes 256 to 8192. `--quick`: 4096³ from
+//! `register_2d` on, the transposes, and the curve at 256, 1024 and 4096.
 //!
 //! Rates are TFLOP/s of `2·m·n·k` against the device's FP32 peak
-//! ([`crate::harness::Peak`]). Every step is compared with cuBLAS FP32,
-//! the tensor-core ones time for time; cuBLAS with TF32 is a reference
-//! line beside them (its own row and line, compared with no step).
+//! ([`crate::harness::Peak`]). Each step is compared with the peer of its
+//! precision: FP32 and 3xTF32 steps with cuBLAS FP32, TF32 steps with
+//! cuBLAS TF32 (CUTLASS's 3xTF32 is not among the peers).
 //! At 4096³ the lesson's two global-memory steps, a quarter of a second a
 //! launch, are timed over [`SLOW_REPS`] launches instead of `--reps`.
 //!

@@ -71,6 +71,10 @@ pub struct Target {
     pub group: Option<&'static str>,
     pub measure: Measure,
     pub bound: f64,
+    /// For [`Measure::Peer`]: only ratios to a peer whose name holds this
+    /// (a run whose steps of the group met another peer counts as not
+    /// measured).
+    pub peer: Option<&'static str>,
 }
 
 const fn target(
@@ -88,6 +92,22 @@ const fn target(
         group,
         measure,
         bound,
+        peer: None,
+    }
+}
+
+/// [`target`] of [`Measure::Peer`] against a peer whose name holds `peer`.
+const fn versus(
+    label: &'static str,
+    family: &'static str,
+    cases: &'static [&'static str],
+    group: &'static str,
+    peer: &'static str,
+    bound: f64,
+) -> Target {
+    Target {
+        peer: Some(peer),
+        ..target(label, family, cases, Some(group), Peer, bound)
     }
 }
 
@@ -242,6 +262,22 @@ pub const TARGETS: &[Target] = &[
         Peer,
         0.85,
     ),
+    versus(
+        "SGEMM TF32 at 4096³ and 8192³ × cuBLAS TF32",
+        "gemm",
+        &["f32 4096x4096x4096", "f32 8192x8192x8192"],
+        "tf32",
+        "TF32",
+        0.90,
+    ),
+    versus(
+        "SGEMM TF32 at 1000×999×1001 × cuBLAS TF32",
+        "gemm",
+        &["f32 1000x999x1001"],
+        "tf32",
+        "TF32",
+        0.75,
+    ),
     target(
         "SGEMM 3xTF32 at 4096³ × cuBLAS FP32",
         "gemm",
@@ -336,8 +372,17 @@ impl Target {
                     })
                 };
                 let steps = self.steps(records);
+                let against = |r: &Record| match self.peer {
+                    Some(name) => r.peer.as_deref().is_some_and(|p| p.contains(name)),
+                    None => true,
+                };
                 Outcome {
-                    alone: self.worst(steps.iter().filter_map(|r| Some((value(r)?, at(r))))),
+                    alone: self.worst(
+                        steps
+                            .iter()
+                            .filter(|r| against(r))
+                            .filter_map(|r| Some((value(r)?, at(r)))),
+                    ),
                     batch: None,
                 }
             }
