@@ -222,7 +222,7 @@ mod device {
     /// thread's first; `col` even).
     #[inline(always)]
     unsafe fn store_half(o: &MapOperands, acc: &[f32; WGMMA_N128_REGS], row: usize, col: usize) {
-        let pairs = o.c.addr() % 8 == 0 && o.ldc % 2 == 0;
+        let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
         unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
             let c = col + 8 * i;
             store_pair(o, pairs, row, c, [acc[4 * i], acc[4 * i + 1]]);
@@ -303,7 +303,7 @@ mod device {
             return false;
         }
         // Half by half, in slice order.
-        sum_half(lo, o.slices, |s| partial(s));
+        sum_half(lo, o.slices, &partial);
         sum_half(hi, o.slices, |s| partial(s).add(16 * THREADS));
         true
     }
