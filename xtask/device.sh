@@ -19,7 +19,8 @@
 #             1100000: covers the 1 000 003-element cases, multi-pass paths
 #             included; the 2^24 and 2^28 cases run in `test`)
 #   bench     the ladder benchmarks beside NVIDIA's libraries (nvcc builds the
-#             peer programs); the report goes to $OUT/bench-report.tgz
+#             peer programs); the run's JSON goes to $OUT/ladder.json (back
+#             home, `cargo xtask report ladder.json` renders the report)
 #   profile FAMILY [VARIANT]
 #             Nsight Compute on one kernel of a ladder (profile.py beside this
 #             script): duration, DRAM against the peak, occupancy, registers,
@@ -152,8 +153,8 @@ for phase in "${phases[@]}"; do
   bench)
     run_logged bench "$bin/ladder" --out "$out/bench" "${bench_args[@]}"
     cat "$out/bench.log"
-    # One file for the report (JSON, report.md, charts): few files travel back.
-    tar czf "$out/bench-report.tgz" -C "$out" bench && rm -rf "$out/bench"
+    # The JSON is the whole result: the report is rendered from it at home.
+    cp "$out/bench/ladder.json" "$out/ladder.json" && rm -rf "$out/bench"
     ;;
   profile)
     if [ -f "$lineinfo" ]; then export WARPSPEED_PTX_FILE=$lineinfo; fi

@@ -15,7 +15,7 @@ use device::device;
 use kernels::kernels;
 use lineinfo::build_ptx_lineinfo;
 use ptx::build_ptx;
-use tasks::{bench, lint_gpu, test};
+use tasks::{bench, lint_gpu, report, test};
 
 const HELP: &str = "\
 cargo xtask <task>
@@ -46,8 +46,8 @@ cargo xtask <task>
   bench [--families a,b] [--steps a,b] [--quick] [--reps N] [--warmup-ms N] [--no-peers] [--no-hold]
         [--out DIR]     run the ladder benchmarks on the GPU beside NVIDIA's
                         libraries (default: every family; --steps: only the
-                        named steps); prints tables, writes JSON, report.md
-                        and SVG charts to target/bench/
+                        named steps); prints tables, writes JSON, then
+                        renders report.md and SVG charts, to target/bench/
                         (--no-hold: under a profiler, which serialises launches;
                         --warmup-ms: the least warm-up of each measurement,
                         200 by default)
@@ -95,7 +95,7 @@ fn main() -> ExitCode {
         }),
         Some("profile") => Err("usage: cargo xtask profile FAMILY [VARIANT]".into()),
         Some("report") => match args.get(1) {
-            Some(path) => bench(&["--report".into(), path.clone()]),
+            Some(path) => report(Path::new(path)),
             None => Err("usage: cargo xtask report <ladder.json>".into()),
         },
         Some("readme") => {
@@ -109,15 +109,10 @@ fn main() -> ExitCode {
                 guides.sort();
                 files.extend(guides);
             }
-            let mut to = Vec::new();
-            for file in files {
-                to.push("--readme".into());
-                to.push(file.display().to_string());
-            }
-            if args.iter().any(|a| a == "--check") {
-                to.push("--check".into());
-            }
-            bench(&to)
+            let check = args.iter().any(|a| a == "--check");
+            files
+                .iter()
+                .try_for_each(|file| warpspeed_report::update_readme(file, check))
         }
         Some("help") | None => {
             print!("{HELP}");

@@ -3,6 +3,7 @@
 
 use std::env;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::Stdio;
 
 use crate::ptx::PTX_TARGETS;
@@ -80,9 +81,10 @@ pub(crate) fn test() -> Result<(), String> {
     }
 }
 
-/// Runs the benchmark with `args`; output goes to `target/bench/` unless
-/// `--out` says otherwise. Paths are made absolute (cargo runs the bench in
-/// the package's folder).
+/// Runs the benchmark with `args`, then renders the report of the JSON it
+/// wrote ([`report`]); output goes to `target/bench/` unless `--out` says
+/// otherwise. Paths are made absolute (cargo runs the bench in the
+/// package's folder).
 pub(crate) fn bench(args: &[String]) -> Result<(), String> {
     let mut cmd = cargo();
     cmd.args([
@@ -95,17 +97,33 @@ pub(crate) fn bench(args: &[String]) -> Result<(), String> {
         "--",
     ]);
     let mut args = args.iter();
-    let mut out = false;
+    let mut out = None;
     while let Some(arg) = args.next() {
         cmd.arg(arg);
-        if matches!(arg.as_str(), "--out" | "--report") {
-            out = true;
+        if arg == "--out" {
             let path = args.next().ok_or(format!("{arg} needs a path"))?;
-            cmd.arg(env::current_dir().map_err(|e| e.to_string())?.join(path));
+            let path = env::current_dir().map_err(|e| e.to_string())?.join(path);
+            cmd.arg(&path);
+            out = Some(path);
         }
     }
-    if !out {
-        cmd.arg("--out").arg(root().join("target/bench"));
-    }
-    run(cmd)
+    let out = match out {
+        Some(out) => out,
+        None => {
+            let out = root().join("target/bench");
+            cmd.arg("--out").arg(&out);
+            out
+        }
+    };
+    run(cmd)?;
+    report(&out.join("ladder.json"))
+}
+
+/// Writes `report.md` and the SVG charts of a run beside its JSON.
+pub(crate) fn report(json: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let dir = json.parent().unwrap_or(Path::new("."));
+    warpspeed_report::write_report(&text, dir)?;
+    println!("report and charts: {}", dir.display());
+    Ok(())
 }

@@ -2,9 +2,9 @@
 //! the FP32 peak), progress lines, and the results a run collects for its
 //! report ([`Case`], [`Scaling`], [`KernelUse`] and what they hold). The
 //! methods that record results (`Bench::record` and its siblings), printing
-//! each table as the report renders it, are in `report.rs`: the harness
-//! imports nothing of the JSON writer or the report, which both read the
-//! [`Bench`].
+//! each table as the report renders it, are in [`crate::record`]: the
+//! harness imports nothing of the JSON writer or the tables, which both
+//! read the [`Bench`].
 
 use crate::hold::{Hold, WINDOW};
 use crate::peers::{PeerResult, Peers};
@@ -62,14 +62,10 @@ pub const WARMUP_TIME: Duration = Duration::from_millis(200);
 /// Launches between two looks at the warm-up's clock.
 const WARMUP_GROUP: usize = 8;
 
-/// Windows of back-to-back launches, each timed as a whole, whose median
-/// per launch is [`Timing::batch_ms`].
-pub const BATCH_WINDOWS: usize = 3;
-
-/// Launches at least this long (ms) are not timed back to back: the GPU's
-/// gap between two launches (about a microsecond) is then under 0.1 % of
-/// the time.
-pub const BATCH_BELOW_MS: f64 = 1.0;
+/// The method's two constants: how many windows of back-to-back launches
+/// are timed, and the length from which a launch is timed only alone (the
+/// report describes them: one source for both).
+pub use warpspeed_report::{BATCH_BELOW_MS, BATCH_WINDOWS};
 
 /// What [`Bench::time`] measures of one launch.
 #[derive(Clone, Copy, Debug)]
@@ -106,7 +102,7 @@ pub struct Row {
 
 /// What the rate of a case or a scaling point counts: the one place that
 /// fixes its unit, its keys in the JSON and the ceiling it is compared with
-/// ([`crate::records::Unit`]).
+/// ([`warpspeed_report::records::Unit`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Work {
     /// The bytes of the case or point ([`Case::bytes`], [`Point::bytes`]):

@@ -1,9 +1,9 @@
 //! The run's results as JSON: `ladder.json`, written from a [`Bench`]
 //! ([`json`]) with the run's [`Ceilings`], a line per step or peer of a case
 //! ([`case_records`]), per point of a scaling curve ([`scaling_records`]) and
-//! per kernel ([`kernel_record`]). Read back by [`crate::records`] (a module
-//! below this one); rendered by `report.rs`, which also prints each case's
-//! and curve's table during the run from these lines.
+//! per kernel ([`kernel_record`]). Read back and rendered by the
+//! `warpspeed-report` crate (`cargo xtask report`); [`crate::record`]
+//! prints each case's and curve's table during the run from these lines.
 //!
 //! ## `ladder.json`
 //!
@@ -66,72 +66,39 @@
 //! the others write `bytes`, `gbs`, `ratio_memcpy` and `ratio_memcpy_batch`.
 
 use crate::harness::{Bench, Case, KernelUse, Scaling, WARMUP, Work};
-use crate::peers::escape;
-use crate::records::Unit;
 use std::fmt::Write;
+use warpspeed_report::records::{Ceilings, Unit, escape};
 
-/// The writing side of [`Unit`] (the rest, which reading and rendering
-/// need, is in [`crate::records`]): the unit of a [`Work`], and a rate as the
-/// JSON writes it.
-impl Unit {
-    fn of(work: Work) -> Unit {
-        match work {
-            Work::Bytes => Unit::Bandwidth,
-            Work::Flops(_) => Unit::Compute,
-        }
-    }
-
-    /// The rate of `amount` done in `ms` milliseconds.
-    fn rate(self, amount: f64, ms: f64) -> f64 {
-        match self {
-            Unit::Bandwidth => amount / ms / 1e6,
-            Unit::Compute => amount / ms / 1e9,
-        }
-    }
-
-    /// Decimals of a rate in the JSON.
-    fn json_digits(self) -> usize {
-        match self {
-            Unit::Bandwidth => 1,
-            Unit::Compute => 3,
-        }
+/// The unit of a [`Work`].
+fn unit_of(work: Work) -> Unit {
+    match work {
+        Work::Bytes => Unit::Bandwidth,
+        Work::Flops(_) => Unit::Compute,
     }
 }
 
-/// The two ceilings of a run: the copy bandwidth in GB/s (of copies each
-/// timed on its own, and back to back) and the FP32 peak in TFLOP/s
-/// (unknown without the SM clock).
-#[derive(Clone, Copy, Debug)]
-pub struct Ceilings {
-    pub memcpy_gbs: f64,
-    pub memcpy_batch_gbs: f64,
-    pub peak_tflops: Option<f64>,
+/// The rate in `unit` of `amount` done in `ms` milliseconds.
+fn rate(unit: Unit, amount: f64, ms: f64) -> f64 {
+    match unit {
+        Unit::Bandwidth => amount / ms / 1e6,
+        Unit::Compute => amount / ms / 1e9,
+    }
 }
 
-impl Ceilings {
-    pub fn of_bench(bench: &Bench) -> Ceilings {
-        Ceilings {
-            memcpy_gbs: bench.memcpy_gbs,
-            memcpy_batch_gbs: bench.memcpy_batch_gbs,
-            peak_tflops: bench.peak.tflops(),
-        }
+/// Decimals of a rate in `unit` in the JSON.
+fn json_digits(unit: Unit) -> usize {
+    match unit {
+        Unit::Bandwidth => 1,
+        Unit::Compute => 3,
     }
+}
 
-    /// The ceiling of `unit`, if known.
-    pub fn of(&self, unit: Unit) -> Option<f64> {
-        match unit {
-            Unit::Bandwidth => Some(self.memcpy_gbs),
-            Unit::Compute => self.peak_tflops,
-        }
-    }
-
-    /// The ceiling of `unit` for launches back to back, if known: the
-    /// copies back to back for bandwidth, the same peak for compute.
-    fn of_batch(&self, unit: Unit) -> Option<f64> {
-        match unit {
-            Unit::Bandwidth => Some(self.memcpy_batch_gbs).filter(|&g| g > 0.0),
-            Unit::Compute => self.peak_tflops,
-        }
+/// The run's [`Ceilings`], as the bench measured them.
+pub fn ceilings_of(bench: &Bench) -> Ceilings {
+    Ceilings {
+        memcpy_gbs: bench.memcpy_gbs,
+        memcpy_batch_gbs: bench.memcpy_batch_gbs,
+        peak_tflops: bench.peak.tflops(),
     }
 }
 
@@ -147,13 +114,13 @@ fn work_amount(bytes: f64, work: Work) -> f64 {
 /// The amount of work of one launch ([`work_amount`]), its unit, and the JSON of `amount, rate[, ratio]` for
 /// a launch of `ms`.
 fn measure(bytes: f64, work: Work, ms: f64, ceilings: Ceilings, with_ratio: bool) -> String {
-    let unit = Unit::of(work);
+    let unit = unit_of(work);
     let amount = work_amount(bytes, work);
     let [amount_key, rate_key, ratio_key, _] = unit.keys();
-    let rate = unit.rate(amount, ms);
+    let rate = rate(unit, amount, ms);
     let mut out = format!(
         ",\"{amount_key}\":{amount},\"{rate_key}\":{rate:.digits$}",
-        digits = unit.json_digits()
+        digits = json_digits(unit)
     );
     if let Some(ceiling) = ceilings.of(unit).filter(|_| with_ratio) {
         let _ = write!(out, ",\"{ratio_key}\":{:.4}", rate / ceiling);
@@ -189,7 +156,7 @@ pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> 
             measure(case.bytes, work, r.ms, ceilings, true)
         );
         if let Some(batch) = r.batch_ms {
-            let unit = Unit::of(work);
+            let unit = unit_of(work);
             let amount = work_amount(case.bytes, work);
             let _ = write!(line, ",\"batch_ms\":{batch:.6}");
             if let Some(ceiling) = ceilings.of_batch(unit) {
@@ -197,7 +164,7 @@ pub fn case_records(case: &Case, work: Work, ceilings: Ceilings) -> Vec<String> 
                     line,
                     ",\"{}\":{:.4}",
                     unit.keys()[3],
-                    unit.rate(amount, batch) / ceiling
+                    rate(unit, amount, batch) / ceiling
                 );
             }
         }
@@ -299,7 +266,7 @@ fn kernel_record(k: &KernelUse) -> String {
 /// The whole run as JSON (see the module docs).
 pub fn json(bench: &Bench) -> String {
     let info = bench.ctx.info();
-    let ceilings = Ceilings::of_bench(bench);
+    let ceilings = ceilings_of(bench);
     let mut results: Vec<String> = Vec::new();
     for (case, work) in &bench.cases {
         results.extend(case_records(case, *work, ceilings));

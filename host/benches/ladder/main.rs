@@ -8,27 +8,24 @@
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
 //!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
-//! ladder --report DIR/ladder.json      (no GPU: render the report again)
-//! ladder --readme README.md [--check]  (no GPU: the README's tables, see [`readme`])
-//! ladder --self-test                  (no GPU: the JSON records round-trip)
 //! ```
 //!
-//! Writes `ladder.json` (fields documented in [`json`]), `report.md` and
-//! one SVG chart per case and per scaling curve into `DIR` (default
-//! `target/bench`). `cargo xtask bench` runs it with the same arguments.
+//! Prints each case's table as it is measured and writes `ladder.json`
+//! (fields documented in [`json`]) into `DIR` (default `target/bench`).
+//! `cargo xtask bench` runs it with the same arguments and renders the
+//! report; `cargo xtask report DIR/ladder.json` renders `report.md` and the
+//! SVG charts of a run again, and `cargo xtask readme` the README's and the
+//! guides' tables from the committed runs (the `warpspeed-report` crate,
+//! which reads the JSON and nothing else).
 //!
 //! The modules, bottom up (each imports only modules listed before it):
 //!
 //! * [`peers`]: NVIDIA's libraries (and PyTorch) in the same run: the peer programs;
 //! * [`hold`]: the kernel that holds the stream while timed launches queue;
-//! * [`records`]: `ladder.json` read back (`Record`, `Unit`, `parse`, `header`);
-//! * [`svg`]: the charts, drawn from records;
-//! * [`targets`]: the project's speed targets, as data, judged on records;
 //! * [`harness`]: timing, the ceilings, `Bench` and the results it collects;
 //! * [`json`]: writes `ladder.json` from a `Bench` (its fields documented there);
-//! * [`report`]: the Markdown tables, report and charts rendered from records,
-//!   and `Bench`'s recording methods, which print each table during the run;
-//! * [`readme`]: the README's tables, from records and the report's tables;
+//! * [`record`]: `Bench`'s recording methods, which print each table during
+//!   the run as the report renders it;
 //! * the families ([`reduce`], [`transpose`], [`image_sums`], [`histogram`],
 //!   [`conv1d`], [`gemm`], [`rng`]): each runs its ladders on a `Bench`.
 
@@ -40,17 +37,13 @@ mod hold;
 mod image_sums;
 mod json;
 mod peers;
-mod readme;
-mod records;
+mod record;
 mod reduce;
-mod report;
 mod rng;
-mod svg;
-mod targets;
 mod transpose;
 
 use harness::{Bench, Family, KernelUse};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use warpspeed::{Context, Error};
@@ -79,10 +72,6 @@ struct Options {
     out: PathBuf,
     peers: bool,
     hold: bool,
-    report: Option<PathBuf>,
-    readme: Vec<PathBuf>,
-    check: bool,
-    self_test: bool,
     masks: Vec<usize>,
     steps: Vec<String>,
 }
@@ -96,10 +85,6 @@ fn options() -> Result<Options, String> {
         out: PathBuf::from("target/bench"),
         peers: true,
         hold: true,
-        report: None,
-        readme: Vec::new(),
-        check: false,
-        self_test: false,
         masks: Vec::new(),
         steps: Vec::new(),
     };
@@ -119,10 +104,6 @@ fn options() -> Result<Options, String> {
             // Under a profiler, which serialises launches: a held stream
             // would wait for launches the profiler has not let through.
             "--no-hold" => o.hold = false,
-            "--report" => o.report = Some(PathBuf::from(value()?)),
-            "--readme" => o.readme.push(PathBuf::from(value()?)),
-            "--check" => o.check = true,
-            "--self-test" => o.self_test = true,
             "--masks" => {
                 for taps in value()?.split(',') {
                     o.masks
@@ -156,41 +137,6 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Some(json) = &o.report {
-        let dir = json.parent().unwrap_or(Path::new("."));
-        return match std::fs::read_to_string(json)
-            .map_err(|e| format!("{}: {e}", json.display()))
-            .and_then(|text| write_report(&text, dir))
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    if o.self_test {
-        return match peers::self_test() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    if !o.readme.is_empty() {
-        return match o
-            .readme
-            .iter()
-            .try_for_each(|path| update_readme(path, o.check))
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
     let ctx = match Context::new(0) {
         Ok(ctx) => ctx,
         Err(Error::NoDevice { reason }) => {
@@ -240,8 +186,11 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     let json = json::json(&bench);
     let path = o.out.join("ladder.json");
     std::fs::write(&path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
-    write_report(&json, &o.out)?;
-    println!("\nJSON, report and charts: {}", o.out.display());
+    println!(
+        "\nJSON: {} (`cargo xtask report {}` renders the report and charts)",
+        path.display(),
+        path.display()
+    );
     Ok(())
 }
 
@@ -271,44 +220,4 @@ fn kernels(ctx: &Context, families: &[String]) -> Vec<KernelUse> {
             resources,
         })
         .collect()
-}
-
-/// Writes `report.md` and the charts rendered from a run's JSON.
-fn write_report(json: &str, dir: &Path) -> Result<(), String> {
-    for (name, contents) in report::render(json) {
-        let path = dir.join(name);
-        std::fs::write(&path, contents).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// Renders the README's generated tables from the committed reports
-/// (`docs/bench/` beside it); with `check`, only says whether they are
-/// current.
-fn update_readme(path: &Path, check: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // The reports live in the repository's docs/bench, above the file
-    // (README.md at the root, a guide in docs/).
-    let docs = path
-        .ancestors()
-        .skip(1)
-        .map(|dir| dir.join("docs/bench"))
-        .find(|dir| dir.is_dir())
-        .ok_or_else(|| format!("{}: no docs/bench folder above it", path.display()))?;
-    let new = readme::splice(&text, &readme::reports(&docs)?)?;
-    if new == text {
-        println!("{}: the generated tables are current", path.display());
-        return Ok(());
-    }
-    if check {
-        return Err(format!(
-            "{}: a generated table differs from what the reports under {} give; \
-             run `cargo xtask readme`",
-            path.display(),
-            docs.display()
-        ));
-    }
-    std::fs::write(path, new).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("{}: generated tables rewritten", path.display());
-    Ok(())
 }

@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use warpspeed_report::records::field;
 
 const PEERS_CU: &str = include_str!("../peers/peers.cu");
 const TORCH_PEERS: &str = include_str!("../peers/torch_peers.py");
@@ -264,60 +265,4 @@ fn expected_name(case: &str) -> String {
         }
         _ => case.to_string(),
     }
-}
-
-/// The value of `"key"` in one line of JSON: an object (`{...}`, a record
-/// or a peer program's line) or one member of one (`"key": value`, a
-/// report's header line), a trailing comma allowed. Strings come unquoted
-/// and unescaped, other values as JSON writes them; `None` where the line
-/// is not JSON or has no such key.
-pub fn field(line: &str, key: &str) -> Option<String> {
-    let line = line.trim().trim_end_matches(',');
-    let object = if line.starts_with('{') {
-        serde_json::from_str::<serde_json::Value>(line).ok()?
-    } else {
-        serde_json::from_str::<serde_json::Value>(&format!("{{{line}}}")).ok()?
-    };
-    Some(match object.get(key)? {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    })
-}
-
-/// `s` as the inside of a JSON string: quotes, backslashes and control
-/// characters escaped.
-pub fn escape(s: &str) -> String {
-    let quoted = serde_json::Value::String(s.to_string()).to_string();
-    quoted[1..quoted.len() - 1].to_string()
-}
-
-/// Runs the JSON round trip that the reports rely on: a string with quotes,
-/// a backslash, a newline and a tab written into a record reads back the
-/// same (`ladder --self-test`; CI runs it).
-pub fn self_test() -> Result<(), String> {
-    let message = "peer said \"no\":\n\tC:\\path, {odd}";
-    let line = format!(
-        "{{\"kind\":\"peer\",\"case\":\"{}\",\"ms\":1.5}},",
-        escape(message)
-    );
-    serde_json::from_str::<serde_json::Value>(line.trim_end_matches(','))
-        .map_err(|e| format!("a record with quotes and a newline is not JSON: {e}"))?;
-    let checks = [
-        (field(&line, "case"), Some(message.to_string())),
-        (field(&line, "ms"), Some("1.5".to_string())),
-        (field(&line, "kind"), Some("peer".to_string())),
-        (field(&line, "missing"), None),
-        (
-            field("  \"device\": \"H100\",", "device"),
-            Some("H100".to_string()),
-        ),
-        (field("not json", "kind"), None),
-    ];
-    for (i, (got, want)) in checks.into_iter().enumerate() {
-        if got != want {
-            return Err(format!("JSON round trip {i}: {got:?}, not {want:?}"));
-        }
-    }
-    println!("ladder --self-test: JSON records round-trip");
-    Ok(())
 }

@@ -1,11 +1,9 @@
 //! `ladder.json` as read back: its result lines ([`Record`], [`parse`]), its
-//! header values ([`header`]) and the unit of a record's rate ([`Unit`]).
-//! The bottom of the rendering: `svg.rs`, `report.rs` and `readme.rs` draw
-//! from these records. It knows nothing of the harness; the side of [`Unit`]
-//! that the writing needs (a case's `Work`, rates as the JSON writes them)
-//! is in `json.rs`, with the fields' documentation.
-
-use crate::peers::field;
+//! header values ([`header`]), the unit of a record's rate ([`Unit`]) and
+//! the run's ceilings ([`Ceilings`]); and the JSON strings both sides use
+//! ([`field`], [`escape`]). The bottom of the rendering: the tables, the
+//! charts, the report and the README's tables draw from these records. The
+//! writing side (the bench's `json.rs`) documents the fields.
 
 /// What a record's rate counts, and the ceiling it is compared with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -194,5 +192,88 @@ pub fn size_label(n: usize) -> String {
         format!("2^{}", n.trailing_zeros())
     } else {
         n.to_string()
+    }
+}
+
+/// The two ceilings of a run: the copy bandwidth in GB/s (of copies each
+/// timed on its own, and back to back) and the FP32 peak in TFLOP/s
+/// (unknown without the SM clock).
+#[derive(Clone, Copy, Debug)]
+pub struct Ceilings {
+    pub memcpy_gbs: f64,
+    pub memcpy_batch_gbs: f64,
+    pub peak_tflops: Option<f64>,
+}
+
+impl Ceilings {
+    /// The ceiling of `unit`, if known.
+    pub fn of(&self, unit: Unit) -> Option<f64> {
+        match unit {
+            Unit::Bandwidth => Some(self.memcpy_gbs),
+            Unit::Compute => self.peak_tflops,
+        }
+    }
+
+    /// The ceiling of `unit` for launches back to back, if known: the
+    /// copies back to back for bandwidth, the same peak for compute.
+    pub fn of_batch(&self, unit: Unit) -> Option<f64> {
+        match unit {
+            Unit::Bandwidth => Some(self.memcpy_batch_gbs).filter(|&g| g > 0.0),
+            Unit::Compute => self.peak_tflops,
+        }
+    }
+}
+
+/// The value of `"key"` in one line of JSON: an object (`{...}`, a record
+/// or a peer program's line) or one member of one (`"key": value`, a
+/// report's header line), a trailing comma allowed. Strings come unquoted
+/// and unescaped, other values as JSON writes them; `None` where the line
+/// is not JSON or has no such key.
+pub fn field(line: &str, key: &str) -> Option<String> {
+    let line = line.trim().trim_end_matches(',');
+    let object = if line.starts_with('{') {
+        serde_json::from_str::<serde_json::Value>(line).ok()?
+    } else {
+        serde_json::from_str::<serde_json::Value>(&format!("{{{line}}}")).ok()?
+    };
+    Some(match object.get(key)? {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// `s` as the inside of a JSON string: quotes, backslashes and control
+/// characters escaped.
+pub fn escape(s: &str) -> String {
+    let quoted = serde_json::Value::String(s.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A string with quotes, a backslash, a newline and a tab written into
+    /// a record reads back the same: the round trip the reports rely on.
+    #[test]
+    fn records_round_trip_quotes_and_newlines() {
+        let message = "peer said \"no\":\n\tC:\\path, {odd}";
+        let line = format!(
+            "{{\"kind\":\"peer\",\"case\":\"{}\",\"ms\":1.5}},",
+            escape(message)
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(line.trim_end_matches(',')).is_ok());
+        assert_eq!(field(&line, "case").as_deref(), Some(message));
+        assert_eq!(field(&line, "ms").as_deref(), Some("1.5"));
+        assert_eq!(field(&line, "kind").as_deref(), Some("peer"));
+        assert_eq!(field(&line, "missing"), None);
+        assert_eq!(
+            field("  \"device\": \"H100\",", "device").as_deref(),
+            Some("H100")
+        );
+        assert_eq!(field("not json", "kind"), None);
+        let records = parse(&line);
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].case, message);
     }
 }

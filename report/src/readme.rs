@@ -28,7 +28,8 @@
 //! (CI) fails where one differs from what the JSON gives.
 
 use crate::records::{Record, parse};
-use crate::report::{scaling_markdown, summary_table, unit_of};
+use crate::report::summary_table;
+use crate::tables::{scaling_markdown, unit_of};
 use crate::targets;
 use std::fmt::Write;
 use std::path::Path;
