@@ -206,6 +206,11 @@ pub struct Gemm {
 /// to 16 bytes, of the context's scratch memory, which stays allocated
 /// for the next product ([`Context::release_scratch`] frees it); growing
 /// the scratch waits for the context's stream once.
+///
+/// [`GemmVariant::Tf32Tma`] does not follow the policy: its tensor cores
+/// read both operands `k`-major, so it always transposes an operand that
+/// is not stored along `k` (and copies one whose rows are off 16 bytes)
+/// into the scratch memory the same way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Packing {
     /// Pack where it pays: an operand stored along `k` of a
