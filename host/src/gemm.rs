@@ -1132,6 +1132,75 @@ mod tests {
         assert!(TmaOperands::plan(&long, &a_long, &b_long).is_none());
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any product's operands, at any start, pitch and transpose:
+            /// the TMA step's plan never panics; an operand it maps in
+            /// place is on 16 bytes with a pitch of a multiple of 4, and it
+            /// gives up only for sides past `TMA_MAX_SIDE` or an operand
+            /// along `k` whose pitch or `k` reaches 2^29 elements.
+            #[test]
+            fn tma_plans_map_only_aligned_rows(
+                m in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                n in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                k in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                transposes in any::<(bool, bool)>(),
+                pads in (0usize..9, 0usize..9),
+                starts in (0u64..8, 0u64..8),
+                huge_pitch in any::<bool>(),
+            ) {
+                let gemm = Gemm::new(m, n, k).transpose_a(transposes.0).transpose_b(transposes.1);
+                let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
+                let pitch = |w: usize, pad: usize| {
+                    if huge_pitch { (1 << 29) + pad } else { w + pad }
+                };
+                let (ap, bp) = (pitch(aw, pads.0), pitch(bw, pads.1));
+                // Views of memory that is never touched: planning reads
+                // only addresses and shapes.
+                let view = |start: u64, pitch: usize, width: usize, height: usize| {
+                    let len = pitch.checked_mul(height - 1).and_then(|l| l.checked_add(width));
+                    // SAFETY: never dereferenced; see above.
+                    len.map(|len| unsafe {
+                        crate::memory::View::<f32>::from_raw_parts(0x1000_0000 + 4 * start, len, 0)
+                    })
+                };
+                let (Some(a_data), Some(b_data)) = (view(starts.0, ap, aw, ah), view(starts.1, bp, bw, bh)) else {
+                    return Ok(());
+                };
+                let (Ok(a), Ok(b)) = (
+                    Matrix::with_pitch(&a_data, aw, ah, ap),
+                    Matrix::with_pitch(&b_data, bw, bh, bp),
+                ) else {
+                    return Ok(());
+                };
+                match TmaOperands::plan(&gemm, &a, &b) {
+                    Some(plan) => {
+                        prop_assert!(m.max(n).max(k) <= TMA_MAX_SIDE);
+                        for (x, access) in plan.operands {
+                            if let Access::InPlace(mapped) = access {
+                                prop_assert!(mapped.address % 16 == 0 && mapped.pitch % 4 == 0);
+                                prop_assert_eq!(mapped.address, x.address());
+                                prop_assert_eq!(mapped.rows, x.height());
+                            }
+                        }
+                    }
+                    None => {
+                        // A pitched copy's pitches in bytes stay below 2^31.
+                        let long = |x: &Matrix<'_, f32>, along_k: bool| along_k && x.pitch().max(k) >= 1 << 29;
+                        prop_assert!(
+                            m.max(n).max(k) > TMA_MAX_SIDE
+                                || long(&a, !transposes.0)
+                                || long(&b, transposes.1)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn grids_are_planned_within_limits() {
         assert_eq!(product_grid(1, 1, 1).unwrap(), 1);
