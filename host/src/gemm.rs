@@ -600,12 +600,36 @@ impl Context {
         }
         let maps_at = end.next_multiple_of(256);
         let base = self.scratch(maps_at + grid * 2 * tma::MAP_BYTES)?;
+        // Where each operand lies for the copy engine, and its map: all
+        // checked by the driver before anything is enqueued.
         let mut mapped = [None, None];
         for (o, (x, access)) in operands.operands.iter().enumerate() {
             mapped[o] = match (copies[o].as_ref(), access) {
                 (None, Access::InPlace(m)) => Some(*m),
-                (Some((at, pitch, Some(p))), _) => {
-                    let to = base + *at as u64;
+                (Some((at, pitch, pack)), _) => Some(Mapped {
+                    address: base + *at as u64,
+                    pitch: *pitch,
+                    // Transposed: its width; copied: its height.
+                    rows: if pack.is_some() {
+                        x.width()
+                    } else {
+                        x.height()
+                    },
+                }),
+                (None, _) => None,
+            };
+        }
+        let [Some(a), Some(b)] = mapped else {
+            unreachable!("every operand is mapped in place or copied")
+        };
+        let (map_a, map_b) = (
+            encode_map(self, a, k, tma::TILE_M)?,
+            encode_map(self, b, k, tma::TILE_N)?,
+        );
+        for (o, (x, _)) in operands.operands.iter().enumerate() {
+            match copies[o].as_ref() {
+                None => {}
+                Some((at, pitch, Some(p))) => {
                     // SAFETY: as for the packing in `gemm_into`: `x` lies
                     // inside its slice for its shape and pitch, both sides
                     // below 2^32 and not 0; the destination, `x.width()`
@@ -615,16 +639,16 @@ impl Context {
                     // other copy and the map slots; `call` (the caller's)
                     // orders it for `x`'s buffer.
                     unsafe {
-                        self.enqueue_transpose(p.entry, p.cfg, p.from, (to, p.pitch), p.shape)?
+                        self.enqueue_transpose(
+                            p.entry,
+                            p.cfg,
+                            p.from,
+                            (base + *at as u64, *pitch),
+                            p.shape,
+                        )?
                     };
-                    Some(Mapped {
-                        address: to,
-                        pitch: *pitch,
-                        rows: x.width(),
-                    })
                 }
-                (Some((at, pitch, None)), _) => {
-                    let to = base + *at as u64;
+                Some((at, pitch, None)) => {
                     let copy = driver::Memcpy2D {
                         src_x_in_bytes: 0,
                         src_y: 0,
@@ -637,7 +661,7 @@ impl Context {
                         dst_y: 0,
                         dst_memory_type: driver::MEMORY_TYPE_DEVICE,
                         dst_host: std::ptr::null_mut(),
-                        dst_device: to,
+                        dst_device: base + *at as u64,
                         dst_array: std::ptr::null_mut(),
                         dst_pitch: *pitch * size_of::<f32>(),
                         width_in_bytes: k * size_of::<f32>(),
@@ -655,18 +679,9 @@ impl Context {
                     self.track(check(status, || {
                         "copying a GEMM operand to 16-byte rows".into()
                     }))?;
-                    Some(Mapped {
-                        address: to,
-                        pitch: *pitch,
-                        rows: x.height(),
-                    })
                 }
-                (None, _) => None,
-            };
+            }
         }
-        let [Some(a), Some(b)] = mapped else {
-            unreachable!("every operand is mapped in place or packed")
-        };
         let args = GemmMapArgs {
             // Below 2^31 (`TMA_MAX_SIDE`).
             m: m as u32,
@@ -684,8 +699,8 @@ impl Context {
                 _ => base + SPLIT_OFFSET as u64,
             }),
             maps: DevPtrMut::new(base + maps_at as u64),
-            map_a: encode_map(self, a, k, tma::TILE_M)?,
-            map_b: encode_map(self, b, k, tma::TILE_N)?,
+            map_a,
+            map_b,
         };
         let cfg = LaunchConfig::linear(grid as u32, TMA_TILES.threads, TMA_TILES.shared_bytes);
         // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
