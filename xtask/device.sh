@@ -64,6 +64,14 @@ if [ -n "${WARPSPEED_NCCL:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libnccl\.s
   export WARPSPEED_REQUIRE_NCCL=1
 fi
 echo "NCCL: ${WARPSPEED_NCCL:-system library path}"
+# CUTLASS's headers for the bench's 3xTF32 peer: WARPSPEED_CUTLASS, else
+# the nvidia-cutlass package where Python has it (its cutlass_library's
+# source folder).
+if [ -z "${WARPSPEED_CUTLASS:-}" ]; then
+  cutlass=$(python3 -c 'import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), "source"))' 2>/dev/null)
+  [ -n "$cutlass" ] && [ -f "$cutlass/include/cutlass/cutlass.h" ] && export WARPSPEED_CUTLASS=$cutlass
+fi
+echo "CUTLASS: ${WARPSPEED_CUTLASS:-not found (the 3xTF32 peer is not available)}"
 # NVLink multicast stays off on shared machines.
 export NCCL_NVLS_ENABLE=0
 

@@ -278,6 +278,14 @@ pub const TARGETS: &[Target] = &[
         "TF32",
         0.75,
     ),
+    versus(
+        "SGEMM 3xTF32 at 4096³ × CUTLASS 3xTF32",
+        "gemm",
+        &["f32 4096x4096x4096"],
+        "tf32x3",
+        "CUTLASS",
+        1.50,
+    ),
     target(
         "SGEMM 3xTF32 at 4096³ × cuBLAS FP32",
         "gemm",

@@ -12,9 +12,11 @@
 //! `register_2d` on, the transposes, and the curve at 256, 1024 and 4096.
 //!
 //! Rates are TFLOP/s of `2·m·n·k` against the device's FP32 peak
-//! ([`crate::harness::Peak`]). Each step is compared with the peer of its
-//! precision: FP32 and 3xTF32 steps with cuBLAS FP32, TF32 steps with
-//! cuBLAS TF32 (CUTLASS's 3xTF32 is not among the peers).
+//! ([`crate::harness::Peak`]). Each step is compared with the faster of
+//! cuBLAS FP32 and the peer of its precision: cuBLAS TF32 for the TF32
+//! steps, CUTLASS's 3xTF32 for the 3xTF32 ones (where `WARPSPEED_CUTLASS`
+//! names CUTLASS's headers when the peers are built; not available
+//! otherwise).
 //! At 4096³ the lesson's two global-memory steps, a quarter of a second a
 //! launch, are timed over [`SLOW_REPS`] launches instead of `--reps`.
 //!
@@ -128,15 +130,17 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             [
                 format!("sgemm:{m}:{n}:{k}"),
                 format!("sgemm_tf32:{m}:{n}:{k}"),
+                format!("sgemm_3xtf32_cutlass:{m}:{n}:{k}"),
             ]
         })
         .collect();
     let mut peers = bench.peers.measure(&peer_cases).into_iter();
     for (shape, steps) in cases {
-        let (fp32, tf32) = (peers.next(), peers.next());
+        let (fp32, tf32, tf32x3) = (peers.next(), peers.next(), peers.next());
         // cuBLAS FP32 for every step; cuBLAS TF32 (at its best) for the
-        // TF32 steps, each precision against its peer.
-        let peers = [("", fp32), ("tf32", tf32)]
+        // TF32 steps and CUTLASS's 3xTF32 for the 3xTF32 ones, each
+        // precision against its peers.
+        let peers = [("", fp32), ("tf32", tf32), ("tf32x3", tf32x3)]
             .into_iter()
             .filter_map(|(group, p)| p.map(|p| (group, p)))
             .collect();
@@ -386,6 +390,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
             [
                 format!("sgemm:{s}:{s}:{s}"),
                 format!("sgemm_tf32:{s}:{s}:{s}"),
+                format!("sgemm_3xtf32_cutlass:{s}:{s}:{s}"),
             ]
         })
         .collect();
@@ -437,7 +442,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
             });
         }
         drop(operands);
-        for peer in peer_results.by_ref().take(2) {
+        for peer in peer_results.by_ref().take(3) {
             match peer.outcome {
                 Ok(ms) => points.push(Point {
                     series: peer.name,

@@ -40,6 +40,9 @@ pub struct Peers {
     cuda: Result<PathBuf, String>,
     /// Why that program was built without its cuRAND cases, if it was.
     no_curand: Option<String>,
+    /// Why it was built without its CUTLASS case although CUTLASS was
+    /// found, if it was.
+    no_cutlass: Option<String>,
     /// The PyTorch script and its interpreter, or why there is none.
     torch: Result<(PathBuf, PathBuf), String>,
 }
@@ -61,6 +64,7 @@ impl Peers {
             warmup: Duration::ZERO,
             cuda: Err(reason.into()),
             no_curand: None,
+            no_cutlass: None,
             torch: Err(reason.into()),
         }
     }
@@ -70,6 +74,7 @@ impl Peers {
     /// missing: the second build leaves its cases out).
     pub fn prepare(dir: &Path, reps: usize, warmup: Duration, (major, minor): (u32, u32)) -> Peers {
         let mut no_curand = None;
+        let mut no_cutlass = None;
         let cuda = (|| {
             let nvcc = std::env::var_os("NVCC")
                 .map(PathBuf::from)
@@ -100,9 +105,30 @@ impl Peers {
                 let tail: Vec<&str> = log.lines().rev().take(5).collect();
                 Err(format!("nvcc failed: {}", tail.join(" / ")))
             };
-            if let Err(why) = build(&["-lcurand"]) {
+            // CUTLASS's headers where WARPSPEED_CUTLASS names them (the
+            // nvidia-cutlass wheel's `cutlass_library/source`): its 3xTF32
+            // case; a build that fails with them goes on without.
+            let cutlass = std::env::var_os("WARPSPEED_CUTLASS")
+                .map(PathBuf::from)
+                .filter(|dir| dir.join("include/cutlass/cutlass.h").is_file())
+                .map(|dir| format!("-I{}", dir.join("include").display()));
+            let mut with_cutlass = |extra: &[&str]| match &cutlass {
+                Some(include) => {
+                    let mut args = vec!["-DPEERS_CUTLASS", include.as_str()];
+                    args.extend_from_slice(extra);
+                    build(&args).or_else(|why| {
+                        eprintln!(
+                            "CUDA C++ peers with CUTLASS: {why}; building them without CUTLASS"
+                        );
+                        no_cutlass = Some(format!("CUTLASS did not build: {why}"));
+                        build(extra)
+                    })
+                }
+                None => build(extra),
+            };
+            if let Err(why) = with_cutlass(&["-lcurand"]) {
                 eprintln!("CUDA C++ peers with cuRAND: {why}; building them without cuRAND");
-                build(&["-DPEERS_NO_CURAND"])?;
+                with_cutlass(&["-DPEERS_NO_CURAND"])?;
                 no_curand = Some(format!("cuRAND not available: {why}"));
             }
             Ok(binary)
@@ -122,6 +148,7 @@ impl Peers {
             warmup,
             cuda,
             no_curand,
+            no_cutlass,
             torch,
         }
     }
@@ -138,9 +165,13 @@ impl Peers {
             Ok(binary) => {
                 let mut results = self.run(Command::new(binary), &cuda);
                 // A program built without cuRAND says only that: give why.
-                if let Some(why) = &self.no_curand {
+                for (prefix, why) in [
+                    ("curand:", &self.no_curand),
+                    ("sgemm_3xtf32_cutlass:", &self.no_cutlass),
+                ] {
+                    let Some(why) = why else { continue };
                     for (case, result) in cuda.iter().zip(&mut results) {
-                        if case.starts_with("curand:") {
+                        if case.starts_with(prefix) {
                             result.outcome = Err(why.clone());
                         }
                     }
@@ -248,6 +279,7 @@ fn expected_name(case: &str) -> String {
         ["histogram", ..] => "CUB DeviceHistogram::HistogramEven".into(),
         ["sgemm", ..] => "cuBLAS Sgemm".into(),
         ["sgemm_tf32", ..] => "cuBLAS TF32 (best of Sgemm, Lt)".into(),
+        ["sgemm_3xtf32_cutlass", ..] => "CUTLASS 3xTF32".into(),
         ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
         ["curand", generator, distribution, ..] => {
             let generator = match *generator {

@@ -6,6 +6,8 @@
 //     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -lcurand -o peers
 // Without cuRAND (its header or library missing), add -DPEERS_NO_CURAND and
 // drop -lcurand: the curand cases then report that cuRAND is not available.
+// With CUTLASS's headers (the nvidia-cutlass wheel's cutlass_library/source),
+// add -DPEERS_CUTLASS -I<source>/include for the sgemm_3xtf32_cutlass case.
 //
 // Usage:
 //     peers <reps> <case>...
@@ -16,7 +18,9 @@
 //     histogram:<data>:<n>                    CUB DeviceHistogram::HistogramEven, 256 bins of n bytes;
 //                                             data: uniform, one_bin, alternating, normal, sorted
 //     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
-//     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores (CUBLAS_TF32_TENSOR_OP_MATH)
+//     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores, cuBLAS at its best
+//     sgemm_3xtf32_cutlass:<m>:<n>:<k>        CUTLASS's 3xTF32 (OpMultiplyAddFastF32), the faster of B
+//                                             as stored and B transposed first (untimed)
 //     curand:<gen>:<dist>:<n>                 cuRAND host API, n values of one distribution;
 //                                             gen: philox (PHILOX4_32_10), xorwow, mrg32k3a;
 //                                             dist: u32 (curandGenerate), uniform, normal and
@@ -49,6 +53,10 @@
 #include <cuda_runtime.h>
 #ifndef PEERS_NO_CURAND
 #include <curand.h>
+#endif
+#ifdef PEERS_CUTLASS
+#include <cutlass/cutlass.h>
+#include <cutlass/gemm/device/gemm.h>
 #endif
 
 #include <algorithm>
@@ -759,6 +767,127 @@ double best_tf32_ms(const Device& device, int reps, Sgemm&& sgemm, const std::ve
     return device.median_ms(reps, lt_matmul(chosen));
 }
 
+#ifdef PEERS_CUTLASS
+/// CUTLASS's 3xTF32 GEMM (the `OpMultiplyAddFastF32` operator: each
+/// operand split into two TF32 parts on the fly, three tensor-core
+/// products each) for row-major `A` and `C`, `B` in `LayoutB`: the
+/// configuration of CUTLASS's own 3xTF32 example (128 x 64 x 16 tiles, 64
+/// x 32 x 16 warps, three stages, 16-byte accesses).
+template <class LayoutB>
+using Cutlass3xTf32 = cutlass::gemm::device::Gemm<
+    float, cutlass::layout::RowMajor, float, LayoutB, float, cutlass::layout::RowMajor, float,
+    cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80, cutlass::gemm::GemmShape<128, 64, 16>,
+    cutlass::gemm::GemmShape<64, 32, 16>, cutlass::gemm::GemmShape<16, 8, 8>,
+    cutlass::epilogue::thread::LinearCombination<float, 4, float, float>,
+    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, 3, 4, 4, false,
+    cutlass::arch::OpMultiplyAddFastF32>;
+
+/// `out` (cols x rows, row-major) = `in` (rows x cols, row-major) transposed.
+__global__ void transpose_kernel(const float* in, float* out, uint64_t rows, uint64_t cols) {
+    const uint64_t total = rows * cols;
+    for (uint64_t e = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; e < total;
+         e += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+        const uint64_t r = e / cols;
+        const uint64_t c = e % cols;
+        out[c * rows + r] = in[e];
+    }
+}
+
+/// The median time of CUTLASS's 3xTF32 product of `as` (m x k) by `bs`
+/// (k x n row-major, or n x k row-major for a column-major `LayoutB`) into
+/// `out`, or a negative time where CUTLASS cannot run this shape
+/// (`can_implement`: its 16-byte accesses need `k` and `n` multiples of 4).
+template <class LayoutB>
+double cutlass_3xtf32_ms(const Device& device, int reps, const std::vector<DeviceMemory>& as,
+                         const std::vector<DeviceMemory>& bs, const DeviceMemory& out, int m, int n, int k) {
+    using Gemm = Cutlass3xTf32<LayoutB>;
+    const bool column_major = std::is_same<LayoutB, cutlass::layout::ColumnMajor>::value;
+    const int ldb = column_major ? k : n;
+    const auto arguments = [&](int turn) {
+        const float* a = as[turn % as.size()].as<float>();
+        const float* b = bs[turn % bs.size()].as<float>();
+        return typename Gemm::Arguments({m, n, k}, {a, k}, {b, ldb}, {out.as<float>(), n}, {out.as<float>(), n},
+                                        {1.0f, 0.0f});
+    };
+    Gemm gemm;
+    if (gemm.can_implement(arguments(0)) != cutlass::Status::kSuccess) {
+        return -1.0;
+    }
+    const size_t workspace_bytes = Gemm::get_workspace_size(arguments(0));
+    const DeviceMemory workspace(std::max<size_t>(workspace_bytes, 16));
+    return device.median_ms(reps, [&](int turn) {
+        if (gemm.initialize(arguments(turn), workspace.as<void>(), device.stream.get()) != cutlass::Status::kSuccess ||
+            gemm(device.stream.get()) != cutlass::Status::kSuccess) {
+            throw Failure("CUTLASS's 3xTF32 GEMM failed to run");
+        }
+    });
+}
+
+/// CUTLASS's 3xTF32 for the bench's row-major product: the faster of `B`
+/// read as stored (row-major, `n` contiguous) and `B` transposed first
+/// into `k`-contiguous rows (the layout CUTLASS's example uses; the
+/// transpose is not timed). Checked as `sgemm` checks FP32 (3xTF32 is
+/// within FP32's bound on these inputs).
+Outcome cutlass_3xtf32_case(const Device& device, int reps, uint64_t m, uint64_t n, uint64_t k) {
+    const uint64_t limit = static_cast<uint64_t>(INT_MAX);
+    if (m == 0 || n == 0 || k == 0 || m > limit || n > limit || k > limit) {
+        throw Failure("m, n and k must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const std::vector<DeviceMemory> as = device_copies<float>(device, m * k, UniformValues{kGemmOffsetA});
+    const std::vector<DeviceMemory> bs = device_copies<float>(device, k * n, UniformValues{kGemmOffsetB});
+    std::vector<DeviceMemory> bts;
+    for (const DeviceMemory& b : bs) {
+        bts.emplace_back(k * n * sizeof(float));
+        transpose_kernel<<<1024, 256, 0, device.stream.get()>>>(b.as<float>(), bts.back().as<float>(), k, n);
+        check(cudaGetLastError(), "transpose kernel launch");
+    }
+    check(cudaStreamSynchronize(device.stream.get()), "transposing B");
+    const DeviceMemory out(m * n * sizeof(float));
+    const int rows = static_cast<int>(m);
+    const int cols = static_cast<int>(n);
+    const int depth = static_cast<int>(k);
+    const double stored = cutlass_3xtf32_ms<cutlass::layout::RowMajor>(device, reps, as, bs, out, rows, cols, depth);
+    const double transposed =
+        cutlass_3xtf32_ms<cutlass::layout::ColumnMajor>(device, reps, as, bts, out, rows, cols, depth);
+    std::fprintf(stderr, "peers: CUTLASS 3xTF32: B as stored %.4f ms, B transposed %.4f ms\n", stored, transposed);
+    if (stored < 0.0 && transposed < 0.0) {
+        throw Failure("CUTLASS's 3xTF32 GEMM cannot run this shape (its 16-byte accesses need n and k multiples of 4)");
+    }
+    // The faster again, so that `out` holds its result for the check.
+    double ms = 0.0;
+    if (transposed >= 0.0 && (stored < 0.0 || transposed < stored)) {
+        ms = cutlass_3xtf32_ms<cutlass::layout::ColumnMajor>(device, reps, as, bts, out, rows, cols, depth);
+    } else {
+        ms = cutlass_3xtf32_ms<cutlass::layout::RowMajor>(device, reps, as, bs, out, rows, cols, depth);
+    }
+    const UniformValues a_values{kGemmOffsetA};
+    const UniformValues b_values{kGemmOffsetB};
+    const double u = std::ldexp(1.0, -24);
+    // FP32's bound, and 2^-20 for the split's own error (3xTF32's parts
+    // carry about 21 bits of each operand).
+    const double relative = (k + 2) * u / (1.0 - (k + 2) * u) + std::ldexp(1.0, -20);
+    bool ok = true;
+    for (uint64_t i : spot_positions(m * n)) {
+        const uint64_t r = i / n;
+        const uint64_t c = i % n;
+        double want = 0.0;
+        double magnitude = 0.0;
+        for (uint64_t p = 0; p < k; ++p) {
+            const double term = static_cast<double>(a_values(r * k + p)) * static_cast<double>(b_values(p * n + c));
+            want += term;
+            magnitude += std::fabs(term);
+        }
+        const double got = static_cast<double>(read_back(out.as<float>() + i));
+        if (!(std::fabs(got - want) <= relative * magnitude)) {
+            std::fprintf(stderr, "peers: CUTLASS 3xTF32: C(%" PRIu64 ", %" PRIu64 "): got %.9g, want %.9g\n", r, c,
+                         got, want);
+            ok = false;
+        }
+    }
+    return {ms, ok};
+}
+#endif  // PEERS_CUTLASS
+
 /// Row-major C (m x n) = A (m x k) . B (k x n), alpha = 1, beta = 0.
 ///
 /// cuBLAS is column-major: a row-major r x c matrix with pitch c is the
@@ -1102,6 +1231,7 @@ std::string peer_of(const std::string& spec) {
     if (f[0] == "histogram") return "CUB DeviceHistogram::HistogramEven";
     if (f[0] == "sgemm") return "cuBLAS Sgemm";
     if (f[0] == "sgemm_tf32") return "cuBLAS TF32 (best of Sgemm, Lt)";
+    if (f[0] == "sgemm_3xtf32_cutlass") return "CUTLASS 3xTF32";
     if (f[0] == "memcpy") return "cudaMemcpy D2D";
     if (f[0] == "curand" && f.size() > 2) return rand_peer(f[1], f[2]);
     return "unknown";
@@ -1129,6 +1259,13 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
     if ((f[0] == "sgemm" || f[0] == "sgemm_tf32") && f.size() == 4) {
         const GemmMath math = f[0] == "sgemm" ? GemmMath::Fp32 : GemmMath::Tf32;
         return sgemm_case(device, reps, math, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
+    }
+    if (f[0] == "sgemm_3xtf32_cutlass" && f.size() == 4) {
+#ifdef PEERS_CUTLASS
+        return cutlass_3xtf32_case(device, reps, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
+#else
+        throw Failure("CUTLASS not available: the peer program was built without its headers (set WARPSPEED_CUTLASS)");
+#endif
     }
     if (f[0] == "memcpy" && f.size() == 2) {
         return memcpy_case(device, reps, parse_u64(f[1], "bytes"));
