@@ -952,14 +952,25 @@ impl Context {
                 self.raw_stream(),
             )
         };
-        self.track(check(status, || {
-            "copying a host slice to the device".into()
-        }))?;
         // `host` may be page-locked memory (registered by the caller), which
         // the copy reads asynchronously: the borrow ends at return.
+        self.finish_host_copy(&mut call, status, "to the device")
+    }
+
+    /// The end of a copy between the host and a buffer whose driver call
+    /// returned `status`: the error, if any; else a wait for the stream
+    /// (the host memory is the caller's again when the call returns), and
+    /// `call` marked finished. `direction` completes "copying … ".
+    fn finish_host_copy(
+        &self,
+        call: &mut Call<'_>,
+        status: driver::CUresult,
+        direction: &str,
+    ) -> Result<()> {
+        self.track(check(status, || format!("copying {direction}")))?;
         // SAFETY: the stream is valid for the life of `self`.
         let status = unsafe { driver::cuStreamSynchronize(self.raw_stream()) };
-        self.track(check(status, || "waiting for a copy to the device".into()))?;
+        self.track(check(status, || format!("waiting for a copy {direction}")))?;
         call.finished();
         Ok(())
     }
@@ -998,10 +1009,7 @@ impl Context {
                 self.raw_stream(),
             )
         };
-        self.track(check(status, || "copying a buffer to the host".into()))?;
-        self.synchronize()?;
-        call.finished();
-        Ok(())
+        self.finish_host_copy(&mut call, status, "to the host")
     }
 
     /// Copies `src` to a new `Vec`, in stream order on this queue, and
