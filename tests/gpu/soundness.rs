@@ -12,7 +12,7 @@ use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use warpspeed::gemm::{Gemm, Packing};
+use warpspeed::gemm::{Gemm, Packing, Precision};
 use warpspeed::image_sums::ColumnSumVariant;
 use warpspeed::reduce::{Op, ReduceVariant};
 use warpspeed::{Buffer, Context, Error, Matrix, MatrixMut, Pending, Pod};
@@ -308,7 +308,24 @@ fn conv1d_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
 }
 
 fn gemm_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
-    // A and B are the first (side/16)² inputs: small integers, exact sums.
+    gemm_leaked::<false>(ctx, how)
+}
+
+/// [`gemm_case`] in TF32 (the TMA step on an H100 or H200: its operand
+/// copies, map slots and split workspace in the scratch memory): the
+/// inputs are small integers, exact in TF32. Skipped where the module
+/// has no TF32 steps.
+fn gemm_tf32_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    let step = ctx.gemm_variant(&Gemm::new(1, 1, 1).precision(Precision::Tf32));
+    if !step.needs().met_by(ctx.info().ptx_target) {
+        return Ok(());
+    }
+    gemm_leaked::<true>(ctx, how)
+}
+
+/// A square product of the first (side/16)² inputs by themselves (small
+/// integers, exact sums): FP32 with both operands packed, or TF32.
+fn gemm_leaked<const TF32: bool>(ctx: &Context, how: Leak) -> Result<(), Failed> {
     leaked(
         ctx,
         how,
@@ -317,7 +334,11 @@ fn gemm_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
             out_len: |side| (side / 16) * (side / 16),
             run: |ctx, x, out| {
                 let m = side() / 16;
-                let gemm = Gemm::new(m, m, m).packing(Packing::Always);
+                let gemm = if TF32 {
+                    Gemm::new(m, m, m).precision(Precision::Tf32)
+                } else {
+                    Gemm::new(m, m, m).packing(Packing::Always)
+                };
                 let a = Matrix::new(x, m, m)?;
                 let b = Matrix::with_pitch(x, m, m, m)?;
                 ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut MatrixMut::new(out, m, m)?)
@@ -334,7 +355,7 @@ fn gemm_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
 
 type Run = fn(&Context, Leak) -> Result<(), Failed>;
 
-const FAMILIES: [(&str, Run); 7] = [
+const FAMILIES: [(&str, Run); 8] = [
     ("sum", sum_case),
     ("transpose", transpose_case),
     ("histogram", histogram_case),
@@ -342,6 +363,7 @@ const FAMILIES: [(&str, Run); 7] = [
     ("row_sums", row_sums_case),
     ("conv1d", conv1d_case),
     ("gemm", gemm_case),
+    ("gemm_tf32", gemm_tf32_case),
 ];
 
 /// A kernel reads a buffer on one queue while another queue wants to fill
