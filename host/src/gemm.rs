@@ -149,8 +149,9 @@ use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use crate::transpose;
 use warpspeed_gpu::gemm::{
-    GemmArgs, GemmMapArgs, SCALE_BLOCK, ScaleArgs, TMA_FALLBACK, TMA_TILES, gemm_scale,
-    gemm_tma_tf32, split_launch, split_words, tma,
+    GemmArgs, GemmMapArgs, GemmSplitMapArgs, SCALE_BLOCK, ScaleArgs, SplitArgs, TMA_FALLBACK,
+    TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_scale, gemm_split_tf32, gemm_tma_tf32,
+    gemm_tma_tf32x3, split_launch, split_words, tma, tma_x3,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -725,6 +726,131 @@ impl Context {
         Ok(Pending::new(self))
     }
 
+    /// Enqueues a [`GemmVariant::Tf32x3Tma`] product (as
+    /// [`Context::gemm_tma`]'s caller guarantees, and sides below
+    /// [`TMA_MAX_SIDE`]): each operand, transposed first where it is not
+    /// stored along `k`, split into its big and small TF32 parts in the
+    /// scratch memory, then the product over the four parts' maps.
+    fn gemm_tma_x3<'a>(
+        &'a self,
+        gemm: &Gemm,
+        alpha: f32,
+        operands: [&Matrix<'_, f32>; 2],
+        beta: f32,
+        c: &mut MatrixMut<'_, f32>,
+    ) -> Result<Pending<'a>> {
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        let info = self.info();
+        let sms = info.multiprocessors as usize;
+        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma_x3::TILE_N);
+        let grid = tiles.min(sms);
+        let pitch = k.next_multiple_of(4);
+        let along_k = [!gemm.transpose_a, gemm.transpose_b];
+        // Per operand: its transposed copy (where not stored along `k`),
+        // then its two parts; then the map slots. All planned before any
+        // launch.
+        let mut end = packed_offset(0);
+        let mut plans = Vec::with_capacity(2);
+        for (x, along) in operands.iter().zip(along_k) {
+            let (pack, rows) = if along {
+                (None, x.height())
+            } else {
+                let p = Pack::plan(x, k, end)?;
+                end = p.at + p.bytes;
+                (Some(p), x.width())
+            };
+            let bytes = rows * pitch * size_of::<f32>();
+            let big = end.next_multiple_of(256);
+            let small = (big + bytes).next_multiple_of(256);
+            end = small + bytes;
+            plans.push((pack, rows, big, small));
+        }
+        let maps_at = end.next_multiple_of(256);
+        let base = self.scratch(maps_at + grid * tma_x3::MAPS_BYTES)?;
+        let mut parts = Vec::with_capacity(4);
+        for (x, (pack, rows, big, small)) in operands.iter().zip(plans) {
+            let source = match pack {
+                Some(p) => {
+                    let to = base + p.at as u64;
+                    // SAFETY: as for the packing in `gemm_tma`: `x` inside
+                    // its slice, both sides below 2^32 and not 0; the
+                    // destination is this stream's scratch at `p.at`, apart
+                    // from every other region planned above; the caller's
+                    // `call` orders it for `x`'s buffer.
+                    unsafe {
+                        self.enqueue_transpose(p.entry, p.cfg, p.from, (to, p.pitch), p.shape)?
+                    };
+                    (to, p.pitch)
+                }
+                None => (x.address(), x.pitch()),
+            };
+            let (big, small) = (base + big as u64, base + small as u64);
+            let args = SplitArgs {
+                // Below 2^31 (`TMA_MAX_SIDE`).
+                rows: rows as u32,
+                cols: k as u32,
+                src: DevPtr::new(source.0),
+                src_pitch: source.1,
+                big: DevPtrMut::new(big),
+                small: DevPtrMut::new(small),
+                pitch,
+            };
+            let blocks = grid_stride_blocks(
+                rows * k,
+                SCALE_BLOCK,
+                info.multiprocessors,
+                info.max_threads_per_multiprocessor,
+            );
+            // SAFETY: the kernel's contract: `rows × k` elements at the
+            // source with its pitch (the operand as stored along `k`,
+            // inside its slice, or its transposed copy above, which this
+            // stream wrote first), and two regions of `rows` rows of
+            // `pitch ≥ k` elements of this stream's scratch, apart from
+            // each other and from every other region planned above; any
+            // 1D grid (a grid-stride loop); sm_80 or newer (the caller
+            // checked sm_90a).
+            unsafe {
+                self.launch(
+                    gemm_split_tf32::entry::<f32>(),
+                    LaunchConfig::linear(blocks, SCALE_BLOCK, 0),
+                    &args,
+                )?
+            };
+            for address in [big, small] {
+                parts.push(Mapped {
+                    address,
+                    pitch,
+                    rows,
+                });
+            }
+        }
+        let map = |i: usize| encode_map(self, parts[i], k, tma::TILE_M);
+        let args = GemmSplitMapArgs {
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            alpha,
+            beta,
+            c: DevPtrMut::new(c.address()),
+            ldc: c.pitch(),
+            maps: DevPtrMut::new(base + maps_at as u64),
+            map_a: map(0)?,
+            map_a_small: map(1)?,
+            map_b: map(2)?,
+            map_b_small: map(3)?,
+        };
+        let cfg =
+            LaunchConfig::linear(grid as u32, TMA_X3_TILES.threads, TMA_X3_TILES.shared_bytes);
+        // SAFETY: the kernel's contract (`tma_x3::kernel`): as for
+        // `gemm_tma`'s launch, with the four maps over the parts written
+        // above on this stream (256-byte aligned, rows of `pitch`, a
+        // multiple of 4), boxes of `BK` × 128 (`tma::TILE_M`, the x3
+        // tile's columns too), `MAPS_BYTES` of slots per block after every
+        // other region, and no split of `k`.
+        unsafe { self.launch(gemm_tma_tf32x3::entry::<f32>(), cfg, &args)? };
+        Ok(Pending::new(self))
+    }
+
     /// The step that runs `gemm` on this context's device
     /// ([`Gemm::step_on`] its loaded module).
     pub fn gemm_variant(&self, gemm: &Gemm) -> GemmVariant {
@@ -832,6 +958,10 @@ impl Context {
                 Some(operands) => return self.gemm_tma(gemm, alpha, operands, beta, c),
                 None => TMA_FALLBACK,
             },
+            GemmVariant::Tf32x3Tma if m.max(n).max(k) <= TMA_MAX_SIDE => {
+                return self.gemm_tma_x3(gemm, alpha, [a, b], beta, c);
+            }
+            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
             other => other,
         };
         // Blocks of the splitting entry one SM holds (asked of the driver
@@ -1238,7 +1368,11 @@ mod tests {
                 let plan = v.plan(m, n, 1000, 132, 2);
                 // The TMA step launches its own kernel; its plan is the
                 // fallback's.
-                let planned = if v == Tf32Tma { TMA_FALLBACK } else { v };
+                let planned = match v {
+                    Tf32Tma => TMA_FALLBACK,
+                    GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
+                    other => other,
+                };
                 assert!(plan.entry.kernel().name.starts_with(planned.shape().kernel));
                 assert!(plan.blocks(m, n) >= 1);
                 let (tm, tn) = (plan.tiles.tile_m as usize, plan.tiles.tile_n as usize);

@@ -37,7 +37,7 @@ const U: f64 = 1.0 / (1u64 << 24) as f64;
 const SAMPLES: usize = 2048;
 
 /// The steps the fast cases run.
-const FAST: [GemmVariant; 7] = [
+const FAST: [GemmVariant; 8] = [
     GemmVariant::WarpTiled,
     GemmVariant::Pipelined,
     GemmVariant::Tf32,
@@ -45,6 +45,7 @@ const FAST: [GemmVariant; 7] = [
     GemmVariant::Tf32Wgmma,
     GemmVariant::Tf32x3Wgmma,
     GemmVariant::Tf32Tma,
+    GemmVariant::Tf32x3Tma,
 ];
 
 /// The `γ` of the bound `|ĉ_ij − c_ij| ≤ γ · (|α| · Σ_p |a_ip| |b_pj| +
@@ -793,6 +794,7 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
         (GemmVariant::Tf32x3, GemmVariant::Tf32),
         (GemmVariant::Tf32x3Wgmma, GemmVariant::Tf32Wgmma),
         (GemmVariant::Tf32x3Wgmma, GemmVariant::Tf32Tma),
+        (GemmVariant::Tf32x3Tma, GemmVariant::Tf32Tma),
     ];
     for (x3_step, tf32_step) in pairs.into_iter().filter(|&(v, _)| runs(ctx, v)) {
         let x3 = error(x3_step)?;
@@ -977,6 +979,7 @@ fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
         GemmVariant::FASTEST,
         GemmVariant::Tf32x3,
         GemmVariant::Tf32x3Wgmma,
+        GemmVariant::Tf32x3Tma,
     ]
     .into_iter()
     .filter(|&step| runs(ctx, step))

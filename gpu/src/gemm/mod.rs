@@ -50,6 +50,7 @@ pub mod shared_tiles;
 pub mod staging;
 pub mod tensor;
 pub mod tma;
+pub mod tma_x3;
 pub mod vectorized;
 pub mod warp_tiled;
 pub mod wgmma;
@@ -285,6 +286,19 @@ pub const TMA_TILES: TileConfig = TileConfig {
     shared_bytes: tma::shared_bytes(),
 };
 
+/// The tiles of [`GemmVariant::Tf32x3Tma`]: 128 × 128, three warpgroups.
+#[doc(hidden)]
+pub const TMA_X3_TILES: TileConfig = TileConfig {
+    tile_m: tma::TILE_M as u32,
+    tile_n: tma_x3::TILE_N as u32,
+    threads: tma::THREADS as u32,
+    shared_bytes: tma_x3::shared_bytes(),
+};
+
+/// The step whose kernel runs a [`GemmVariant::Tf32x3Tma`] product that no
+/// tensor map can describe (a side of 2^31 − 256 or more).
+pub const TMA_X3_FALLBACK: GemmVariant = GemmVariant::Tf32x3Wgmma;
+
 /// The step whose kernel runs a [`GemmVariant::Tf32Tma`] product that no
 /// tensor map can describe (a side of 2^31 − 256 or more, or an operand
 /// stored along `k` with a pitch of 2^29 elements or more): TF32 too,
@@ -446,6 +460,18 @@ ladder! {
             precision: Precision::Tf32,
             needs: Needs::Sm90a,
         },
+        /// Step 13's skeleton for 3xTF32 (sm_90a): each operand split
+        /// into big and small TF32 parts by a pass of its own, the product
+        /// loading the four parts by tensor copies and issuing three
+        /// `wgmma.m64n128k8` per 8 of `k`, a fresh accumulator per 16
+        /// ([`tma_x3`]). Not yet measured: [`Precision::Tf32x3`] runs
+        /// step 12.
+        Tf32x3Tma = "tf32x3_tma" => GemmShape {
+            kernel: "gemm_tma_tf32x3",
+            tiles: TMA_X3_TILES,
+            precision: Precision::Tf32x3,
+            needs: Needs::Sm90a,
+        },
     }
     fastest = Pipelined;
 }
@@ -582,6 +608,7 @@ impl GemmVariant {
             // Its own kernel takes tensor maps (`GemmMapArgs`); this is
             // the plan of the products it cannot map.
             GemmVariant::Tf32Tma => TMA_FALLBACK.plan(m, n, k, sms, resident),
+            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK.plan(m, n, k, sms, resident),
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
                 let tiles = m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N);
@@ -707,6 +734,32 @@ mod device {
     }
 
     /// `C = β · C` over `m × n` (zeros for `β = 0`, without reading `C`).
+    pub unsafe fn split(
+        rows: u32,
+        cols: u32,
+        src: *const f32,
+        src_pitch: usize,
+        big: *mut f32,
+        small: *mut f32,
+        pitch: usize,
+    ) {
+        #[cfg(not(target_feature = "sm_80"))]
+        {
+            let _ = (rows, cols, src, src_pitch, big, small, pitch);
+            trap()
+        }
+        #[cfg(target_feature = "sm_80")]
+        {
+            let (rows, cols) = (rows as usize, cols as usize);
+            for e in grid_stride(rows * cols) {
+                let (r, c) = (e / cols, e % cols);
+                let (b, s) = split_tf32(*src.add(r * src_pitch + c));
+                *big.add(r * pitch + c) = f32::from_bits(b);
+                *small.add(r * pitch + c) = f32::from_bits(s);
+            }
+        }
+    }
+
     pub unsafe fn scale(m: u32, n: u32, beta: f32, c: *mut f32, ldc: usize) {
         let (m, n) = (m as usize, n as usize);
         for e in grid_stride(m * n) {
@@ -721,6 +774,8 @@ mod device {
 pub(crate) use device::Operands;
 #[cfg(target_arch = "nvptx64")]
 use tma::MapOperands;
+#[cfg(target_arch = "nvptx64")]
+use tma_x3::SplitOperands;
 
 kernels! {
     /// Every GEMM entry point. All products share one parameter list (see
@@ -774,6 +829,20 @@ kernels! {
             #[allow(improper_gpu_kernel_arg)]
             fn gemm_tma_tf32<T in f32> = tma::kernel;
         }
+        (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
+            maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
+            map_b: TensorMap, map_b_small: TensorMap) as SplitOperands {
+            /// Four 128-byte aggregate parameters, as `gemm_tma_tf32`'s two.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32x3<T in f32> = tma_x3::kernel;
+        }
+        (rows: u32, cols: u32, src: *const T, src_pitch: usize,
+            big: *mut T, small: *mut T, pitch: usize) {
+            /// `big = tf32(x)`, `small = tf32(x − big)` (both rounded to
+            /// nearest) of each element of a `rows × cols` matrix, into two
+            /// of `pitch`: the parts `gemm_tma_tf32x3` reads.
+            fn gemm_split_tf32<T in f32> => device::split(rows, cols, src, src_pitch, big, small, pitch);
+        }
         (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
             /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
             fn gemm_scale<T in f32> => device::scale(m, n, beta, c, ldc);
@@ -786,6 +855,10 @@ pub type GemmArgs<T> = gemm_naive::Args<T>;
 /// The arguments of [`gemm_tma_tf32`]: the shape, the scalars, `C`, and
 /// the tensor maps of the operands with their slots.
 pub type GemmMapArgs<T> = gemm_tma_tf32::Args<T>;
+/// The arguments of [`gemm_tma_tf32x3`].
+pub type GemmSplitMapArgs<T> = gemm_tma_tf32x3::Args<T>;
+/// The arguments of [`gemm_split_tf32`].
+pub type SplitArgs<T> = gemm_split_tf32::Args<T>;
 /// The arguments of [`gemm_scale`].
 pub type ScaleArgs<T> = gemm_scale::Args<T>;
 /// Threads per block of [`gemm_scale`] (a grid-stride loop).
@@ -828,6 +901,11 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     // multiplying ones (`tma::CONSUMER_REGS`).
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32x3_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
     },
@@ -1031,6 +1109,10 @@ mod tests {
     /// (compute capability 8.6 and 8.9), 227 KiB for the sm_90a steps.
     #[test]
     fn shared_memory_fits_every_device_with_opt_in() {
+        // The TMA steps' own launches (their plans are their fallbacks').
+        for tiles in [TMA_TILES, TMA_X3_TILES] {
+            assert!(tiles.shared_bytes <= 227 * 1024 && tiles.threads == 384);
+        }
         for v in GemmVariant::ALL {
             let limit = if v.needs() == Needs::Sm90a { 227 } else { 99 } * 1024;
             for m in [1, 100_000] {

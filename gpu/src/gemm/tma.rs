@@ -175,7 +175,7 @@ pub(crate) unsafe fn kernel(o: MapOperands) {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-mod device {
+pub(super) mod device {
     use super::*;
     use crate::descriptor;
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};
@@ -221,7 +221,12 @@ mod device {
     /// `row + 8(e / 2)`, column `col + 8i + e % 2` (`row`, `col` this
     /// thread's first; `col` even).
     #[inline(always)]
-    unsafe fn store_half(o: &MapOperands, acc: &[f32; WGMMA_N128_REGS], row: usize, col: usize) {
+    pub(in crate::gemm) unsafe fn store_half(
+        o: &MapOperands,
+        acc: &[f32; WGMMA_N128_REGS],
+        row: usize,
+        col: usize,
+    ) {
         let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
         unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
             let c = col + 8 * i;

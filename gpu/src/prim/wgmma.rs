@@ -537,3 +537,33 @@ pub fn registers_up<const REGS: u32>() {
     // SAFETY: raising the count keeps every live register.
     unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {r};", r = const REGS, options(nostack)) }
 }
+
+/// [`mma_tf32_m64n256k8_ss`] for a 64 × 128 × 8 tile: `d` (64 registers,
+/// the layout of [`mma_tf32_m64n128k8`]'s) `= A · B + (accumulate ? d :
+/// 0)`, both operands read from shared memory through the descriptors `a`
+/// (64 × 8) and `b` (128 × 8), `k`-major, TF32 (an `f32`'s low 13 bits
+/// ignored).
+///
+/// # Safety
+/// As [`mma_tf32_m64n256k8_ss`]'s, with [`wait`] for its wait.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn mma_tf32_m64n128k8_ss(
+    d: &mut [f32; WGMMA_N128_REGS],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm_with_accumulator!(d;
+            "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+            "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}},",
+            "{a}, {b}, p, 1, 1; }}",
+            a = in(reg64) a,
+            b = in(reg64) b,
+            scale = in(reg32) accumulate as u32,
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! The Hopper-native 3xTF32 step (sm_90a): [`super::tma`]'s skeleton with
+//! each operand split into TF32 parts *before* the product, by a pass of
+//! its own ([`super::gemm_split_tf32`]): `big = tf32(x)` and `small =
+//! tf32(x − big)`, both rounded to nearest, each part a `k`-major array of
+//! the scratch memory. The product then loads four tiles per stage by
+//! tensor copies (`A`'s and `B`'s big and small parts) and issues three
+//! `wgmma` per 8 of `k` with both operands in shared memory (`small·big`,
+//! `big·small`, `big·big`): no thread splits an operand while the tensor
+//! cores wait.
+//!
+//! Tiles of 128 × 128: each multiplying warpgroup keeps a 64 × 128
+//! accumulator and a second one for the products of 16 of `k` (6 `wgmma`),
+//! which joins the first with one rounded `f32` add each: the tensor cores
+//! truncate their sums, so a fresh accumulator per 16 of `k` keeps 3xTF32
+//! at FP32's accuracy, as step 12 does. 64 KiB stages, three of them.
+//!
+//! Not yet run on a GPU: a step of the branch it was written on.
+
+#[cfg(target_arch = "nvptx64")]
+use crate::kernel::TensorMap;
+
+/// Columns of `C` per tile: one `wgmma.m64n128k8` per warpgroup.
+#[doc(hidden)]
+pub const TILE_N: usize = 128;
+/// Stages of the ring.
+#[doc(hidden)]
+pub const STAGES: usize = 3;
+/// Bytes of one part's tile of an operand (128 rows of 32 TF32).
+#[doc(hidden)]
+pub const PART_BYTES: usize = 128 * super::tma::BK * 4;
+/// Bytes of a stage: `A`'s big and small parts, then `B`'s.
+#[doc(hidden)]
+pub const STAGE_BYTES: usize = 4 * PART_BYTES;
+/// Bytes of the four tensor maps' slots of a block.
+#[doc(hidden)]
+pub const MAPS_BYTES: usize = 4 * super::tma::MAP_BYTES;
+
+/// Shared memory of a block: 1024 bytes to align the ring, the ring, then
+/// each stage's two barriers.
+#[doc(hidden)]
+pub const fn shared_bytes() -> u32 {
+    (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) as u32
+}
+
+const _: () =
+    assert!(super::tma::TILE_M == 128 && TILE_N == 128 && PART_BYTES.is_multiple_of(1024));
+
+/// The step's operands: [`super::tma::MapOperands`]'s shape, scalars and
+/// `C`, and the maps of the four parts (big `A`, small `A`, big `B`, small
+/// `B`), each `k` innermost over its rows, with four slots per block.
+#[cfg(target_arch = "nvptx64")]
+#[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub(crate) struct SplitOperands {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f32,
+    pub beta: f32,
+    pub c: *mut f32,
+    pub ldc: usize,
+    pub maps: *mut u64,
+    pub map_a: TensorMap,
+    pub map_a_small: TensorMap,
+    pub map_b: TensorMap,
+    pub map_b_small: TensorMap,
+}
+
+/// Contract: [`super::tma::kernel`]'s, with four maps (each as `map_a` or
+/// `map_b` there, over the parts [`super::gemm_split_tf32`] wrote), boxes
+/// of `BK` × 128 for all four, [`MAPS_BYTES`] of slots per block, and
+/// [`shared_bytes`] of shared memory; no split of `k`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) unsafe fn kernel(o: SplitOperands) {
+    #[cfg(not(target_feature = "sm_90a"))]
+    {
+        let _ = o;
+        crate::prim::trap()
+    }
+    #[cfg(target_feature = "sm_90a")]
+    device::body(&o)
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod device {
+    use super::super::tma::{
+        BAND, BK, CONSUMER_REGS, CONSUMER_THREADS, MAP_BYTES, MapOperands, PRODUCER_REGS, TILE_M,
+        device::store_half,
+    };
+    use super::*;
+    use crate::descriptor;
+    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+    use crate::prim::*;
+
+    /// `acc += part`, spelled out: a rolled loop would keep both arrays in
+    /// local memory.
+    #[inline(always)]
+    fn add_into(acc: &mut [f32; WGMMA_N128_REGS], part: &[f32; WGMMA_N128_REGS]) {
+        unroll!(e in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
+            acc[e] += part[e];
+        });
+    }
+
+    #[inline(always)]
+    pub(super) unsafe fn body(o: &SplitOperands) {
+        let t = thread_idx_x() as usize;
+        let group = t / 128;
+        let window = dynamic_shared::<u8>();
+        let ring = (shared_address(window) + 1023) & !1023;
+        let bars = ring + (STAGES * STAGE_BYTES) as u32;
+        let full = |s: usize| bars + 8 * s as u32;
+        let empty = |s: usize| bars + 8 * (STAGES + s) as u32;
+        let (tiles_m, tiles_n) = (o.m.div_ceil(TILE_M), o.n.div_ceil(TILE_N));
+        let tiles = tiles_m * tiles_n;
+        let k_tiles = o.k.div_ceil(BK);
+        let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
+        if t == 0 {
+            for s in 0..STAGES {
+                // SAFETY: 8-byte aligned barriers in this block's shared
+                // memory, nothing else there; the block barrier below
+                // comes before any other use.
+                bulk::init_barrier(full(s), 1);
+                bulk::init_barrier(empty(s), CONSUMER_THREADS);
+            }
+        }
+        sync_threads();
+        if group == 0 {
+            // SAFETY: the copying thread's loop needs few registers.
+            wgmma::registers_down::<PRODUCER_REGS>();
+            if t != 0 {
+                return;
+            }
+            let slot = o.maps.add(MAPS_BYTES / 8 * first);
+            let words = MAP_BYTES / 8;
+            for w in 0..words {
+                *slot.add(w) = o.map_a.words[w];
+                *slot.add(words + w) = o.map_a_small.words[w];
+                *slot.add(2 * words + w) = o.map_b.words[w];
+                *slot.add(3 * words + w) = o.map_b_small.words[w];
+            }
+            let map = |i: usize| slot.addr() as u64 + (i * MAP_BYTES) as u64;
+            for i in 0..4 {
+                bulk::tensor_map_acquire(map(i));
+            }
+            let (mut s, mut phase) = (0usize, 0u32);
+            let mut tile = first;
+            while tile < tiles {
+                let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
+                let rows = [(tm * TILE_M) as i32, (tn * TILE_N) as i32];
+                for kt in 0..k_tiles {
+                    bulk::wait_parity(empty(s), phase ^ 1);
+                    let at = ring + (s * STAGE_BYTES) as u32;
+                    // SAFETY: as in `tma`: the maps acquired, the stage
+                    // free and 1024-byte aligned, the phase expecting
+                    // exactly these four boxes' bytes.
+                    bulk::expect_bytes(full(s), STAGE_BYTES as u32);
+                    for part in 0..4 {
+                        bulk::tensor_copy_2d_to_shared(
+                            at + (part * PART_BYTES) as u32,
+                            map(part),
+                            [(kt * BK) as i32, rows[part / 2]],
+                            full(s),
+                        );
+                    }
+                    s += 1;
+                    if s == STAGES {
+                        s = 0;
+                        phase ^= 1;
+                    }
+                }
+                tile += step;
+            }
+            return;
+        }
+        wgmma::registers_up::<CONSUMER_REGS>();
+        let wg = group - 1;
+        let (warp, lane) = ((t % 128) / 32, t % 32);
+        let (g, q) = (lane / 4, lane % 4);
+        let stores = MapOperands {
+            m: o.m,
+            n: o.n,
+            k: o.k,
+            alpha: o.alpha,
+            beta: o.beta,
+            c: o.c,
+            ldc: o.ldc,
+            slices: 1,
+            slice_stages: k_tiles,
+            work: core::ptr::null_mut(),
+            maps: o.maps,
+            map_a: o.map_a,
+            map_b: o.map_b,
+        };
+        let mut acc = [0.0f32; WGMMA_N128_REGS];
+        let mut part = [0.0f32; WGMMA_N128_REGS];
+        let (mut s, mut phase) = (0usize, 0u32);
+        let mut tile = first;
+        while tile < tiles {
+            let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
+            for kt in 0..k_tiles {
+                bulk::wait_parity(full(s), phase);
+                let at = ring + (s * STAGE_BYTES) as u32;
+                // This warpgroup's 64 rows of each part of `A`; `B`'s 128.
+                let a_rows = (wg * PART_BYTES / 2) as u32;
+                let a_big = descriptor::swizzled_128(at + a_rows);
+                let a_small = descriptor::swizzled_128(at + PART_BYTES as u32 + a_rows);
+                let b_big = descriptor::swizzled_128(at + 2 * PART_BYTES as u32);
+                let b_small = descriptor::swizzled_128(at + 3 * PART_BYTES as u32);
+                for half in 0..2 {
+                    // A fresh accumulator for 16 of `k`: orders the adds of
+                    // the half before (and the stores of the tile before)
+                    // before the products that overwrite it.
+                    wgmma::fence();
+                    for kk in 2 * half..2 * half + 2 {
+                        // 8 TF32 of `k` are 32 bytes, 2 in the address field.
+                        let d = 2 * kk as u64;
+                        // SAFETY: the whole warpgroup, after the fence; the
+                        // stage's parts, written by the copy engine (its
+                        // phase waited for), stay until this thread arrives
+                        // on *empty* after the wait below.
+                        // Small terms first: the least significant.
+                        wgmma::mma_tf32_m64n128k8_ss(
+                            &mut part,
+                            a_small + d,
+                            b_big + d,
+                            kk > 2 * half,
+                        );
+                        wgmma::mma_tf32_m64n128k8_ss(&mut part, a_big + d, b_small + d, true);
+                        wgmma::mma_tf32_m64n128k8_ss(&mut part, a_big + d, b_big + d, true);
+                    }
+                    wgmma::commit();
+                    wgmma::wait::<0>(&mut part);
+                    if kt == 0 && half == 0 {
+                        acc = part;
+                    } else {
+                        add_into(&mut acc, &part);
+                    }
+                }
+                // SAFETY: an initialised barrier expecting this arrival.
+                bulk::arrive(empty(s));
+                s += 1;
+                if s == STAGES {
+                    s = 0;
+                    phase ^= 1;
+                }
+            }
+            let row = tm * TILE_M + wg * 64 + warp * 16 + g;
+            store_half(&stores, &acc, row, tn * TILE_N + 2 * q);
+            tile += step;
+        }
+    }
+}
