@@ -767,7 +767,19 @@ impl Context {
         }
         let maps_at = end.next_multiple_of(256);
         let base = self.scratch(maps_at + grid * tma_x3::MAPS_BYTES)?;
-        let mut parts = Vec::with_capacity(4);
+        // The four parts' maps, checked by the driver before anything is
+        // enqueued: `A`'s big and small parts, then `B`'s.
+        let mut maps = Vec::with_capacity(4);
+        for &(_, rows, big, small) in &plans {
+            for at in [big, small] {
+                let part = Mapped {
+                    address: base + at as u64,
+                    pitch,
+                    rows,
+                };
+                maps.push(encode_map(self, part, k, tma::TILE_M)?);
+            }
+        }
         for (x, (pack, rows, big, small)) in operands.iter().zip(plans) {
             let source = match pack {
                 Some(p) => {
@@ -784,15 +796,14 @@ impl Context {
                 }
                 None => (x.address(), x.pitch()),
             };
-            let (big, small) = (base + big as u64, base + small as u64);
             let args = SplitArgs {
                 // Below 2^31 (`TMA_MAX_SIDE`).
                 rows: rows as u32,
                 cols: k as u32,
                 src: DevPtr::new(source.0),
                 src_pitch: source.1,
-                big: DevPtrMut::new(big),
-                small: DevPtrMut::new(small),
+                big: DevPtrMut::new(base + big as u64),
+                small: DevPtrMut::new(base + small as u64),
                 pitch,
             };
             let blocks = grid_stride_blocks(
@@ -816,15 +827,9 @@ impl Context {
                     &args,
                 )?
             };
-            for address in [big, small] {
-                parts.push(Mapped {
-                    address,
-                    pitch,
-                    rows,
-                });
-            }
         }
-        let map = |i: usize| encode_map(self, parts[i], k, tma::TILE_M);
+        let [map_a, map_a_small, map_b, map_b_small] = <[TensorMap; 4]>::try_from(maps)
+            .unwrap_or_else(|_| unreachable!("two parts of each of two operands"));
         let args = GemmSplitMapArgs {
             m: m as u32,
             n: n as u32,
@@ -834,10 +839,10 @@ impl Context {
             c: DevPtrMut::new(c.address()),
             ldc: c.pitch(),
             maps: DevPtrMut::new(base + maps_at as u64),
-            map_a: map(0)?,
-            map_a_small: map(1)?,
-            map_b: map(2)?,
-            map_b_small: map(3)?,
+            map_a,
+            map_a_small,
+            map_b,
+            map_b_small,
         };
         let cfg =
             LaunchConfig::linear(grid as u32, TMA_X3_TILES.threads, TMA_X3_TILES.shared_bytes);
