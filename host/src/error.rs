@@ -47,7 +47,9 @@ pub enum Error {
         compute_capability: (u32, u32),
     },
     /// The loaded module lacks a kernel the library declares (a build
-    /// inconsistency, caught when the module loads).
+    /// inconsistency, or a `WARPSPEED_PTX_FILE` from other sources), caught
+    /// by the first call that launches it: kernels are resolved on first
+    /// use.
     MissingEntry {
         /// The entry's name.
         name: String,

@@ -21,10 +21,10 @@ impl Context {
     pub fn kernel_resources(&self) -> Result<Vec<KernelResources>> {
         self.ensure_alive()?;
         let read = |loaded: &Loaded, attribute: c_int| -> Result<u32> {
+            let function = self.runtime.function(loaded)?;
             let mut value: c_int = 0;
             // SAFETY: a resolved function of the loaded module; writes one int.
-            let status =
-                unsafe { driver::cuFuncGetAttribute(&mut value, attribute, loaded.function) };
+            let status = unsafe { driver::cuFuncGetAttribute(&mut value, attribute, function) };
             check(status, || {
                 format!("reading attribute {attribute} of {}", loaded.kernel.name)
             })?;
@@ -48,7 +48,7 @@ impl Context {
 
     pub(super) fn loaded<A>(&self, entry: Entry<A>) -> &Loaded {
         // In range: entries are indices into the flattened kernel tables,
-        // all of which `new` resolved.
+        // one `Loaded` each.
         &self.runtime.kernels[entry.index()]
     }
 
@@ -67,10 +67,11 @@ impl Context {
         if shared_bytes <= loaded.shared_optin.load(Ordering::Acquire) {
             return Ok(());
         }
+        let function = self.runtime.function(loaded)?;
         // SAFETY: a valid function handle; sets one attribute.
         let status = unsafe {
             driver::cuFuncSetAttribute(
-                loaded.function,
+                function,
                 driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 shared_bytes as c_int,
             )
@@ -99,13 +100,14 @@ impl Context {
             return Ok(cached);
         }
         self.allow_shared(loaded, shared_bytes)?;
+        let function = self.runtime.function(loaded)?;
         let mut blocks: c_int = 0;
         // SAFETY: `function` is a resolved handle of the loaded module;
         // writes one int.
         let status = unsafe {
             driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut blocks,
-                loaded.function,
+                function,
                 block as c_int,
                 shared_bytes as usize,
             )
@@ -139,6 +141,7 @@ impl Context {
         let kernel = loaded.kernel;
         self.info().check_launch(kernel.name, &cfg)?;
         self.allow_shared(loaded, cfg.shared_bytes)?;
+        let function = self.runtime.function(loaded)?;
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
         args.params(&mut params);
         // SAFETY: the handle belongs to the loaded module; `params` holds one
@@ -149,7 +152,7 @@ impl Context {
         // the caller's contract.
         let status = unsafe {
             driver::cuLaunchKernel(
-                loaded.function,
+                function,
                 cfg.grid.0,
                 cfg.grid.1,
                 1,

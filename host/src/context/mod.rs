@@ -134,7 +134,9 @@ impl Context {
     /// for an ordinal beyond the device count or an unknown `WARPSPEED_PTX`,
     /// [`Error::UnsupportedDevice`] before compute capability 7.0,
     /// [`Error::UnsupportedPtx`] when the driver cannot load the PTX,
-    /// [`Error::MissingEntry`], [`Error::Cuda`] for other driver failures.
+    /// [`Error::Cuda`] for other driver failures. Kernels are resolved on
+    /// first use, so a module that lacks one gives [`Error::MissingEntry`]
+    /// from the first call that launches it.
     pub fn new(ordinal: u32) -> Result<Context> {
         let count = init()?;
         if ordinal >= count {

@@ -1,5 +1,5 @@
 //! What every [`Context`](super::Context) of one device shares: the CUDA
-//! context, the loaded module with each kernel resolved, the device's
+//! context, the loaded module with each kernel resolved on first use, the device's
 //! facts; and how the module is chosen and loaded.
 
 use crate::device::DeviceInfo;
@@ -9,12 +9,16 @@ use crate::ptx::Image;
 use cust::sys::{CUevent, CUfunction, CUmodule};
 use std::ffi::{CString, c_int, c_void};
 use std::sync::atomic::AtomicU32;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use warpspeed_gpu::kernel::Kernel;
 
-/// A resolved kernel: its driver handle and its table row.
+/// A kernel of the loaded module: its table row and, once first used, its
+/// driver handle.
 pub(super) struct Loaded {
-    pub(super) function: CUfunction,
+    /// Resolved on first use ([`Runtime::function`]): the driver loads a
+    /// module's kernels lazily (CUDA 12.2 and later), so resolving all of
+    /// them up front would load every one at start-up.
+    function: OnceLock<Function>,
     pub(super) kernel: &'static Kernel,
     /// Dynamic shared memory this kernel has been allowed above 48 KiB:
     /// read without the lock, raised only under it, after the attribute.
@@ -33,6 +37,16 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// A function handle of the loaded module.
+#[derive(Clone, Copy)]
+pub(super) struct Function(pub(super) CUfunction);
+
+// SAFETY: a function handle is a driver object that any thread may use
+// once its context is current (as for `Runtime` below).
+unsafe impl Send for Function {}
+// SAFETY: as for `Send`: the handle is only read.
+unsafe impl Sync for Function {}
 
 /// A module handle that unloads on drop.
 pub(super) struct Module(pub(super) CUmodule);
@@ -67,7 +81,7 @@ impl Drop for OwnedEvent {
 }
 
 /// What every [`Context`](super::Context) of one device shares: the CUDA context, the
-/// loaded module with every kernel resolved, the device's facts, and whether
+/// loaded module with each kernel resolved on first use, the device's facts, and whether
 /// a kernel fault has destroyed the context.
 pub(crate) struct Runtime {
     /// In the order of `warpspeed_gpu::FAMILIES`, flattened: an [`Entry`](warpspeed_gpu::kernel::Entry)'s
@@ -100,8 +114,8 @@ unsafe impl Sync for Runtime {}
 
 impl Runtime {
     /// Reads device `ordinal`'s facts, creates its CUDA context (the
-    /// primary one), loads the module the device runs and resolves every
-    /// kernel of `warpspeed_gpu::FAMILIES` in it.
+    /// primary one) and loads the module the device runs; each kernel of
+    /// `warpspeed_gpu::FAMILIES` is resolved in it on first use.
     pub(super) fn open(ordinal: u32) -> Result<Runtime> {
         let device = cust::device::Device::get_device(ordinal)
             .map_err(|e| Error::cust(e, format!("opening device {ordinal}")))?;
@@ -136,34 +150,17 @@ impl Runtime {
                 }
             },
         };
-        let mut kernels = Vec::new();
-        for (_, table) in warpspeed_gpu::FAMILIES {
-            for kernel in *table {
-                // A name with a NUL could not name any entry of the module.
-                let Ok(name) = CString::new(kernel.name) else {
-                    return Err(Error::MissingEntry {
-                        name: kernel.name.into(),
-                    });
-                };
-                let mut function: CUfunction = std::ptr::null_mut();
-                // SAFETY: `module.0` is a loaded module; `name` is a valid C
-                // string; the function handle is written on success.
-                let status =
-                    unsafe { driver::cuModuleGetFunction(&mut function, module.0, name.as_ptr()) };
-                if status != driver::CUDA_SUCCESS {
-                    return Err(Error::MissingEntry {
-                        name: kernel.name.into(),
-                    });
-                }
-                kernels.push(Loaded {
-                    function,
-                    kernel,
-                    shared_optin: AtomicU32::new(0),
-                    optin_lock: Mutex::new(()),
-                    occupancy: Mutex::new((0, 0, 0)),
-                });
-            }
-        }
+        let kernels = warpspeed_gpu::FAMILIES
+            .iter()
+            .flat_map(|(_, table)| table.iter())
+            .map(|kernel| Loaded {
+                function: OnceLock::new(),
+                kernel,
+                shared_optin: AtomicU32::new(0),
+                optin_lock: Mutex::new(()),
+                occupancy: Mutex::new((0, 0, 0)),
+            })
+            .collect();
         Ok(Runtime {
             kernels,
             module,
@@ -172,6 +169,35 @@ impl Runtime {
             constant_readers: Mutex::new(None),
             cuda,
         })
+    }
+}
+
+impl Runtime {
+    /// `loaded`'s function handle, resolved in the module the first time it
+    /// is asked for (which also makes the driver load its code).
+    ///
+    /// # Errors
+    /// [`Error::MissingEntry`] if the module has no such kernel.
+    pub(super) fn function(&self, loaded: &Loaded) -> Result<CUfunction> {
+        if let Some(f) = loaded.function.get() {
+            return Ok(f.0);
+        }
+        // A name with a NUL could not name any entry of the module.
+        let name = CString::new(loaded.kernel.name).map_err(|_| Error::MissingEntry {
+            name: loaded.kernel.name.into(),
+        })?;
+        let mut function: CUfunction = std::ptr::null_mut();
+        // SAFETY: `self.module.0` is a loaded module of this runtime's
+        // context; `name` is a valid C string; the handle is written on
+        // success. Two threads resolving the same name get the same handle.
+        let status =
+            unsafe { driver::cuModuleGetFunction(&mut function, self.module.0, name.as_ptr()) };
+        if status != driver::CUDA_SUCCESS {
+            return Err(Error::MissingEntry {
+                name: loaded.kernel.name.into(),
+            });
+        }
+        Ok(loaded.function.get_or_init(|| Function(function)).0)
     }
 }
 
