@@ -1221,7 +1221,7 @@ mod tests {
         for (p, portable, hopper) in [
             (Precision::Fp32, Pipelined, Pipelined),
             (Precision::Tf32, Tf32, Tf32Tma),
-            (Precision::Tf32x3, Tf32x3, Tf32x3Wgmma),
+            (Precision::Tf32x3, Tf32x3, Tf32x3Tma),
         ] {
             assert_eq!(GemmVariant::fastest_for(p, "sm_90a"), hopper);
             for target in ["sm_70", "sm_80", "sm_90"] {

@@ -71,9 +71,9 @@ pub struct Target {
     pub group: Option<&'static str>,
     pub measure: Measure,
     pub bound: f64,
-    /// For [`Measure::Peer`]: only ratios to a peer whose name holds this
-    /// (a run whose steps of the group met another peer counts as not
-    /// measured).
+    /// For [`Measure::Peer`]: the ratio to the peer of the step's case
+    /// whose name holds this (its own peer, or another peer row of the
+    /// case; none: not measured).
     pub peer: Option<&'static str>,
 }
 
@@ -267,7 +267,7 @@ pub const TARGETS: &[Target] = &[
         "gemm",
         &["f32 4096x4096x4096", "f32 8192x8192x8192"],
         "tf32",
-        "TF32",
+        "cuBLAS TF32",
         0.90,
     ),
     versus(
@@ -275,23 +275,31 @@ pub const TARGETS: &[Target] = &[
         "gemm",
         &["f32 1000x999x1001"],
         "tf32",
-        "TF32",
+        "cuBLAS TF32",
         0.75,
     ),
     versus(
-        "SGEMM 3xTF32 at 4096³ × CUTLASS 3xTF32",
+        "SGEMM 3xTF32 at 4096³ and 8192³ × CUTLASS 3xTF32",
         "gemm",
-        &["f32 4096x4096x4096"],
+        &["f32 4096x4096x4096", "f32 8192x8192x8192"],
         "tf32x3",
         "CUTLASS",
         1.50,
     ),
-    target(
+    versus(
+        "SGEMM 3xTF32 at 4096³ and 8192³ × cuBLAS TF32",
+        "gemm",
+        &["f32 4096x4096x4096", "f32 8192x8192x8192"],
+        "tf32x3",
+        "cuBLAS TF32",
+        0.27,
+    ),
+    versus(
         "SGEMM 3xTF32 at 4096³ × cuBLAS FP32",
         "gemm",
         &["f32 4096x4096x4096"],
-        Some("tf32x3"),
-        Peer,
+        "tf32x3",
+        "cuBLAS Sgemm",
         1.30,
     ),
     target(
@@ -380,17 +388,33 @@ impl Target {
                     })
                 };
                 let steps = self.steps(records);
-                let against = |r: &Record| match self.peer {
-                    Some(name) => r.peer.as_deref().is_some_and(|p| p.contains(name)),
-                    None => true,
+                // A named peer: the step's own, or another peer row of
+                // its case (the 3xTF32 steps meet CUTLASS, and also count
+                // against both cuBLAS precisions).
+                let named = |r: &Record, name: &str| -> Option<f64> {
+                    if r.peer.as_deref().is_some_and(|p| p.contains(name)) {
+                        return value(r);
+                    }
+                    let peer = records.iter().find(|p| {
+                        p.kind == "peer"
+                            && p.family == r.family
+                            && p.case == r.case
+                            && p.peer.as_deref().is_some_and(|n| n.contains(name))
+                    })?;
+                    let x = peer.ms? / r.ms?;
+                    Some(match self.measure {
+                        Measure::TimeOverPeer => 1.0 / x,
+                        _ => x,
+                    })
                 };
                 Outcome {
-                    alone: self.worst(
-                        steps
-                            .iter()
-                            .filter(|r| against(r))
-                            .filter_map(|r| Some((value(r)?, at(r)))),
-                    ),
+                    alone: self.worst(steps.iter().filter_map(|r| {
+                        let v = match self.peer {
+                            Some(name) => named(r, name)?,
+                            None => value(r)?,
+                        };
+                        Some((v, at(r)))
+                    })),
                     batch: None,
                 }
             }

@@ -564,7 +564,7 @@ impl GemmVariant {
     pub fn fastest_for(precision: Precision, target: &str) -> GemmVariant {
         match precision {
             Precision::Tf32 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32Tma,
-            Precision::Tf32x3 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32x3Wgmma,
+            Precision::Tf32x3 if Needs::Sm90a.met_by(target) => GemmVariant::Tf32x3Tma,
             _ => GemmVariant::for_precision(precision),
         }
     }
