@@ -18,7 +18,7 @@ pub(super) struct Loaded {
     /// Resolved on first use ([`Runtime::function`]): the driver loads a
     /// module's kernels lazily (CUDA 12.2 and later), so resolving all of
     /// them up front would load every one at start-up.
-    function: OnceLock<Function>,
+    function: OnceLock<CUfunction>,
     pub(super) kernel: &'static Kernel,
     /// Dynamic shared memory this kernel has been allowed above 48 KiB:
     /// read without the lock, raised only under it, after the attribute.
@@ -37,16 +37,6 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
-
-/// A function handle of the loaded module.
-#[derive(Clone, Copy)]
-pub(super) struct Function(pub(super) CUfunction);
-
-// SAFETY: a function handle is a driver object that any thread may use
-// once its context is current (as for `Runtime` below).
-unsafe impl Send for Function {}
-// SAFETY: as for `Send`: the handle is only read.
-unsafe impl Sync for Function {}
 
 /// A module handle that unloads on drop.
 pub(super) struct Module(pub(super) CUmodule);
@@ -179,8 +169,8 @@ impl Runtime {
     /// # Errors
     /// [`Error::MissingEntry`] if the module has no such kernel.
     pub(super) fn function(&self, loaded: &Loaded) -> Result<CUfunction> {
-        if let Some(f) = loaded.function.get() {
-            return Ok(f.0);
+        if let Some(&f) = loaded.function.get() {
+            return Ok(f);
         }
         // A name with a NUL could not name any entry of the module.
         let name = CString::new(loaded.kernel.name).map_err(|_| Error::MissingEntry {
@@ -197,7 +187,7 @@ impl Runtime {
                 name: loaded.kernel.name.into(),
             });
         }
-        Ok(loaded.function.get_or_init(|| Function(function)).0)
+        Ok(*loaded.function.get_or_init(|| function))
     }
 }
 
