@@ -84,31 +84,6 @@ pub(crate) mod function_attribute {
 #[repr(C, align(64))]
 pub(crate) struct TensorMapBytes(pub [u64; 16]);
 
-/// `CUDA_MEMCPY2D`: a copy of `height` rows of `width_in_bytes` bytes
-/// between two pitched regions (here device memory to device memory).
-#[repr(C)]
-pub(crate) struct Memcpy2D {
-    pub src_x_in_bytes: usize,
-    pub src_y: usize,
-    pub src_memory_type: c_uint,
-    pub src_host: *const c_void,
-    pub src_device: u64,
-    pub src_array: *mut c_void,
-    pub src_pitch: usize,
-    pub dst_x_in_bytes: usize,
-    pub dst_y: usize,
-    pub dst_memory_type: c_uint,
-    pub dst_host: *mut c_void,
-    pub dst_device: u64,
-    pub dst_array: *mut c_void,
-    pub dst_pitch: usize,
-    pub width_in_bytes: usize,
-    pub height: usize,
-}
-
-/// `CU_MEMORYTYPE_DEVICE`.
-pub(crate) const MEMORY_TYPE_DEVICE: c_uint = 2;
-
 /// `cuTensorMapEncodeTiled`'s enumerations, as `cuda.h` numbers them.
 pub(crate) mod tensor_map {
     use std::ffi::c_uint;
@@ -226,7 +201,6 @@ unsafe extern "C" {
         bytes: usize,
         stream: CUstream,
     ) -> CUresult;
-    pub(crate) fn cuMemcpy2DAsync_v2(copy: *const Memcpy2D, stream: CUstream) -> CUresult;
     pub(crate) fn cuEventCreate(event: *mut CUevent, flags: c_uint) -> CUresult;
     pub(crate) fn cuEventRecord(event: CUevent, stream: CUstream) -> CUresult;
     pub(crate) fn cuEventDestroy_v2(event: CUevent) -> CUresult;

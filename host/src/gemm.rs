@@ -149,9 +149,10 @@ use crate::overlap::refuse_overlap;
 use crate::pending::Pending;
 use crate::transpose;
 use warpspeed_gpu::gemm::{
-    GemmArgs, GemmMapArgs, GemmSplitMapArgs, SCALE_BLOCK, ScaleArgs, SplitArgs, TMA_FALLBACK,
-    TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_scale, gemm_split_tf32, gemm_tma_tf32,
-    gemm_tma_tf32x3, split_launch, split_words, tma, tma_x3,
+    GemmArgs, GemmMapArgs, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs, SplitArgs,
+    TMA_FALLBACK, TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
+    gemm_split_tf32, gemm_tma_tf32, gemm_tma_tf32_swapped, gemm_tma_tf32x3, split_launch,
+    split_words, tma, tma_x3,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -465,45 +466,53 @@ impl Pack {
 const TMA_MAX_SIDE: usize = (1 << 31) - 256;
 
 /// One operand of a [`GemmVariant::Tf32Tma`] product as its tensor map
-/// describes it: `rows` rows of `k` elements, `pitch` apart, at `address`
-/// (16-byte aligned, a pitch of a multiple of 4), in place or packed.
+/// describes it: `rows` rows of `width` elements (`k`, or `n` for the
+/// swapped kernel's `op(B)`), `pitch` apart, at `address` (16-byte
+/// aligned, a pitch of a multiple of 4), in place or packed.
 #[derive(Clone, Copy, Debug)]
 struct Mapped {
     address: u64,
     pitch: usize,
+    width: usize,
     rows: usize,
 }
 
 /// How a [`GemmVariant::Tf32Tma`] product reads an operand.
 #[derive(Clone, Copy, Debug)]
 enum Access {
-    /// Mapped where it lies: stored along `k` (`A` untransposed, `B`
-    /// transposed), its rows on 16 bytes.
+    /// Mapped where it lies, its rows on 16 bytes: stored along `k` (`A`
+    /// untransposed, `B` transposed), or `B` untransposed for the swapped
+    /// kernel.
     InPlace(Mapped),
-    /// Stored along `k`, its rows off 16 bytes: copied into the scratch
-    /// memory with rows of `k` rounded up to 4 elements first.
+    /// As for `InPlace`, its rows off 16 bytes: copied into the scratch
+    /// memory with rows rounded up to 4 elements first.
     Repitched,
     /// Stored the other way: transposed into the scratch memory first.
     Transposed,
 }
 
-/// The operands of a [`GemmVariant::Tf32Tma`] product, each with how it
-/// is read.
+/// The operands of a [`GemmVariant::Tf32Tma`] product in the kernel's
+/// order, each with how it is read: `[op(A), op(B)]`, or for the swapped
+/// kernel (`Cᵀ = op(B)ᵀ · op(A)ᵀ`, [`tma`]) `[op(B), op(A)]`.
 struct TmaOperands<'m> {
     operands: [(&'m Matrix<'m, f32>, Access); 2],
+    swapped: bool,
 }
 
 impl<'m> TmaOperands<'m> {
     /// `None` where a tensor map cannot describe the product: a side of
     /// [`TMA_MAX_SIDE`] or more, or an operand stored along `k` whose
-    /// pitch is too long for a pitched copy (2^31 bytes).
+    /// pitch is too long for a pitched copy (2^31 bytes). `B` stored `k ×
+    /// n` goes to the swapped kernel where it lies (or repitched); only
+    /// where even that copy cannot take it is it transposed.
     fn plan(gemm: &Gemm, a: &'m Matrix<'m, f32>, b: &'m Matrix<'m, f32>) -> Option<Self> {
         if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE {
             return None;
         }
-        let k = gemm.k;
-        let place = |x: &Matrix<'_, f32>, along_k: bool| -> Option<Access> {
-            if !along_k {
+        // `x` as its map reads it: where it lies, repitched, or (not
+        // `as_stored`) transposed.
+        let place = |x: &Matrix<'_, f32>, as_stored: bool| -> Option<Access> {
+            if !as_stored {
                 return Some(Access::Transposed);
             }
             if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29
@@ -511,28 +520,37 @@ impl<'m> TmaOperands<'m> {
                 return Some(Access::InPlace(Mapped {
                     address: x.address(),
                     pitch: x.pitch(),
+                    width: x.width(),
                     rows: x.height(),
                 }));
             }
             // The pitched copy's pitches in bytes below 2^31.
-            (x.pitch().max(k.next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
+            (x.pitch().max(x.width().next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
         };
+        let a_access = place(a, !gemm.transpose_a)?;
+        if !gemm.transpose_b
+            && let Some(b_access) = place(b, true)
+        {
+            return Some(TmaOperands {
+                operands: [(b, b_access), (a, a_access)],
+                swapped: true,
+            });
+        }
         Some(TmaOperands {
-            operands: [
-                (a, place(a, !gemm.transpose_a)?),
-                (b, place(b, gemm.transpose_b)?),
-            ],
+            operands: [(a, a_access), (b, place(b, gemm.transpose_b)?)],
+            swapped: false,
         })
     }
 }
 
-/// Encodes the tensor map of `x`: `x.rows` rows of `k` `f32`, boxes of
-/// [`tma::BK`] × `box_rows`, the 128-byte swizzle, zeros outside.
-fn encode_map(context: &Context, x: Mapped, k: usize, box_rows: usize) -> Result<TensorMap> {
+/// Encodes the tensor map of `x`: `x.rows` rows of `x.width` `f32`,
+/// boxes of `boxed` (elements of a row, rows), the 128-byte swizzle,
+/// zeros outside.
+fn encode_map(context: &Context, x: Mapped, boxed: [usize; 2]) -> Result<TensorMap> {
     let mut encoded = driver::TensorMapBytes([0; 16]);
-    let dims = [k as u64, x.rows as u64];
+    let dims = [x.width as u64, x.rows as u64];
     let strides = [x.pitch as u64 * 4];
-    let boxed = [tma::BK as u32, box_rows as u32];
+    let boxed = boxed.map(|b| b as u32);
     let element_strides = [1u32; 2];
     // SAFETY: `encoded` is 128 bytes, 64-byte aligned; the arrays hold
     // the rank's 2 dimensions (1 stride); the address is 16-byte aligned
@@ -573,7 +591,10 @@ impl Context {
     ) -> Result<Pending<'a>> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let sms = self.info().multiprocessors as usize;
-        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma::TILE_N);
+        // The kernel's tiles are `C`'s, or for the swapped kernel its
+        // transpose's.
+        let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
+        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::TILE_N);
         let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
         let grid = (tiles * slices).min(sms);
         let split_words = split_words(tiles, slices, tma::TILE_ELEMENTS);
@@ -593,7 +614,7 @@ impl Context {
                     Some((p.at, p.pitch, Some(p)))
                 }
                 Access::Repitched => {
-                    let (at, pitch) = (end.next_multiple_of(256), k.next_multiple_of(4));
+                    let (at, pitch) = (end.next_multiple_of(256), x.width().next_multiple_of(4));
                     end = at + x.height() * pitch * size_of::<f32>();
                     Some((at, pitch, None))
                 }
@@ -607,10 +628,11 @@ impl Context {
         for (o, (x, access)) in operands.operands.iter().enumerate() {
             mapped[o] = match (copies[o].as_ref(), access) {
                 (None, Access::InPlace(m)) => Some(*m),
+                // Transposed: `x.width()` rows of `k`; copied: its shape.
                 (Some((at, pitch, pack)), _) => Some(Mapped {
                     address: base + *at as u64,
                     pitch: *pitch,
-                    // Transposed: its width; copied: its height.
+                    width: if pack.is_some() { k } else { x.width() },
                     rows: if pack.is_some() {
                         x.width()
                     } else {
@@ -620,12 +642,19 @@ impl Context {
                 (None, _) => None,
             };
         }
-        let [Some(a), Some(b)] = mapped else {
+        let [Some(first), Some(second)] = mapped else {
             unreachable!("every operand is mapped in place or copied")
         };
+        // The first operand gives the tiles' rows, the second their
+        // columns (`k`-major); the swapped kernel's first comes in boxes of
+        // `tma::X_BOX` columns of `C`.
+        let first_box = match operands.swapped {
+            true => [tma::X_BOX, tma::BK],
+            false => [tma::BK, tma::TILE_M],
+        };
         let (map_a, map_b) = (
-            encode_map(self, a, k, tma::TILE_M)?,
-            encode_map(self, b, k, tma::TILE_N)?,
+            encode_map(self, first, first_box)?,
+            encode_map(self, second, [tma::BK, tma::TILE_N])?,
         );
         for (o, (x, _)) in operands.operands.iter().enumerate() {
             match copies[o].as_ref() {
@@ -650,36 +679,38 @@ impl Context {
                     };
                 }
                 Some((at, pitch, None)) => {
-                    let copy = driver::Memcpy2D {
-                        src_x_in_bytes: 0,
-                        src_y: 0,
-                        src_memory_type: driver::MEMORY_TYPE_DEVICE,
-                        src_host: std::ptr::null(),
-                        src_device: x.address(),
-                        src_array: std::ptr::null_mut(),
-                        src_pitch: x.pitch() * size_of::<f32>(),
-                        dst_x_in_bytes: 0,
-                        dst_y: 0,
-                        dst_memory_type: driver::MEMORY_TYPE_DEVICE,
-                        dst_host: std::ptr::null_mut(),
-                        dst_device: base + *at as u64,
-                        dst_array: std::ptr::null_mut(),
-                        dst_pitch: *pitch * size_of::<f32>(),
-                        width_in_bytes: k * size_of::<f32>(),
-                        height: x.height(),
+                    let (rows, width) = (x.height(), x.width());
+                    let args = RepitchArgs {
+                        // Below 2^31 (`TMA_MAX_SIDE`).
+                        rows: rows as u32,
+                        cols: width as u32,
+                        src: DevPtr::new(x.address()),
+                        src_pitch: x.pitch(),
+                        dst: DevPtrMut::new(base + *at as u64),
+                        pitch: *pitch,
                     };
-                    // SAFETY: the source, `x.height()` rows of `k`
-                    // elements `x.pitch()` apart, lies inside `x`'s slice
-                    // (`Matrix::with_pitch`; its width is `k`); the
-                    // destination, as many rows `pitch` ≥ `k` apart, is
-                    // this stream's scratch at `at`, apart from every other
-                    // region as above; both pitches below 2^31 bytes
-                    // (`TmaOperands::plan`); the copy is stream-ordered and
+                    let info = self.info();
+                    let blocks = grid_stride_blocks(
+                        rows * width.div_ceil(4),
+                        SCALE_BLOCK,
+                        info.multiprocessors,
+                        info.max_threads_per_multiprocessor,
+                    );
+                    // SAFETY: the kernel's contract: the source, `rows`
+                    // rows of `width` elements `x.pitch()` apart, lies
+                    // inside `x`'s slice (`Matrix::with_pitch`); the
+                    // destination, as many rows of `pitch` (`width`
+                    // rounded up to 4) elements, is this stream's scratch
+                    // at `at`, a 256-byte boundary, apart from every other
+                    // region as above; any 1D grid (a grid-stride loop);
                     // `call` orders it for `x`'s buffer.
-                    let status = unsafe { driver::cuMemcpy2DAsync_v2(&copy, self.raw_stream()) };
-                    self.track(check(status, || {
-                        "copying a GEMM operand to 16-byte rows".into()
-                    }))?;
+                    unsafe {
+                        self.launch(
+                            gemm_repitch::entry::<f32>(),
+                            LaunchConfig::linear(blocks, SCALE_BLOCK, 0),
+                            &args,
+                        )?
+                    };
                 }
             }
         }
@@ -704,12 +735,18 @@ impl Context {
             map_b,
         };
         let cfg = LaunchConfig::linear(grid as u32, TMA_TILES.threads, TMA_TILES.shared_bytes);
+        let entry = match operands.swapped {
+            true => gemm_tma_tf32_swapped::entry::<f32>(),
+            false => gemm_tma_tf32::entry::<f32>(),
+        };
         // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
         // and below 2^31 − 256; the maps describe `op(A)` (`m` rows of
-        // `k`) and `op(B)ᵀ` (`n` rows of `k`) where they lie, inside their
-        // slices (`Matrix::with_pitch`, shapes checked by the caller), or
-        // their packings above, which nothing writes while the kernel
-        // runs (this stream's scratch); `(slices, slice_stages)` from
+        // `k`) and `op(B)ᵀ` (`n` rows of `k`), or for the swapped entry
+        // `op(B)` (`k` rows of `n`) and `op(A)`, with the boxes that entry
+        // takes, where they lie, inside their slices
+        // (`Matrix::with_pitch`, shapes checked by the caller), or their
+        // copies above, which nothing writes while the kernel runs (this
+        // stream's scratch); `(slices, slice_stages)` from
         // `tma_slices` for this device's SMs, and for a split the
         // workspace of `split_words` words at `SPLIT_OFFSET` of this
         // stream's scratch, whose tickets are zero between launches (as
@@ -722,7 +759,7 @@ impl Context {
         // and checks the device's limits); sm_90a PTX (the caller checked
         // the step's needs). The caller's `call` orders the kernel for all
         // three buffers.
-        unsafe { self.launch(gemm_tma_tf32::entry::<f32>(), cfg, &args)? };
+        unsafe { self.launch(entry, cfg, &args)? };
         Ok(Pending::new(self))
     }
 
@@ -775,9 +812,10 @@ impl Context {
                 let part = Mapped {
                     address: base + at as u64,
                     pitch,
+                    width: k,
                     rows,
                 };
-                maps.push(encode_map(self, part, k, tma::TILE_M)?);
+                maps.push(encode_map(self, part, [tma::BK, tma::TILE_M])?);
             }
         }
         for (x, (pack, rows, big, small)) in operands.iter().zip(plans) {
@@ -807,7 +845,7 @@ impl Context {
                 pitch,
             };
             let blocks = grid_stride_blocks(
-                rows * k,
+                rows * k.div_ceil(4),
                 SCALE_BLOCK,
                 info.multiprocessors,
                 info.max_threads_per_multiprocessor,
@@ -816,8 +854,9 @@ impl Context {
             // source with its pitch (the operand as stored along `k`,
             // inside its slice, or its transposed copy above, which this
             // stream wrote first), and two regions of `rows` rows of
-            // `pitch ≥ k` elements of this stream's scratch, apart from
-            // each other and from every other region planned above; any
+            // `pitch` (`k` rounded up to 4) elements of this stream's
+            // scratch, each at a 256-byte boundary, apart from each other
+            // and from every other region planned above; any
             // 1D grid (a grid-stride loop); sm_80 or newer (the caller
             // checked sm_90a).
             unsafe {
@@ -1262,8 +1301,11 @@ mod tests {
         let b = Matrix::new(&b_data, n, k).unwrap();
         let nt = Gemm::new(m, n, k).transpose_b(true);
         assert_eq!(places(&nt, &a, &b_t), ["in place", "in place"]);
+        // `B` stored `k × n`: the swapped kernel, `op(B)` first, in place.
         let nn = Gemm::new(m, n, k);
-        assert_eq!(places(&nn, &a, &b), ["in place", "transpose"]);
+        assert_eq!(places(&nn, &a, &b), ["in place", "in place"]);
+        assert!(TmaOperands::plan(&nn, &a, &b).unwrap().swapped);
+        assert!(!TmaOperands::plan(&nt, &a, &b_t).unwrap().swapped);
         // Rows along `k` off 16 bytes: an odd start, a pitch of 41.
         let odd = view(1, m * k);
         let a_odd = Matrix::new(&odd, k, m).unwrap();
@@ -1273,7 +1315,9 @@ mod tests {
         assert_eq!(places(&nt, &a_pitched, &b_t), ["repitch", "in place"]);
         let tn = Gemm::new(m, n, k).transpose_a(true);
         let a_t_odd = Matrix::new(&odd, m, k).unwrap();
-        assert_eq!(places(&tn, &a_t_odd, &b), ["transpose", "transpose"]);
+        assert_eq!(places(&tn, &a_t_odd, &b), ["in place", "transpose"]);
+        let b_odd = Matrix::new(&odd, n, k).unwrap();
+        assert_eq!(places(&tn, &a_t_odd, &b_odd), ["repitch", "transpose"]);
         // A side a map's coordinates do not reach: the fallback.
         let long = Gemm::new(1, 1, TMA_MAX_SIDE + 1).transpose_b(true);
         let a_long_data = view(0, TMA_MAX_SIDE + 1);

@@ -450,10 +450,13 @@ ladder! {
         /// into 128-byte-swizzled shared memory that `wgmma.m64n256k8`
         /// reads as it lies; one warpgroup copies, two multiply, handing
         /// the stages of a ring over on transaction barriers; one block per
-        /// SM walks the tiles ([`tma`]). An operand not stored along `k`
-        /// is transposed first and one whose rows are off 16 bytes copied
-        /// (whatever the packing policy says); where no map can describe
-        /// the product, it runs [`TMA_FALLBACK`]'s kernel.
+        /// SM walks the tiles ([`tma`]). `B` stored `k × n` (the "NN"
+        /// product) is read where it lies by the swapped kernel, which
+        /// computes `Cᵀ = Bᵀ·Aᵀ` with `B`'s fragments in registers; an `A`
+        /// stored `k × m` is transposed first, and an operand whose rows
+        /// are off 16 bytes copied onto them (whatever the packing policy
+        /// says); where no map can describe the product, it runs
+        /// [`TMA_FALLBACK`]'s kernel.
         Tf32Tma = "tf32_tma" => GemmShape {
             kernel: "gemm_tma_tf32",
             tiles: TMA_TILES,
@@ -464,8 +467,7 @@ ladder! {
         /// into big and small TF32 parts by a pass of its own, the product
         /// loading the four parts by tensor copies and issuing three
         /// `wgmma.m64n128k8` per 8 of `k`, a fresh accumulator per 16
-        /// ([`tma_x3`]). Not yet measured: [`Precision::Tf32x3`] runs
-        /// step 12.
+        /// ([`tma_x3`]). What [`Precision::Tf32x3`] runs on sm_90a.
         Tf32x3Tma = "tf32x3_tma" => GemmShape {
             kernel: "gemm_tma_tf32x3",
             tiles: TMA_X3_TILES,
@@ -733,7 +735,8 @@ mod device {
         }
     }
 
-    /// `C = β · C` over `m × n` (zeros for `β = 0`, without reading `C`).
+    /// `big = tf32(x)`, `small = tf32(x − big)` of each of `rows × cols`
+    /// elements (see `gemm_split_tf32`).
     pub unsafe fn split(
         rows: u32,
         cols: u32,
@@ -750,16 +753,51 @@ mod device {
         }
         #[cfg(target_feature = "sm_80")]
         {
+            // A thread per 4 columns of a row, as `repitch`: 16-byte
+            // stores, zeros past `cols` inside the pitch.
             let (rows, cols) = (rows as usize, cols as usize);
-            for e in grid_stride(rows * cols) {
-                let (r, c) = (e / cols, e % cols);
-                let (b, s) = split_tf32(*src.add(r * src_pitch + c));
-                *big.add(r * pitch + c) = f32::from_bits(b);
-                *small.add(r * pitch + c) = f32::from_bits(s);
+            let quads = cols.div_ceil(4);
+            for e in grid_stride(rows * quads) {
+                let (r, c) = (e / quads, 4 * (e % quads));
+                let from = src.add(r * src_pitch);
+                let parts: [(u32, u32); 4] = core::array::from_fn(|i| {
+                    if c + i < cols {
+                        split_tf32(*from.add(c + i))
+                    } else {
+                        (0, 0)
+                    }
+                });
+                store4(big.add(r * pitch + c), parts.map(|p| f32::from_bits(p.0)));
+                store4(small.add(r * pitch + c), parts.map(|p| f32::from_bits(p.1)));
             }
         }
     }
 
+    /// `dst = src` over `rows × cols` elements, rows `src_pitch` and
+    /// `pitch` apart (see `gemm_repitch`): a thread per 4 columns of a
+    /// row, four 4-byte loads and one 16-byte store (zeros past `cols`,
+    /// inside the pitch). A thread per element, all indexing, took 6 µs
+    /// for a 1024 × 1023 matrix on an H100.
+    pub unsafe fn repitch(
+        rows: u32,
+        cols: u32,
+        src: *const f32,
+        src_pitch: usize,
+        dst: *mut f32,
+        pitch: usize,
+    ) {
+        let (rows, cols) = (rows as usize, cols as usize);
+        let quads = cols.div_ceil(4);
+        for e in grid_stride(rows * quads) {
+            let (r, c) = (e / quads, 4 * (e % quads));
+            let from = src.add(r * src_pitch);
+            let v: [f32; 4] =
+                core::array::from_fn(|i| if c + i < cols { *from.add(c + i) } else { 0.0 });
+            store4(dst.add(r * pitch + c), v);
+        }
+    }
+
+    /// `C = β · C` over `m × n` (zeros for `β = 0`, without reading `C`).
     pub unsafe fn scale(m: u32, n: u32, beta: f32, c: *mut f32, ldc: usize) {
         let (m, n) = (m as usize, n as usize);
         for e in grid_stride(m * n) {
@@ -827,7 +865,11 @@ kernels! {
             /// Two 128-byte aggregate parameters, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32<T in f32> = tma::kernel;
+            fn gemm_tma_tf32<T in f32> = tma::kernel::<false>;
+            /// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, `op(B)` read where it lies, `n`
+            /// innermost (the swapped kernel of [`tma`]).
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
@@ -840,8 +882,18 @@ kernels! {
             big: *mut T, small: *mut T, pitch: usize) {
             /// `big = tf32(x)`, `small = tf32(x − big)` (both rounded to
             /// nearest) of each element of a `rows × cols` matrix, into two
-            /// of `pitch`: the parts `gemm_tma_tf32x3` reads.
+            /// of `pitch` (on 16 bytes, `pitch` a multiple of 4 of at
+            /// least `cols`; zeros past `cols`): the parts
+            /// `gemm_tma_tf32x3` reads.
             fn gemm_split_tf32<T in f32> => device::split(rows, cols, src, src_pitch, big, small, pitch);
+        }
+        (rows: u32, cols: u32, src: *const T, src_pitch: usize, dst: *mut T, pitch: usize) {
+            /// `dst = src`, a `rows × cols` matrix copied from rows
+            /// `src_pitch` apart to rows `pitch` apart (`dst` on 16 bytes,
+            /// `pitch` a multiple of 4 of at least `cols`; zeros fill each
+            /// row's last 4 columns past `cols`): an operand off 16 bytes
+            /// moved onto them for `gemm_tma_tf32`'s tensor maps.
+            fn gemm_repitch<T in f32> => device::repitch(rows, cols, src, src_pitch, dst, pitch);
         }
         (m: u32, n: u32, beta: f32, c: *mut T, ldc: usize) {
             /// `C = β · C` (`k = 0` or `α = 0`): reads neither operand.
@@ -859,6 +911,8 @@ pub type GemmMapArgs<T> = gemm_tma_tf32::Args<T>;
 pub type GemmSplitMapArgs<T> = gemm_tma_tf32x3::Args<T>;
 /// The arguments of [`gemm_split_tf32`].
 pub type SplitArgs<T> = gemm_split_tf32::Args<T>;
+/// The arguments of [`gemm_repitch`].
+pub type RepitchArgs<T> = gemm_repitch::Args<T>;
 /// The arguments of [`gemm_scale`].
 pub type ScaleArgs<T> = gemm_scale::Args<T>;
 /// Threads per block of [`gemm_scale`] (a grid-stride loop).
@@ -901,6 +955,11 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     // multiplying ones (`tma::CONSUMER_REGS`).
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_swapped_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
     },

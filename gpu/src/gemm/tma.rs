@@ -33,6 +33,18 @@
 //! to the workspace, and the block that takes its tile's last ticket adds
 //! them in slice order (the same bits every run) and stores the tile.
 //!
+//! `B` stored `k × n` (the untransposed "NN" product) is not `k`-major,
+//! and TF32 `wgmma` reads only `k`-major operands from shared memory. The
+//! *swapped* kernel (`kernel::<true>`, entry `gemm_tma_tf32_swapped`)
+//! takes it where it lies: it computes `Cᵀ = op(B)ᵀ · op(A)ᵀ`, its tiles
+//! 128 columns of `C` by 256 rows. The copy engine writes `B`'s stage as four boxes of 32 columns
+//! by 32 of `k` ([`X_BOX`]); each multiplying thread reads its `wgmma`
+//! fragments of them with 8-byte shared loads ([`pair_column`],
+//! [`swizzled_pair`]: no bank conflicts), and the tensor cores read `A`'s
+//! 256 × 32 tile, `k`-major, from shared memory. A thread's two fragment
+//! rows are two adjacent columns of `C`, so the epilogue still stores
+//! 8-byte pairs.
+//!
 //! The tensor cores read an `f32` operand as TF32 by ignoring its low 13
 //! bits: the operands are truncated, not rounded to nearest.
 
@@ -67,6 +79,31 @@ pub const MIN_SLICE_STAGES: usize = 4;
 /// Elements of a tile: a slice's partial in the workspace.
 #[doc(hidden)]
 pub const TILE_ELEMENTS: usize = TILE_M * TILE_N;
+/// Columns of `C` per copy box of the swapped kernel's `B` tile: one
+/// 128-byte row of the swizzle; four boxes make a stage's [`TILE_M`].
+#[doc(hidden)]
+pub const X_BOX: usize = 32;
+/// Bytes of one such box: [`X_BOX`] columns by [`BK`] of `k`.
+#[doc(hidden)]
+pub const X_BOX_BYTES: usize = X_BOX * BK * 4;
+
+/// The first of the two adjacent columns (within its box of [`X_BOX`])
+/// that the swapped kernel's fragment rows `g` and `g + 8` of a warp hold
+/// (`g = lane / 4`; `half` the warp's half of the box, 0 or 1). The order
+/// spreads a warp's 8-byte loads over all 32 banks ([`swizzled_pair`]).
+#[doc(hidden)]
+pub const fn pair_column(g: usize, half: usize) -> usize {
+    (g & 1) * 2 + ((g >> 1) & 1) * 16 + (g >> 2) * 4 + 8 * half
+}
+
+/// Byte offset, within a box the copy engine wrote with the 128-byte
+/// swizzle (rows of `k`, 128 bytes each, the box on 1024 bytes), of the
+/// pair of columns `column`, `column + 1` (`column` even) at row `k`: the
+/// row's 16-byte unit `column / 4` exchanged by the XOR with `k % 8`.
+#[doc(hidden)]
+pub const fn swizzled_pair(column: usize, k: usize) -> usize {
+    k * 128 + ((column / 4) ^ (k % 8)) * 16 + (column % 4) * 4
+}
 
 /// `(slices, stages per slice)` of a product of `tiles` tiles and
 /// `k_tiles` stages of `k` on `sms` multiprocessors: one slice where the
@@ -147,10 +184,13 @@ pub(crate) struct MapOperands {
     pub map_b: TensorMap,
 }
 
-/// Contract: `m`, `n`, `k` at least 1 and below 2^31 − 256; `map_a` the
-/// 2-dimensional tensor map of `op(A)` (`k` innermost, `m` rows) and
-/// `map_b` of `op(B)ᵀ` (`k` innermost, `n` rows), `f32`, boxes of
-/// [`BK`] × [`TILE_M`] and [`BK`] × [`TILE_N`], the 128-byte swizzle,
+/// Contract: `m`, `n`, `k` at least 1 and below 2^31 − 256; for `SWAP =
+/// false`, `map_a` the 2-dimensional tensor map of `op(A)` (`k`
+/// innermost, `m` rows) and `map_b` of `op(B)ᵀ` (`k` innermost, `n`
+/// rows), boxes of [`BK`] × [`TILE_M`] and [`BK`] × [`TILE_N`]; for `SWAP
+/// = true`, `map_a` the map of `op(B)` (`n` innermost, `k` rows), boxes
+/// of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k` innermost, `m`
+/// rows), boxes of [`BK`] × [`TILE_N`]; both `f32`, the 128-byte swizzle,
 /// zeros outside, over memory nothing writes during the kernel; `C`, `m ×
 /// n` with pitch `ldc`, writable, overlapping neither; `(slices,
 /// slice_stages)` [`tma_slices`] of the tiles, stages and any number of
@@ -164,14 +204,14 @@ pub(crate) struct MapOperands {
 /// the host refuses them first).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn kernel(o: MapOperands) {
+pub(crate) unsafe fn kernel<const SWAP: bool>(o: MapOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = o;
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
-    device::body(&o)
+    device::body::<SWAP>(&o)
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -181,39 +221,68 @@ pub(super) mod device {
     use crate::prim::wgmma::{self, WGMMA_N128_REGS};
     use crate::prim::*;
 
-    /// `C[i][j] = α · acc + β · C[i][j]` inside `C`, not reading `C` for
-    /// `β = 0`.
+    /// `C[i][j] = α · acc[r] + β · C[i][j]` (not reading `C` for `β = 0`)
+    /// for each register `r` of `acc` whose `(i, j) = at(r)` lies inside
+    /// `C`, by predicated stores: not a branch per element. Tested and
+    /// branched, every element of an edge tile cost about 50 cycles
+    /// (12 600 a tile on an H100, docs/notes/gemm.md), and a product's
+    /// last tile to finish is often an edge.
     #[inline(always)]
-    unsafe fn store(o: &MapOperands, i: usize, j: usize, acc: f32) {
-        if i < o.m && j < o.n {
-            let c = o.c.add(i * o.ldc + j);
-            *c = if o.beta == 0.0 {
-                o.alpha * acc
-            } else {
-                fma_f32(o.alpha, acc, o.beta * *c)
-            };
+    unsafe fn store_tested(
+        o: &MapOperands,
+        acc: &[f32; WGMMA_N128_REGS],
+        at: impl Fn(usize) -> (usize, usize),
+    ) {
+        // Where `C[i][j]` is (computed for every element, touched only
+        // inside `C`), and whether it is inside.
+        let target = |r: usize| {
+            let (i, j) = at(r);
+            let c = o.c.wrapping_add(i.wrapping_mul(o.ldc).wrapping_add(j));
+            ((i < o.m) & (j < o.n), c)
+        };
+        if o.beta == 0.0 {
+            unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
+                let (inside, c) = target(r);
+                store_if(inside, c, o.alpha * acc[r]);
+            });
+        } else {
+            unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
+                let (inside, c) = target(r);
+                store_if(inside, c, fma_f32(o.alpha, acc[r], o.beta * load_if(inside, c)));
+            });
         }
     }
 
-    /// [`store`] of `C[i][j]` and `C[i][j + 1]` (`j` even), one 8-byte
-    /// store where `pairs` (`C` and its pitch on 8 bytes) and both lie
-    /// inside `C`.
+    /// The straight run of an epilogue whose outputs all lie inside `C` on
+    /// 8 bytes: for each `i` of 16, the two 8-byte pairs `at(i)` gives
+    /// (where, and the two accumulator values), `α` and `β` applied, no
+    /// test per element. The tested path, once run by every tile, took
+    /// 12 600 cycles a tile on an H100 (docs/notes/gemm.md).
     #[inline(always)]
-    unsafe fn store_pair(o: &MapOperands, pairs: bool, i: usize, j: usize, acc: [f32; 2]) {
-        if pairs && i < o.m && j + 1 < o.n {
-            let c = o.c.add(i * o.ldc + j);
-            let old = if o.beta == 0.0 { [0.0; 2] } else { load2(c) };
-            let value = |e: usize| {
-                if o.beta == 0.0 {
-                    o.alpha * acc[e]
-                } else {
-                    fma_f32(o.alpha, acc[e], o.beta * old[e])
-                }
-            };
-            store2(c, [value(0), value(1)]);
+    unsafe fn store_run(o: &MapOperands, at: impl Fn(usize) -> [(*mut f32, [f32; 2]); 2]) {
+        if o.beta == 0.0 {
+            let put = |p: *mut f32, v: [f32; 2]| store2(p, [o.alpha * v[0], o.alpha * v[1]]);
+            unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                let [(p, v), (q, w)] = at(i);
+                put(p, v);
+                put(q, w);
+            });
         } else {
-            store(o, i, j, acc[0]);
-            store(o, i, j + 1, acc[1]);
+            let put = |p: *mut f32, v: [f32; 2]| {
+                let old = load2(p);
+                store2(
+                    p,
+                    [
+                        fma_f32(o.alpha, v[0], o.beta * old[0]),
+                        fma_f32(o.alpha, v[1], o.beta * old[1]),
+                    ],
+                );
+            };
+            unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                let [(p, v), (q, w)] = at(i);
+                put(p, v);
+                put(q, w);
+            });
         }
     }
 
@@ -229,40 +298,59 @@ pub(super) mod device {
     ) {
         let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
         if pairs && row + 8 < o.m && col + 8 * 15 + 1 < o.n {
-            // Inside `C` (both rows, every column) and on 8 bytes: one
-            // straight run of 8-byte stores, no test per element. The
-            // per-element path below, run by every tile, took 12 600
-            // cycles a tile on an H100 (docs/notes/gemm.md).
+            // Both rows, every column.
             let top = o.c.add(row * o.ldc + col);
             let bottom = top.add(8 * o.ldc);
-            if o.beta == 0.0 {
-                unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                    store2(top.add(8 * i), [o.alpha * acc[4 * i], o.alpha * acc[4 * i + 1]]);
-                    store2(bottom.add(8 * i), [o.alpha * acc[4 * i + 2], o.alpha * acc[4 * i + 3]]);
-                });
-            } else {
-                let blend = |p: *mut f32, a: f32, b: f32| {
-                    let old = load2(p);
-                    store2(
-                        p,
-                        [
-                            fma_f32(o.alpha, a, o.beta * old[0]),
-                            fma_f32(o.alpha, b, o.beta * old[1]),
-                        ],
-                    );
-                };
-                unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                    blend(top.add(8 * i), acc[4 * i], acc[4 * i + 1]);
-                    blend(bottom.add(8 * i), acc[4 * i + 2], acc[4 * i + 3]);
-                });
-            }
+            store_run(o, |i| {
+                [
+                    (top.add(8 * i), [acc[4 * i], acc[4 * i + 1]]),
+                    (bottom.add(8 * i), [acc[4 * i + 2], acc[4 * i + 3]]),
+                ]
+            });
             return;
         }
-        unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-            let c = col + 8 * i;
-            store_pair(o, pairs, row, c, [acc[4 * i], acc[4 * i + 1]]);
-            store_pair(o, pairs, row + 8, c, [acc[4 * i + 2], acc[4 * i + 3]]);
+        store_tested(o, acc, |r| {
+            (row + 8 * (r % 4 / 2), col + 8 * (r / 4) + r % 2)
         });
+    }
+
+    /// Stores half the swapped kernel's accumulator, whose register `4i +
+    /// e` holds `C[m + 8i + e % 2][n + e / 2]` (`m`, `n` this thread's
+    /// first, both even): registers `4i` and `4i + 2` make one 8-byte pair
+    /// of `C`'s row, `4i + 1` and `4i + 3` the next row's.
+    #[inline(always)]
+    unsafe fn store_half_swapped(
+        o: &MapOperands,
+        acc: &[f32; WGMMA_N128_REGS],
+        n: usize,
+        m: usize,
+    ) {
+        let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
+        if pairs && n + 1 < o.n && m + 8 * 15 + 1 < o.m {
+            let first = o.c.add(m * o.ldc + n);
+            store_run(o, |i| {
+                let row = first.add(8 * i * o.ldc);
+                [
+                    (row, [acc[4 * i], acc[4 * i + 2]]),
+                    (row.add(o.ldc), [acc[4 * i + 1], acc[4 * i + 3]]),
+                ]
+            });
+            return;
+        }
+        store_tested(o, acc, |r| (m + 8 * (r / 4) + r % 2, n + r % 4 / 2));
+    }
+
+    /// Loads this thread's swapped-kernel `A` fragment of the `kk`-th 8
+    /// of `k` (8 rows, 1024 bytes, each) from its box at `x` (shared
+    /// address), `at` and `at4` the offsets of its pair of columns at rows
+    /// `k = lane % 4` and `k + 4` ([`swizzled_pair`]). Register 0 is row
+    /// `g`, `k`; 1 row `g + 8`, `k`; 2 and 3 the same at `k + 4`: rows `g`
+    /// and `g + 8` are the pair's two columns.
+    #[inline(always)]
+    unsafe fn load_fragment(x: u32, at: u32, at4: u32, kk: usize) -> [u32; 4] {
+        let top = load_shared_v2(x + at + 1024 * kk as u32);
+        let bottom = load_shared_v2(x + at4 + 1024 * kk as u32);
+        [top[0], top[1], bottom[0], bottom[1]]
     }
 
     /// `acc` = the sum over slices `0..slices`, in order, of the 16 quads
@@ -348,7 +436,7 @@ pub(super) mod device {
     }
 
     #[inline(always)]
-    pub(super) unsafe fn body(o: &MapOperands) {
+    pub(super) unsafe fn body<const SWAP: bool>(o: &MapOperands) {
         let t = thread_idx_x() as usize;
         let group = t / 128;
         // The ring on 1024 bytes, then the barriers: *full* of stage `s`
@@ -362,7 +450,9 @@ pub(super) mod device {
         let verdict = window
             .add((ring - shared_address(window)) as usize + STAGES * STAGE_BYTES + 2 * STAGES * 8)
             .cast::<u32>();
-        let (tiles_m, tiles_n) = (o.m.div_ceil(TILE_M), o.n.div_ceil(TILE_N));
+        // The tiles' rows and columns: `C`'s, or its transpose's.
+        let (rows, cols) = if SWAP { (o.n, o.m) } else { (o.m, o.n) };
+        let (tiles_m, tiles_n) = (rows.div_ceil(TILE_M), cols.div_ceil(TILE_N));
         let k_tiles = o.k.div_ceil(BK);
         // Work unit `u`: slice `u % slices` of tile `u / slices`, the
         // slices of a tile consecutive (they run at once).
@@ -426,7 +516,24 @@ pub(super) mod device {
                     // read, so the block outlives the copies.
                     bulk::expect_bytes(full(s), STAGE_BYTES as u32);
                     let k0 = (kt * BK) as i32;
-                    bulk::tensor_copy_2d_to_shared(at, map_a, [k0, (tm * TILE_M) as i32], full(s));
+                    if SWAP {
+                        // `op(B)`'s 128 columns as four boxes of 32.
+                        unroll!(j in [0 1 2 3] => {
+                            bulk::tensor_copy_2d_to_shared(
+                                at + (j * X_BOX_BYTES) as u32,
+                                map_a,
+                                [(tm * TILE_M + j * X_BOX) as i32, k0],
+                                full(s),
+                            );
+                        });
+                    } else {
+                        bulk::tensor_copy_2d_to_shared(
+                            at,
+                            map_a,
+                            [k0, (tm * TILE_M) as i32],
+                            full(s),
+                        );
+                    }
                     bulk::tensor_copy_2d_to_shared(
                         at + A_BYTES as u32,
                         map_b,
@@ -451,46 +558,103 @@ pub(super) mod device {
         // 127 and 128 to 255 of the warpgroup's rows).
         let mut lo = [0.0f32; WGMMA_N128_REGS];
         let mut hi = [0.0f32; WGMMA_N128_REGS];
+        // The swapped kernel's fragments: warp `warp` of the warpgroup
+        // reads box `2 wg + warp / 2`, half `warp % 2` of it
+        // ([`pair_column`]).
+        let column = pair_column(g, warp % 2);
+        let x_box = ((2 * wg + warp / 2) * X_BOX_BYTES) as u32;
+        let (at, at4) = (
+            swizzled_pair(column, q) as u32,
+            swizzled_pair(column, q + 4) as u32,
+        );
+        let mut f = [[0u32; 4]; BK / 8];
         let (mut s, mut phase) = (0usize, 0u32);
         let mut unit = first;
         while unit < units {
             let ((tm, tn), split, stages) = unit_of(unit);
             let start = stages.start;
             let mut held = 0;
-            for kt in stages {
-                bulk::wait_parity(full(s), phase);
-                let at = ring + (s * STAGE_BYTES) as u32;
-                let a = descriptor::swizzled_128(at + (wg * A_BYTES / 2) as u32);
-                let b = descriptor::swizzled_128(at + A_BYTES as u32);
-                // Orders the epilogue's reads of the accumulator (the tile
-                // before) before the products that overwrite it.
-                wgmma::fence();
-                for kk in 0..BK / 8 {
-                    // `k` advances 8 TF32 = 32 bytes (2 in the
-                    // descriptor's address field) along the rows.
-                    // SAFETY: the whole warpgroup, after the fence; the
-                    // stage's tiles, written by the copy engine (its
-                    // phase waited for), stay until this thread arrives
-                    // on *empty* after a wait that covers these products.
-                    wgmma::mma_tf32_m64n256k8_ss(
-                        &mut lo,
-                        &mut hi,
-                        a + 2 * kk as u64,
-                        b + 2 * kk as u64,
-                        kt > start || kk > 0,
-                    );
+            if SWAP {
+                // Each 8 of `k` its own group of products, reading its own
+                // fragment `f[kk]`: before the next stage loads `f[kk]`
+                // again, the wait for at most 3 groups running retires the
+                // group that read it (held past that wait, so the new
+                // load takes other registers only where it must), and the
+                // fourth such wait retires the whole stage before, which
+                // is then freed. Three groups stay queued throughout; the
+                // fragments cost 16 registers, not the 32 of two sets.
+                for kt in stages {
+                    bulk::wait_parity(full(s), phase);
+                    let at_stage = ring + (s * STAGE_BYTES) as u32;
+                    let b = descriptor::swizzled_128(at_stage + A_BYTES as u32);
+                    unroll!(kk in [0 1 2 3] => {
+                        if kt > start {
+                            wgmma::wait_wide::<3>(&mut lo, &mut hi);
+                            wgmma::hold(&f[kk]);
+                            if kk == 3 {
+                                // The stage before is done: free it.
+                                bulk::arrive(empty(held));
+                            }
+                        }
+                        f[kk] = load_fragment(at_stage + x_box, at, at4, kk);
+                        // Orders the fragment's loads (and the epilogue's
+                        // reads of the accumulator) before the product.
+                        wgmma::fence();
+                        // SAFETY: as for the unswapped products below;
+                        // `f[kk]` is not written again until a wait
+                        // retires this product.
+                        wgmma::mma_tf32_m64n256k8_rs(
+                            &mut lo,
+                            &mut hi,
+                            f[kk],
+                            b + 2 * kk as u64,
+                            kt > start || kk > 0,
+                        );
+                        wgmma::commit();
+                    });
+                    held = s;
+                    s += 1;
+                    if s == STAGES {
+                        s = 0;
+                        phase ^= 1;
+                    }
                 }
-                wgmma::commit();
-                if kt > start {
-                    // The products of the stage before are done: free it.
-                    wgmma::wait_wide::<1>(&mut lo, &mut hi);
-                    bulk::arrive(empty(held));
-                }
-                held = s;
-                s += 1;
-                if s == STAGES {
-                    s = 0;
-                    phase ^= 1;
+            } else {
+                for kt in stages {
+                    bulk::wait_parity(full(s), phase);
+                    let at = ring + (s * STAGE_BYTES) as u32;
+                    let a = descriptor::swizzled_128(at + (wg * A_BYTES / 2) as u32);
+                    let b = descriptor::swizzled_128(at + A_BYTES as u32);
+                    // Orders the epilogue's reads of the accumulator (the tile
+                    // before) before the products that overwrite it.
+                    wgmma::fence();
+                    for kk in 0..BK / 8 {
+                        // `k` advances 8 TF32 = 32 bytes (2 in the
+                        // descriptor's address field) along the rows.
+                        // SAFETY: the whole warpgroup, after the fence; the
+                        // stage's tiles, written by the copy engine (its
+                        // phase waited for), stay until this thread arrives
+                        // on *empty* after a wait that covers these products.
+                        wgmma::mma_tf32_m64n256k8_ss(
+                            &mut lo,
+                            &mut hi,
+                            a + 2 * kk as u64,
+                            b + 2 * kk as u64,
+                            kt > start || kk > 0,
+                        );
+                    }
+                    wgmma::commit();
+                    if kt > start {
+                        // The products of the stage before are done: free it.
+                        wgmma::wait_wide::<1>(&mut lo, &mut hi);
+                        bulk::arrive(empty(held));
+                    }
+                    held = s;
+                    s += 1;
+                    if s == STAGES {
+                        s = 0;
+                        phase ^= 1;
+                    }
                 }
             }
             wgmma::wait_wide::<0>(&mut lo, &mut hi);
@@ -499,10 +663,17 @@ pub(super) mod device {
                 unit += step;
                 continue;
             }
-            let row = tm * TILE_M + wg * 64 + warp * 16 + g;
-            let col = tn * TILE_N + 2 * q;
-            store_half(o, &lo, row, col);
-            store_half(o, &hi, row, col + 128);
+            if SWAP {
+                let n = tm * TILE_M + (2 * wg + warp / 2) * X_BOX + column;
+                let m = tn * TILE_N + 2 * q;
+                store_half_swapped(o, &lo, n, m);
+                store_half_swapped(o, &hi, n, m + 128);
+            } else {
+                let row = tm * TILE_M + wg * 64 + warp * 16 + g;
+                let col = tn * TILE_N + 2 * q;
+                store_half(o, &lo, row, col);
+                store_half(o, &hi, row, col + 128);
+            }
             unit += step;
         }
     }
@@ -511,6 +682,61 @@ pub(super) mod device {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The swapped kernel's pairs of columns: each warp half's 8 pairs and
+    /// the other half's cover a box's 32 columns once.
+    #[test]
+    fn fragment_pairs_cover_a_box_once() {
+        let mut seen = [0; X_BOX];
+        for half in 0..2 {
+            for g in 0..8 {
+                let c = pair_column(g, half);
+                assert!(c.is_multiple_of(2) && c + 1 < X_BOX);
+                seen[c] += 1;
+                seen[c + 1] += 1;
+            }
+        }
+        assert_eq!(seen, [1; X_BOX]);
+    }
+
+    /// A warp's 8-byte fragment loads (lanes `4g + q`, rows `q` or `q + 4`
+    /// of each 8 of `k`) take two passes, each half-warp's 16 loads on 16
+    /// distinct pairs of banks: no conflicts.
+    #[test]
+    fn fragment_loads_miss_no_bank() {
+        for half in 0..2 {
+            for k_row in [0, 4] {
+                for kk in 0..BK / 8 {
+                    for lanes in [0..16, 16..32] {
+                        let mut banks = [false; 16];
+                        for lane in lanes {
+                            let (g, q) = (lane / 4, lane % 4);
+                            let at = swizzled_pair(pair_column(g, half), 8 * kk + q + k_row);
+                            assert_eq!(at % 8, 0);
+                            let pair = at / 8 % 16;
+                            assert!(!banks[pair], "half {half}, row {k_row}, lane {lane}");
+                            banks[pair] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The swizzle keeps each row's 128 bytes in its row and moves every
+    /// element to its own place.
+    #[test]
+    fn swizzled_pairs_are_a_permutation_of_each_row() {
+        for k in 0..BK {
+            let mut seen = [false; X_BOX / 2];
+            for c in (0..X_BOX).step_by(2) {
+                let at = swizzled_pair(c, k);
+                assert_eq!(at / 128, k);
+                assert!(!seen[at % 128 / 8]);
+                seen[at % 128 / 8] = true;
+            }
+        }
+    }
 
     #[test]
     fn slices_fill_the_sms_none_empty() {

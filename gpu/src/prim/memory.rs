@@ -7,6 +7,8 @@
 //!   reads the others' partials this way.
 //! * `v4`: one 16-byte access per thread, a quarter of the instructions of
 //!   four 4-byte loads and full 128-byte lines per 8 lanes.
+//! * predicated (`@p`): a store or load that touches memory only under a
+//!   condition, with no branch (the GEMM epilogue's edge tiles).
 //!
 //! Pointers are generic addresses of global memory, which CUDA maps one to one
 //! onto the global window; that is what `cudaMalloc` returns.
@@ -170,4 +172,46 @@ pub unsafe fn load2(p: *const f32) -> [f32; 2] {
 pub unsafe fn store2(p: *mut f32, v: [f32; 2]) {
     // SAFETY: the caller's contract.
     unsafe { *p.cast::<F2>() = F2(v) }
+}
+
+/// `@p st.global.f32`: stores `v` at `p` where `ok`, else nothing, with
+/// no branch (a predicated store: `p` is not touched when `!ok`).
+///
+/// # Safety
+/// Where `ok`, `p` is 4-byte aligned, global and writable.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn store_if(ok: bool, p: *mut f32, v: f32) {
+    // SAFETY: the caller's contract; the store happens only under `ok`.
+    unsafe {
+        asm!(
+            "{{ .reg .pred q; setp.ne.b32 q, {ok}, 0; @q st.global.f32 [{p}], {v}; }}",
+            ok = in(reg32) ok as u32,
+            p = in(reg64) p,
+            v = in(reg32) v,
+            options(nostack),
+        );
+    }
+}
+
+/// `@p ld.global.f32`: the `f32` at `p` where `ok`, else 0, with no
+/// branch (a predicated load: `p` is not touched when `!ok`).
+///
+/// # Safety
+/// Where `ok`, `p` is 4-byte aligned, global and readable.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn load_if(ok: bool, p: *const f32) -> f32 {
+    let v: f32;
+    // SAFETY: the caller's contract; the load happens only under `ok`.
+    unsafe {
+        asm!(
+            "{{ .reg .pred q; setp.ne.b32 q, {ok}, 0; mov.b32 {v}, 0; @q ld.global.f32 {v}, [{p}]; }}",
+            ok = in(reg32) ok as u32,
+            p = in(reg64) p,
+            v = out(reg32) v,
+            options(nostack, readonly),
+        );
+    }
+    v
 }

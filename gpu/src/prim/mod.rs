@@ -10,7 +10,7 @@
 //! * [`warp`]: shuffles and votes;
 //! * [`atomic`]: atomics on shared and global memory;
 //! * [`bytes`]: byte permutes (`prmt`) and byte dot products (`dp4a`);
-//! * [`memory`]: read-only, L2-only and 16-byte vector loads and stores;
+//! * [`memory`]: read-only, L2-only, 16-byte vector and predicated loads and stores;
 //! * [`collective`]: warp and block reductions, generic over the operation;
 //! * [`stream`]: a slice streamed through 16-byte loads (head, body, tail);
 //! * [`math`]: multiply-high and widening multiplies, fast `sin`/`cos`/`log`/`exp`;

@@ -53,3 +53,30 @@ impl Default for SharedCarver {
         Self::new()
     }
 }
+
+/// `ld.shared.v2.b32`: 8 bytes of the block's shared memory at the shared
+/// address `address` ([`shared_address`](super::shared_address)), one
+/// access.
+///
+/// # Safety
+/// `address` is 8-byte aligned, inside the block's shared memory, and
+/// nothing writes those bytes while this load runs (a barrier orders any
+/// write, including a copy engine's, before it).
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn load_shared_v2(address: u32) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: the caller's contract. Not `pure`: the load must stay after
+    // the barrier wait (an `asm` that may write memory) that publishes the
+    // bytes.
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.v2.b32 {{{a}, {b}}}, [{p}];",
+            a = out(reg32) a,
+            b = out(reg32) b,
+            p = in(reg32) address,
+            options(readonly, nostack),
+        );
+    }
+    [a, b]
+}

@@ -495,6 +495,41 @@ pub unsafe fn mma_tf32_m64n256k8_ss(
     }
 }
 
+/// [`mma_tf32_m64n256k8_ss`] with `A` from registers: `a` this thread's
+/// fragment of the 64 × 8 tile (the layout of [`mma_tf32_m64n128k8`]'s,
+/// TF32: an `f32`'s low 13 bits ignored), `b` the descriptor of `B`'s
+/// 256 × 8 tile, `k`-major, in shared memory.
+///
+/// # Safety
+/// As [`mma_tf32_m64n256k8_ss`]'s for `d` and `b`; the registers of `a`
+/// are not written until a [`wait_wide`] covers this product (see
+/// [`hold`]), and the [`fence`] before it follows their last write.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn mma_tf32_m64n256k8_rs(
+    lo: &mut [f32; WGMMA_N128_REGS],
+    hi: &mut [f32; WGMMA_N128_REGS],
+    a: [u32; 4],
+    b: u64,
+    accumulate: bool,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm_with_wide_accumulator!(lo, hi;
+            "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+            "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}, {d64}, {d65}, {d66}, {d67}, {d68}, {d69}, {d70}, {d71}, {d72}, {d73}, {d74}, {d75}, {d76}, {d77}, {d78}, {d79}, {d80}, {d81}, {d82}, {d83}, {d84}, {d85}, {d86}, {d87}, {d88}, {d89}, {d90}, {d91}, {d92}, {d93}, {d94}, {d95}, {d96}, {d97}, {d98}, {d99}, {d100}, {d101}, {d102}, {d103}, {d104}, {d105}, {d106}, {d107}, {d108}, {d109}, {d110}, {d111}, {d112}, {d113}, {d114}, {d115}, {d116}, {d117}, {d118}, {d119}, {d120}, {d121}, {d122}, {d123}, {d124}, {d125}, {d126}, {d127}}},",
+            "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b = in(reg64) b,
+            scale = in(reg32) accumulate as u32,
+        );
+    }
+}
+
 /// [`wait`] for an `m64n256` accumulator.
 #[inline(always)]
 #[doc(hidden)]
