@@ -124,27 +124,8 @@ fn run(bench: &mut Bench) -> Result<(), String> {
             ((1000, 999, 1001), every),
         ]
     };
-    let peer_cases: Vec<String> = cases
-        .iter()
-        .flat_map(|&((m, n, k), _)| {
-            [
-                format!("sgemm:{m}:{n}:{k}"),
-                format!("sgemm_tf32:{m}:{n}:{k}"),
-                format!("sgemm_3xtf32_cutlass:{m}:{n}:{k}"),
-            ]
-        })
-        .collect();
-    let mut peers = bench.peers.measure(&peer_cases).into_iter();
     for (shape, steps) in cases {
-        let (fp32, tf32, tf32x3) = (peers.next(), peers.next(), peers.next());
-        // cuBLAS FP32 for every step; cuBLAS TF32 (at its best) for the
-        // TF32 steps and CUTLASS's 3xTF32 for the 3xTF32 ones, each
-        // precision against its peers.
-        let peers = [("", fp32), ("tf32", tf32), ("tf32x3", tf32x3)]
-            .into_iter()
-            .filter_map(|(group, p)| p.map(|p| (group, p)))
-            .collect();
-        ladder(bench, shape, |v| steps(v) && runs(target, v), peers)?;
+        ladder(bench, shape, |v| steps(v) && runs(target, v))?;
     }
     transposes(bench)?;
     scaling(bench)
@@ -289,11 +270,17 @@ fn element(ctx: &Context, buffer: &Buffer<f32>, i: usize) -> Result<f32, String>
 }
 
 /// The steps for which `applies` holds, on one product, against `peers`.
+/// One case: its steps, then its peers, timed right after them. The
+/// tensor-core products run at the GPU's power cap, where the clock
+/// follows the temperature: peers all timed first, on a GPU still cool,
+/// met steps 13 and 14 seconds of heavy launches later (an H100's SM clock
+/// fell from 1 980 to 1 400 to 1 600 MHz under the cap), and 4096³ TF32
+/// read 0.84 to 0.99 × cuBLAS TF32 over five runs of one build where the
+/// scaling curve (peers timed beside our series) read 1.01 to 1.08.
 fn ladder(
     bench: &mut Bench,
     shape: Shape,
     applies: impl Fn(GemmVariant) -> bool,
-    peers: Vec<(&'static str, crate::peers::PeerResult)>,
 ) -> Result<(), String> {
     let (m, n, k) = shape;
     let flops = Gemm::new(m, n, k).flops();
@@ -312,6 +299,21 @@ fn ladder(
             row.versus = group(v);
         }
     }
+    // cuBLAS FP32 for every step; cuBLAS TF32 (at its best) for the TF32
+    // steps and CUTLASS's 3xTF32 for the 3xTF32 ones, each precision
+    // against its peers.
+    let mut measured = bench
+        .peers
+        .measure(&[
+            format!("sgemm:{m}:{n}:{k}"),
+            format!("sgemm_tf32:{m}:{n}:{k}"),
+            format!("sgemm_3xtf32_cutlass:{m}:{n}:{k}"),
+        ])
+        .into_iter();
+    let peers = ["", "tf32", "tf32x3"]
+        .into_iter()
+        .filter_map(|group| measured.next().map(|p| (group, p)))
+        .collect();
     let slow_note = if flops >= SLOW_FLOPS {
         format!("; naive and coalesced over {SLOW_REPS} launches")
     } else {
