@@ -223,12 +223,16 @@ pub(super) mod device {
 
     /// `C[i][j] = α · acc[r] + β · C[i][j]` (not reading `C` for `β = 0`)
     /// for each register `r` of `acc` whose `(i, j) = at(r)` lies inside
-    /// `C`, by predicated stores: not a branch per element. Tested and
-    /// branched, every element of an edge tile cost about 50 cycles
-    /// (12 600 a tile on an H100, docs/notes/gemm.md), and a product's
-    /// last tile to finish is often an edge.
+    /// `C`: by predicated stores where `PREDICATED`, else a branch per
+    /// element. Branched, every element of an edge tile cost about 50
+    /// cycles (12 600 a tile on an H100, docs/notes/gemm.md), and a
+    /// product's last tile to finish is often an edge; but the 3xTF32
+    /// kernel, its registers all but spoken for by two accumulators, ran
+    /// 8192³ in 13 to 17 ms with the predicated stores against 8.7
+    /// branched (the straight-line stores raise ptxas's register demand
+    /// for the whole kernel).
     #[inline(always)]
-    unsafe fn store_tested(
+    unsafe fn store_tested<const PREDICATED: bool>(
         o: &MapOperands,
         acc: &[f32; WGMMA_N128_REGS],
         at: impl Fn(usize) -> (usize, usize),
@@ -238,17 +242,31 @@ pub(super) mod device {
         let target = |r: usize| {
             let (i, j) = at(r);
             let c = o.c.wrapping_add(i.wrapping_mul(o.ldc).wrapping_add(j));
-            ((i < o.m) & (j < o.n), c)
+            // `&` where predicated: no branch for LLVM to make of it.
+            let inside = if PREDICATED {
+                (i < o.m) & (j < o.n)
+            } else {
+                i < o.m && j < o.n
+            };
+            (inside, c)
         };
         if o.beta == 0.0 {
             unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
                 let (inside, c) = target(r);
-                store_if(inside, c, o.alpha * acc[r]);
+                if PREDICATED {
+                    store_if(inside, c, o.alpha * acc[r]);
+                } else if inside {
+                    *c = o.alpha * acc[r];
+                }
             });
         } else {
             unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
                 let (inside, c) = target(r);
-                store_if(inside, c, fma_f32(o.alpha, acc[r], o.beta * load_if(inside, c)));
+                if PREDICATED {
+                    store_if(inside, c, fma_f32(o.alpha, acc[r], o.beta * load_if(inside, c)));
+                } else if inside {
+                    *c = fma_f32(o.alpha, acc[r], o.beta * *c);
+                }
             });
         }
     }
@@ -288,9 +306,10 @@ pub(super) mod device {
 
     /// Stores half the accumulator, whose register `4i + e` holds row
     /// `row + 8(e / 2)`, column `col + 8i + e % 2` (`row`, `col` this
-    /// thread's first; `col` even).
+    /// thread's first; `col` even); edges as [`store_tested`] with
+    /// `PREDICATED`.
     #[inline(always)]
-    pub(in crate::gemm) unsafe fn store_half(
+    pub(in crate::gemm) unsafe fn store_half<const PREDICATED: bool>(
         o: &MapOperands,
         acc: &[f32; WGMMA_N128_REGS],
         row: usize,
@@ -309,7 +328,7 @@ pub(super) mod device {
             });
             return;
         }
-        store_tested(o, acc, |r| {
+        store_tested::<PREDICATED>(o, acc, |r| {
             (row + 8 * (r % 4 / 2), col + 8 * (r / 4) + r % 2)
         });
     }
@@ -337,7 +356,7 @@ pub(super) mod device {
             });
             return;
         }
-        store_tested(o, acc, |r| (m + 8 * (r / 4) + r % 2, n + r % 4 / 2));
+        store_tested::<true>(o, acc, |r| (m + 8 * (r / 4) + r % 2, n + r % 4 / 2));
     }
 
     /// Loads this thread's swapped-kernel `A` fragment of the `kk`-th 8
@@ -671,8 +690,8 @@ pub(super) mod device {
             } else {
                 let row = tm * TILE_M + wg * 64 + warp * 16 + g;
                 let col = tn * TILE_N + 2 * q;
-                store_half(o, &lo, row, col);
-                store_half(o, &hi, row, col + 128);
+                store_half::<true>(o, &lo, row, col);
+                store_half::<true>(o, &hi, row, col + 128);
             }
             unit += step;
         }

@@ -246,7 +246,9 @@ mod device {
                 }
             }
             let row = tm * TILE_M + wg * 64 + warp * 16 + g;
-            store_half(&stores, &acc, row, tn * TILE_N + 2 * q);
+            // Branched edges: predicated ones slowed the whole kernel
+            // (`store_tested`).
+            store_half::<false>(&stores, &acc, row, tn * TILE_N + 2 * q);
             tile += step;
         }
     }
