@@ -210,9 +210,11 @@ pub struct Gemm {
 /// the scratch waits for the context's stream once.
 ///
 /// [`GemmVariant::Tf32Tma`] does not follow the policy: its tensor cores
-/// read both operands `k`-major, so it always transposes an operand that
-/// is not stored along `k` (and copies one whose rows are off 16 bytes)
-/// into the scratch memory the same way.
+/// read `A` `k`-major, so it always transposes an `A` stored `k × m` into
+/// the scratch memory the same way (it reads `B` where it lies either
+/// way), and copies an operand whose rows are off 16 bytes onto such
+/// rows. [`GemmVariant::Tf32x3Tma`] transposes either operand not stored
+/// along `k`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Packing {
     /// Pack where it pays: an operand stored along `k` of a
