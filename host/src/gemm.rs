@@ -530,9 +530,11 @@ impl<'m> TmaOperands<'m> {
             (x.pitch().max(x.width().next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
         };
         let a_access = place(a, !gemm.transpose_a)?;
-        if !gemm.transpose_b
-            && let Some(b_access) = place(b, true)
-        {
+        let swapped = match gemm.transpose_b {
+            false => place(b, true),
+            true => None,
+        };
+        if let Some(b_access) = swapped {
             return Some(TmaOperands {
                 operands: [(b, b_access), (a, a_access)],
                 swapped: true,
