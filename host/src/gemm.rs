@@ -581,6 +581,21 @@ fn encode_map(context: &Context, x: Mapped, boxed: [usize; 2]) -> Result<TensorM
 }
 
 impl Context {
+    /// The launch of a pass over a `rows × cols` matrix with a thread per
+    /// 4 columns of a row (`gemm_repitch`, `gemm_split_tf32`): blocks of
+    /// [`SCALE_BLOCK`], as many as the items need and the device holds
+    /// at once (the kernels' grid-stride loops take the rest).
+    fn quads_config(&self, rows: usize, cols: usize) -> LaunchConfig {
+        let info = self.info();
+        let blocks = grid_stride_blocks(
+            rows * cols.div_ceil(4),
+            SCALE_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        );
+        LaunchConfig::linear(blocks, SCALE_BLOCK, 0)
+    }
+
     /// Enqueues a [`GemmVariant::Tf32Tma`] product (`m`, `n`, `k` ≥ 1,
     /// `α ≠ 0`, shapes and overlaps checked, the buffers in the caller's
     /// `Call`): packs the operands not mapped in place, encodes the maps,
@@ -693,13 +708,6 @@ impl Context {
                         dst: DevPtrMut::new(base + *at as u64),
                         pitch: *pitch,
                     };
-                    let info = self.info();
-                    let blocks = grid_stride_blocks(
-                        rows * width.div_ceil(4),
-                        SCALE_BLOCK,
-                        info.multiprocessors,
-                        info.max_threads_per_multiprocessor,
-                    );
                     // SAFETY: the kernel's contract: the source, `rows`
                     // rows of `width` elements `x.pitch()` apart, lies
                     // inside `x`'s slice (`Matrix::with_pitch`); the
@@ -711,7 +719,7 @@ impl Context {
                     unsafe {
                         self.launch(
                             gemm_repitch::entry::<f32>(),
-                            LaunchConfig::linear(blocks, SCALE_BLOCK, 0),
+                            self.quads_config(rows, width),
                             &args,
                         )?
                     };
@@ -848,12 +856,6 @@ impl Context {
                 small: DevPtrMut::new(base + small as u64),
                 pitch,
             };
-            let blocks = grid_stride_blocks(
-                rows * k.div_ceil(4),
-                SCALE_BLOCK,
-                info.multiprocessors,
-                info.max_threads_per_multiprocessor,
-            );
             // SAFETY: the kernel's contract: `rows × k` elements at the
             // source with its pitch (the operand as stored along `k`,
             // inside its slice, or its transposed copy above, which this
@@ -866,7 +868,7 @@ impl Context {
             unsafe {
                 self.launch(
                     gemm_split_tf32::entry::<f32>(),
-                    LaunchConfig::linear(blocks, SCALE_BLOCK, 0),
+                    self.quads_config(rows, k),
                     &args,
                 )?
             };
