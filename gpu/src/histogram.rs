@@ -145,7 +145,7 @@ ladder! {
         /// and no ticket after it: the last block's adds end the kernel.
         LanePrivate = "lane_private" => HistogramShape::Kernel { block: LANE_BLOCK },
     }
-    fastest = LanePrivate;
+    default = LanePrivate;
 }
 
 /// "Not counted": what [`Even::bin`] returns for a sample outside

@@ -5,7 +5,7 @@
 //! and its launch shape (a value of a type the family defines: block,
 //! tile, shared memory, the kernel it launches) — and generates the enum,
 //! its step numbers (the declaration order, from 1), names, shapes, `ALL`
-//! and `FASTEST`, and the [`Ladder`] implementation the generic test and
+//! and `DEFAULT`, and the [`Ladder`] implementation the generic test and
 //! bench drivers iterate over.
 
 /// A ladder: the steps of one kernel family, from the lesson's first kernel
@@ -15,8 +15,11 @@ pub trait Ladder: Copy + Eq + core::fmt::Debug + 'static {
     const FAMILY: &'static str;
     /// Every step, in order.
     const ALL: &'static [Self];
-    /// The step the family's plain functions use.
-    const FASTEST: Self;
+    /// The step the family's plain functions run: the fastest step that
+    /// keeps the family's full accuracy (for SGEMM the FP32 step; the
+    /// tensor-core steps trade accuracy for speed and are chosen by
+    /// precision). Named `DEFAULT`, not "fastest", for that reason.
+    const DEFAULT: Self;
     /// The step's number, from 1.
     fn step(self) -> u32;
     /// A short `snake_case` name, as in the benchmark tables.
@@ -34,7 +37,7 @@ pub trait Ladder: Copy + Eq + core::fmt::Debug + 'static {
 ///         /// Step 2: ...
 ///         Tiled = "tiled" => Shape { block: 128, kernel: "example_tiled" },
 ///     }
-///     fastest = Tiled;
+///     default = Tiled;
 /// }
 /// ```
 macro_rules! ladder {
@@ -46,7 +49,7 @@ macro_rules! ladder {
                 $variant:ident = $name:literal => $shape_value:expr,
             )+
         }
-        fastest = $fastest:ident;
+        default = $default:ident;
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,8 +61,9 @@ macro_rules! ladder {
             /// Every step, in order.
             pub const ALL: &'static [$ladder] = &[ $( $ladder::$variant ),+ ];
 
-            /// The step the family's plain functions use.
-            pub const FASTEST: $ladder = $ladder::$fastest;
+            /// The step the family's plain functions run (see
+            /// [`Ladder::DEFAULT`](crate::Ladder::DEFAULT)).
+            pub const DEFAULT: $ladder = $ladder::$default;
 
             /// The step's number, from 1: its place in the declaration.
             pub const fn step(self) -> u32 {
@@ -73,7 +77,9 @@ macro_rules! ladder {
                 }
             }
 
-            /// The step's launch shape.
+            /// The step's launch shape (the library's own: hidden from the
+            /// documentation, as the type it returns is).
+            #[doc(hidden)]
             pub const fn shape(self) -> $shape {
                 match self {
                     $( $ladder::$variant => $shape_value, )+
@@ -84,7 +90,7 @@ macro_rules! ladder {
         impl $crate::ladder::Ladder for $ladder {
             const FAMILY: &'static str = $family;
             const ALL: &'static [Self] = $ladder::ALL;
-            const FASTEST: Self = $ladder::FASTEST;
+            const DEFAULT: Self = $ladder::DEFAULT;
             fn step(self) -> u32 {
                 $ladder::step(self)
             }

@@ -182,7 +182,7 @@ ladder! {
             ..shape("reduce_vectorized", 0, SharedMemory::PerWarpAndFlag)
         },
     }
-    fastest = Vectorized;
+    default = Vectorized;
 }
 
 impl ReduceVariant {

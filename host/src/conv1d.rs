@@ -84,7 +84,7 @@ use crate::error::check;
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
-use crate::memory::{Call, DeviceRead, DeviceWrite};
+use crate::memory::{Call, DeviceRead, DeviceWrite, View, ViewMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 pub use warpspeed_gpu::conv1d::tma::TMA_ALIGN;
@@ -147,8 +147,8 @@ impl Rows {
 }
 
 /// Refuses an empty mask and one longer than [`MAX_TAPS`].
-fn check_mask(mask: &impl DeviceRead<Elem = f32>) -> Result<()> {
-    match mask.view().len() {
+fn check_mask(mask: &View<'_, f32>) -> Result<()> {
+    match mask.len() {
         0 => Err(Error::InvalidArgument(
             "the convolution mask is empty (it needs 1 to 1025 weights)".into(),
         )),
@@ -181,8 +181,11 @@ impl Context {
         mask: &impl DeviceRead<Elem = f32>,
         out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
-        let variant = Conv1dVariant::fastest_for(mask.view().len(), self.info().ptx_target);
-        self.conv1d_into_with(variant, signal, mask, out)
+        // Each argument's view is taken once: the view checked is the one
+        // launched.
+        let mask = mask.view();
+        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        self.conv1d_views(variant, signal.view(), mask, out.view_mut())
     }
 
     /// Enqueues the convolution with one step of the ladder. For
@@ -211,9 +214,19 @@ impl Context {
         mask: &impl DeviceRead<Elem = f32>,
         out: &mut impl DeviceWrite<Elem = f32>,
     ) -> Result<Pending<'a>> {
+        self.conv1d_views(variant, signal.view(), mask.view(), out.view_mut())
+    }
+
+    /// [`Context::conv1d_into_with`] on the arguments' views.
+    fn conv1d_views<'a>(
+        &'a self,
+        variant: Conv1dVariant,
+        signal: View<'_, f32>,
+        mask: View<'_, f32>,
+        out: ViewMut<'_, f32>,
+    ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
-        check_mask(mask)?;
-        let (signal, mask, out) = (signal.view(), mask.view(), out.view_mut());
+        check_mask(&mask)?;
         let n = signal.len();
         if out.len() != n {
             return Err(Error::LengthMismatch {
@@ -259,8 +272,9 @@ impl Context {
         mask: &impl DeviceRead<Elem = f32>,
         out: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
-        let variant = Conv1dVariant::fastest_for(mask.view().len(), self.info().ptx_target);
-        self.conv1d_rows_into_with(variant, signal, mask, out)
+        let mask = mask.view();
+        let variant = Conv1dVariant::fastest_for(mask.len(), self.info().ptx_target);
+        self.conv1d_rows_into_with(variant, signal, &mask, out)
     }
 
     /// Enqueues the convolution of every row with one step of the ladder.
@@ -275,8 +289,8 @@ impl Context {
         out: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
-        check_mask(mask)?;
         let mask = mask.view();
+        check_mask(&mask)?;
         let shape = (signal.width(), signal.height());
         if (out.width(), out.height()) != shape {
             return Err(Error::ShapeMismatch {
@@ -552,7 +566,7 @@ mod tests {
                 assert!(name.starts_with(kernel) && name.ends_with("_f32"));
             }
         }
-        assert_eq!(Conv1dVariant::FASTEST, Conv1dVariant::Streamed);
+        assert_eq!(Conv1dVariant::DEFAULT, Conv1dVariant::Streamed);
         // Tensor cores for long masks where the module has them.
         let tensor = warpspeed_gpu::conv1d::TENSOR_MIN_TAPS;
         let tma = warpspeed_gpu::conv1d::TMA_MIN_TAPS;
@@ -567,7 +581,7 @@ mod tests {
         );
         assert_eq!(
             Conv1dVariant::fastest_for(tma - 1, "sm_90a"),
-            Conv1dVariant::FASTEST
+            Conv1dVariant::DEFAULT
         );
         assert_eq!(
             Conv1dVariant::fastest_for(MAX_TAPS, "sm_90"),
@@ -582,12 +596,12 @@ mod tests {
         for target in ["sm_80", "sm_90", "sm_90a"] {
             assert_eq!(
                 Conv1dVariant::fastest_for(tensor - 1, target),
-                Conv1dVariant::FASTEST
+                Conv1dVariant::DEFAULT
             );
         }
         assert_eq!(
             Conv1dVariant::fastest_for(1025, "sm_70"),
-            Conv1dVariant::FASTEST
+            Conv1dVariant::DEFAULT
         );
         // Steps 9 and 10 run their own kernels for every mask.
         for (step, name) in [
@@ -602,17 +616,17 @@ mod tests {
                 assert_eq!(step.entry(taps).kernel().name, name);
             }
         }
-        assert!(!Conv1dVariant::FASTEST.reads_constant_mask());
+        assert!(!Conv1dVariant::DEFAULT.reads_constant_mask());
         // Short masks run step 6's kernel, then step 4's narrow and wide
         // ones, long ones step 5's own.
-        let name = |taps| Conv1dVariant::FASTEST.entry(taps).kernel().name;
+        let name = |taps| Conv1dVariant::DEFAULT.entry(taps).kernel().name;
         assert_eq!(name(1), "conv1d_streamed_f32");
         assert_eq!(name(16), "conv1d_streamed_f32");
         assert_eq!(name(17), "conv1d_register_blocked_8_f32");
         assert_eq!(name(64), "conv1d_register_blocked_8_f32");
         assert_eq!(name(128), "conv1d_register_blocked_16_f32");
         assert_eq!(name(129), "conv1d_karatsuba_f32");
-        assert!(!Conv1dVariant::FASTEST.walks_runs(16) && Conv1dVariant::FASTEST.walks_runs(17));
-        assert!(Conv1dVariant::FASTEST.walks_runs(128) && !Conv1dVariant::FASTEST.walks_runs(129));
+        assert!(!Conv1dVariant::DEFAULT.walks_runs(16) && Conv1dVariant::DEFAULT.walks_runs(17));
+        assert!(Conv1dVariant::DEFAULT.walks_runs(128) && !Conv1dVariant::DEFAULT.walks_runs(129));
     }
 }

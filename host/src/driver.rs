@@ -38,6 +38,9 @@ pub mod code {
     /// `CUDA_ERROR_OUT_OF_MEMORY`: an allocation found too little free
     /// device memory.
     pub const OUT_OF_MEMORY: u32 = 2;
+    /// `CUDA_ERROR_NOT_FOUND`: a named symbol (a kernel, say) is not in
+    /// the module.
+    pub const NOT_FOUND: u32 = 500;
     /// `CUDA_ERROR_ILLEGAL_ADDRESS`: a kernel accessed memory it may not.
     pub const ILLEGAL_ADDRESS: u32 = 700;
     /// `CUDA_ERROR_LAUNCH_TIMEOUT`.
@@ -212,6 +215,16 @@ unsafe extern "C" {
         words: usize,
         stream: CUstream,
     ) -> CUresult;
+    pub(crate) fn cuMemsetD2D32Async(
+        dst: u64,
+        pitch: usize,
+        value: c_uint,
+        width: usize,
+        height: usize,
+        stream: CUstream,
+    ) -> CUresult;
+    pub(crate) fn cuStreamGetCtx(stream: CUstream, context: *mut CUcontext) -> CUresult;
+    pub(crate) fn cuCtxGetDevice(device: *mut c_int) -> CUresult;
     pub(crate) fn cuMemAlloc_v2(address: *mut u64, bytes: usize) -> CUresult;
     pub(crate) fn cuMemFree_v2(address: u64) -> CUresult;
     pub(crate) fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult;

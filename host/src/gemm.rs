@@ -263,7 +263,7 @@ impl Packing {
 impl Gemm {
     /// `C` (`m × n`) `= α · A · B + β · C` with `A` `m × k` and `B` `k × n`,
     /// in [`Precision::Fp32`] with the fastest step
-    /// ([`GemmVariant::FASTEST`]). Any of `m`, `n`, `k` may be 0 (see the
+    /// ([`GemmVariant::DEFAULT`]). Any of `m`, `n`, `k` may be 0 (see the
     /// [module docs](crate::gemm) for what that computes).
     pub const fn new(m: usize, n: usize, k: usize) -> Gemm {
         Gemm {
@@ -272,7 +272,7 @@ impl Gemm {
             k,
             transpose_a: false,
             transpose_b: false,
-            variant: GemmVariant::FASTEST,
+            variant: GemmVariant::DEFAULT,
             by_precision: true,
             packing: Packing::Auto,
         }
@@ -1139,7 +1139,7 @@ mod tests {
     fn a_new_gemm_is_fp32_with_the_fastest_step() {
         let g = Gemm::new(3, 4, 5);
         assert_eq!((g.m(), g.n(), g.k()), (3, 4, 5));
-        assert_eq!(g.get_variant(), GemmVariant::FASTEST);
+        assert_eq!(g.get_variant(), GemmVariant::DEFAULT);
         assert_eq!(g.get_precision(), Precision::Fp32);
         assert!(!g.get_transpose_a() && !g.get_transpose_b());
         assert_eq!(g.flops(), 120.0);
@@ -1152,7 +1152,7 @@ mod tests {
         let g = g.transpose_b(true).transpose_a(false);
         assert!(!g.get_transpose_a() && g.get_transpose_b());
         for (p, v) in [
-            (Precision::Fp32, GemmVariant::FASTEST),
+            (Precision::Fp32, GemmVariant::DEFAULT),
             (Precision::Tf32, GemmVariant::Tf32),
             (Precision::Tf32x3, GemmVariant::Tf32x3),
         ] {

@@ -256,7 +256,7 @@ impl Context {
         bins: &EvenBins<T>,
         out: &mut impl DeviceWrite<Elem = u32>,
     ) -> Result<Pending<'a>> {
-        self.histogram_even_into_with(HistogramVariant::FASTEST, samples, bins, out)
+        self.histogram_even_into_with(HistogramVariant::DEFAULT, samples, bins, out)
     }
 
     /// [`Context::histogram_even_into`] with one step of the ladder.

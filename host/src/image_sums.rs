@@ -128,7 +128,7 @@ pub const BAND_MIN_ROWS: usize = 4;
 /// step 4, [`RowSumVariant::Vectorized`], otherwise.
 pub fn fastest_rows(width: usize) -> RowSumVariant {
     if split_rows_pays(width) {
-        RowSumVariant::FASTEST
+        RowSumVariant::DEFAULT
     } else {
         RowSumVariant::Vectorized
     }

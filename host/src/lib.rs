@@ -19,16 +19,16 @@
 //!
 //! Design:
 //! * a [`Context`] is one queue of GPU work: the device's CUDA context and
-//!   loaded module (every entry point resolved at load, shared by every
-//!   queue of the device), one stream, and the scratch memory its work
-//!   reuses. No global state, no allocation per call;
+//!   loaded module (each kernel resolved on its first launch, shared by
+//!   every queue of the device), one stream, and the scratch memory its
+//!   work reuses. No global state, no allocation per call;
 //! * functions that return a host value wait for it; functions that write
 //!   into your device buffers are named `*_into`, enqueue, and return a
 //!   [`Pending`] that waits for the GPU when dropped;
 //! * device memory is a [`Buffer`] (made by [`Context::upload`],
-//!   [`Context::zeros`], or adopted from `cust` with [`Context::adopt`]),
-//!   passed by reference or as a borrowed [`View`]/[`ViewMut`] of part of
-//!   it; nothing is copied behind your back;
+//!   [`Context::zeros`] or [`Context::alloc`]), passed by reference or as a
+//!   borrowed [`View`]/[`ViewMut`] of part of it; nothing is copied behind
+//!   your back;
 //! * safe code cannot make a kernel touch freed memory, memory of another
 //!   device, or memory another queue is writing, whatever it does with the
 //!   guards, the views or the contexts: each buffer orders its uses across
@@ -112,7 +112,7 @@ pub use device::{DeviceInfo, KernelResources};
 pub use driver::code;
 pub use error::{Error, Result};
 pub use matrix::{Matrix, MatrixMut};
-pub use memory::{Buffer, DeviceRead, DeviceWrite, Pod, View, ViewMut};
+pub use memory::{Buffer, DeviceRead, DeviceWrite, IntoView, IntoViewMut, Pod, View, ViewMut};
 pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;

@@ -6,7 +6,7 @@
 //! so the kernels never read or write outside it.
 
 use crate::error::{Error, Result};
-use crate::memory::{DeviceRead, DeviceWrite, Pod, View, ViewMut};
+use crate::memory::{IntoView, IntoViewMut, Pod, View, ViewMut};
 
 /// A read-only matrix (or 8-bit image) on the device: a view of a
 /// [`Buffer`](crate::Buffer) with a shape.
@@ -72,7 +72,15 @@ fn check_shape(
 macro_rules! matrix_common {
     ($name:ident, $view:ident, $data:ty, $take:ident) => {
         impl<'a, T: Pod> $name<'a, T> {
-            /// A densely packed matrix: the pitch is the width.
+            /// A densely packed matrix `width` elements wide and `height`
+            /// rows high: the pitch is the width. Width first, as for an
+            /// image (`x`, then `y`); an `m × k` operand of a product in
+            /// BLAS terms (`m` rows of `k`) is `new(data, k, m)`.
+            ///
+            /// `data` is a buffer, a view or a reference to either: the
+            /// matrix borrows the memory, not the argument, so
+            /// `Matrix::new(&buf.slice(7..)?, 3, 2)?` lives as long as
+            /// `buf`'s borrow.
             ///
             /// # Errors
             /// [`Error::InvalidArgument`] if the slice is too short for the
@@ -167,13 +175,8 @@ macro_rules! matrix_common {
         }
     };
 }
-matrix_common!(Matrix, View, &'a impl DeviceRead<Elem = T>, view);
-matrix_common!(
-    MatrixMut,
-    ViewMut,
-    &'a mut impl DeviceWrite<Elem = T>,
-    view_mut
-);
+matrix_common!(Matrix, View, impl IntoView<'a, Elem = T>, into_view);
+matrix_common!(MatrixMut, ViewMut, impl IntoViewMut<'a, Elem = T>, into_view_mut);
 
 #[cfg(test)]
 mod tests {

@@ -41,11 +41,11 @@ use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
 
 /// An element type the reduction kernels are compiled for: `f32`, `i32`,
 /// `u32`. Sealed: the PTX holds exactly these instantiations.
-pub trait Element: warpspeed_gpu::Scalar + Pod + Debug + sealed::Sealed {}
+pub trait Reducible: warpspeed_gpu::Scalar + Pod + Debug + sealed::Sealed {}
 
-impl Element for f32 {}
-impl Element for i32 {}
-impl Element for u32 {}
+impl Reducible for f32 {}
+impl Reducible for i32 {}
+impl Reducible for u32 {}
 
 mod sealed {
     pub trait Sealed {}
@@ -251,8 +251,8 @@ impl Context {
     /// # Errors
     /// [`Error::Misaligned`] for a slice not aligned to its elements (only
     /// possible through unsafe code); launch and driver failures.
-    pub fn sum<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<T> {
-        self.reduce(Op::Sum, ReduceVariant::FASTEST, x)
+    pub fn sum<T: Reducible>(&self, x: &impl DeviceRead<Elem = T>) -> Result<T> {
+        self.reduce(Op::Sum, ReduceVariant::DEFAULT, x)
     }
 
     /// Smallest element of `x`, `None` if it is empty; waits for it. `f32`:
@@ -260,9 +260,11 @@ impl Context {
     ///
     /// # Errors
     /// As [`Context::sum`].
-    pub fn min<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
-        let v = self.reduce(Op::Min, ReduceVariant::FASTEST, x)?;
-        Ok((!x.view().is_empty()).then_some(v))
+    pub fn min<T: Reducible>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
+        // One view, for the reduction and for the emptiness it reports.
+        let x = x.view();
+        let v = self.reduce(Op::Min, ReduceVariant::DEFAULT, &x)?;
+        Ok((!x.is_empty()).then_some(v))
     }
 
     /// Largest element of `x`, `None` if it is empty; waits for it. `f32`:
@@ -270,9 +272,10 @@ impl Context {
     ///
     /// # Errors
     /// As [`Context::sum`].
-    pub fn max<T: Element>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
-        let v = self.reduce(Op::Max, ReduceVariant::FASTEST, x)?;
-        Ok((!x.view().is_empty()).then_some(v))
+    pub fn max<T: Reducible>(&self, x: &impl DeviceRead<Elem = T>) -> Result<Option<T>> {
+        let x = x.view();
+        let v = self.reduce(Op::Max, ReduceVariant::DEFAULT, &x)?;
+        Ok((!x.is_empty()).then_some(v))
     }
 
     /// Reduces `x` with `op` using one step of the ladder and waits for the
@@ -281,7 +284,7 @@ impl Context {
     /// # Errors
     /// [`Error::Unsupported`] for an operator the step does not compute
     /// (steps 1-9 compute sums only); as [`Context::sum`].
-    pub fn reduce<T: Element>(
+    pub fn reduce<T: Reducible>(
         &self,
         op: Op,
         variant: ReduceVariant,
@@ -312,15 +315,16 @@ impl Context {
     /// # Errors
     /// [`Error::LengthMismatch`] for an empty `out`; [`Error::InvalidArgument`]
     /// if `out[0]` lies inside `x`; as [`Context::reduce`].
-    pub fn reduce_into<'a, T: Element>(
+    pub fn reduce_into<'a, T: Reducible>(
         &'a self,
         op: Op,
         variant: ReduceVariant,
         x: &impl DeviceRead<Elem = T>,
         out: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<Pending<'a>> {
-        let block = default_block(variant, x.view().len());
-        self.reduce_into_with_block(op, variant, block, x, out)
+        let x = x.view();
+        let block = default_block(variant, x.len());
+        self.reduce_into_with_block(op, variant, block, &x, out)
     }
 
     /// [`Context::reduce_into`] with an explicit block size: any of
@@ -329,7 +333,7 @@ impl Context {
     /// # Errors
     /// [`Error::Unsupported`] for a block size the step is not compiled
     /// for; as [`Context::reduce_into`].
-    pub fn reduce_into_with_block<'a, T: Element>(
+    pub fn reduce_into_with_block<'a, T: Reducible>(
         &'a self,
         op: Op,
         variant: ReduceVariant,
@@ -373,7 +377,7 @@ impl Context {
     /// address valid for one `T` write that does not overlap them, both
     /// alive and ordered after their other uses until the stream has run
     /// the reduction.
-    unsafe fn enqueue_reduce<T: Element>(
+    unsafe fn enqueue_reduce<T: Reducible>(
         &self,
         op: Op,
         variant: ReduceVariant,
@@ -491,7 +495,7 @@ impl Context {
 /// The kernel every pass of one reduction runs, typed by its arguments
 /// and chosen before any launch.
 #[derive(Clone, Copy)]
-enum PassKernel<T: Element> {
+enum PassKernel<T: Reducible> {
     /// Steps 1-8: a pass that writes one partial per block.
     Blocks(Entry<PassArgs<T>>),
     /// Step 9: the pass that folds its input in place.
@@ -500,7 +504,7 @@ enum PassKernel<T: Element> {
     Single(Entry<SinglePassArgs<T>>),
 }
 
-impl<T: Element> PassKernel<T> {
+impl<T: Reducible> PassKernel<T> {
     /// The kernel of `variant` for `op` and `block` threads per block.
     fn new(variant: ReduceVariant, op: Op, block: u32) -> Result<Self> {
         let blocks = |entry| Ok(PassKernel::Blocks(entry));

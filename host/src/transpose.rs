@@ -57,7 +57,7 @@ transposable!(u64: u64, i64, f64);
 /// The variant [`Context::transpose_into`] uses for elements of
 /// `element_bytes` bytes in matrices whose first elements and pitches are
 /// all multiples of `row_alignment` bytes: for bytes the ladder's
-/// [`TransposeVariant::FASTEST`] (step 9, square tiles that ask L2 for a
+/// [`TransposeVariant::DEFAULT`] (step 9, square tiles that ask L2 for a
 /// tile ahead), for wider elements step 7
 /// ([`TransposeVariant::VectorColumns`]), where
 /// the rows are aligned as their fast path needs
@@ -79,7 +79,7 @@ transposable!(u64: u64, i64, f64);
 /// keep step 7.
 pub fn fastest(element_bytes: usize, row_alignment: usize) -> TransposeVariant {
     let preferred = if element_bytes == 1 {
-        TransposeVariant::FASTEST
+        TransposeVariant::DEFAULT
     } else {
         TransposeVariant::VectorColumns
     };

@@ -122,7 +122,7 @@ enum Steps {
     All,
     /// [`FAST`].
     Fast,
-    /// [`GemmVariant::FASTEST`], what `Gemm::new` uses.
+    /// [`GemmVariant::DEFAULT`], what `Gemm::new` uses.
     Default,
 }
 
@@ -748,7 +748,7 @@ fn applies(step: GemmVariant, case: &Case) -> bool {
     match case.steps {
         Steps::All => true,
         Steps::Fast => FAST.contains(&step),
-        Steps::Default => step == GemmVariant::FASTEST,
+        Steps::Default => step == GemmVariant::DEFAULT,
     }
 }
 
@@ -788,7 +788,7 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
             .sum();
         Ok(sum.sqrt())
     };
-    let fp32 = error(GemmVariant::FASTEST)?;
+    let fp32 = error(GemmVariant::DEFAULT)?;
     // Both tensor-core ladders where the module has them.
     let pairs = [
         (GemmVariant::Tf32x3, GemmVariant::Tf32),
@@ -880,7 +880,7 @@ fn blas_rules(ctx: &Context) -> Result<(), Failed> {
     ok(run(ctx, &case.gemm(), &case, &ab, &mut c))?;
     check_full(
         &case,
-        GemmVariant::FASTEST,
+        GemmVariant::DEFAULT,
         &input,
         &c0,
         &download(ctx, &c)?,
@@ -976,7 +976,7 @@ fn repeatable(ctx: &Context) -> Result<(), Failed> {
 fn repeatable_on(ctx: &Context, case: &Case) -> Result<(), Failed> {
     let input = upload(ctx, &case.input())?;
     let steps: Vec<GemmVariant> = [
-        GemmVariant::FASTEST,
+        GemmVariant::DEFAULT,
         GemmVariant::Tf32x3,
         GemmVariant::Tf32x3Wgmma,
         GemmVariant::Tf32x3Tma,

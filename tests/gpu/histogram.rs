@@ -281,7 +281,7 @@ fn check<T: TestSample>(
     let bins = ok(T::bins(&config))?;
     let mut out = poisoned(ctx, config.bins as usize, 0xdead_beef_u32)?;
     // The byte histogram's own entry point (the same steps below).
-    let bytes = if config.bytes && variant == HistogramVariant::FASTEST {
+    let bytes = if config.bytes && variant == HistogramVariant::DEFAULT {
         Some(T::bytes(view).ok_or("the byte histogram takes u8 samples")?)
     } else {
         None

@@ -11,7 +11,7 @@
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
 use rand::RngExt;
-use warpspeed::reduce::{Element, Op, ReduceVariant};
+use warpspeed::reduce::{Reducible, Op, ReduceVariant};
 use warpspeed::{Context, DeviceRead, View, ViewMut};
 use warpspeed_gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,
@@ -43,7 +43,7 @@ enum Data {
 }
 
 /// An element type under test: how to draw its data and judge its results.
-trait Sample: Element + PartialEq + 'static {
+trait Sample: Reducible + PartialEq + 'static {
     /// A value no correct reduction of the test data returns: written to
     /// the output before each run to catch an output never written.
     const POISON: Self;
@@ -59,7 +59,7 @@ trait Sample: Element + PartialEq + 'static {
 }
 
 /// The CPU reference: the same scalar operations the kernels use, in order.
-fn reference<T: Element>(op: Op, host: &[T]) -> T {
+fn reference<T: Reducible>(op: Op, host: &[T]) -> T {
     host.iter()
         .fold(op.identity(), |acc, &v| op.combine(acc, v))
 }

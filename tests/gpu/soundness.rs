@@ -179,7 +179,7 @@ fn sum_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
         Case {
             input: words,
             out_len: |_| 1,
-            run: |ctx, x, out| ctx.reduce_into(Op::Sum, ReduceVariant::FASTEST, x, out),
+            run: |ctx, x, out| ctx.reduce_into(Op::Sum, ReduceVariant::DEFAULT, x, out),
             reference: |x| vec![x.iter().fold(0u32, |a, &b| a.wrapping_add(b))],
         },
     )
@@ -461,7 +461,10 @@ pub fn contexts_child() -> ! {
 fn adopted(ctx: &Context) -> Result<(), Failed> {
     ok(ctx.bind())?;
     let raw = cust::memory::DeviceBuffer::from_slice(&[3u32; 1000]).map_err(|e| e.to_string())?;
-    let buffer = ok(ctx.adopt(raw))?;
+    // SAFETY: `raw` was just allocated in the primary context (bound
+    // above), no slice or pointer of it is kept, and cust's `from_slice`
+    // copy has finished when it returns.
+    let buffer = ok(unsafe { ctx.adopt(raw) })?;
     if ok(ctx.sum(&buffer))? != 3000 {
         return Err("the adopted buffer's sum".into());
     }

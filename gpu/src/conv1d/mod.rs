@@ -394,7 +394,7 @@ ladder! {
             needs: Needs::Sm90a,
         },
     }
-    fastest = Streamed;
+    default = Streamed;
 }
 
 impl Conv1dVariant {
@@ -442,7 +442,7 @@ impl Conv1dVariant {
     /// `taps` in the module built for `target`:
     /// [`Conv1dVariant::Bf16Corrections`] from [`tma::TMA_MIN_TAPS`] taps
     /// in the sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
-    /// taps where the module has tensor cores, [`Conv1dVariant::FASTEST`]
+    /// taps where the module has tensor cores, [`Conv1dVariant::DEFAULT`]
     /// (which hands each mask length to its step,
     /// [`Conv1dVariant::runs_as`]) otherwise.
     pub fn fastest_for(taps: usize, target: &str) -> Conv1dVariant {
@@ -451,7 +451,7 @@ impl Conv1dVariant {
         } else if taps >= TENSOR_MIN_TAPS && Conv1dVariant::Tf32x3.needs().met_by(target) {
             Conv1dVariant::Tf32x3
         } else {
-            Conv1dVariant::FASTEST
+            Conv1dVariant::DEFAULT
         }
     }
 

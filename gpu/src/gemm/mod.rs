@@ -475,7 +475,7 @@ ladder! {
             needs: Needs::Sm90a,
         },
     }
-    fastest = Pipelined;
+    default = Pipelined;
 }
 
 /// One launch of a step for one product: its entry, tiles and slices.
@@ -554,7 +554,7 @@ impl GemmVariant {
     /// The step that runs a product of this precision by default.
     pub const fn for_precision(precision: Precision) -> GemmVariant {
         match precision {
-            Precision::Fp32 => GemmVariant::FASTEST,
+            Precision::Fp32 => GemmVariant::DEFAULT,
             Precision::Tf32 => GemmVariant::Tf32,
             Precision::Tf32x3 => GemmVariant::Tf32x3,
         }
@@ -589,6 +589,7 @@ impl GemmVariant {
     /// block slots empty ([`split_slices`]). [`GemmVariant::Tf32Tma`]'s
     /// kernel takes tensor maps instead of strides (the host launches it
     /// itself); its plan here is [`TMA_FALLBACK`]'s.
+    #[doc(hidden)]
     pub fn plan(self, m: usize, n: usize, k: usize, sms: u32, resident: u32) -> GemmPlan {
         let fixed = |entry| GemmPlan {
             entry,

@@ -286,7 +286,7 @@ ladder! {
             accumulates: false,
         },
     }
-    fastest = Bands;
+    default = Bands;
 }
 
 /// Column step 1.

@@ -190,7 +190,7 @@ ladder! {
             rows_per_block: ROW_SPLIT_ROWS,
         },
     }
-    fastest = SplitRows;
+    default = SplitRows;
 }
 
 /// Whether [`RowSumVariant::SplitRows`] suits rows of `width` bytes: each

@@ -301,7 +301,7 @@ ladder! {
         SquareAhead = "square_ahead"
             => vector_shape("transpose_square_ahead", SQUARE_ROW_BYTES, &[1]),
     }
-    fastest = SquareAhead;
+    default = SquareAhead;
 }
 
 impl TransposeVariant {

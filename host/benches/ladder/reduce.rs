@@ -3,7 +3,7 @@
 //! `DeviceReduce`; and the scaling curve of the sum from 2^10 to 2^30.
 
 use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued};
-use warpspeed::reduce::{Element, Op, ReduceVariant};
+use warpspeed::reduce::{Reducible, Op, ReduceVariant};
 use warpspeed_gpu::reduce::CASES;
 
 pub const FAMILY: Family = Family {
@@ -12,7 +12,7 @@ pub const FAMILY: Family = Family {
 };
 
 /// The benchmark's data, the same values the peer programs use.
-trait Data: Element {
+trait Data: Reducible {
     fn value(i: usize) -> Self;
     /// Whether `got` is an acceptable result of `op` (exact for integers).
     fn close(got: Self, want: Self, n: usize) -> bool {
@@ -151,7 +151,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         .map(|l| format!("reduce:sum:f32:{}", 1usize << l))
         .collect();
     let peer_results = bench.peers.measure(&peer_cases);
-    let ours = format!("warpspeed sum ({})", ReduceVariant::FASTEST.name());
+    let ours = format!("warpspeed sum ({})", ReduceVariant::DEFAULT.name());
     let mut points = Vec::new();
     let mut unavailable = Vec::new();
     for (&log_n, peer) in logs.iter().zip(peer_results) {
@@ -165,7 +165,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
             turn += 1;
             enqueued(bench.ctx.reduce_into(
                 Op::Sum,
-                ReduceVariant::FASTEST,
+                ReduceVariant::DEFAULT,
                 &inputs[turn % inputs.len()],
                 &mut out,
             ))

@@ -21,7 +21,7 @@ impl Context {
     pub fn kernel_resources(&self) -> Result<Vec<KernelResources>> {
         self.ensure_alive()?;
         let read = |loaded: &Loaded, attribute: c_int| -> Result<u32> {
-            let function = self.runtime.function(loaded)?;
+            let function = self.track(self.runtime.function(loaded))?;
             let mut value: c_int = 0;
             // SAFETY: a resolved function of the loaded module; writes one int.
             let status = unsafe { driver::cuFuncGetAttribute(&mut value, attribute, function) };
@@ -67,7 +67,7 @@ impl Context {
         if shared_bytes <= loaded.shared_optin.load(Ordering::Acquire) {
             return Ok(());
         }
-        let function = self.runtime.function(loaded)?;
+        let function = self.track(self.runtime.function(loaded))?;
         // SAFETY: a valid function handle; sets one attribute.
         let status = unsafe {
             driver::cuFuncSetAttribute(
@@ -100,7 +100,7 @@ impl Context {
             return Ok(cached);
         }
         self.allow_shared(loaded, shared_bytes)?;
-        let function = self.runtime.function(loaded)?;
+        let function = self.track(self.runtime.function(loaded))?;
         let mut blocks: c_int = 0;
         // SAFETY: `function` is a resolved handle of the loaded module;
         // writes one int.
@@ -141,7 +141,7 @@ impl Context {
         let kernel = loaded.kernel;
         self.info().check_launch(kernel.name, &cfg)?;
         self.allow_shared(loaded, cfg.shared_bytes)?;
-        let function = self.runtime.function(loaded)?;
+        let function = self.track(self.runtime.function(loaded))?;
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
         args.params(&mut params);
         // SAFETY: the handle belongs to the loaded module; `params` holds one

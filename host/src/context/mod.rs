@@ -20,6 +20,7 @@ use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use runtime::{Runtime, describe, lock};
 use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
 use std::ffi::c_int;
 use std::sync::Arc;
 
@@ -49,7 +50,9 @@ use std::sync::Arc;
 /// context: every later call of every `Context` of the device returns
 /// [`Error::ContextLost`].
 pub struct Context {
-    stream: Stream,
+    /// Destroyed in `Drop`, only once everything on it has finished: a
+    /// stream whose wait failed is leaked with the scratch memory.
+    stream: ManuallyDrop<Stream>,
     /// Device memory multi-pass and single-pass kernels reuse; zeroed when
     /// (re)allocated, grown on demand, never shrunk behind the user's back.
     scratch: RefCell<Option<DeviceBuffer<u8>>>,
@@ -119,9 +122,9 @@ impl Context {
             .collect()
     }
 
-    /// Initialises CUDA on device `ordinal`, loads the kernels, resolves
-    /// every entry point (a missing one is an error now, not at first use)
-    /// and creates a stream.
+    /// Initialises CUDA on device `ordinal`, loads the kernels' module and
+    /// creates a stream. Each kernel is resolved in the module the first
+    /// time it is launched (the driver loads a kernel's code only then).
     ///
     /// On Ampere (8.x) and Hopper (9.x) the kernels are the shipped machine
     /// code for the architecture (cubins): loading takes milliseconds. Other
@@ -229,7 +232,7 @@ impl Context {
     fn on(runtime: Arc<Runtime>, stream: Stream) -> Result<Context> {
         let clock = Arc::new(Clock::new(runtime.clone(), stream.as_inner())?);
         Ok(Context {
-            stream,
+            stream: ManuallyDrop::new(stream),
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
             epoch: Cell::new(0),
@@ -269,14 +272,39 @@ impl Context {
 
     /// Another queue on the same device that runs on `stream`, a stream of
     /// yours created in this device's primary context (cust's
-    /// `Stream::new` on this thread), with its own scratch memory. Order it
-    /// against your other work with events or by synchronizing.
+    /// `Stream::new` on a thread where [`Context::bind`] was called), with
+    /// its own scratch memory. The queue owns the stream from now on (and
+    /// destroys it when dropped); order it against your other work with
+    /// events or by synchronizing. `cust`'s `Stream` is the one `cust`
+    /// type the safe API takes: owned, it can be checked, and nothing else
+    /// can reach it after the call.
     ///
     /// # Errors
+    /// [`Error::WrongDevice`] for a stream of another device;
+    /// [`Error::InvalidArgument`] for a stream of another CUDA context of
+    /// this device (its work could not reach the library's memory);
     /// [`Error::ContextLost`] after a kernel fault; [`Error::Cuda`] if the
-    /// driver cannot create the queue's event.
+    /// driver cannot say whose the stream is or create the queue's event.
+    /// The stream is destroyed in every case.
     pub fn with_stream(&self, stream: Stream) -> Result<Context> {
         self.ensure_alive()?;
+        let mut owner: cust::sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: the stream is a live stream `cust` created (owned here);
+        // writes one handle.
+        let status = unsafe { driver::cuStreamGetCtx(stream.as_inner(), &mut owner) };
+        check(status, || "asking which context a stream belongs to".into())?;
+        if owner != self.runtime.cuda.as_raw() {
+            let expected = self.info().ordinal;
+            let found = context_device(owner)?;
+            return Err(if found != expected {
+                Error::WrongDevice { expected, found }
+            } else {
+                Error::InvalidArgument(format!(
+                    "a stream of another CUDA context of device {expected} (not its primary \
+                     context, which the library uses)"
+                ))
+            });
+        }
         Context::on(self.runtime.clone(), stream)
     }
 
@@ -285,9 +313,19 @@ impl Context {
         &self.runtime.info
     }
 
-    /// The stream every operation of this context is enqueued on. Order
-    /// your own work against it (events, `synchronize`) when you mix the two.
-    pub fn stream(&self) -> &Stream {
+    /// The `cust` stream every operation of this context is enqueued on,
+    /// to order your own work against it (events, `synchronize`) when you
+    /// mix the two.
+    ///
+    /// # Safety
+    /// `cust`'s `Stream` has safe methods that are unsound, which the
+    /// caller must not use: `add_callback` takes a closure that is not
+    /// `'static` (it may run after what it borrows is gone), and a callback
+    /// must not drop a [`Context`] or a [`Buffer`](crate::Buffer) (no CUDA
+    /// call may be made from a stream callback, so their waits fail). Work
+    /// you enqueue on the stream yourself is yours to keep in bounds and
+    /// ordered against the library's buffers.
+    pub unsafe fn stream(&self) -> &Stream {
         &self.stream
     }
 
@@ -352,12 +390,41 @@ impl Drop for Context {
         let _ = self.bind();
         // Work still on the stream may use the scratch memory freed next (a
         // `Pending` cannot outlive the context, but one can be leaked).
-        // SAFETY: the stream handle is valid until the field drops after this.
+        // SAFETY: the stream handle is valid until it is destroyed below.
         let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
-        // Every use of a buffer this queue made has finished (or, after a
-        // failure, the context is lost and nothing runs any more); the
-        // stream handle the clock holds is destroyed next.
-        let _ = status;
+        if status != driver::CUDA_SUCCESS {
+            // Not waited for (a kernel fault; or a drop where no CUDA call
+            // is allowed, as in a stream callback): the work may still run.
+            // Leak rather than free under it: the stream stays valid and
+            // the clock live, so every buffer this queue used still waits
+            // for its uses before it is freed (or, if that fails too,
+            // leaks); the scratch memory is never freed.
+            std::mem::forget(self.scratch.take());
+            std::mem::forget(self.tallies.take());
+            return;
+        }
+        // Every use of a buffer this queue made has finished: its uses need
+        // no more waiting, and the stream handle the clock holds is
+        // destroyed next.
         self.clock.retire();
+        // SAFETY: dropped once, here; nothing uses the stream after this
+        // (the clock no longer records on it).
+        unsafe { ManuallyDrop::drop(&mut self.stream) };
     }
+}
+
+/// The ordinal of the device CUDA context `context` belongs to.
+fn context_device(context: cust::sys::CUcontext) -> Result<u32> {
+    // SAFETY: `context` is a live context (a live stream's); pushed and
+    // popped around one query on this thread.
+    let status = unsafe { driver::cuCtxPushCurrent_v2(context) };
+    check(status, || "making a stream's context current".into())?;
+    let mut device: c_int = -1;
+    // SAFETY: writes one int.
+    let status = unsafe { driver::cuCtxGetDevice(&mut device) };
+    let mut popped: cust::sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: pops the context pushed above; writes one handle.
+    unsafe { driver::cuCtxPopCurrent_v2(&mut popped) };
+    check(status, || "asking which device a stream's context is on".into())?;
+    Ok(device.max(0) as u32)
 }

@@ -167,7 +167,8 @@ impl Runtime {
     /// is asked for (which also makes the driver load its code).
     ///
     /// # Errors
-    /// [`Error::MissingEntry`] if the module has no such kernel.
+    /// [`Error::MissingEntry`] if the module has no such kernel;
+    /// [`Error::Cuda`] for any other failure of the driver.
     pub(super) fn function(&self, loaded: &Loaded) -> Result<CUfunction> {
         if let Some(&f) = loaded.function.get() {
             return Ok(f);
@@ -182,11 +183,17 @@ impl Runtime {
         // success. Two threads resolving the same name get the same handle.
         let status =
             unsafe { driver::cuModuleGetFunction(&mut function, self.module.0, name.as_ptr()) };
-        if status != driver::CUDA_SUCCESS {
+        // Only "not found" means the module lacks the kernel: any other
+        // failure (out of memory while the driver loads the kernel's code,
+        // a lost context) is the driver's, reported as it said it.
+        if status == code::NOT_FOUND {
             return Err(Error::MissingEntry {
                 name: loaded.kernel.name.into(),
             });
         }
+        check(status, || {
+            format!("resolving kernel `{}` in the loaded module", loaded.kernel.name)
+        })?;
         Ok(*loaded.function.get_or_init(|| function))
     }
 }

@@ -68,7 +68,7 @@ use std::ffi::{c_int, c_void};
 
 /// An element type NCCL combines: `u8`, `i32`, `u32`, `i64`, `u64`, `f32`,
 /// `f64`.
-pub trait Element: Pod + sealed::Sealed {}
+pub trait NcclType: Pod + sealed::Sealed {}
 
 mod sealed {
     /// NCCL's `ncclDataType_t` of the type.
@@ -82,7 +82,7 @@ macro_rules! elements {
         impl sealed::Sealed for $t {
             const DATATYPE: c_int = library::$datatype;
         }
-        impl Element for $t {}
+        impl NcclType for $t {}
     )*};
 }
 elements!(u8 => ncclUint8, i32 => ncclInt32, u32 => ncclUint32, i64 => ncclInt64,
@@ -364,7 +364,7 @@ impl Group {
     /// # Safety
     /// Each address must be valid for `count` elements on its member's
     /// device until the streams have run the collective.
-    unsafe fn all_reduce_raw<T: Element>(
+    unsafe fn all_reduce_raw<T: NcclType>(
         &self,
         op: Op,
         addresses: &[u64],
@@ -384,7 +384,7 @@ impl Group {
                     T::DATATYPE,
                     nccl_op(op),
                     self.comms[i].raw,
-                    self.contexts[i].stream().as_inner(),
+                    self.contexts[i].raw_stream(),
                 )
             };
             call(lib, result, || {
@@ -399,7 +399,7 @@ impl Group {
     ///
     /// The caller checked one view per member, each on its member's device
     /// and holding at least `count` elements.
-    fn all_reduce_views<T: Element>(
+    fn all_reduce_views<T: NcclType>(
         &self,
         op: Op,
         views: &[ViewMut<'_, T>],
@@ -442,7 +442,7 @@ impl Group {
     /// [`Error::LengthMismatch`] unless there is one buffer per member, all
     /// of one length; [`Error::InvalidArgument`] for a buffer on another
     /// device than its member's; [`Error::Nccl`] if NCCL fails.
-    pub fn all_reduce_into<'a, T: Element, B: DeviceWrite<Elem = T>>(
+    pub fn all_reduce_into<'a, T: NcclType, B: DeviceWrite<Elem = T>>(
         &'a self,
         op: Op,
         buffers: &mut [B],
@@ -474,7 +474,7 @@ impl Group {
     /// member's; [`Error::Nccl`]; as [`Context::reduce`].
     pub fn reduce<T, S>(&self, op: Op, shards: &[S]) -> Result<T>
     where
-        T: crate::reduce::Element + Element,
+        T: crate::reduce::Reducible + NcclType,
         S: DeviceRead<Elem = T>,
     {
         let shards: Vec<View<'_, T>> = shards.iter().map(|s| s.view()).collect();
@@ -483,12 +483,12 @@ impl Group {
         let enqueued = (|| {
             for (i, (ctx, shard)) in self.contexts.iter().zip(&shards).enumerate() {
                 // SAFETY: the slot is 8 bytes on this member's device, room
-                // for one `T` (at most 8 bytes: `Element`'s types), owned by
+                // for one `T` (at most 8 bytes: `NcclType`'s types), owned by
                 // the group and used only on this member's stream while the
                 // group is borrowed; every stream is waited for before this
                 // function returns.
                 let mut slot = unsafe { ViewMut::<T>::from_raw_parts(slots[i], 1, shard.device()) };
-                ctx.reduce_into(op, ReduceVariant::FASTEST, shard, &mut slot)?
+                ctx.reduce_into(op, ReduceVariant::DEFAULT, shard, &mut slot)?
                     .detach();
             }
             // SAFETY: the slots hold one `T` each on their members' devices,
@@ -512,7 +512,7 @@ impl Group {
     /// As [`Group::reduce`].
     pub fn sum<T, S>(&self, shards: &[S]) -> Result<T>
     where
-        T: crate::reduce::Element + Element,
+        T: crate::reduce::Reducible + NcclType,
         S: DeviceRead<Elem = T>,
     {
         self.reduce(Op::Sum, shards)

@@ -1,0 +1,250 @@
+//! The ordering of each buffer's uses across queues: a buffer's
+//! [`Tracker`], and the [`Call`] that orders one call's uses and registers
+//! them when the call ends ([`crate::memory`] has the argument).
+
+use super::{Pod, View, ViewMut};
+use crate::context::Context;
+use crate::context::clock::Clock;
+use crate::context::runtime::lock;
+use crate::driver;
+use crate::error::{Error, Result, check};
+use cust::sys::CUcontext;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+/// One queue's use of a buffer since the buffer's last write: its latest
+/// call that used it, and whether any such call wrote it.
+struct Use {
+    clock: Arc<Clock>,
+    seq: u64,
+    wrote: bool,
+}
+
+/// The uses of one allocation, the device it is on and the CUDA context
+/// it belongs to (kept alive by the buffer that holds the tracker).
+pub(crate) struct Tracker {
+    uses: Mutex<Vec<Use>>,
+    pub(super) ordinal: u32,
+    context: usize,
+}
+
+impl Tracker {
+    pub(super) fn new(ordinal: u32, context: CUcontext) -> Tracker {
+        Tracker {
+            uses: Mutex::new(Vec::new()),
+            ordinal,
+            context: context as usize,
+        }
+    }
+
+    /// Copies `bytes` bytes at `address` (memory this tracker orders) into
+    /// `host`, once every write to it has finished.
+    ///
+    /// # Safety
+    /// `address` is valid for `bytes` bytes of the tracked allocation, and
+    /// `host` for `bytes` bytes of writes; no write to the memory may start
+    /// before the call returns (the caller holds a shared borrow of it).
+    pub(super) unsafe fn read_to_host(&self, address: u64, host: *mut c_void, bytes: usize) -> Result<()> {
+        let _current = Current::push(self.context as CUcontext)?;
+        self.wait_host(false)?;
+        // SAFETY: the caller's contract; every write has finished (waited
+        // for above). The copy is synchronous: it has ended on return.
+        let status = unsafe { driver::cuMemcpyDtoH_v2(host, address, bytes) };
+        check(status, || "copying a buffer to the host".into())
+    }
+
+    /// Enqueues on `stream` a wait for every other queue's use that
+    /// conflicts with a read (`write == false`) or a write by `clock`'s queue.
+    fn order_after(
+        &self,
+        clock: &Arc<Clock>,
+        stream: cust::sys::CUstream,
+        write: bool,
+    ) -> driver::CUresult {
+        for u in lock(&self.uses).iter() {
+            if Arc::ptr_eq(&u.clock, clock) || !(write || u.wrote) || u.clock.retired() {
+                continue;
+            }
+            let event = match u.clock.after(u.seq) {
+                Ok(Some(event)) => event,
+                Ok(None) => continue,
+                Err(status) => return status,
+            };
+            // SAFETY: the stream is the caller's live stream; the event
+            // lives as long as the `Arc` held here; flags 0.
+            let status = unsafe { driver::cuStreamWaitEvent(stream, event, 0) };
+            if status != driver::CUDA_SUCCESS {
+                return status;
+            }
+        }
+        driver::CUDA_SUCCESS
+    }
+
+    /// Records call `seq` of `clock`'s queue as a use, after its work was
+    /// enqueued, or after the queue's stream was waited for (`finished`).
+    fn register(&self, clock: &Arc<Clock>, seq: u64, wrote: bool, finished: bool) {
+        let mut uses = lock(&self.uses);
+        uses.retain(|u| !u.clock.retired());
+        if wrote {
+            // The write waited for every use listed (it had the buffer to
+            // itself: no use was added since), so its call, and any
+            // recording after it, also marks their end.
+            uses.clear();
+            if !finished {
+                uses.push(Use {
+                    clock: clock.clone(),
+                    seq,
+                    wrote: true,
+                });
+            }
+        } else if finished {
+            // This queue's earlier uses are finished too.
+            uses.retain(|u| !Arc::ptr_eq(&u.clock, clock));
+        } else if let Some(mine) = uses.iter_mut().find(|u| Arc::ptr_eq(&u.clock, clock)) {
+            mine.seq = seq;
+        } else {
+            uses.push(Use {
+                clock: clock.clone(),
+                seq,
+                wrote: false,
+            });
+        }
+    }
+
+    /// Waits on the host for every use that wrote the buffer (`all`: every
+    /// use).
+    pub(super) fn wait_host(&self, all: bool) -> Result<()> {
+        for u in lock(&self.uses).iter() {
+            if !(all || u.wrote) || u.clock.retired() {
+                continue;
+            }
+            let event = u
+                .clock
+                .after(u.seq)
+                .map_err(|status| Error::driver(status, "recording a queue's event"))?;
+            if let Some(event) = event {
+                // SAFETY: the event lives as long as the `Arc` held here.
+                let status = unsafe { driver::cuEventSynchronize(event) };
+                check(status, || "waiting for the work that uses a buffer".into())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes a CUDA context current on this thread until dropped, then restores
+/// the one that was.
+pub(super) struct Current;
+
+impl Current {
+    pub(super) fn push(context: CUcontext) -> Result<Current> {
+        // SAFETY: `context` is a retained primary context (kept alive by the
+        // caller's runtime).
+        let status = unsafe { driver::cuCtxPushCurrent_v2(context) };
+        check(status, || "making a device's context current".into())?;
+        Ok(Current)
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        let mut popped: CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the context `push` pushed; writes one handle.
+        unsafe {
+            driver::cuCtxPopCurrent_v2(&mut popped);
+        }
+    }
+}
+
+
+/// The uses of buffers by one call on one queue: each read or write is
+/// ordered after the conflicting uses of other queues when it is added, and
+/// registered on the buffer when the call ends (`Drop`), numbered after
+/// everything the call enqueued, whether it succeeded or not (the queue's
+/// clock is recorded behind that number when someone must wait for it).
+pub(crate) struct Call<'c> {
+    ctx: &'c Context,
+    uses: [Option<(&'c Tracker, bool)>; MAX_USES],
+    count: usize,
+    finished: bool,
+}
+
+/// Buffers one call may use (the most any family passes is five).
+const MAX_USES: usize = 8;
+
+impl<'c> Call<'c> {
+    pub(crate) fn new(ctx: &'c Context) -> Call<'c> {
+        Call {
+            ctx,
+            uses: [None; MAX_USES],
+            count: 0,
+            finished: false,
+        }
+    }
+
+    fn add(&mut self, tracker: Option<&'c Tracker>, ordinal: u32, write: bool) -> Result<()> {
+        let expected = self.ctx.info().ordinal;
+        if ordinal != expected {
+            return Err(Error::WrongDevice {
+                expected,
+                found: ordinal,
+            });
+        }
+        let Some(tracker) = tracker else {
+            return Ok(());
+        };
+        if self.count == MAX_USES {
+            return Err(Error::InvalidArgument(format!(
+                "one call uses more than {MAX_USES} buffers"
+            )));
+        }
+        let status = tracker.order_after(self.ctx.clock(), self.ctx.raw_stream(), write);
+        self.ctx.track(check(status, || {
+            "ordering a call after the other queues that use its buffers".into()
+        }))?;
+        self.uses[self.count] = Some((tracker, write));
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Orders this call's work after every other queue's writes to `view`
+    /// and returns its device address.
+    ///
+    /// # Errors
+    /// [`Error::WrongDevice`] for a view of another device; driver failures.
+    pub(crate) fn read<T: Pod>(&mut self, view: &View<'c, T>) -> Result<u64> {
+        self.add(view.tracker, view.ordinal, false)?;
+        Ok(view.address)
+    }
+
+    /// Orders this call's work after every other queue's uses of `view`
+    /// and returns its device address.
+    ///
+    /// # Errors
+    /// As [`Call::read`].
+    pub(crate) fn write<T: Pod>(&mut self, view: &ViewMut<'c, T>) -> Result<u64> {
+        self.add(view.tracker, view.ordinal, true)?;
+        Ok(view.address)
+    }
+
+    /// Says that the queue's stream has been waited for after the call's
+    /// work: nothing is left running, nothing for other queues to wait for.
+    pub(crate) fn finished(&mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        if self.count == 0 {
+            return;
+        }
+        let clock = self.ctx.clock();
+        // Numbered only now that all of the call's work is enqueued: a
+        // recording of the clock that covers this number comes after it.
+        let seq = clock.issue();
+        for (tracker, wrote) in self.uses[..self.count].iter().flatten() {
+            tracker.register(clock, seq, *wrote, self.finished);
+        }
+    }
+}

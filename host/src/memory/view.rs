@@ -1,0 +1,327 @@
+//! Borrowed views of device memory: [`View`] (shared, `Copy`) and
+//! [`ViewMut`] (exclusive), each a part of a [`Buffer`](super::Buffer) or
+//! memory of the caller's made from raw parts.
+
+use super::tracker::Tracker;
+use super::{DeviceRead, DeviceWrite, Pod, bounds, cast_len, same_length};
+use crate::error::{Error, Result};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
+
+/// A read-only view of (part of) a [`Buffer`](super::Buffer), borrowed for
+/// `'a`: the device-memory analogue of `&'a [T]`.
+pub struct View<'a, T: Pod> {
+    pub(super) address: u64,
+    pub(super) len: usize,
+    pub(super) ordinal: u32,
+    /// `None` for a view made from raw parts (the caller orders its uses).
+    pub(super) tracker: Option<&'a Tracker>,
+    pub(super) _element: PhantomData<&'a [T]>,
+}
+
+/// A writable view of (part of) a [`Buffer`](super::Buffer), borrowed
+/// exclusively for `'a`: the device-memory analogue of `&'a mut [T]`.
+pub struct ViewMut<'a, T: Pod> {
+    pub(super) address: u64,
+    pub(super) len: usize,
+    pub(super) ordinal: u32,
+    pub(super) tracker: Option<&'a Tracker>,
+    pub(super) _element: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Pod> Clone for View<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod> Copy for View<'_, T> {}
+
+/// `len` elements of `T` from `address`, `start` elements in, as the
+/// parts of a view: `(address, len)`.
+fn part<T>(address: u64, start: usize, len: usize) -> (u64, usize) {
+    // No overflow: `start + len` lies inside a view of live memory.
+    (address + (start * size_of::<T>()) as u64, len)
+}
+
+/// `Err(InvalidArgument)` unless `mid <= len`.
+fn check_mid(mid: usize, len: usize) -> Result<()> {
+    if mid > len {
+        return Err(Error::InvalidArgument(format!(
+            "a split at {mid} of a view of {len} elements"
+        )));
+    }
+    Ok(())
+}
+
+macro_rules! view_common {
+    ($name:ident) => {
+        impl<'a, T: Pod> $name<'a, T> {
+            /// Elements in the view.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether the view has no element.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The ordinal of the device the memory is on.
+            pub fn device(&self) -> u32 {
+                self.ordinal
+            }
+
+            /// The device address of the first element (for your own
+            /// driver calls; valid while the view is).
+            pub fn device_address(&self) -> u64 {
+                self.address
+            }
+
+            /// A view of the elements `range` of this one, borrowed from it.
+            /// Returns an error where `<[T]>::get` would give `None` (every
+            /// misuse of the library is an [`Error`]).
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] for a range outside the view.
+            pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<View<'_, T>> {
+                let (start, len) = bounds(range, self.len)?;
+                let (address, len) = part::<T>(self.address, start, len);
+                Ok(View {
+                    address,
+                    len,
+                    ordinal: self.ordinal,
+                    tracker: self.tracker,
+                    _element: PhantomData,
+                })
+            }
+
+            /// Copies the view to the host, once every queue that writes
+            /// its buffer has finished.
+            ///
+            /// # Errors
+            /// [`Error::InvalidArgument`] for a view made from raw parts
+            /// (nothing orders its uses: use
+            /// [`Context::copy_to_host`](crate::Context::copy_to_host));
+            /// [`Error::Cuda`] if waiting or copying fails.
+            pub fn to_vec(&self) -> Result<Vec<T>> {
+                let mut host = vec![T::default(); self.len];
+                self.copy_to(&mut host)?;
+                Ok(host)
+            }
+
+            /// Copies the view into `host`, once every queue that writes
+            /// its buffer has finished.
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`] unless `host` has the view's
+            /// length; as [`View::to_vec`].
+            pub fn copy_to(&self, host: &mut [T]) -> Result<()> {
+                same_length("the host slice a buffer is copied to", self.len, host.len())?;
+                let Some(tracker) = self.tracker else {
+                    return Err(Error::InvalidArgument(
+                        "a view made from raw parts has no buffer to wait for: copy it with \
+                         Context::copy_to_host"
+                            .into(),
+                    ));
+                };
+                if self.len == 0 {
+                    return Ok(());
+                }
+                // SAFETY: the view lies in its tracked buffer, `host` holds
+                // `len` elements of `T` (checked), and no write through the
+                // library can start while the view borrows the buffer (a
+                // `ViewMut` is borrowed here, so no other view writes it).
+                // `T: Pod`, so any bytes are a valid `T`.
+                unsafe {
+                    tracker.read_to_host(
+                        self.address,
+                        host.as_mut_ptr().cast(),
+                        self.len * size_of::<T>(),
+                    )
+                }
+            }
+        }
+
+        impl<T: Pod> DeviceRead for $name<'_, T> {
+            type Elem = T;
+            fn view(&self) -> View<'_, T> {
+                View {
+                    address: self.address,
+                    len: self.len,
+                    ordinal: self.ordinal,
+                    tracker: self.tracker,
+                    _element: PhantomData,
+                }
+            }
+        }
+
+        impl<T: Pod> fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("device", &self.ordinal)
+                    .field("address", &format_args!("{:#x}", self.address))
+                    .field("len", &self.len)
+                    .finish()
+            }
+        }
+    };
+}
+view_common!(View);
+view_common!(ViewMut);
+
+impl<'a, T: Pod> View<'a, T> {
+    /// The view split in two at `mid`: elements `..mid` and `mid..`, each
+    /// borrowed for `'a` (as `<[T]>::split_at`, with an error for `mid`
+    /// past the end instead of a panic).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for `mid > len`.
+    pub fn split_at(self, mid: usize) -> Result<(View<'a, T>, View<'a, T>)> {
+        check_mid(mid, self.len)?;
+        let (right, rest) = part::<T>(self.address, mid, self.len - mid);
+        Ok((
+            View { len: mid, ..self },
+            View {
+                address: right,
+                len: rest,
+                ..self
+            },
+        ))
+    }
+
+    /// The same memory as elements of `U` (plain numbers both, so any bytes
+    /// are valid either way), ordered with the buffer as before.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless the view's bytes are a whole
+    /// number of `U` and its start is aligned for `U`.
+    pub fn cast<U: Pod>(&self) -> Result<View<'a, U>> {
+        let len = cast_len::<T, U>(self.address, self.len)?;
+        Ok(View {
+            address: self.address,
+            len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        })
+    }
+
+    /// A view of `len` elements at device address `address`, which no
+    /// [`Buffer`](super::Buffer) owns (memory you allocated yourself).
+    ///
+    /// # Safety
+    /// For all of `'a`: `address` is the start of `len` initialised,
+    /// `T`-aligned elements of device memory in the primary CUDA context of
+    /// device `ordinal` (the one [`Context`](crate::Context) uses, and
+    /// `cust::quick_init` retains; memory of a context made with
+    /// `cuCtxCreate` cannot be used), that stay allocated and that nothing
+    /// writes while the view or work using it may be running; the caller
+    /// waits for that work (e.g. [`Context::synchronize`](crate::Context::synchronize))
+    /// before freeing or writing the memory.
+    pub unsafe fn from_raw_parts(address: u64, len: usize, ordinal: u32) -> View<'a, T> {
+        View {
+            address,
+            len,
+            ordinal,
+            tracker: None,
+            _element: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Pod> ViewMut<'a, T> {
+    /// A writable view of `len` elements at device address `address`, which
+    /// no [`Buffer`](super::Buffer) owns.
+    ///
+    /// # Safety
+    /// As [`View::from_raw_parts`], and nothing else reads or writes the
+    /// memory while work writing it through this view may be running.
+    pub unsafe fn from_raw_parts(address: u64, len: usize, ordinal: u32) -> ViewMut<'a, T> {
+        ViewMut {
+            address,
+            len,
+            ordinal,
+            tracker: None,
+            _element: PhantomData,
+        }
+    }
+
+    /// A writable view of the elements `range` of this one, borrowed
+    /// exclusively from it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a range outside the view.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<ViewMut<'_, T>> {
+        let (start, len) = bounds(range, self.len)?;
+        let (address, len) = part::<T>(self.address, start, len);
+        Ok(ViewMut {
+            address,
+            len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        })
+    }
+
+    /// The view split in two writable views at `mid`: elements `..mid` and
+    /// `mid..`, disjoint, each borrowed for `'a` (as `<[T]>::split_at_mut`,
+    /// with an error for `mid` past the end instead of a panic). One may be
+    /// a call's input and the other its output. Keep this view with
+    /// `view.reborrow().split_at_mut(mid)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for `mid > len`.
+    pub fn split_at_mut(self, mid: usize) -> Result<(ViewMut<'a, T>, ViewMut<'a, T>)> {
+        check_mid(mid, self.len)?;
+        let (right, rest) = part::<T>(self.address, mid, self.len - mid);
+        Ok((
+            ViewMut {
+                address: self.address,
+                len: mid,
+                ordinal: self.ordinal,
+                tracker: self.tracker,
+                _element: PhantomData,
+            },
+            ViewMut {
+                address: right,
+                len: rest,
+                ordinal: self.ordinal,
+                tracker: self.tracker,
+                _element: PhantomData,
+            },
+        ))
+    }
+
+    /// This view again, borrowed from this one (to pass it on and keep it).
+    pub fn reborrow(&mut self) -> ViewMut<'_, T> {
+        self.view_mut()
+    }
+
+    /// The same memory as writable elements of `U`; see [`View::cast`].
+    ///
+    /// # Errors
+    /// As [`View::cast`].
+    pub fn cast_mut<U: Pod>(self) -> Result<ViewMut<'a, U>> {
+        let len = cast_len::<T, U>(self.address, self.len)?;
+        Ok(ViewMut {
+            address: self.address,
+            len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        })
+    }
+}
+
+impl<T: Pod> DeviceWrite for ViewMut<'_, T> {
+    fn view_mut(&mut self) -> ViewMut<'_, T> {
+        ViewMut {
+            address: self.address,
+            len: self.len,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        }
+    }
+}
