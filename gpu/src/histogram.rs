@@ -122,7 +122,7 @@ ladder! {
         /// Step 3 (lesson's last kernel): each block counts into a private
         /// histogram in shared memory and merges it into the output once,
         /// so global atomics drop from one per sample to one per bin and
-        /// block; each thread counts at least [`SHARED_COARSENING`] samples.
+        /// block; each thread counts at least `SHARED_COARSENING` samples.
         /// A warp whose lanes hit one bin still serialises on one
         /// shared-memory address.
         SharedPrivatized = "shared_privatized" => HistogramShape::Kernel { block: SHARED_BLOCK },
@@ -132,10 +132,10 @@ ladder! {
         /// lanes of a warp always touch 32 different banks and never the
         /// same address, whatever the data, so one bin takes the same time
         /// as 256; adds need no return value (`red.shared`). Samples arrive
-        /// by 16-byte loads, [`LANE_UNROLL`] in flight. The counters are
+        /// by 16-byte loads, `LANE_UNROLL` in flight. The counters are
         /// merged once, at the block's end (the grid is large enough that
-        /// none can wrap: [`lane_private_min_blocks`]). For up to
-        /// [`LANE_MAX_BINS`] bins; beyond, the step runs step 3's kernel while
+        /// none can wrap: `lane_private_min_blocks`). For up to
+        /// `LANE_MAX_BINS` bins; beyond, the step runs step 3's kernel while
         /// the bins fit in shared memory, and step 2's beyond that. The
         /// first block of the launch to start (an exchange on a claim word
         /// in the context's scratch memory) zeroes the output and raises a
@@ -163,7 +163,7 @@ pub trait Sample: KernelType + PartialOrd {
     /// `upper` are values of `Self` (exact in `f64` for every sample type),
     /// `lower < upper`, `bins >= 1`.
     fn binning(lower: f64, upper: f64, bins: u32) -> Self::Binning;
-    /// The bin of `self`, or [`NOT_COUNTED`].
+    /// The bin of `self`, or `NOT_COUNTED`.
     fn bin(self, binning: &Self::Binning) -> u32;
     /// Sample `k` (`< PER_WORD`) of a little-endian 32-bit word.
     fn from_word(word: u32, k: usize) -> Self;
@@ -299,7 +299,7 @@ impl<T: Sample> Even<T> {
         }
     }
 
-    /// The bin of `sample`, or [`NOT_COUNTED`].
+    /// The bin of `sample`, or `NOT_COUNTED`.
     #[inline(always)]
     pub fn bin(&self, sample: T) -> u32 {
         sample.bin(&self.binning)

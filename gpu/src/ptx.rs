@@ -81,12 +81,12 @@ impl<'a> PtxEntry<'a> {
     }
 }
 
-/// Something wrong with a PTX module, as [`check`] reports it.
+/// Something wrong with a PTX module, as `check` reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PtxProblem<'a> {
     /// A call to a function the module does not define (e.g. a panic path
     /// that was not optimised away) and the driver does not provide (see
-    /// [`DRIVER_FUNCTIONS`]): the driver would refuse to load it.
+    /// `DRIVER_FUNCTIONS`): the driver would refuse to load it.
     UnresolvedCall {
         /// The `.extern .func` line.
         line: &'a str,

@@ -141,14 +141,14 @@ ladder! {
             => shape("reduce_unroll_last_warp", 2, SharedMemory::PerThread),
         /// Step 6 (001 "reduce5"): the whole tree unrolled for a block size
         /// known at compile time (a const generic, one entry point per size
-        /// in [`UNROLL_BLOCKS`]): no loop counters or branches left in the
+        /// in `UNROLL_BLOCKS`): no loop counters or branches left in the
         /// tree.
         CompleteUnroll = "complete_unroll" => ReduceShape {
             blocks: &UNROLL_BLOCKS,
             ..shape("reduce_complete_unroll", 2, SharedMemory::PerThread)
         },
         /// Step 7 (001 "reduce6"): algorithm cascading — a fixed grid of
-        /// [`GRID_BLOCKS_PER_SM`] blocks per SM, each thread summing many
+        /// `GRID_BLOCKS_PER_SM` blocks per SM, each thread summing many
         /// elements in a grid-stride loop before the tree. The tree's cost is
         /// paid once per thread, not once per two elements.
         Cascading = "cascading" => shape("reduce_cascading", 2, SharedMemory::PerThread),
@@ -164,7 +164,7 @@ ladder! {
         /// about 2× the bytes of a one-pass reduction plus a launch per level.
         Folding = "folding" => shape("reduce_fold", 1, SharedMemory::None),
         /// Step 10: the fastest. One launch: 16-byte vector loads through the
-        /// read-only path, [`VECTOR_UNROLL`] loads in flight per thread, a
+        /// read-only path, `VECTOR_UNROLL` loads in flight per thread, a
         /// grid sized to the occupancy the SMs allow, warp-shuffle block
         /// reductions, and the last block to finish (found with an atomic
         /// ticket whose acquire-release order publishes the partials, no

@@ -41,7 +41,7 @@
 //! the multiply-adds: its even outputs keep that bound,
 //! its odd outputs `i` are within `(2·taps + 8) · 2^-24` times the sum of
 //! `Σ_j |signal · mask|` over outputs `i − 1`, `i` and `i + 1` (see
-//! [`karatsuba_outputs`](warpspeed_gpu::conv1d::karatsuba_outputs)); call
+//! `karatsuba_outputs`); call
 //! [`Conv1dVariant::RegisterBlocked`] for the direct sum.
 //! [`Conv1dVariant::Tf32x3`] sums on the tensor cores (sm_80 and newer)
 //! with each operand split into two TF32 parts (by truncation): within

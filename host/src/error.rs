@@ -63,7 +63,8 @@ pub enum Error {
         /// The length given.
         given: usize,
     },
-    /// A matrix has the wrong `(width, height)`.
+    /// A matrix has the wrong `(width, height)`: elements per row, then
+    /// rows (the order of [`Matrix::new`](crate::Matrix::new)).
     ShapeMismatch {
         /// Which argument, e.g. "the transpose's destination".
         what: &'static str,
@@ -231,7 +232,20 @@ impl fmt::Display for Error {
                 what,
                 expected: (ew, eh),
                 given: (gw, gh),
-            } => write!(f, "{what} must be {ew}×{eh}, but is {gw}×{gh}"),
+            } => {
+                write!(
+                    f,
+                    "{what} must be {ew} wide × {eh} high ({eh} rows of {ew}), but is {gw} wide \
+                     × {gh} high"
+                )?;
+                if (gw, gh) == (eh, ew) {
+                    f.write_str(
+                        " (transposed: Matrix::new takes the width, then the height, so an m × k \
+                         operand in BLAS terms is Matrix::new(data, k, m))",
+                    )?;
+                }
+                Ok(())
+            }
             Error::Misaligned { what, alignment } => write!(
                 f,
                 "{what}: start and row pitch must be multiples of {alignment} bytes"

@@ -120,7 +120,7 @@
 //! 512² and below, or a large `k` under small `m × n`), or leave block
 //! slots empty over a long `k` (1024² and 1000 × 999 on an H100 or H200,
 //! which hold two such blocks per SM), `Pipelined` splits `k` into slices
-//! ([`warpspeed_gpu::gemm::split_slices`]), one block per tile and slice;
+//! (`warpspeed_gpu::gemm::split_slices`), one block per tile and slice;
 //! the last slice of a tile to finish adds the partial tiles in slice
 //! order and stores `C`. The partials live in the context's scratch
 //! memory (at most one 64 × 128 tile per block slot, 8.3 MiB on a 132-SM

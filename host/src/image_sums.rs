@@ -104,7 +104,7 @@ pub fn fastest_columns(
 /// Bands of rows into which [`ColumnSumVariant::Bands`] cuts each of
 /// `strips` column strips of an image `height` rows high on a GPU of
 /// `multiprocessors` SMs: as many as fill the SMs' block slots once
-/// ([`BAND_BLOCKS_PER_SM`] each), at least one, at most [`MAX_BANDS`] and
+/// (`BAND_BLOCKS_PER_SM` each), at least one, at most `MAX_BANDS` and
 /// one per row.
 pub fn bands_per_strip(strips: u32, height: usize, multiprocessors: u32) -> u32 {
     let bands = (multiprocessors * BAND_BLOCKS_PER_SM / strips.max(1)).clamp(1, MAX_BANDS);
@@ -124,7 +124,7 @@ pub const BAND_MIN_ROWS: usize = 4;
 
 /// The row-sum step [`Context::row_sums_into`] takes for an image `width`
 /// bytes wide: the ladder's fastest, [`RowSumVariant::SplitRows`], where
-/// its rows are wide enough to share between warps ([`split_rows_pays`]),
+/// its rows are wide enough to share between warps (`split_rows_pays`),
 /// step 4, [`RowSumVariant::Vectorized`], otherwise.
 pub fn fastest_rows(width: usize) -> RowSumVariant {
     if split_rows_pays(width) {

@@ -1,7 +1,7 @@
 //! # warpspeed
 //!
 //! CUDA kernels written in Rust, compiled to PTX by rustc's NVPTX back end,
-//! and launched from this safe library through [`cust`].
+//! and launched from this safe library through `cust`.
 //!
 //! Each kernel family keeps its *ladder*: the classic CUDA lesson's naive
 //! kernel, each optimisation step in turn, and the fastest version we can

@@ -176,7 +176,12 @@ macro_rules! matrix_common {
     };
 }
 matrix_common!(Matrix, View, impl IntoView<'a, Elem = T>, into_view);
-matrix_common!(MatrixMut, ViewMut, impl IntoViewMut<'a, Elem = T>, into_view_mut);
+matrix_common!(
+    MatrixMut,
+    ViewMut,
+    impl IntoViewMut<'a, Elem = T>,
+    into_view_mut
+);
 
 #[cfg(test)]
 mod tests {

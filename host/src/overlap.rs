@@ -1,10 +1,11 @@
 //! Refusing outputs that overlap inputs.
 //!
-//! A `&mut` borrow does not rule overlap out: cust's `DeviceSlice::index`
-//! returns an owned view, so safe code can hold two views of one buffer
-//! that share bytes. A kernel whose output overlaps its input reads what it
-//! (or another block) has already written: a wrong answer, so every family
-//! refuses it before the launch.
+//! Borrows rule overlap out between the library's own views of one buffer
+//! (a `ViewMut` is exclusive; `split_at_mut` gives disjoint halves), but
+//! not for views made from raw parts (`View::from_raw_parts`), which may
+//! share bytes with anything. A kernel whose output overlaps its input
+//! reads what it (or another block) has already written: a wrong answer,
+//! so every family refuses it before the launch.
 
 use crate::error::{Error, Result};
 

@@ -378,6 +378,16 @@ mod tests {
     #[test]
     fn packed_images_unpack_to_the_committed_files() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ptx");
+        // The files are read from the checkout this executable was built
+        // in; a bundle run on another machine has no checkout beside it.
+        if !dir.is_dir() {
+            eprintln!(
+                "skipped: the committed kernel files are not at {} (a bundle away from its \
+                 checkout); `cargo test` in the repository checks them",
+                dir.display()
+            );
+            return;
+        }
         let read = |name: String| std::fs::read(dir.join(name)).unwrap();
         for m in &MODULES {
             let file = read(format!("warpspeed_{}.ptx", m.target));

@@ -96,8 +96,8 @@ struct Limits {
 
 /// The block size a variant uses for `n` elements: its first, except that
 /// `CompleteUnroll` takes the smallest of its sizes that covers a small input
-/// in one block, and [`BLOCK`] otherwise, and `Vectorized` takes
-/// [`VECTOR_SMALL_BLOCK`] threads for at most [`VECTOR_SMALL_MAX`]
+/// in one block, and `BLOCK` otherwise, and `Vectorized` takes
+/// `VECTOR_SMALL_BLOCK` threads for at most `VECTOR_SMALL_MAX`
 /// elements.
 pub fn default_block(variant: ReduceVariant, n: usize) -> u32 {
     let blocks = variant.shape().blocks;
@@ -328,7 +328,7 @@ impl Context {
     }
 
     /// [`Context::reduce_into`] with an explicit block size: any of
-    /// [`consts::UNROLL_BLOCKS`] for `CompleteUnroll`, [`BLOCK`] for the others.
+    /// `consts::UNROLL_BLOCKS` for `CompleteUnroll`, `BLOCK` for the others.
     ///
     /// # Errors
     /// [`Error::Unsupported`] for a block size the step is not compiled

@@ -276,11 +276,11 @@ pub fn same<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-/// A device buffer of `n` elements of 1, 2 or 4 bytes, each `value` (a
-/// memset in `ctx`'s stream order: no host copy of the size of the buffer).
+/// A device buffer of `n` elements, each `value` (a memset in `ctx`'s
+/// stream order: no host copy of the size of the buffer, and no zeroing
+/// first).
 pub fn filled<T: Pod>(ctx: &Context, n: usize, value: T) -> Result<Buffer<T>, Failed> {
-    const { assert!(size_of::<T>() <= 4) };
-    let mut buffer = ok(ctx.zeros::<T>(n))?;
+    let mut buffer = ok(ctx.alloc::<T>(n))?;
     ok(ctx.fill(&mut buffer, value))?;
     Ok(buffer)
 }

@@ -19,6 +19,7 @@ mod conv1d;
 mod gemm;
 mod histogram;
 mod image_sums;
+mod memory;
 mod multi;
 mod reduce;
 mod rng;
@@ -30,6 +31,7 @@ use libtest_mimic::{Arguments, Trial};
 /// Every family's trials, in order: registering a family is one row here.
 const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     context::trials,
+    memory::trials,
     reduce::trials,
     transpose::trials,
     image_sums::trials,

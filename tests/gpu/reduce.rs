@@ -11,7 +11,7 @@
 use crate::common::*;
 use libtest_mimic::{Failed, Trial};
 use rand::RngExt;
-use warpspeed::reduce::{Reducible, Op, ReduceVariant};
+use warpspeed::reduce::{Op, ReduceVariant, Reducible};
 use warpspeed::{Context, DeviceRead, View, ViewMut};
 use warpspeed_gpu::reduce::{
     UNROLL_BLOCKS, VECTOR_BLOCK, VECTOR_SMALL_BLOCK, VECTOR_UNROLL, VECTOR_WIDTH,

@@ -7,7 +7,7 @@
 //! cycle); then the buffers it borrowed are read on the host, rewritten on
 //! another queue and dropped while the work may still run.
 
-use crate::common::{gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer};
+use crate::common::{ensure, gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -54,6 +54,19 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "soundness::a_buffer_of_another_device",
         2,
         wrong_device,
+    ));
+    trials.push(gpu_trial(
+        "soundness::a_stream_of_another_context",
+        foreign_stream,
+    ));
+    trials.push(multi_gpu_trial(
+        "soundness::a_stream_of_another_device",
+        2,
+        stream_of_another_device,
+    ));
+    trials.push(gpu_trial(
+        "soundness::a_context_dropped_in_a_stream_callback",
+        dropped_in_a_callback,
     ));
 }
 
@@ -801,4 +814,106 @@ fn wrong_device(contexts: Vec<Context>) -> Result<(), Failed> {
         return Err("device 0 after the refusals".into());
     }
     Ok(())
+}
+
+/// `with_stream` asks the driver whose a stream is: one of another CUDA
+/// context of the device is refused before any launch (its work could not
+/// reach the library's memory), one of the primary context is taken.
+fn foreign_stream(ctx: &Context) -> Result<(), Failed> {
+    use cust::context::legacy::{Context as Created, ContextFlags, ContextStack};
+    use cust::stream::{Stream, StreamFlags};
+    let err = |e: cust::error::CudaError| -> Failed { e.to_string().into() };
+    let device = cust::device::Device::get_device(ctx.info().ordinal).map_err(err)?;
+    // A context of its own (cuCtxCreate), current until popped.
+    let created = Created::create_and_push(ContextFlags::empty(), device).map_err(err)?;
+    let theirs = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(err)?;
+    ContextStack::pop().map_err(err)?;
+    match ctx.with_stream(theirs) {
+        Err(Error::InvalidArgument(m)) if m.contains("another CUDA context") => {
+            eprintln!("  refused: {m}")
+        }
+        other => {
+            return Err(format!("a stream of another context gave {:?}", other.map(|_| ())).into());
+        }
+    }
+    drop(created);
+    ok(ctx.bind())?;
+    let mine = Stream::new(StreamFlags::NON_BLOCKING, None).map_err(err)?;
+    let queue = ok(ctx.with_stream(mine))?;
+    let x = ok(queue.upload(&[2u32; 1001]))?;
+    let sum = ok(queue.sum(&x))?;
+    ensure(sum == 2002, || {
+        format!("a sum on a stream of the primary context: {sum}")
+    })
+}
+
+/// A stream of another GPU is refused as memory of one is.
+fn stream_of_another_device(contexts: Vec<Context>) -> Result<(), Failed> {
+    use cust::stream::{Stream, StreamFlags};
+    ok(contexts[1].bind())?;
+    let theirs = Stream::new(StreamFlags::NON_BLOCKING, None)
+        .map_err(|e| -> Failed { e.to_string().into() })?;
+    match contexts[0].with_stream(theirs) {
+        Err(Error::WrongDevice {
+            expected: 0,
+            found: 1,
+        }) => Ok(()),
+        other => Err(format!("device 1's stream on device 0 gave {:?}", other.map(|_| ())).into()),
+    }
+}
+
+/// A queue dropped where it cannot wait for its stream (in a stream
+/// callback, where no CUDA call is allowed) leaks its stream rather than
+/// marking its work finished: the buffer its running product writes still
+/// waits for it before it is freed, so memory allocated next is not
+/// overwritten by the product.
+fn dropped_in_a_callback(ctx: &Context) -> Result<(), Failed> {
+    // Long enough to be running when the callback drops the queue.
+    let n = if under_sanitizer() { 512 } else { 8192 };
+    let a = ok(ctx.alloc::<f32>(n * n))?;
+    let mut a = a;
+    ok(ctx.fill(&mut a, 1.0))?;
+    let mut c = ok(ctx.alloc::<f32>(n * n))?;
+    let queue = ok(ctx.new_stream())?;
+    let square = ok(Matrix::new(&a, n, n))?;
+    queue
+        .gemm_into(
+            &Gemm::new(n, n, n),
+            1.0,
+            &square,
+            &square,
+            0.0,
+            &mut ok(MatrixMut::new(&mut c, n, n))?,
+        )
+        .map_err(|e| -> Failed { e.to_string().into() })?
+        .detach();
+    let other = ok(ctx.new_stream())?;
+    let (done, dropped) = std::sync::mpsc::channel();
+    // SAFETY: the callback owns what it uses ('static); it drops a
+    // `Context` in a callback on purpose: the case under test, which
+    // `Context::stream`'s contract forbids because the drop cannot wait.
+    let stream = unsafe { other.stream() };
+    stream
+        .add_callback(Box::new(move || {
+            drop(queue);
+            let _ = done.send(());
+        }))
+        .map_err(|e| -> Failed { e.to_string().into() })?;
+    dropped
+        .recv()
+        .map_err(|e| -> Failed { e.to_string().into() })?;
+    drop(c); // must wait for the product
+    let mut next = ok(ctx.alloc::<f32>(n * n))?;
+    ok(ctx.fill(&mut next, 5.0))?;
+    ok(ctx.synchronize())?;
+    std::thread::sleep(Duration::from_millis(100));
+    let got = ok(next.to_vec())?;
+    match got.iter().position(|&v| v != 5.0) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "element {i} of the next allocation is {} (the dropped queue's product wrote it)",
+            got[i]
+        )
+        .into()),
+    }
 }

@@ -1,6 +1,6 @@
 //! The tile a tensor-map copy brings into shared memory, which steps 9 and
 //! 10 share: how a launch's tiles lie against the map ([`TmaGeometry`]),
-//! where each tile element lands in the copied part ([`tma_offset`]), and
+//! where each tile element lands in the copied part (`tma_offset`), and
 //! on the device the warpgroup's view of its copied tile (`CopiedTile`).
 
 use super::wgmma::{WGMMA_ROWS, swizzle_32};
@@ -99,7 +99,7 @@ impl CopiedTile {
     }
 
     /// Quad `q` (tile elements `4q ..`), where a split takes the tile
-    /// quad by quad: its offset in the copied part ([`tma_offset`]) and
+    /// quad by quad: its offset in the copied part (`tma_offset`) and
     /// its values, as copied, or, for a quad the copy did not bring
     /// (before the map's origin or after its last line), read from the
     /// row, zeros outside it, and written into the copied part. A quad is

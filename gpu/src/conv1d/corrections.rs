@@ -16,12 +16,12 @@
 //! read by the TF32 products as it stands), and the warpgroup's second
 //! part holds two BF16 parts of half its size, `bf16(x)` then
 //! `bf16(small_x)`, in the 32-byte swizzle as the copy's: a row of 32
-//! bytes is 16 values of `t` ([`bf16_offset`]), so every BF16 product's
-//! `B` is again one descriptor ([`bf16_b_start`]). The split pass reads
+//! bytes is 16 values of `t` (`bf16_offset`), so every BF16 product's
+//! `B` is again one descriptor (`bf16_b_start`). The split pass reads
 //! each 16-byte unit of the copy once and writes 8 bytes into each BF16
 //! part. The mask's second array holds `bf16(big_m)` and `bf16(small_m)`
 //! of each weight in one word, from which a fragment's pairs of
-//! consecutive weights are two words' halves ([`bf16_a_words`]).
+//! consecutive weights are two words' halves (`bf16_a_words`).
 
 use super::wgmma::{BF16_K, WGMMA_COLS, WGMMA_ROWS, bf16_steps, swizzle_32, wgmma_steps};
 

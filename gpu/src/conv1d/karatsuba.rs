@@ -63,7 +63,7 @@ pub enum Phase {
     Sum = 2,
 }
 
-/// [`blocked_sums`] of `(lane, taps, segment, weights)` from `init`.
+/// `blocked_sums` of `(lane, taps, segment, weights)` from `init`.
 #[inline(always)]
 fn phase_sums<const N: usize, S, M>(
     (lane, taps, segment, weights): (usize, usize, S, M),

@@ -93,23 +93,23 @@ pub enum Staging {
     None,
     /// The block's inputs and their halo: `block + taps − 1` elements.
     Halo,
-    /// The register-blocked tile ([`padded_words`] of
-    /// [`blocked_tile_len`]) and the zero-padded mask ([`padded_taps`]).
+    /// The register-blocked tile (`padded_words` of
+    /// `blocked_tile_len`) and the zero-padded mask (`padded_taps`).
     Blocked,
-    /// The three half-rate sequences ([`split_words`] each, laid out as the
+    /// The three half-rate sequences (`split_words` each, laid out as the
     /// register-blocked tile) and three zero-padded half masks.
     Split,
-    /// The streamed tile ([`stream_tile_len`] words, unpadded) and the
+    /// The streamed tile (`stream_tile_len` words, unpadded) and the
     /// shifted, zero-padded mask.
     Streamed,
-    /// The tensor-core tile ([`tensor_tile_words`], laid out by
-    /// [`tensor_index`]) and the zero-padded mask ([`tensor_mask_len`]).
+    /// The tensor-core tile (`tensor_tile_words`, laid out by
+    /// `tensor_index`) and the zero-padded mask (`tensor_mask_len`).
     Tensor,
     /// The warpgroup step's two staged parts of the inputs and of the mask
-    /// ([`wgmma::wgmma_shared_bytes`]).
+    /// (`wgmma::wgmma_shared_bytes`).
     Warpgroup,
     /// Step 9's (and step 10's) two parts per warpgroup, the mask's and
-    /// the barriers ([`tma::tma_shared_bytes`]).
+    /// the barriers (`tma::tma_shared_bytes`).
     TensorCopy,
 }
 
@@ -224,9 +224,9 @@ ladder! {
             needs: Needs::Any,
         },
         /// Step 4: each thread computes `w` consecutive outputs in
-        /// registers (`w` = 16, or 8 for masks of up to [`NARROW_MAX_TAPS`]
-        /// taps: see [`blocked_width`]), a block of [`BLOCKED_THREADS`]
-        /// tiles of `128 w` outputs ([`blocked_tile`]). Per round
+        /// registers (`w` = 16, or 8 for masks of up to `NARROW_MAX_TAPS`
+        /// taps: see `blocked_width`), a block of `BLOCKED_THREADS`
+        /// tiles of `128 w` outputs (`blocked_tile`). Per round
         /// of `w` taps a thread loads `w` new inputs (16-byte shared loads,
         /// conflict-free thanks to the segment padding) and `w` weights
         /// (16-byte broadcast loads of the mask, staged in shared memory
@@ -261,7 +261,7 @@ ladder! {
         /// `S = O + E'` side by side and runs step 4's wide register
         /// blocking over each, 16 pairs (32 outputs) per thread, one tile
         /// per block. An odd output's error is bounded by the magnitudes of
-        /// its neighbours too (see [`karatsuba_outputs`]); a thread whose
+        /// its neighbours too (see `karatsuba_outputs`); a thread whose
         /// odd outputs are not all finite computes them again directly, so
         /// NaN and ±∞ reach exactly the outputs step 4's do. Masks of
         /// fewer than [`SPLIT_MIN_TAPS`] taps run step 4's kernels, which
@@ -362,7 +362,7 @@ ladder! {
         /// waits for its copy, splits and stores, where step 8's two took
         /// turns. Rows whose pitch is not a multiple of [`tma::TMA_ALIGN`]
         /// elements, and rows too short for a whole line of the map
-        /// ([`tma::tma_geometry`]), run step 8's kernel ([`TMA_FALLBACK`],
+        /// (`tma::tma_geometry`), run step 8's kernel ([`TMA_FALLBACK`],
         /// which [`Conv1dEntry::Mapped`] carries; the host chooses).
         Tf32x3Tma = "tf32x3_tma" => Conv1dShape {
             kernel: "conv1d_tf32x3_tma",
@@ -440,8 +440,8 @@ impl Conv1dVariant {
 
     /// The step the default convolution (`conv1d_into`) runs for a mask of
     /// `taps` in the module built for `target`:
-    /// [`Conv1dVariant::Bf16Corrections`] from [`tma::TMA_MIN_TAPS`] taps
-    /// in the sm_90a module, [`Conv1dVariant::Tf32x3`] from [`TENSOR_MIN_TAPS`]
+    /// [`Conv1dVariant::Bf16Corrections`] from `tma::TMA_MIN_TAPS` taps
+    /// in the sm_90a module, [`Conv1dVariant::Tf32x3`] from `TENSOR_MIN_TAPS`
     /// taps where the module has tensor cores, [`Conv1dVariant::DEFAULT`]
     /// (which hands each mask length to its step,
     /// [`Conv1dVariant::runs_as`]) otherwise.
@@ -613,7 +613,7 @@ pub type Conv1dMapArgs<T> = conv1d_tf32x3_tma::Args<T>;
 
 /// The step that runs step 9's and step 10's launches whose rows their
 /// tensor map cannot describe (a pitch that is not a multiple of [`tma::TMA_ALIGN`]
-/// elements, rows too short for a line: [`tma::tma_geometry`] is `None`).
+/// elements, rows too short for a line: `tma::tma_geometry` is `None`).
 pub const TMA_FALLBACK: Conv1dVariant = Conv1dVariant::Tf32x3Wgmma;
 
 /// The kernel a step runs, typed by the arguments it takes: steps 9 and

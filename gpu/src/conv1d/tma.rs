@@ -6,12 +6,12 @@
 //! products:
 //! - **The copy lays the tile out.** Step 8's bulk copy brings a tile as it
 //!   lies in the row; the threads then move it, split, into the
-//!   [`super::wgmma::wgmma_offset`] layout. Here a tensor copy writes the
+//!   `super::wgmma::wgmma_offset` layout. Here a tensor copy writes the
 //!   tile in a layout the tensor cores read, zeros outside the tensor
 //!   included: a 4-dimensional view of the row, element `64·line + 8·g +
 //!   a` in group `g` (`a` < 8, `g` < 8), a box of `8 × lines × 8` (× 1 row)
 //!   with the dimensions `a`, `line`, `g` (global strides 4, 256 and 32
-//!   bytes), in the 32-byte swizzle ([`tma_offset`]). Each of the box's
+//!   bytes), in the 32-byte swizzle (`tma_offset`). Each of the box's
 //!   rows is a whole 32-byte sector of the row: a box of 16-byte rows
 //!   (step 8's layout, unswizzled) asked L2 for every sector twice.
 //! - **The big part is the inputs themselves.** The tensor cores read only
@@ -26,7 +26,7 @@
 //!   one block per SM, each warpgroup on its own tiles. While one waits
 //!   for its copy, splits and stores, the other two multiply.
 //!
-//! The default from [`TMA_MIN_TAPS`] on sm_90a until step 10
+//! The default from `TMA_MIN_TAPS` on sm_90a until step 10
 //! ([`super::corrections`]) took its place. Against step 8 (2^26
 //! outputs, µs, the reports of 2026-11-26, step 8 / this step): H100 63
 //! taps 213.8 / 203.6, 127 taps 260.5 / 259.8; H200 206.6 / 203.0, 264.4
@@ -47,7 +47,7 @@
 //! 39 and 55 taps, whose windows then started 16 bytes into a sector,
 //! read 210 µs where 47 and 63 read 184 and 198.) The row's elements before the
 //! map's first line or after its last (at most 63 at each end) arrive as
-//! zeros; the threads write them while they split ([`tma_geometry`]).
+//! zeros; the threads write them while they split (`tma_geometry`).
 //!
 //! The tensor map (128 bytes, encoded by the host for each launch: the row
 //! from [`TmaGeometry::origin`], [`TmaGeometry::lines`] lines, `rows` rows
@@ -218,7 +218,7 @@ pub struct TmaTensor {
     pub dims: [u64; 4],
     /// Byte stride of each dimension after the first.
     pub strides: [u64; 3],
-    /// The box a copy brings: one tile of [`tma_part_bytes`].
+    /// The box a copy brings: one tile of `tma_part_bytes`.
     pub boxed: [u32; 4],
 }
 

@@ -2,7 +2,7 @@
 //! (`wgmma`), the mask in registers and the signal read by the tensor cores
 //! straight from shared memory.
 //!
-//! A tile is [`WGMMA_COLS`] columns of [`WGMMA_ROWS`] consecutive outputs:
+//! A tile is `WGMMA_COLS` columns of `WGMMA_ROWS` consecutive outputs:
 //! output `64c + m` (from the tile's start) is `D[m][c] = Σ_t A[m][t] ·
 //! B[t][c]` with `A[m][t] = M[t − m]` (row `m` the mask shifted by `m`,
 //! zero outside it: the same for every tile) and `B[t][c] = X[64c + t]`
@@ -13,7 +13,7 @@
 //! per thread and step for 3 products of 65 536 multiply-adds each.
 //!
 //! `B` needs no copy per step: the staged inputs are laid out so that
-//! every step's `B` is one shared-memory descriptor ([`wgmma_offset`]).
+//! every step's `B` is one shared-memory descriptor (`wgmma_offset`).
 //! Element `e = 64·line + u` lies at byte `(u / 4)·16·lines + 16·line +
 //! 4·(u % 4)`: for each group of 4 values of `u`, the lines' 16-byte rows
 //! one after another. A core matrix of `B` (8 columns × 4 `t`, 8 rows of
@@ -285,7 +285,7 @@ pub const fn wgmma_copy_span(
 /// Step 8's error bound for a mask of `taps`, in units of `2^-24 ·
 /// Σ_j |x_j · m_j|` (and of 2^-149 for subnormal results): step 7's
 /// derivation ([`super::tensor_error_units`]) with this step's
-/// [`wgmma_steps`], 24 additions of exact products per step, each taken
+/// `wgmma_steps`, 24 additions of exact products per step, each taken
 /// to err by up to `2u`. For 127 taps 1 204.
 pub const fn wgmma_error_units(taps: usize) -> usize {
     48 * wgmma_steps(taps) + 52

@@ -12,15 +12,15 @@
 //!
 //! A block computes one `tile_m × tile_n` tile of `C`; the grid is 1D, one
 //! block per tile (so any `m` and `n` below 2^32 fit), and a block finds its
-//! tile from its index ([`tile_of`]); step 8 may split `k` too, one block
-//! per tile and slice of `k` ([`split_slices`]). The blocks past the edges of `C`
+//! tile from its index (`tile_of`); step 8 may split `k` too, one block
+//! per tile and slice of `k` (`split_slices`). The blocks past the edges of `C`
 //! load zeros for the rows and columns outside and store only inside;
 //! step 8's instead step back to end on the edge where `C` holds a whole
 //! tile ([`pipelined`]), so that every panel they copy is whole.
 //!
 //! BLAS rules, shared by every step: with `β = 0` the kernels never read
 //! `C` (NaN there does not leak); `k = 0` and `α = 0` are not launched as
-//! products at all: the host runs [`gemm_scale`] (`C = β · C`), which reads
+//! products at all: the host runs `gemm_scale` (`C = β · C`), which reads
 //! neither `A` nor `B`.
 
 /// `$body::<$consts.., A_K, B_K>($args..)` for the staging layouts of the
@@ -390,7 +390,7 @@ ladder! {
             needs: Needs::Any,
         },
         /// Step 8: step 7's warp tiling fed by a ring of
-        /// [`PIPELINE_STAGES`] shared-memory stages filled by `cp.async`
+        /// `PIPELINE_STAGES` shared-memory stages filled by `cp.async`
         /// copies (sm_80+; older targets copy through registers): the
         /// copies of the next stages run while the warps compute this one,
         /// with one barrier per stage. Tiles are padded so the transposing
@@ -398,7 +398,7 @@ ladder! {
         /// bands of 8 tile rows (rasterized) so the tiles they share stay
         /// in L2, and products with too few 128 × 128 tiles to fill the
         /// GPU run 64 × 128 tiles, split along `k` where even those leave
-        /// SMs idle or, over a long `k`, block slots empty ([`split_slices`]:
+        /// SMs idle or, over a long `k`, block slots empty (`split_slices`:
         /// 512³ 34 → 18 µs on an H100, 1024³ 65 → 62 µs on an H200). Each
         /// `k`'s products go in serpentine
         /// order (a row's first product can reuse the `B` value of the row
@@ -485,7 +485,7 @@ pub struct GemmPlan {
     pub entry: crate::Entry<GemmArgs<f32>>,
     /// Its tiles, threads and shared memory.
     pub tiles: TileConfig,
-    /// Slices of `k` ([`split_slices`]; 1 for every step but
+    /// Slices of `k` (`split_slices`; 1 for every step but
     /// [`GemmVariant::Pipelined`]).
     pub slices: usize,
 }
@@ -501,7 +501,7 @@ impl GemmPlan {
         self.tile_count(m, n) * self.slices
     }
 
-    /// Words of workspace the launch needs ([`split_words`]: none unsplit).
+    /// Words of workspace the launch needs (`split_words`: none unsplit).
     pub fn work_words(&self, m: usize, n: usize) -> usize {
         let tile = (self.tiles.tile_m * self.tiles.tile_n) as usize;
         split_words(self.tile_count(m, n), self.slices, tile)
@@ -511,9 +511,9 @@ impl GemmPlan {
     /// packing; `(address, row stride, column stride)` of `op(A)` and
     /// `op(B)`, `(address, pitch)` of `C`) in the module built for
     /// `target`: [`GemmVariant::Pipelined`] takes the entry of the
-    /// operands' staging layouts ([`pipelined_entry`]), and its 128 × 128
+    /// operands' staging layouts (`pipelined_entry`), and its 128 × 128
     /// tiles the entry without checked copies where
-    /// [`pipelined::takes_whole_tiles`] (sm_80 and newer: it stages by
+    /// `pipelined::takes_whole_tiles` (sm_80 and newer: it stages by
     /// `cp.async`); the same tiles, threads and shared memory.
     pub fn on_operands(
         self,
@@ -905,16 +905,16 @@ kernels! {
 
 /// The arguments of every product kernel.
 pub type GemmArgs<T> = gemm_naive::Args<T>;
-/// The arguments of [`gemm_tma_tf32`]: the shape, the scalars, `C`, and
+/// The arguments of `gemm_tma_tf32`: the shape, the scalars, `C`, and
 /// the tensor maps of the operands with their slots.
 pub type GemmMapArgs<T> = gemm_tma_tf32::Args<T>;
-/// The arguments of [`gemm_tma_tf32x3`].
+/// The arguments of `gemm_tma_tf32x3`.
 pub type GemmSplitMapArgs<T> = gemm_tma_tf32x3::Args<T>;
-/// The arguments of [`gemm_split_tf32`].
+/// The arguments of `gemm_split_tf32`.
 pub type SplitArgs<T> = gemm_split_tf32::Args<T>;
-/// The arguments of [`gemm_repitch`].
+/// The arguments of `gemm_repitch`.
 pub type RepitchArgs<T> = gemm_repitch::Args<T>;
-/// The arguments of [`gemm_scale`].
+/// The arguments of `gemm_scale`.
 pub type ScaleArgs<T> = gemm_scale::Args<T>;
 /// Threads per block of [`gemm_scale`] (a grid-stride loop).
 #[doc(hidden)]

@@ -1,4 +1,4 @@
-//! Step 8: step 7's warp tiles fed by a ring of [`PIPELINE_STAGES`](super::PIPELINE_STAGES)
+//! Step 8: step 7's warp tiles fed by a ring of `PIPELINE_STAGES`
 //! shared-memory stages.
 //!
 //! On sm_80 and newer every stage arrives by `cp.async`, which runs while
@@ -15,14 +15,14 @@
 //! after the stage's multiply-adds, so its latency still hides behind
 //! arithmetic.
 //!
-//! Consecutive blocks walk the tiles in bands of [`BAND`] tile rows (see
-//! [`super::tile_of`]): the blocks in flight then read a few rows of `A`
+//! Consecutive blocks walk the tiles in bands of `BAND` tile rows (see
+//! `super::tile_of`): the blocks in flight then read a few rows of `A`
 //! and columns of `B` many times over from L2 instead of DRAM.
 //!
 //! Products with too few tiles to give every SM a block (`m × n` of at
 //! most 132 tiles of 64 × 128 on a 132-SM GPU: 512² and below, or a long
 //! `k` under a small `C`) split `k` into slices of whole stages
-//! ([`super::split_slices`]), one block per tile and slice, so that the
+//! (`super::split_slices`), one block per tile and slice, so that the
 //! SMs share the `k` loop instead of idling while a few blocks walk all of
 //! it; where a long `k` allows, enough slices to fill every block slot
 //! the SMs hold (two per SM on an H100 or H200: 1024³ runs as 256 blocks

@@ -2,7 +2,7 @@
 //! `mma.sync.m16n8k8` on TF32 operands (sm_80+). A 128 × 128 tile, 8 warps
 //! in 2 × 4, each a 64 × 32 block: 4 × 4 tiles of 16 × 8, 16 `mma` per 8
 //! of `k`. The fragments are read straight from the `k`-major stages, whose
-//! rows lie 8 banks apart ([`STAGE_PAD`](super::STAGE_PAD)): a fragment's
+//! rows lie 8 banks apart (`STAGE_PAD`): a fragment's
 //! 32 words (4 `k`s of 8 rows or columns) fall in 32 different banks.
 //!
 //! `Tf32` rounds each operand to TF32 once. `Tf32x3` splits each into

@@ -4,11 +4,11 @@
 //! block walking tiles until none is left.
 //!
 //! A block has three warpgroups. The first gives back most of its
-//! registers ([`PRODUCER_REGS`]) and one of its threads issues, stage
+//! registers (`PRODUCER_REGS`) and one of its threads issues, stage
 //! after stage, the tensor copies of a 128 × 32 tile of `A` and a
 //! 256 × 32 tile of `B` (both `k`-major, as TF32 `wgmma` reads them) into
 //! the ring: no thread touches an operand on its way to the tensor cores.
-//! The other two take those registers ([`CONSUMER_REGS`]); each multiplies
+//! The other two take those registers (`CONSUMER_REGS`); each multiplies
 //! its 64 rows of the tile by the 256 columns, `wgmma.m64n256k8` with both
 //! operands read from shared memory, four per stage, and keeps the
 //! products of one stage running while it waits for the next.
@@ -25,11 +25,11 @@
 //!
 //! The grid has at most one block per multiprocessor; block `b` takes
 //! work units `b`, `b + gridDim.x`, …, each a tile and a slice of `k`,
-//! the tiles in bands of [`BAND`] tile rows ([`super::tile_of`]), so the
+//! the tiles in bands of `BAND` tile rows (`super::tile_of`), so the
 //! tiles running at once share the rows of `A` and columns of `B` they
 //! read. While the multiplying warpgroups store a tile, the copies of the
 //! next one already run. Products with fewer tiles than the GPU has SMs
-//! split `k` into slices ([`tma_slices`]): each slice's partial tile goes
+//! split `k` into slices (`tma_slices`): each slice's partial tile goes
 //! to the workspace, and the block that takes its tile's last ticket adds
 //! them in slice order (the same bits every run) and stores the tile.
 //!
@@ -38,9 +38,9 @@
 //! *swapped* kernel (`kernel::<true>`, entry `gemm_tma_tf32_swapped`)
 //! takes it where it lies: it computes `Cᵀ = op(B)ᵀ · op(A)ᵀ`, its tiles
 //! 128 columns of `C` by 256 rows. The copy engine writes `B`'s stage as four boxes of 32 columns
-//! by 32 of `k` ([`X_BOX`]); each multiplying thread reads its `wgmma`
-//! fragments of them with 8-byte shared loads ([`pair_column`],
-//! [`swizzled_pair`]: no bank conflicts), and the tensor cores read `A`'s
+//! by 32 of `k` (`X_BOX`); each multiplying thread reads its `wgmma`
+//! fragments of them with 8-byte shared loads (`pair_column`,
+//! `swizzled_pair`: no bank conflicts), and the tensor cores read `A`'s
 //! 256 × 32 tile, `k`-major, from shared memory. A thread's two fragment
 //! rows are two adjacent columns of `C`, so the epilogue still stores
 //! 8-byte pairs.

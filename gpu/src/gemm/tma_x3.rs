@@ -1,6 +1,6 @@
 //! The Hopper-native 3xTF32 step (sm_90a): [`super::tma`]'s skeleton with
 //! each operand split into TF32 parts *before* the product, by a pass of
-//! its own ([`super::gemm_split_tf32`]): `big = tf32(x)` and `small =
+//! its own (`super::gemm_split_tf32`): `big = tf32(x)` and `small =
 //! tf32(x − big)`, both rounded to nearest, each part a `k`-major array of
 //! the scratch memory. The product then loads four tiles per stage by
 //! tensor copies (`A`'s and `B`'s big and small parts) and issues three

@@ -9,7 +9,7 @@
 //! Per stage of 16 `k`:
 //! 1. the block rewrites the staged tile of `B`, rounded to TF32 (and for
 //!    `Tf32x3` split into a big and a small part), into the layout `wgmma`
-//!    reads ([`converted_offset`]: `k`-major core matrices of 8 columns ×
+//!    reads (`converted_offset`: `k`-major core matrices of 8 columns ×
 //!    4 `k`, 128 contiguous bytes each), into one of two buffers that
 //!    alternate, while the products of the stage before still run; then a
 //!    proxy fence and a barrier;

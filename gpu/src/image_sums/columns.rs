@@ -224,7 +224,7 @@ ladder! {
             accumulates: false,
         },
         /// Step 3: split the rows across blocks too (a 2D grid of strips of
-        /// [`STRIP_BLOCK_COLUMNS`] (512) columns by a band of rows), so that
+        /// `STRIP_BLOCK_COLUMNS` (512) columns by a band of rows), so that
         /// the whole GPU works whatever the image's shape. Each thread sums
         /// 16 columns with one 16-byte load per row, four rows in flight, in
         /// 16-bit lanes (two columns per register); the block's 8 row-lanes
@@ -239,8 +239,8 @@ ladder! {
             accumulates: true,
         },
         /// Step 4: each block owns its columns outright and walks the whole
-        /// image down them: [`WHOLE_BLOCK`], 64 columns by 256 row-lanes,
-        /// step 3's 16-byte loads and 16-bit lanes with [`WHOLE_UNROLL`]
+        /// image down them: `WHOLE_BLOCK`, 64 columns by 256 row-lanes,
+        /// step 3's 16-byte loads and 16-bit lanes with `WHOLE_UNROLL`
         /// rows in flight (8: each thread's 32-bit sums wait in shared
         /// memory, flushed there every 256 rows, so that its registers hold
         /// loads); the row-lanes are combined by warp shuffles and one pass
@@ -256,15 +256,15 @@ ladder! {
             shared_bytes: whole_shared_bytes(WHOLE_BLOCK),
             accumulates: false,
         },
-        /// Step 5: step 4's loads and slots in blocks of [`BAND_BLOCK`], 512
+        /// Step 5: step 4's loads and slots in blocks of `BAND_BLOCK`, 512
         /// columns by 16 row-lanes, two per SM, each warp load 512
         /// consecutive bytes of one row (step 4's read 64 bytes of each of 8
         /// rows), over one band of the rows: the host cuts each strip into
         /// as many bands as fill the SMs' blocks once; images of up to 256 columns take fewer
-        /// column-threads and more row-lanes ([`band_block`], an entry of
+        /// column-threads and more row-lanes (`band_block`, an entry of
         /// their own). The bands of a column meet in a 64-bit tally in the
         /// context's scratch memory, zero between launches: each band adds
-        /// its sum and a count of one ([`TALLY_COUNT_SHIFT`](super::TALLY_COUNT_SHIFT)) in one atomic,
+        /// its sum and a count of one (`TALLY_COUNT_SHIFT`) in one atomic,
         /// and the band that finds the others' count already there stores
         /// the total and zeroes the tally. No zeroing launch, no fence, no
         /// second read; the same bits every run (integer sums). A block of
@@ -272,11 +272,11 @@ ladder! {
         /// in registers to the end and each warp adds its sums into the
         /// block's in shared memory as its reads end (`bands_in_lanes`),
         /// where longer bands zero, add into and read back 16-word slots.
-        /// The host gives each block its rows ([`band_split`]), so that no
+        /// The host gives each block its rows (`band_split`), so that no
         /// block divides. H200, µs: 8192² 20.4 → 20.1, 2^20 × 64 24.0 →
         /// 22.1 (the slots before the lanes: 27.7). Launches whose every
         /// block keeps its lanes take an entry of that path alone
-        /// ([`bands_all_in_lanes`]; 8192² 20.1 → 19.9), whose bands meet
+        /// (`bands_all_in_lanes`; 8192² 20.1 → 19.9), whose bands meet
         /// two columns to a tally (→ 19.8).
         Bands = "bands" => ColumnShape {
             kernel: "column_sums_bands",

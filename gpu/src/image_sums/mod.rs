@@ -243,8 +243,8 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     "column_sums_bands_f32",
 ];
 
-/// The split row sums' bounds: [`crate::image_sums::ROW_VECTOR_BLOCK`]
-/// threads, [`crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM`] blocks per SM.
+/// The split row sums' bounds: `crate::image_sums::ROW_VECTOR_BLOCK`
+/// threads, `crate::image_sums::ROW_SPLIT_BLOCKS_PER_SM` blocks per SM.
 const fn split_row_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
     crate::kernel::LaunchBounds {
         entry,
@@ -254,7 +254,7 @@ const fn split_row_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
 }
 
 /// The bounds of a column-sum step of one block of `(x, y)` threads per SM
-/// ([`crate::image_sums::WHOLE_BLOCK`]).
+/// (`crate::image_sums::WHOLE_BLOCK`).
 const fn column_block_bounds(
     entry: &'static str,
     (x, y): (u32, u32),
@@ -266,8 +266,8 @@ const fn column_block_bounds(
     }
 }
 
-/// The column bands' bounds: [`crate::image_sums::BAND_THREADS`] threads,
-/// [`crate::image_sums::BAND_BLOCKS_PER_SM`] blocks per SM.
+/// The column bands' bounds: `crate::image_sums::BAND_THREADS` threads,
+/// `crate::image_sums::BAND_BLOCKS_PER_SM` blocks per SM.
 const fn band_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
     crate::kernel::LaunchBounds {
         entry,

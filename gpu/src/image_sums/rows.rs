@@ -152,12 +152,12 @@ ladder! {
             accumulates: false,
             rows_per_block: ROW_BLOCK / WARP_SIZE,
         },
-        /// Step 4: one warp per row with 16-byte loads, [`ROW_UNROLL`] in
+        /// Step 4: one warp per row with 16-byte loads, `ROW_UNROLL` in
         /// flight per lane, bytes summed four at a time by `dp4a`; scalar
         /// head and tail for rows that do not start on a 16-byte boundary; a
         /// grid sized to what the SMs hold at once, warps looping over rows.
-        /// Rows of up to [`ROW_NARROW_MAX`] bytes share a warp,
-        /// [`row_lanes`] lanes each (`row_sums_vectorized_narrow`): 64-byte
+        /// Rows of up to `ROW_NARROW_MAX` bytes share a warp,
+        /// `row_lanes` lanes each (`row_sums_vectorized_narrow`): 64-byte
         /// rows read 8.6 times faster than with a warp each (H200).
         Vectorized = "vectorized" => RowShape {
             kernel: "row_sums_vectorized",
@@ -166,8 +166,8 @@ ladder! {
             accumulates: false,
             rows_per_block: ROW_VECTOR_BLOCK / WARP_SIZE,
         },
-        /// Step 5: step 4 with [`ROW_SPLIT`] warps per row, each summing
-        /// its part with [`ROW_SPLIT_UNROLL`] loads in flight per lane, the
+        /// Step 5: step 4 with `ROW_SPLIT` warps per row, each summing
+        /// its part with `ROW_SPLIT_UNROLL` loads in flight per lane, the
         /// parts added through shared memory behind a barrier of just the
         /// row's warps. Each round of a block then reads whole rows at
         /// once, where step 4's warps all began their rows with the same
@@ -177,11 +177,11 @@ ladder! {
         /// much). 8192² on an H200, same runs: 19.9 → 19.3 µs. Rows too
         /// few to fill the GPU that way take a block each instead, or
         /// several, whose parts meet in a tally per row as the column bands
-        /// do ([`row_parts`], `row_sums_split_wide`): on an H200 64 rows of
+        /// do (`row_parts`, `row_sums_split_wide`): on an H200 64 rows of
         /// 1 MiB 113.9 → 23.2 µs, 1 000 rows of 64 KiB 20.4 → 19.1. What
         /// `row_sums_into` uses for rows wide
         /// enough to give every lane of both warps a vector
-        /// ([`split_rows_pays`]).
+        /// (`split_rows_pays`).
         SplitRows = "split_rows" => RowShape {
             kernel: "row_sums_split",
             block: ROW_VECTOR_BLOCK,

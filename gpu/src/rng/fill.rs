@@ -77,7 +77,7 @@ pub const POISSON_SHARED_WORDS: usize = 4096;
 /// The guide's size for a table of `len` entries: `2^bits` buckets (and
 /// one more entry), 64 to 128 buckets per entry within 2^8 to 2^16, but at
 /// most 2^11 for tables of fewer than 2048 entries, so that those fit
-/// [`POISSON_SHARED_WORDS`] (from 32 entries on they get fewer buckets
+/// `POISSON_SHARED_WORDS` (from 32 entries on they get fewer buckets
 /// each, one or two near 2047). At λ = 3.5 (about 20 entries, 2^11
 /// buckets) a draw lands in a bucket that holds an entry less than once in
 /// 100: the entries crowd the last buckets, the CDF's flat top.
@@ -128,7 +128,7 @@ pub fn poisson_of(x: u32, base: u32, len: usize, shift: u32, at: impl Fn(usize) 
     base + lo as u32
 }
 
-/// What a thread of [`rng_draws`] draws, as the device API's functions.
+/// What a thread of `rng_draws` draws, as the device API's functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Draw {

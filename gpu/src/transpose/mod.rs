@@ -55,9 +55,9 @@ pub const BANKS: u32 = 32;
 pub enum Tile {
     /// `(columns, rows)` elements, of any size.
     Elements(u32, u32),
-    /// The vector steps' tile of [`vector_tile_bytes`]: [`vector_rows`] rows
-    /// of this many bytes ([`VECTOR_ROW_BYTES`], or step 9's
-    /// [`SQUARE_ROW_BYTES`]), by element size.
+    /// The vector steps' tile of `vector_tile_bytes`: `vector_rows` rows
+    /// of this many bytes (`VECTOR_ROW_BYTES`, or step 9's
+    /// `SQUARE_ROW_BYTES`), by element size.
     Vector(u32),
 }
 
@@ -66,7 +66,7 @@ pub enum Tile {
 pub enum Block {
     /// `(x, y)` threads for every element size.
     Threads(u32, u32),
-    /// The vector steps' 1D block of [`vector_threads`], by element size.
+    /// The vector steps' 1D block of `vector_threads`, by element size.
     Vector,
 }
 
@@ -80,7 +80,7 @@ pub enum Staging {
     /// A 64×64-byte tile of 4-byte words, rows padded by one word.
     Words,
     /// The tile as the source holds it, in 16-byte chunks, rows unpadded,
-    /// the chunk column XOR-swizzled by the row ([`vector_slot`]).
+    /// the chunk column XOR-swizzled by the row (`vector_slot`).
     Swizzled,
 }
 
@@ -89,7 +89,7 @@ pub enum Staging {
 pub enum Padding {
     /// None: column reads conflict on banks.
     None,
-    /// One bank (4 bytes; [`pad_elements`]).
+    /// One bank (4 bytes; `pad_elements`).
     OneBank,
     /// One element.
     OneElement,
@@ -211,15 +211,15 @@ ladder! {
         /// instructions per byte and, for 4-byte elements, a quarter of the
         /// blocks. The tile is not padded (a padded row would break the
         /// chunks' 16-byte alignment) but swizzled: a chunk's column is
-        /// XORed with its row's index in `b`-row groups ([`vector_slot`]), so
+        /// XORed with its row's index in `b`-row groups (`vector_slot`), so
         /// the 16-byte stores along a row and the gathering loads down the
-        /// columns ([`vector_store_at`]) are free of bank conflicts. Tiles
+        /// columns (`vector_store_at`) are free of bank conflicts. Tiles
         /// that cross the matrix's edge, and matrices whose first element or
         /// pitch is not 16-byte aligned, take a checked path of element
         /// accesses through the same tile.
         ///
         /// Bytes: a 16-byte chunk holds 16 elements, so the tile is 128
-        /// source rows ([`vector_rows`]), for destination row segments of
+        /// source rows (`vector_rows`), for destination row segments of
         /// 128 bytes (eight chunks), as for the wider elements; its rows
         /// are 256 bytes as theirs, 32 KiB for 512 threads, still four
         /// chunks per thread each way. (Rows of 128 bytes, 16 KiB for 256
@@ -237,7 +237,7 @@ ladder! {
         /// element. The swizzle puts the eight source rows a warp's lanes
         /// read at once in eight distinct chunks, and the four lanes of each
         /// read the chunk's four words: every bank once
-        /// ([`vector_byte_word`]).
+        /// (`vector_byte_word`).
         ///
         /// Measured at 8192² (one run per GPU): `f32` 151.7 → 140.0 µs on
         /// an H200 (1.02 × cuBLAS `Sgeam`), 193.4 → 191.4 µs on an H100
@@ -246,7 +246,7 @@ ladder! {
         VectorTile = "vector_tile"
             => vector_shape("transpose_vector_tile", VECTOR_ROW_BYTES, ANY_SIZE),
         /// Step 7: step 6 with the blocks taking the tiles column by column
-        /// ([`column_tile`]): the launch order runs down a whole column of
+        /// (`column_tile`): the launch order runs down a whole column of
         /// tiles before the next. The blocks resident at once (about a
         /// thousand on an H100 or H200) then write whole destination rows
         /// one after another, a contiguous run of some 16 MiB for 8192²
@@ -266,7 +266,7 @@ ladder! {
         /// Step 8: step 7 with each block, once its own loads are on their
         /// way, asking L2 for the tile one block per SM further on in the
         /// column order (`cp.async.bulk.prefetch.L2`, one 256-byte source
-        /// row per thread of its first [`vector_rows`]; the SM count read
+        /// row per thread of its first `vector_rows`; the SM count read
         /// on the device, `%nsmid`). The block that takes that tile starts
         /// a fraction of a block's time later and finds its rows already on
         /// their way from DRAM, so the DRAM queues stay full while the
@@ -282,7 +282,7 @@ ladder! {
         VectorAhead = "vector_ahead"
             => vector_shape("transpose_vector_ahead", VECTOR_ROW_BYTES, ANY_SIZE),
         /// Step 9, 8-bit only: step 8 with square tiles of 128 rows × 128
-        /// bytes ([`SQUARE_ROW_BYTES`]), 16 KiB, in the same 512 threads:
+        /// bytes (`SQUARE_ROW_BYTES`), 16 KiB, in the same 512 threads:
         /// each loads two chunks, and the first 256 gather and store four
         /// destination chunks each as in step 8 (the others end at the
         /// barrier); its first 128 threads ask L2 for the 128-byte rows of
@@ -450,8 +450,8 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 ];
 
 /// A transpose vector step's bounds for elements of `size` bytes:
-/// [`crate::transpose::vector_threads`] threads,
-/// [`crate::transpose::VECTOR_SM_THREADS`] per SM.
+/// `crate::transpose::vector_threads` threads,
+/// `crate::transpose::VECTOR_SM_THREADS` per SM.
 const fn vector_bounds(entry: &'static str, size: usize) -> crate::kernel::LaunchBounds {
     let threads = crate::transpose::vector_threads(size) as u32;
     crate::kernel::LaunchBounds {

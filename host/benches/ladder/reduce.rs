@@ -3,7 +3,7 @@
 //! `DeviceReduce`; and the scaling curve of the sum from 2^10 to 2^30.
 
 use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued};
-use warpspeed::reduce::{Reducible, Op, ReduceVariant};
+use warpspeed::reduce::{Op, ReduceVariant, Reducible};
 use warpspeed_gpu::reduce::CASES;
 
 pub const FAMILY: Family = Family {

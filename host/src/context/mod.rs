@@ -20,8 +20,8 @@ use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::{Stream, StreamFlags};
 use runtime::{Runtime, describe, lock};
 use std::cell::{Cell, RefCell};
-use std::mem::ManuallyDrop;
 use std::ffi::c_int;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// One ordered queue of GPU work on one device: the device's CUDA context
@@ -325,6 +325,15 @@ impl Context {
     /// call may be made from a stream callback, so their waits fail). Work
     /// you enqueue on the stream yourself is yours to keep in bounds and
     /// ordered against the library's buffers.
+    ///
+    /// Safe code cannot reach it:
+    ///
+    /// ```compile_fail
+    /// # fn main() -> warpspeed::Result<()> {
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let stream = ctx.stream(); // error: call to unsafe function
+    /// # let _ = stream; Ok(()) }
+    /// ```
     pub unsafe fn stream(&self) -> &Stream {
         &self.stream
     }
@@ -425,6 +434,8 @@ fn context_device(context: cust::sys::CUcontext) -> Result<u32> {
     let mut popped: cust::sys::CUcontext = std::ptr::null_mut();
     // SAFETY: pops the context pushed above; writes one handle.
     unsafe { driver::cuCtxPopCurrent_v2(&mut popped) };
-    check(status, || "asking which device a stream's context is on".into())?;
+    check(status, || {
+        "asking which device a stream's context is on".into()
+    })?;
     Ok(device.max(0) as u32)
 }

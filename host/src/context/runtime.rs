@@ -192,7 +192,10 @@ impl Runtime {
             });
         }
         check(status, || {
-            format!("resolving kernel `{}` in the loaded module", loaded.kernel.name)
+            format!(
+                "resolving kernel `{}` in the loaded module",
+                loaded.kernel.name
+            )
         })?;
         Ok(*loaded.function.get_or_init(|| function))
     }

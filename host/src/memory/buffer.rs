@@ -74,7 +74,6 @@ pub struct Buffer<T: Pod> {
     pub(super) _element: PhantomData<T>,
 }
 
-
 impl<T: Pod> Buffer<T> {
     /// Elements in the buffer.
     pub fn len(&self) -> usize {

@@ -11,7 +11,6 @@ use cust::memory::DeviceBuffer;
 use cust::sys::CUcontext;
 use std::marker::PhantomData;
 
-
 impl Context {
     /// A buffer of `len` elements whose contents are whatever the memory
     /// held: for outputs that a call overwrites whole, where
@@ -310,6 +309,16 @@ impl Context {
     /// this device (one made with `cuCtxCreate`, which the library's
     /// kernels cannot reach; `cust::quick_init` retains the primary
     /// context, the library's own). The allocation is freed in both cases.
+    ///
+    /// Safe code cannot call it:
+    ///
+    /// ```compile_fail
+    /// # fn main() -> warpspeed::Result<()> {
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let theirs = cust::memory::DeviceBuffer::from_slice(&[1u32; 4]).unwrap();
+    /// let buffer = ctx.adopt(theirs)?; // error: call to unsafe function
+    /// # let _ = buffer; Ok(()) }
+    /// ```
     pub unsafe fn adopt<T: Pod>(&self, buffer: DeviceBuffer<T>) -> Result<Buffer<T>> {
         self.ensure_alive()?;
         let len = buffer.len();

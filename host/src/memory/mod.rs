@@ -16,7 +16,7 @@
 //! one): none outlives its buffer, and no two queues hold a writable view of
 //! one buffer at once.
 //!
-//! Each queue ([`Context`]) has an event, its *clock*, and numbers its calls
+//! Each queue ([`Context`](crate::Context)) has an event, its *clock*, and numbers its calls
 //! that use buffers. Each buffer keeps the list of queues that used it
 //! since its last write: the latest such call of each, and whether one of
 //! them wrote it. The list is updated when the call returns, once all its
@@ -256,7 +256,6 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> 
         ))),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -44,7 +44,12 @@ impl Tracker {
     /// `address` is valid for `bytes` bytes of the tracked allocation, and
     /// `host` for `bytes` bytes of writes; no write to the memory may start
     /// before the call returns (the caller holds a shared borrow of it).
-    pub(super) unsafe fn read_to_host(&self, address: u64, host: *mut c_void, bytes: usize) -> Result<()> {
+    pub(super) unsafe fn read_to_host(
+        &self,
+        address: u64,
+        host: *mut c_void,
+        bytes: usize,
+    ) -> Result<()> {
         let _current = Current::push(self.context as CUcontext)?;
         self.wait_host(false)?;
         // SAFETY: the caller's contract; every write has finished (waited
@@ -155,7 +160,6 @@ impl Drop for Current {
         }
     }
 }
-
 
 /// The uses of buffers by one call on one queue: each read or write is
 /// ordered after the conflicting uses of other queues when it is added, and

@@ -1,6 +1,6 @@
 //! NCCL, bound at run time.
 //!
-//! `libnccl.so.2` is opened with `dlopen` (through [`libloading`]) the first
+//! `libnccl.so.2` is opened with `dlopen` (through `libloading`) the first
 //! time a multi-GPU entry point needs it, so the crate builds, links and runs
 //! its single-GPU work on machines without NCCL. The types and constants are
 //! those of NCCL's `nccl.h` (`src/nccl.h.in` in NVIDIA/nccl), with the C names
