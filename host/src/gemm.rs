@@ -220,13 +220,13 @@ pub enum Packing {
     /// Pack where it pays: an operand stored along `k` of a
     /// [`GemmVariant::Pipelined`] product (what [`Precision::Fp32`] runs)
     /// or a [`GemmVariant::Tf32Wgmma`] one (what [`Precision::Tf32`] runs
-    /// on an H100 or H200) whose other side is at least [`PACK_MIN_SIDE`].
-    /// Measured on an H100 (`A` packed against read where it lies, µs):
-    /// `Pipelined` 2048³ 406 → 387, 4096³ 3217 → 2920, 8192³ 25 595 →
-    /// 23 121, but 1024³ 64.2 → 70.1; `Tf32Wgmma` 4096³ 1222 → 1151,
-    /// 8192³ 9273 → 8499. [`GemmVariant::Tf32x3Wgmma`], which reads `A`
-    /// into registers and converts it there, gains nothing (4096³ 1827 →
-    /// 1815, 8192³ 14 278 → 14 342).
+    /// on an H100 or H200) whose other side is at least [`PACK_MIN_SIDE`]:
+    /// from there on the copy costs less than it saves, and at 1024³ it
+    /// costs more ([`GemmVariant::Tf32x3Wgmma`], which reads `A` into
+    /// registers and converts it there, gains nothing at any size). The
+    /// measurements behind the rule are in the project's SGEMM notes
+    /// (`docs/notes/gemm.md`); the guide's tables have the current
+    /// figures of each step.
     #[default]
     Auto,
     /// Pack every operand stored along `k`, whatever the step and size.

@@ -73,6 +73,19 @@ pub fn gpu_trial(
     })
 }
 
+/// A GPU test that is ignored, saying `why`, under compute-sanitizer.
+pub fn unsanitized_trial(
+    name: impl Into<String>,
+    why: &'static str,
+    body: impl FnOnce(&Context) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    if under_sanitizer() {
+        Trial::ignorable_test(name, move || Ok(Completion::ignored_with(why)))
+    } else {
+        gpu_trial(name, body)
+    }
+}
+
 /// A test that needs `gpus` devices: it gets a fresh [`Context`] for each
 /// of the first `gpus` (not the suite's shared one), and is ignored, with
 /// the reason, on a machine with fewer.

@@ -7,7 +7,9 @@
 //! cycle); then the buffers it borrowed are read on the host, rewritten on
 //! another queue and dropped while the work may still run.
 
-use crate::common::{ensure, gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer};
+use crate::common::{
+    ensure, gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer, unsanitized_trial,
+};
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -64,8 +66,10 @@ pub fn trials(trials: &mut Vec<Trial>) {
         2,
         stream_of_another_device,
     ));
-    trials.push(gpu_trial(
+    trials.push(unsanitized_trial(
         "soundness::a_context_dropped_in_a_stream_callback",
+        // Under the sanitizer the callback's own driver calls never return.
+        "the driver calls of a stream callback hang under compute-sanitizer",
         dropped_in_a_callback,
     ));
 }
@@ -862,16 +866,18 @@ fn stream_of_another_device(contexts: Vec<Context>) -> Result<(), Failed> {
     }
 }
 
-/// A queue dropped where it cannot wait for its stream (in a stream
-/// callback, where no CUDA call is allowed) leaks its stream rather than
-/// marking its work finished: the buffer its running product writes still
-/// waits for it before it is freed, so memory allocated next is not
-/// overwritten by the product.
+/// A queue dropped in a callback of another stream while its product
+/// runs: the drop waits for the product (the driver allows that wait from
+/// a callback; where a wait fails, the queue leaks its stream and scratch
+/// rather than count its work finished), so the memory the product writes
+/// is not freed under it and the next allocation keeps what is written
+/// to it. (A drop in a callback of the queue's own stream cannot be
+/// tested: its wait for the stream never returns.)
 fn dropped_in_a_callback(ctx: &Context) -> Result<(), Failed> {
+    let err = |e: cust::error::CudaError| -> Failed { e.to_string().into() };
     // Long enough to be running when the callback drops the queue.
-    let n = if under_sanitizer() { 512 } else { 8192 };
-    let a = ok(ctx.alloc::<f32>(n * n))?;
-    let mut a = a;
+    let n = 8192;
+    let mut a = ok(ctx.alloc::<f32>(n * n))?;
     ok(ctx.fill(&mut a, 1.0))?;
     let mut c = ok(ctx.alloc::<f32>(n * n))?;
     let queue = ok(ctx.new_stream())?;
@@ -890,19 +896,19 @@ fn dropped_in_a_callback(ctx: &Context) -> Result<(), Failed> {
     let other = ok(ctx.new_stream())?;
     let (done, dropped) = std::sync::mpsc::channel();
     // SAFETY: the callback owns what it uses ('static); it drops a
-    // `Context` in a callback on purpose: the case under test, which
-    // `Context::stream`'s contract forbids because the drop cannot wait.
+    // `Context` in a callback on purpose, the case under test, which
+    // `Context::stream`'s contract forbids.
     let stream = unsafe { other.stream() };
     stream
         .add_callback(Box::new(move || {
             drop(queue);
             let _ = done.send(());
         }))
-        .map_err(|e| -> Failed { e.to_string().into() })?;
+        .map_err(err)?;
     dropped
-        .recv()
-        .map_err(|e| -> Failed { e.to_string().into() })?;
-    drop(c); // must wait for the product
+        .recv_timeout(Duration::from_secs(60))
+        .map_err(|e| -> Failed { format!("the callback did not drop the queue: {e}").into() })?;
+    drop(c);
     let mut next = ok(ctx.alloc::<f32>(n * n))?;
     ok(ctx.fill(&mut next, 5.0))?;
     ok(ctx.synchronize())?;

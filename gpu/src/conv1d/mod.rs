@@ -660,6 +660,7 @@ const _: () = assert!(
 
 impl Conv1dVariant {
     /// The kernel this step runs for a mask of `taps` ([`Conv1dVariant::runs_as`]).
+    #[doc(hidden)]
     pub fn entry(self, taps: usize) -> Conv1dEntry {
         let plain = match self.runs_as(taps) {
             Conv1dVariant::Basic => conv1d_basic::entry::<f32>(),

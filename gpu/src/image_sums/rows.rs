@@ -530,6 +530,7 @@ pub(super) unsafe fn split_wide<O: SumOut>(
 
 impl RowSumVariant {
     /// The typed entry of this step for output type `T`.
+    #[doc(hidden)]
     pub const fn entry<T: SumOut>(self) -> crate::Entry<ImageArgs<T>> {
         match self {
             RowSumVariant::AtomicChunks => row_sums_atomic_chunks::entry::<T>(),

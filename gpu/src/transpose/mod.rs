@@ -404,6 +404,7 @@ pub type TransposeArgs<T> = transpose_naive::Args<T>;
 impl TransposeVariant {
     /// The typed entry of this step for elements of type `T` (a bit type of
     /// the element's size); `None` where the step does not move `T`.
+    #[doc(hidden)]
     pub fn entry<T: crate::KernelType>(self) -> Option<crate::Entry<TransposeArgs<T>>> {
         if !self.supports(size_of::<T>()) {
             return None;

@@ -204,9 +204,10 @@ impl Context {
 
     /// Lets kernels and copies on this context's device access `other`'s
     /// memory directly, where the hardware allows it (one direction: call it
-    /// on both for both). Copies between the two devices' buffers work
-    /// without it too, staged through the host; with it they go over the
-    /// link. Enabling twice is not an error.
+    /// on both for both): for your own kernels and driver copies, and for
+    /// NCCL, which uses the link. The library's calls still take buffers of
+    /// their context's device only ([`Context::copy`] included: between
+    /// devices, copy through the host). Enabling twice is not an error.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] where the devices cannot access each other
@@ -321,8 +322,9 @@ impl Context {
     /// `cust`'s `Stream` has safe methods that are unsound, which the
     /// caller must not use: `add_callback` takes a closure that is not
     /// `'static` (it may run after what it borrows is gone), and a callback
-    /// must not drop a [`Context`] or a [`Buffer`](crate::Buffer) (no CUDA
-    /// call may be made from a stream callback, so their waits fail). Work
+    /// must not drop a [`Context`] or a [`Buffer`](crate::Buffer) (CUDA
+    /// allows no driver call there: their waits may fail, or never return
+    /// in a callback of the stream they wait for). Work
     /// you enqueue on the stream yourself is yours to keep in bounds and
     /// ordered against the library's buffers.
     ///
@@ -402,8 +404,9 @@ impl Drop for Context {
         // SAFETY: the stream handle is valid until it is destroyed below.
         let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
         if status != driver::CUDA_SUCCESS {
-            // Not waited for (a kernel fault; or a drop where no CUDA call
-            // is allowed, as in a stream callback): the work may still run.
+            // Not waited for (a kernel fault, or a wait the driver refuses
+            // where it is made, as in a stream callback): the work may
+            // still run.
             // Leak rather than free under it: the stream stays valid and
             // the clock live, so every buffer this queue used still waits
             // for its uses before it is freed (or, if that fails too,
