@@ -330,7 +330,7 @@ impl Context {
     ///
     /// Safe code cannot reach it:
     ///
-    /// ```compile_fail
+    /// ```compile_fail,E0133
     /// # fn main() -> warpspeed::Result<()> {
     /// let ctx = warpspeed::Context::new(0)?;
     /// let stream = ctx.stream(); // error: call to unsafe function

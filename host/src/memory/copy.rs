@@ -312,7 +312,7 @@ impl Context {
     ///
     /// Safe code cannot call it:
     ///
-    /// ```compile_fail
+    /// ```compile_fail,E0133
     /// # fn main() -> warpspeed::Result<()> {
     /// let ctx = warpspeed::Context::new(0)?;
     /// let theirs = cust::memory::DeviceBuffer::from_slice(&[1u32; 4]).unwrap();

@@ -87,7 +87,7 @@ pod!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 /// Sealed: the library launches kernels on the address and length a view
 /// gives, so only its own types implement it. A type of yours cannot:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use warpspeed::{DeviceRead, View};
 /// struct Mine;
 /// impl DeviceRead for Mine { // error: `Mine` does not implement the seal
