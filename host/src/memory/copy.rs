@@ -244,8 +244,9 @@ impl Context {
     /// # Errors
     /// As [`Context::copy_to_host`].
     pub fn download<T: Pod>(&self, src: &impl DeviceRead<Elem = T>) -> Result<Vec<T>> {
-        let mut host = vec![T::default(); src.view().len()];
-        self.copy_to_host(src, &mut host)?;
+        let src = src.view();
+        let mut host = vec![T::default(); src.len()];
+        self.copy_to_host(&src, &mut host)?;
         Ok(host)
     }
 
