@@ -425,18 +425,13 @@ impl Drop for Context {
     }
 }
 
-/// The ordinal of the device CUDA context `context` belongs to.
+/// The ordinal of the device CUDA context `context` belongs to; `context`
+/// is the context of a live stream the caller owns.
 fn context_device(context: cust::sys::CUcontext) -> Result<u32> {
-    // SAFETY: `context` is a live context (a live stream's); pushed and
-    // popped around one query on this thread.
-    let status = unsafe { driver::cuCtxPushCurrent_v2(context) };
-    check(status, || "making a stream's context current".into())?;
+    let _current = crate::memory::Current::push(context)?;
     let mut device: c_int = -1;
-    // SAFETY: writes one int.
+    // SAFETY: writes one int; `context` is current (pushed above).
     let status = unsafe { driver::cuCtxGetDevice(&mut device) };
-    let mut popped: cust::sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: pops the context pushed above; writes one handle.
-    unsafe { driver::cuCtxPopCurrent_v2(&mut popped) };
     check(status, || {
         "asking which device a stream's context is on".into()
     })?;

@@ -52,7 +52,7 @@ mod tracker;
 mod view;
 
 pub use buffer::Buffer;
-pub(crate) use tracker::Call;
+pub(crate) use tracker::{Call, Current};
 pub use view::{View, ViewMut};
 
 use crate::error::{Error, Result};

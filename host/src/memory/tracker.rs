@@ -139,12 +139,15 @@ impl Tracker {
 
 /// Makes a CUDA context current on this thread until dropped, then restores
 /// the one that was.
-pub(super) struct Current;
+pub(crate) struct Current;
 
 impl Current {
-    pub(super) fn push(context: CUcontext) -> Result<Current> {
-        // SAFETY: `context` is a retained primary context (kept alive by the
-        // caller's runtime).
+    /// Pushes `context`, which the caller keeps alive while the guard
+    /// lives: a runtime's retained primary context, or the context of a
+    /// stream the caller owns.
+    pub(crate) fn push(context: CUcontext) -> Result<Current> {
+        // SAFETY: `context` is live (the caller's promise above); the
+        // driver only pushes the handle.
         let status = unsafe { driver::cuCtxPushCurrent_v2(context) };
         check(status, || "making a device's context current".into())?;
         Ok(Current)
