@@ -1,7 +1,7 @@
 //! The owned allocation: [`Buffer`].
 
 use super::tracker::{Current, Tracker};
-use super::{DeviceRead, DeviceWrite, Pod, View, ViewMut, bounds};
+use super::{DeviceRead, DeviceWrite, Pod, View, ViewMut};
 use crate::context::runtime::Runtime;
 use crate::driver;
 use crate::error::Result;
@@ -101,14 +101,7 @@ impl<T: Pod> Buffer<T> {
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a range outside the buffer.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<View<'_, T>> {
-        let (start, len) = bounds(range, self.len)?;
-        Ok(View {
-            address: self.address + (start * size_of::<T>()) as u64,
-            len,
-            ordinal: self.tracker.ordinal,
-            tracker: Some(&self.tracker),
-            _element: PhantomData,
-        })
+        self.view().into_slice(range)
     }
 
     /// A writable view of the elements `range`.
@@ -116,14 +109,7 @@ impl<T: Pod> Buffer<T> {
     /// # Errors
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a range outside the buffer.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<ViewMut<'_, T>> {
-        let (start, len) = bounds(range, self.len)?;
-        Ok(ViewMut {
-            address: self.address + (start * size_of::<T>()) as u64,
-            len,
-            ordinal: self.tracker.ordinal,
-            tracker: Some(&self.tracker),
-            _element: PhantomData,
-        })
+        self.view_mut().into_slice_mut(range)
     }
 
     /// Read-only views of the elements `..mid` and `mid..` (as

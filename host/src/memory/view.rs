@@ -37,13 +37,6 @@ impl<T: Pod> Clone for View<'_, T> {
 }
 impl<T: Pod> Copy for View<'_, T> {}
 
-/// `len` elements of `T` from `address`, `start` elements in, as the
-/// parts of a view: `(address, len)`.
-fn part<T>(address: u64, start: usize, len: usize) -> (u64, usize) {
-    // No overflow: `start + len` lies inside a view of live memory.
-    (address + (start * size_of::<T>()) as u64, len)
-}
-
 /// `Err(InvalidArgument)` unless `mid <= len`.
 fn check_mid(mid: usize, len: usize) -> Result<()> {
     if mid > len {
@@ -52,6 +45,14 @@ fn check_mid(mid: usize, len: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The address and length of the elements `range` of `len` elements of
+/// `T` at `address`: the one place a part of a view is computed.
+fn part<T>(address: u64, len: usize, range: impl RangeBounds<usize>) -> Result<(u64, usize)> {
+    let (start, len) = bounds(range, len)?;
+    // No overflow: `start + len` lies inside a view of live memory.
+    Ok((address + (start * size_of::<T>()) as u64, len))
 }
 
 macro_rules! view_common {
@@ -85,15 +86,7 @@ macro_rules! view_common {
             /// # Errors
             /// [`Error::InvalidArgument`] for a range outside the view.
             pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<View<'_, T>> {
-                let (start, len) = bounds(range, self.len)?;
-                let (address, len) = part::<T>(self.address, start, len);
-                Ok(View {
-                    address,
-                    len,
-                    ordinal: self.ordinal,
-                    tracker: self.tracker,
-                    _element: PhantomData,
-                })
+                self.view().into_slice(range)
             }
 
             /// Copies the view to the host, once every queue that writes
@@ -179,15 +172,17 @@ impl<'a, T: Pod> View<'a, T> {
     /// [`Error::InvalidArgument`] for `mid > len`.
     pub fn split_at(self, mid: usize) -> Result<(View<'a, T>, View<'a, T>)> {
         check_mid(mid, self.len)?;
-        let (right, rest) = part::<T>(self.address, mid, self.len - mid);
-        Ok((
-            View { len: mid, ..self },
-            View {
-                address: right,
-                len: rest,
-                ..self
-            },
-        ))
+        Ok((self.into_slice(..mid)?, self.into_slice(mid..)?))
+    }
+
+    /// The elements `range` of this view, borrowed for `'a` like it.
+    pub(super) fn into_slice(self, range: impl RangeBounds<usize>) -> Result<View<'a, T>> {
+        let (address, len) = part::<T>(self.address, self.len, range)?;
+        Ok(View {
+            address,
+            len,
+            ..self
+        })
     }
 
     /// The same memory as elements of `U` (plain numbers both, so any bytes
@@ -253,14 +248,17 @@ impl<'a, T: Pod> ViewMut<'a, T> {
     /// # Errors
     /// [`Error::InvalidArgument`] for a range outside the view.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<ViewMut<'_, T>> {
-        let (start, len) = bounds(range, self.len)?;
-        let (address, len) = part::<T>(self.address, start, len);
+        self.reborrow().into_slice_mut(range)
+    }
+
+    /// The elements `range` of this view, borrowed exclusively for `'a`
+    /// like it.
+    pub(super) fn into_slice_mut(self, range: impl RangeBounds<usize>) -> Result<ViewMut<'a, T>> {
+        let (address, len) = part::<T>(self.address, self.len, range)?;
         Ok(ViewMut {
             address,
             len,
-            ordinal: self.ordinal,
-            tracker: self.tracker,
-            _element: PhantomData,
+            ..self
         })
     }
 
@@ -274,21 +272,21 @@ impl<'a, T: Pod> ViewMut<'a, T> {
     /// [`Error::InvalidArgument`] for `mid > len`.
     pub fn split_at_mut(self, mid: usize) -> Result<(ViewMut<'a, T>, ViewMut<'a, T>)> {
         check_mid(mid, self.len)?;
-        let (right, rest) = part::<T>(self.address, mid, self.len - mid);
+        // Two exclusive views of disjoint elements: `..mid` and `mid..`.
+        let (right, rest) = part::<T>(self.address, self.len, mid..)?;
+        let left = ViewMut {
+            address: self.address,
+            len: mid,
+            ordinal: self.ordinal,
+            tracker: self.tracker,
+            _element: PhantomData,
+        };
         Ok((
-            ViewMut {
-                address: self.address,
-                len: mid,
-                ordinal: self.ordinal,
-                tracker: self.tracker,
-                _element: PhantomData,
-            },
+            left,
             ViewMut {
                 address: right,
                 len: rest,
-                ordinal: self.ordinal,
-                tracker: self.tracker,
-                _element: PhantomData,
+                ..self
             },
         ))
     }
@@ -323,5 +321,46 @@ impl<T: Pod> DeviceWrite for ViewMut<'_, T> {
             tracker: self.tracker,
             _element: PhantomData,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{View, ViewMut};
+
+    /// Parts of views are computed on the host alone: views of raw parts
+    /// (no device behind them, never launched) check the arithmetic.
+    #[test]
+    fn parts_of_views_are_where_they_should_be() {
+        // SAFETY: the views are never used on a device: only their
+        // addresses and lengths are read.
+        let view = unsafe { View::<u32>::from_raw_parts(0x1000, 10, 0) };
+        let part = view.slice(2..7).unwrap();
+        assert_eq!((part.device_address(), part.len()), (0x1008, 5));
+        let inner = part.slice(1..=1).unwrap();
+        assert_eq!((inner.device_address(), inner.len()), (0x100c, 1));
+        assert!(part.slice(..6).is_err());
+        let (left, right) = view.split_at(4).unwrap();
+        assert_eq!((left.device_address(), left.len()), (0x1000, 4));
+        assert_eq!((right.device_address(), right.len()), (0x1010, 6));
+        let (all, none) = view.split_at(10).unwrap();
+        assert_eq!(
+            (all.len(), none.len(), none.device_address()),
+            (10, 0, 0x1028)
+        );
+        assert!(view.split_at(11).is_err());
+
+        // SAFETY: as above.
+        let mut writable = unsafe { ViewMut::<f64>::from_raw_parts(0x2000, 9, 1) };
+        let part = writable.slice_mut(3..).unwrap();
+        assert_eq!(
+            (part.device_address(), part.len(), part.device()),
+            (0x2018, 6, 1)
+        );
+        assert!(writable.slice_mut(10..).is_err());
+        let (left, right) = writable.reborrow().split_at_mut(5).unwrap();
+        assert_eq!((left.device_address(), left.len()), (0x2000, 5));
+        assert_eq!((right.device_address(), right.len()), (0x2028, 4));
+        assert!(writable.split_at_mut(10).is_err());
     }
 }
