@@ -37,13 +37,7 @@ impl Context {
             let status = unsafe { driver::cuMemAlloc_v2(&mut address, bytes) };
             check(status, || format!("allocating {bytes} B of device memory"))?;
         }
-        Ok(Buffer {
-            address,
-            len,
-            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
-            runtime: self.runtime().clone(),
-            _element: PhantomData,
-        })
+        Ok(self.owned(address, len))
     }
 
     /// A buffer of `len` zeros, filled in stream order on this queue.
@@ -362,13 +356,7 @@ impl Context {
         }
         // cust frees with cuMemFree on drop; the buffer now does.
         std::mem::forget(buffer);
-        Ok(Buffer {
-            address,
-            len,
-            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
-            runtime: self.runtime().clone(),
-            _element: PhantomData,
-        })
+        Ok(self.owned(address, len))
     }
 
     /// Free and total device memory in bytes (`cuMemGetInfo`).
@@ -384,6 +372,22 @@ impl Context {
         Ok((free, total))
     }
 }
+
+impl Context {
+    /// A buffer that owns the `len` elements at `address`, an allocation
+    /// (or null, for none) in this device's primary context that nothing
+    /// else frees.
+    fn owned<T: Pod>(&self, address: u64, len: usize) -> Buffer<T> {
+        Buffer {
+            address,
+            len,
+            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
+            runtime: self.runtime().clone(),
+            _element: PhantomData,
+        }
+    }
+}
+
 /// What [`Context::fill`] writes: words of 1, 2 or 4 bytes holding the
 /// low bits of a `u32`, or pairs of 4-byte words (an 8-byte element whose
 /// halves differ).
