@@ -12,6 +12,16 @@ use cust::sys::{CUcontext, CUevent, CUfunction, CUmodule, CUstream};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
 pub(crate) type CUresult = u32;
+/// `CUgraph`: a graph of work, as a stream capture records it.
+pub(crate) type CUgraph = *mut c_void;
+/// `CUgraphExec`: a graph instantiated for launching.
+pub(crate) type CUgraphExec = *mut c_void;
+/// `CU_STREAM_CAPTURE_MODE_RELAXED`: the capturing thread may still make
+/// calls the driver cannot capture (allocating, querying) outside it.
+pub(crate) const CU_STREAM_CAPTURE_MODE_RELAXED: c_uint = 2;
+/// `CU_MEMHOSTALLOC_PORTABLE`: page-locked memory every CUDA context may
+/// copy from and to.
+pub(crate) const CU_MEMHOSTALLOC_PORTABLE: c_uint = 1;
 pub(crate) const CUDA_SUCCESS: CUresult = 0;
 
 /// Named `CUresult` values the library branches on (`cuda.h`).
@@ -250,6 +260,18 @@ unsafe extern "C" {
     pub(crate) fn cuCtxPushCurrent_v2(context: CUcontext) -> CUresult;
     pub(crate) fn cuCtxPopCurrent_v2(context: *mut CUcontext) -> CUresult;
     pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
+    pub(crate) fn cuStreamBeginCapture_v2(stream: CUstream, mode: c_uint) -> CUresult;
+    pub(crate) fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult;
+    pub(crate) fn cuGraphInstantiateWithFlags(
+        exec: *mut CUgraphExec,
+        graph: CUgraph,
+        flags: u64,
+    ) -> CUresult;
+    pub(crate) fn cuGraphDestroy(graph: CUgraph) -> CUresult;
+    pub(crate) fn cuGraphLaunch(exec: CUgraphExec, stream: CUstream) -> CUresult;
+    pub(crate) fn cuGraphExecDestroy(exec: CUgraphExec) -> CUresult;
+    pub(crate) fn cuMemHostAlloc(host: *mut *mut c_void, bytes: usize, flags: c_uint) -> CUresult;
+    pub(crate) fn cuMemFreeHost(host: *mut c_void) -> CUresult;
     /// CUDA 12.0 and newer drivers (sm_90 devices need them).
     pub(crate) fn cuTensorMapEncodeTiled(
         map: *mut TensorMapBytes,

@@ -97,6 +97,16 @@ pub enum Error {
         /// The buffer's device ordinal.
         found: u32,
     },
+    /// A call that cannot be recorded in a graph, made on a queue that
+    /// records one ([`Context::capture`](crate::Context::capture)): one
+    /// that waits on the host (`sum` returning a value, `synchronize`, a
+    /// copy to or from host memory) or uses memory a graph cannot keep
+    /// alive. Its `_into` form, or the same call outside the capture,
+    /// works.
+    InCapture {
+        /// What was refused, and what to do instead.
+        what: String,
+    },
     /// Any other unacceptable argument (sizes beyond the device's limits,
     /// views that do not fit their slices); the message says why.
     InvalidArgument(String),
@@ -171,6 +181,7 @@ impl Error {
                 | Error::Unsupported { .. }
                 | Error::WrongDevice { .. }
                 | Error::InvalidArgument(_)
+                | Error::InCapture { .. }
         )
     }
 }
@@ -258,6 +269,10 @@ impl fmt::Display for Error {
                 "a buffer of device {found} given to a context of device {expected}"
             ),
             Error::InvalidArgument(message) => write!(f, "invalid argument: {message}"),
+            Error::InCapture { what } => write!(
+                f,
+                "{what} cannot be recorded in a graph (the queue is capturing one)"
+            ),
             Error::NcclUnavailable { reason } => write!(f, "NCCL is not available: {reason}"),
             Error::Nccl {
                 code,

@@ -90,6 +90,9 @@ mod driver;
 #[cfg(test)]
 mod edges;
 mod error;
+mod graph;
+#[cfg(feature = "cudarc")]
+pub mod interop;
 mod launch;
 mod matrix;
 pub mod memory;
@@ -111,8 +114,11 @@ pub use context::Context;
 pub use device::{DeviceInfo, KernelResources};
 pub use driver::code;
 pub use error::{Error, Result};
+pub use graph::Graph;
 pub use matrix::{Matrix, MatrixMut};
-pub use memory::{Buffer, DeviceRead, DeviceWrite, IntoView, IntoViewMut, Pod, View, ViewMut};
+pub use memory::{
+    Buffer, DeviceRead, DeviceWrite, IntoView, IntoViewMut, PinnedBuffer, Pod, View, ViewMut,
+};
 pub use pending::Pending;
 pub use ptx::{PTX_FILE, PTX_OVERRIDE};
 pub use warpspeed_gpu::Ladder;

@@ -26,6 +26,10 @@ use std::marker::PhantomData;
 /// # Ok(()) }
 /// ```
 ///
+/// Inside [`Context::capture`] a `Pending` waits for nothing: the calls
+/// run when the graph is launched, and [`Graph::launch`](crate::Graph::launch)
+/// returns the `Pending` of the replay.
+///
 /// To wait at once, `ctx.transpose_into(..)?.wait()?`. A guard dropped
 /// without `wait` also waits (and a kernel fault still reaches the next
 /// call as [`crate::Error::ContextLost`]): correct by default, asynchronous
@@ -89,10 +93,14 @@ impl Drop for Pending<'_> {
 }
 
 /// Waits for every context's stream (all of them, also after a failure);
-/// the first failure.
+/// the first failure. A queue that records a graph has nothing to wait
+/// for: its calls run when the graph is launched.
 fn synchronize_all(contexts: &[Context]) -> Result<()> {
     let mut first = Ok(());
     for ctx in contexts {
+        if ctx.capturing() {
+            continue;
+        }
         let waited = ctx.synchronize();
         first = first.and(waited);
     }

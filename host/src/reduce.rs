@@ -291,6 +291,9 @@ impl Context {
         x: &impl DeviceRead<Elem = T>,
     ) -> Result<T> {
         self.ensure_alive()?;
+        self.refuse_in_capture(
+            "a reduction returning its value to the host (reduce_into writes it to a buffer)",
+        )?;
         let x = x.view();
         let block = default_block(variant, x.len());
         let mut call = Call::new(self);

@@ -89,17 +89,17 @@ impl Context {
         }
         self.info()
             .check_launch(self.loaded(entry).kernel.name, &cfg)?;
-        let stream = self.stream.as_inner();
+        let stream = self.raw_stream();
+        if let Some(recording) = self.recording.borrow_mut().as_mut() {
+            // Recorded: the graph's launch joins the chain (it may not wait
+            // here on work outside the capture).
+            recording.reads_constant = true;
+        }
         // Held until the new reader is recorded: one chain across threads.
         let mut readers = lock(&self.runtime.constant_readers);
-        if let Some(last) = &*readers {
-            // SAFETY: both handles are valid (the event lives in the runtime
-            // until replaced or dropped, and a wait enqueued on it stays valid
-            // after that); flags 0.
-            let status = unsafe { driver::cuStreamWaitEvent(stream, last.0, 0) };
-            self.track(check(status, || {
-                format!("ordering the copy into {} after its readers", symbol.name())
-            }))?;
+        let capturing = self.capturing();
+        if !capturing {
+            self.wait_for_constant_readers(&readers)?;
         }
         // SAFETY: `address` holds `size >= bytes` bytes (checked above);
         // `source` is valid for `bytes` bytes until the stream has run the
@@ -110,6 +110,9 @@ impl Context {
         }))?;
         // SAFETY: the caller's contract, as for `launch`.
         let launched = unsafe { self.launch(entry, cfg, args) };
+        if capturing {
+            return launched;
+        }
         let recorded = self.record_constant_reader(&mut readers);
         drop(readers);
         if launched.is_err() || recorded.is_err() {
@@ -120,16 +123,32 @@ impl Context {
         launched.and(recorded)
     }
 
+    /// Makes this stream wait for the last launch that read a staged
+    /// symbol (`readers`, held locked by the caller until it records the
+    /// next).
+    pub(crate) fn wait_for_constant_readers(&self, readers: &Option<OwnedEvent>) -> Result<()> {
+        if let Some(last) = readers {
+            // SAFETY: both handles are valid (the event lives in the runtime
+            // until replaced or dropped, and a wait enqueued on it stays valid
+            // after that); flags 0.
+            let status = unsafe { driver::cuStreamWaitEvent(self.raw_stream(), last.0, 0) };
+            self.track(check(status, || {
+                "ordering a copy into constant memory after its readers".into()
+            }))?;
+        }
+        Ok(())
+    }
+
     /// Records a fresh event on this stream and makes it the one the next
     /// constant-memory staging waits for.
-    fn record_constant_reader(&self, readers: &mut Option<OwnedEvent>) -> Result<()> {
+    pub(crate) fn record_constant_reader(&self, readers: &mut Option<OwnedEvent>) -> Result<()> {
         let mut event: CUevent = std::ptr::null_mut();
         // SAFETY: writes one handle on success.
         let status = unsafe { driver::cuEventCreate(&mut event, driver::CU_EVENT_DISABLE_TIMING) };
         self.track(check(status, || "creating an event".into()))?;
         let event = OwnedEvent(event);
         // SAFETY: both handles are valid.
-        let status = unsafe { driver::cuEventRecord(event.0, self.stream.as_inner()) };
+        let status = unsafe { driver::cuEventRecord(event.0, self.raw_stream()) };
         self.track(check(status, || "recording an event".into()))?;
         // The previous event is dropped (destroyed) here: every wait on it
         // has been enqueued already.

@@ -160,7 +160,7 @@ impl Context {
                 cfg.block.1,
                 1,
                 cfg.shared_bytes,
-                self.stream.as_inner(),
+                self.raw_stream(),
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -178,7 +178,7 @@ impl Context {
     pub(crate) unsafe fn zero_words(&self, address: u64, words: usize) -> Result<()> {
         // SAFETY: the address is the caller's contract; the stream handle is
         // valid for the life of `self`.
-        let status = unsafe { driver::cuMemsetD32Async(address, 0, words, self.stream.as_inner()) };
+        let status = unsafe { driver::cuMemsetD32Async(address, 0, words, self.raw_stream()) };
         self.track(check(status, || format!("zeroing {words} words of output")))
     }
 }

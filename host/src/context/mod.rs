@@ -50,9 +50,13 @@ use std::sync::Arc;
 /// context: every later call of every `Context` of the device returns
 /// [`Error::ContextLost`].
 pub struct Context {
-    /// Destroyed in `Drop`, only once everything on it has finished: a
-    /// stream whose wait failed is leaked with the scratch memory.
-    stream: ManuallyDrop<Stream>,
+    /// Destroyed in `Drop` when owned, only once everything on it has
+    /// finished: a stream whose wait failed is leaked with the scratch
+    /// memory.
+    stream: QueueStream,
+    /// While this queue records a graph ([`Context::capture`]): the buffers
+    /// the captured calls use, and what the graph must keep.
+    pub(crate) recording: RefCell<Option<crate::graph::Recording>>,
     /// Device memory multi-pass and single-pass kernels reuse; zeroed when
     /// (re)allocated, grown on demand, never shrunk behind the user's back.
     scratch: RefCell<Option<DeviceBuffer<u8>>>,
@@ -67,6 +71,18 @@ pub struct Context {
     /// ([`crate::memory`]).
     clock: Arc<Clock>,
     runtime: Arc<Runtime>,
+}
+
+/// A queue's stream: its own, or one of the caller's that it only uses.
+enum QueueStream {
+    /// Made by the library or handed over with [`Context::with_stream`].
+    Owned(ManuallyDrop<Stream>),
+    /// The caller's ([`Context::from_raw_stream`], or a `cudarc` stream the
+    /// queue keeps alive through `_keep`): never destroyed here.
+    Borrowed {
+        raw: cust::sys::CUstream,
+        _keep: Option<Box<dyn std::any::Any + Send>>,
+    },
 }
 
 /// Driver codes that mean "no usable device" rather than a failure.
@@ -231,9 +247,18 @@ impl Context {
     }
 
     fn on(runtime: Arc<Runtime>, stream: Stream) -> Result<Context> {
-        let clock = Arc::new(Clock::new(runtime.clone(), stream.as_inner())?);
+        Context::on_stream(runtime, QueueStream::Owned(ManuallyDrop::new(stream)))
+    }
+
+    fn on_stream(runtime: Arc<Runtime>, stream: QueueStream) -> Result<Context> {
+        let raw = match &stream {
+            QueueStream::Owned(owned) => owned.as_inner(),
+            QueueStream::Borrowed { raw, .. } => *raw,
+        };
+        let clock = Arc::new(Clock::new(runtime.clone(), raw)?);
         Ok(Context {
-            stream: ManuallyDrop::new(stream),
+            stream,
+            recording: RefCell::new(None),
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
             epoch: Cell::new(0),
@@ -249,7 +274,25 @@ impl Context {
 
     /// The driver handle of this queue's stream.
     pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
-        self.stream.as_inner()
+        match &self.stream {
+            QueueStream::Owned(stream) => stream.as_inner(),
+            QueueStream::Borrowed { raw, .. } => *raw,
+        }
+    }
+
+    /// A queue for [`Context::capture`]: a new stream that does not wait
+    /// for the legacy default stream (a capture must not), and its own
+    /// scratch memory.
+    pub(crate) fn capture_queue(&self) -> Result<Context> {
+        self.ensure_alive()?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)
+            .map_err(|e| Error::cust(e, "creating a stream"))?;
+        Context::on(self.runtime.clone(), stream)
+    }
+
+    /// Whether this queue is recording a graph.
+    pub(crate) fn capturing(&self) -> bool {
+        self.recording.borrow().is_some()
     }
 
     /// What every queue of this device shares.
@@ -289,10 +332,64 @@ impl Context {
     /// The stream is destroyed in every case.
     pub fn with_stream(&self, stream: Stream) -> Result<Context> {
         self.ensure_alive()?;
+        // SAFETY: the stream is a live stream `cust` created (owned here).
+        unsafe { self.check_stream(stream.as_inner())? };
+        Context::on(self.runtime.clone(), stream)
+    }
+
+    /// Another queue on the same device that runs on `stream`, a stream of
+    /// yours (made by the CUDA runtime, another library or your own driver
+    /// calls) in this device's primary context, with its own scratch
+    /// memory. The queue only uses the stream: dropping it waits for the
+    /// stream and leaves it to you. The library orders its own calls on
+    /// the queue against its buffers' other uses, as on any queue; work
+    /// you enqueue on the stream yourself is yours to order.
+    ///
+    /// # Safety
+    /// `stream` is a live stream handle (or the legacy default stream `0`)
+    /// that stays alive until the returned queue is dropped: nothing
+    /// destroys it before that.
+    ///
+    /// # Errors
+    /// As [`Context::with_stream`]: [`Error::WrongDevice`] for a stream of
+    /// another device, [`Error::InvalidArgument`] for a stream of another
+    /// CUDA context of this device.
+    pub unsafe fn from_raw_stream(&self, stream: cust::sys::CUstream) -> Result<Context> {
+        self.ensure_alive()?;
+        // SAFETY: the caller's contract: a live stream.
+        unsafe { self.queue_on(stream, None) }
+    }
+
+    /// A queue on the caller's live `stream` (checked to be of this
+    /// device's primary context) that keeps `keep` until dropped.
+    ///
+    /// # Safety
+    /// `stream` is live until the queue is dropped (`keep` may be what
+    /// keeps it so).
+    pub(crate) unsafe fn queue_on(
+        &self,
+        stream: cust::sys::CUstream,
+        keep: Option<Box<dyn std::any::Any + Send>>,
+    ) -> Result<Context> {
+        // SAFETY: the caller's contract: a live stream.
+        unsafe { self.check_stream(stream)? };
+        Context::on_stream(
+            self.runtime.clone(),
+            QueueStream::Borrowed {
+                raw: stream,
+                _keep: keep,
+            },
+        )
+    }
+
+    /// `Ok` when `stream` belongs to this device's primary context.
+    ///
+    /// # Safety
+    /// `stream` is a live stream handle.
+    unsafe fn check_stream(&self, stream: cust::sys::CUstream) -> Result<()> {
         let mut owner: cust::sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: the stream is a live stream `cust` created (owned here);
-        // writes one handle.
-        let status = unsafe { driver::cuStreamGetCtx(stream.as_inner(), &mut owner) };
+        // SAFETY: a live stream (caller); writes one handle.
+        let status = unsafe { driver::cuStreamGetCtx(stream, &mut owner) };
         check(status, || "asking which context a stream belongs to".into())?;
         if owner != self.runtime.cuda.as_raw() {
             let expected = self.info().ordinal;
@@ -306,7 +403,7 @@ impl Context {
                 ))
             });
         }
-        Context::on(self.runtime.clone(), stream)
+        Ok(())
     }
 
     /// The device this context runs on.
@@ -316,7 +413,9 @@ impl Context {
 
     /// The `cust` stream every operation of this context is enqueued on,
     /// to order your own work against it (events, `synchronize`) when you
-    /// mix the two.
+    /// mix the two; `None` for a queue on a stream of yours
+    /// ([`Context::from_raw_stream`], a `cudarc` stream), which you hold
+    /// already. [`Context::cu_stream`] is the driver handle of either.
     ///
     /// # Safety
     /// `cust`'s `Stream` has safe methods that are unsound, which the
@@ -336,8 +435,22 @@ impl Context {
     /// let stream = ctx.stream(); // error: call to unsafe function
     /// # let _ = stream; Ok(()) }
     /// ```
-    pub unsafe fn stream(&self) -> &Stream {
-        &self.stream
+    pub unsafe fn stream(&self) -> Option<&Stream> {
+        match &self.stream {
+            QueueStream::Owned(stream) => Some(stream),
+            QueueStream::Borrowed { .. } => None,
+        }
+    }
+
+    /// The driver handle (`CUstream`) of this queue's stream, for your own
+    /// driver calls and for other libraries (`cudarc`'s
+    /// `wrap_borrowed_stream`, a runtime `cudaStream_t`). Using it is
+    /// `unsafe` there: the queue owns the stream (unless it was made with
+    /// [`Context::from_raw_stream`]) and destroys it when dropped, and
+    /// work you enqueue on it is yours to order against the library's
+    /// buffers.
+    pub fn cu_stream(&self) -> cust::sys::CUstream {
+        self.raw_stream()
     }
 
     /// Waits for everything enqueued on this context's stream so far.
@@ -347,8 +460,9 @@ impl Context {
     /// also turns every later call into [`Error::ContextLost`]).
     pub fn synchronize(&self) -> Result<()> {
         self.ensure_alive()?;
+        self.refuse_in_capture("waiting for the stream")?;
         // SAFETY: the stream handle is valid for the life of `self`.
-        let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
+        let status = unsafe { driver::cuStreamSynchronize(self.raw_stream()) };
         self.track(check(status, || {
             "waiting for the stream (a kernel enqueued earlier failed)".into()
         }))
@@ -402,7 +516,7 @@ impl Drop for Context {
         // Work still on the stream may use the scratch memory freed next (a
         // `Pending` cannot outlive the context, but one can be leaked).
         // SAFETY: the stream handle is valid until it is destroyed below.
-        let status = unsafe { driver::cuStreamSynchronize(self.stream.as_inner()) };
+        let status = unsafe { driver::cuStreamSynchronize(self.raw_stream()) };
         if status != driver::CUDA_SUCCESS {
             // Not waited for (a kernel fault, or a wait the driver refuses
             // where it is made, as in a stream callback): the work may
@@ -417,11 +531,13 @@ impl Drop for Context {
         }
         // Every use of a buffer this queue made has finished: its uses need
         // no more waiting, and the stream handle the clock holds is
-        // destroyed next.
+        // destroyed (or handed back) next.
         self.clock.retire();
-        // SAFETY: dropped once, here; nothing uses the stream after this
-        // (the clock no longer records on it).
-        unsafe { ManuallyDrop::drop(&mut self.stream) };
+        if let QueueStream::Owned(stream) = &mut self.stream {
+            // SAFETY: dropped once, here; nothing uses the stream after
+            // this (the clock no longer records on it).
+            unsafe { ManuallyDrop::drop(stream) };
+        }
     }
 }
 

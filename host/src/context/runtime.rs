@@ -55,7 +55,7 @@ impl Drop for Module {
 /// An event handle that is destroyed on drop. Not cust's `Event`: it hides
 /// its handle and `Stream::wait_event` consumes it, while the runtime must
 /// keep the last reader's event for every stream that stages after it.
-pub(super) struct OwnedEvent(pub(super) CUevent);
+pub(crate) struct OwnedEvent(pub(crate) CUevent);
 
 impl Drop for OwnedEvent {
     fn drop(&mut self) {
@@ -87,7 +87,7 @@ pub(crate) struct Runtime {
     /// that reads the symbol, whatever streams the two are on.
     /// The lock is held from the wait to the recording, so the chain stays
     /// one chain when several threads stage at once.
-    pub(super) constant_readers: Mutex<Option<OwnedEvent>>,
+    pub(crate) constant_readers: Mutex<Option<OwnedEvent>>,
     // Dropped last: releases the primary context the fields above live in.
     pub(crate) cuda: cust::context::Context,
 }

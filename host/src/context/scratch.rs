@@ -7,6 +7,7 @@
 
 use super::Context;
 use crate::error::{Error, Result};
+use crate::graph::Recording;
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use std::cell::RefCell;
 use warpspeed_gpu::gemm::SPLIT_TICKETS;
@@ -75,6 +76,11 @@ impl Context {
     /// histogram's claim): never 0, the value of scratch memory when it is
     /// allocated, and never the previous call's.
     pub(crate) fn next_epoch(&self) -> u32 {
+        if let Some(recording) = self.recording.borrow_mut().as_mut() {
+            // Replays repeat the epochs: the recording's end resets the
+            // words they claim.
+            recording.epochs = true;
+        }
         let next = self.epoch.get().checked_add(1).unwrap_or(1);
         self.epoch.set(next);
         next
@@ -86,7 +92,8 @@ impl Context {
     /// Growing waits for the stream (work enqueued earlier may still use the
     /// old buffer).
     pub(crate) fn scratch(&self, bytes: usize) -> Result<u64> {
-        self.grown(&self.scratch, bytes.max(256), "B of scratch memory")
+        let outgrown = self.grown(&self.scratch, bytes.max(256), "B of scratch memory")?;
+        Ok(self.keep_outgrown(outgrown, |r| &mut r.outgrown))
     }
 
     /// The device address of at least `count` tallies: `u64` counters that
@@ -95,28 +102,62 @@ impl Context {
     /// memory ([`Context::release_scratch`], [`Context::scratch_bytes`]).
     /// Growing waits for the stream, as [`Context::scratch`].
     pub(crate) fn tallies(&self, count: usize) -> Result<u64> {
-        self.grown(&self.tallies, count.max(1), "tallies of scratch memory")
+        let outgrown = self.grown(&self.tallies, count.max(1), "tallies of scratch memory")?;
+        Ok(self.keep_outgrown(outgrown, |r| &mut r.outgrown_tallies))
+    }
+
+    /// The address `grown` gave; the buffer it replaced, if any, kept by
+    /// the recording (a recorded call uses it) or freed.
+    fn keep_outgrown<T: DeviceCopy>(
+        &self,
+        (address, outgrown): (u64, Option<DeviceBuffer<T>>),
+        list: impl FnOnce(&mut Recording) -> &mut Vec<DeviceBuffer<T>>,
+    ) -> u64 {
+        if let (Some(old), Some(recording)) = (outgrown, self.recording.borrow_mut().as_mut()) {
+            list(recording).push(old);
+        }
+        address
+    }
+
+    /// The scratch memory and tallies, taken from this queue (by a graph
+    /// its recording made).
+    pub(crate) fn take_scratch(&self) -> (Option<DeviceBuffer<u8>>, Option<DeviceBuffer<u64>>) {
+        (
+            self.scratch.borrow_mut().take(),
+            self.tallies.borrow_mut().take(),
+        )
     }
 
     /// The device address of `buffer`, first replaced by a zeroed one of
-    /// `len` elements where it holds fewer, after waiting for the stream.
+    /// `len` elements where it holds fewer, after waiting for the stream;
+    /// in a recording, without waiting (nothing ran), returning the
+    /// buffer replaced.
     fn grown<T: DeviceCopy + cust::memory::bytemuck::Zeroable>(
         &self,
         buffer: &RefCell<Option<DeviceBuffer<T>>>,
         len: usize,
         what: &str,
-    ) -> Result<u64> {
+    ) -> Result<(u64, Option<DeviceBuffer<T>>)> {
         let mut buffer = buffer.borrow_mut();
+        let mut outgrown = None;
         if !buffer.as_ref().is_some_and(|b| b.len() >= len) {
-            self.synchronize()?;
-            buffer.take();
+            let capturing = self.capturing();
+            if !capturing {
+                // Freed before the new one is allocated: work enqueued
+                // earlier has finished with it.
+                self.synchronize()?;
+                buffer.take();
+            }
             let fresh = DeviceBuffer::<T>::zeroed(len)
                 .map_err(|e| Error::cust(e, format!("allocating {len} {what}")))?;
-            *buffer = Some(fresh);
+            // In a recording, the old one is kept for the calls recorded
+            // before (also when the allocation fails: it is not replaced).
+            outgrown = buffer.replace(fresh);
         }
-        Ok(buffer
+        let address = buffer
             .as_ref()
             .map(|b| b.as_device_ptr().as_raw())
-            .unwrap_or_default())
+            .unwrap_or_default();
+        Ok((address, outgrown))
     }
 }

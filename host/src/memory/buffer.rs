@@ -1,6 +1,6 @@
 //! The owned allocation: [`Buffer`].
 
-use super::tracker::{Current, Tracker};
+use super::tracker::{Current, Order, Tracker};
 use super::{DeviceRead, DeviceWrite, Pod, View, ViewMut};
 use crate::context::runtime::Runtime;
 use crate::driver;
@@ -66,12 +66,28 @@ use std::sync::Arc;
 /// One after the other, two queues may write it: the second waits for the
 /// first on the GPU.
 pub struct Buffer<T: Pod> {
-    pub(super) address: u64,
+    /// Shared with the [`Graph`](crate::Graph)s that captured work on it,
+    /// which keep it allocated for their replays.
+    pub(super) allocation: Arc<Allocation>,
     pub(super) len: usize,
+    pub(super) _element: PhantomData<T>,
+}
+
+/// One allocation of device memory and the ordering of its uses: freed
+/// when the last of its owners (its [`Buffer`], the graphs that captured
+/// it) is dropped, after every queue that used it has finished.
+pub(crate) struct Allocation {
+    pub(super) address: u64,
     pub(super) tracker: Tracker,
     // Dropped last: keeps the CUDA context, and so the allocation, alive.
     pub(super) runtime: Arc<Runtime>,
-    pub(super) _element: PhantomData<T>,
+}
+
+impl Allocation {
+    /// The ordering of this allocation's uses.
+    pub(crate) fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
 }
 
 impl<T: Pod> Buffer<T> {
@@ -87,13 +103,13 @@ impl<T: Pod> Buffer<T> {
 
     /// The ordinal of the device the buffer is on.
     pub fn device(&self) -> u32 {
-        self.tracker.ordinal
+        self.allocation.tracker.ordinal
     }
 
     /// The device address of the first element (for your own driver calls;
     /// order them against the library's work yourself).
     pub fn device_address(&self) -> u64 {
-        self.address
+        self.allocation.address
     }
 
     /// A read-only view of the elements `range`.
@@ -159,10 +175,10 @@ impl<T: Pod> DeviceRead for Buffer<T> {
     type Elem = T;
     fn view(&self) -> View<'_, T> {
         View {
-            address: self.address,
+            address: self.allocation.address,
             len: self.len,
-            ordinal: self.tracker.ordinal,
-            tracker: Some(&self.tracker),
+            ordinal: self.allocation.tracker.ordinal,
+            order: Order::Buffer(&self.allocation),
             _element: PhantomData,
         }
     }
@@ -171,10 +187,10 @@ impl<T: Pod> DeviceRead for Buffer<T> {
 impl<T: Pod> DeviceWrite for Buffer<T> {
     fn view_mut(&mut self) -> ViewMut<'_, T> {
         ViewMut {
-            address: self.address,
+            address: self.allocation.address,
             len: self.len,
-            ordinal: self.tracker.ordinal,
-            tracker: Some(&self.tracker),
+            ordinal: self.allocation.tracker.ordinal,
+            order: Order::Buffer(&self.allocation),
             _element: PhantomData,
         }
     }
@@ -183,14 +199,14 @@ impl<T: Pod> DeviceWrite for Buffer<T> {
 impl<T: Pod> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buffer")
-            .field("device", &self.tracker.ordinal)
-            .field("address", &format_args!("{:#x}", self.address))
+            .field("device", &self.allocation.tracker.ordinal)
+            .field("address", &format_args!("{:#x}", self.allocation.address))
             .field("len", &self.len)
             .finish()
     }
 }
 
-impl<T: Pod> Drop for Buffer<T> {
+impl Drop for Allocation {
     fn drop(&mut self) {
         if self.address == 0 {
             return;
@@ -204,7 +220,8 @@ impl<T: Pod> Drop for Buffer<T> {
             // SAFETY: allocated by cuMemAlloc (or adopted from a cust
             // buffer, which allocates the same way) and freed once; every
             // queue that used it has finished (waited for above), and no
-            // view remains (they borrow `self`).
+            // view remains (they borrow its buffer), nor any graph that
+            // captured it (each holds this `Arc`).
             unsafe {
                 driver::cuMemFree_v2(self.address);
             }

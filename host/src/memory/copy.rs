@@ -2,6 +2,7 @@
 //! [`Context`] that make [`Buffer`]s and move bytes between the host and
 //! the device, or within a device.
 
+use super::buffer::Allocation;
 use super::tracker::{Call, Tracker};
 use super::{Buffer, DeviceRead, DeviceWrite, Pod, same_length};
 use crate::context::Context;
@@ -10,6 +11,7 @@ use crate::error::{Error, Result, check};
 use cust::memory::DeviceBuffer;
 use cust::sys::CUcontext;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 impl Context {
     /// A buffer of `len` elements whose contents are whatever the memory
@@ -46,6 +48,7 @@ impl Context {
     /// [`Error::InvalidArgument`] for a size that overflows; [`Error::Cuda`]
     /// for an allocation the device cannot make (`code::OUT_OF_MEMORY`).
     pub fn zeros<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.refuse_in_capture("zeros (a new buffer would be zero only once the graph runs: allocate before the capture)")?;
         let mut buffer = self.alloc::<T>(len)?;
         self.fill_zero(&mut buffer)?;
         Ok(buffer)
@@ -131,6 +134,7 @@ impl Context {
     /// # Errors
     /// As [`Context::zeros`].
     pub fn upload<T: Pod>(&self, host: &[T]) -> Result<Buffer<T>> {
+        self.refuse_in_capture("an upload (a copy from host memory)")?;
         let mut buffer = self.alloc::<T>(host.len())?;
         self.copy_from_host(host, &mut buffer)?;
         Ok(buffer)
@@ -148,6 +152,7 @@ impl Context {
         dst: &mut impl DeviceWrite<Elem = T>,
     ) -> Result<()> {
         self.ensure_alive()?;
+        self.refuse_in_capture("a copy from host memory")?;
         let dst = dst.view_mut();
         same_length(
             "the buffer a host slice is copied to",
@@ -207,6 +212,7 @@ impl Context {
         host: &mut [T],
     ) -> Result<()> {
         self.ensure_alive()?;
+        self.refuse_in_capture("a copy to host memory")?;
         let src = src.view();
         same_length(
             "the host slice a buffer is copied to",
@@ -379,10 +385,12 @@ impl Context {
     /// else frees.
     fn owned<T: Pod>(&self, address: u64, len: usize) -> Buffer<T> {
         Buffer {
-            address,
+            allocation: Arc::new(Allocation {
+                address,
+                tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
+                runtime: self.runtime().clone(),
+            }),
             len,
-            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
-            runtime: self.runtime().clone(),
             _element: PhantomData,
         }
     }

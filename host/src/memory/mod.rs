@@ -48,11 +48,14 @@
 
 mod buffer;
 mod copy;
+mod pinned;
 mod tracker;
 mod view;
 
+pub(crate) use buffer::Allocation;
 pub use buffer::Buffer;
-pub(crate) use tracker::{Call, Current};
+pub use pinned::{PinnedBuffer, PinnedRead, PinnedView, PinnedViewMut, PinnedWrite};
+pub(crate) use tracker::{Call, Current, Order, Tracker};
 pub use view::{View, ViewMut};
 
 use crate::error::{Error, Result};
@@ -66,7 +69,7 @@ pub trait Pod: DeviceCopy + Copy + Default + Send + Sync + 'static + sealed::Num
 
 /// The seals: traits no other crate can implement, so no type of theirs
 /// can stand in for the library's own.
-mod sealed {
+pub(crate) mod sealed {
     /// The element types (`Pod`).
     pub trait Number {}
     /// The library's memory types and references to them.

@@ -2,6 +2,7 @@
 //! [`Tracker`], and the [`Call`] that orders one call's uses and registers
 //! them when the call ends ([`crate::memory`] has the argument).
 
+use super::buffer::Allocation;
 use super::{Pod, View, ViewMut};
 use crate::context::Context;
 use crate::context::clock::Clock;
@@ -24,12 +25,12 @@ struct Use {
 /// it belongs to (kept alive by the buffer that holds the tracker).
 pub(crate) struct Tracker {
     uses: Mutex<Vec<Use>>,
-    pub(super) ordinal: u32,
+    pub(crate) ordinal: u32,
     context: usize,
 }
 
 impl Tracker {
-    pub(super) fn new(ordinal: u32, context: CUcontext) -> Tracker {
+    pub(crate) fn new(ordinal: u32, context: CUcontext) -> Tracker {
         Tracker {
             uses: Mutex::new(Vec::new()),
             ordinal,
@@ -60,7 +61,7 @@ impl Tracker {
 
     /// Enqueues on `stream` a wait for every other queue's use that
     /// conflicts with a read (`write == false`) or a write by `clock`'s queue.
-    fn order_after(
+    pub(crate) fn order_after(
         &self,
         clock: &Arc<Clock>,
         stream: cust::sys::CUstream,
@@ -87,7 +88,7 @@ impl Tracker {
 
     /// Records call `seq` of `clock`'s queue as a use, after its work was
     /// enqueued, or after the queue's stream was waited for (`finished`).
-    fn register(&self, clock: &Arc<Clock>, seq: u64, wrote: bool, finished: bool) {
+    pub(crate) fn register(&self, clock: &Arc<Clock>, seq: u64, wrote: bool, finished: bool) {
         let mut uses = lock(&self.uses);
         uses.retain(|u| !u.clock.retired());
         if wrote {
@@ -118,7 +119,7 @@ impl Tracker {
 
     /// Waits on the host for every use that wrote the buffer (`all`: every
     /// use).
-    pub(super) fn wait_host(&self, all: bool) -> Result<()> {
+    pub(crate) fn wait_host(&self, all: bool) -> Result<()> {
         for u in lock(&self.uses).iter() {
             if !(all || u.wrote) || u.clock.retired() {
                 continue;
@@ -164,6 +165,23 @@ impl Drop for Current {
     }
 }
 
+/// Who orders the uses of a view's memory.
+#[derive(Clone, Copy)]
+pub(crate) enum Order<'a> {
+    /// Memory from raw parts: the caller, by the contract of
+    /// `from_raw_parts`.
+    Caller,
+    /// A [`Buffer`](super::Buffer)'s allocation, through its tracker; a
+    /// graph that captures a use keeps the allocation alive.
+    Buffer(&'a Arc<Allocation>),
+    /// Page-locked host memory, through its tracker (any device's queue
+    /// may copy it).
+    Pinned(&'a Tracker),
+    /// A `cudarc` slice, through its events.
+    #[cfg(feature = "cudarc")]
+    Cudarc(crate::interop::Events<'a>),
+}
+
 /// The uses of buffers by one call on one queue: each read or write is
 /// ordered after the conflicting uses of other queues when it is added, and
 /// registered on the buffer when the call ends (`Drop`), numbered after
@@ -171,9 +189,13 @@ impl Drop for Current {
 /// clock is recorded behind that number when someone must wait for it).
 pub(crate) struct Call<'c> {
     ctx: &'c Context,
-    uses: [Option<(&'c Tracker, bool)>; MAX_USES],
+    uses: [Option<(Order<'c>, bool)>; MAX_USES],
     count: usize,
     finished: bool,
+    /// cudarc's guards for the call's slices: dropped with the call, after
+    /// its work is enqueued, they record the slices' events.
+    #[cfg(feature = "cudarc")]
+    held: Vec<crate::interop::Held>,
 }
 
 /// Buffers one call may use (the most any family passes is five).
@@ -186,10 +208,12 @@ impl<'c> Call<'c> {
             uses: [None; MAX_USES],
             count: 0,
             finished: false,
+            #[cfg(feature = "cudarc")]
+            held: Vec::new(),
         }
     }
 
-    fn add(&mut self, tracker: Option<&'c Tracker>, ordinal: u32, write: bool) -> Result<()> {
+    fn add(&mut self, order: Order<'c>, ordinal: u32, write: bool) -> Result<()> {
         let expected = self.ctx.info().ordinal;
         if ordinal != expected {
             return Err(Error::WrongDevice {
@@ -197,19 +221,35 @@ impl<'c> Call<'c> {
                 found: ordinal,
             });
         }
-        let Some(tracker) = tracker else {
+        if let Order::Caller = order {
             return Ok(());
-        };
+        }
         if self.count == MAX_USES {
             return Err(Error::InvalidArgument(format!(
                 "one call uses more than {MAX_USES} buffers"
             )));
         }
-        let status = tracker.order_after(self.ctx.clock(), self.ctx.raw_stream(), write);
-        self.ctx.track(check(status, || {
-            "ordering a call after the other queues that use its buffers".into()
-        }))?;
-        self.uses[self.count] = Some((tracker, write));
+        if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
+            // Recorded in a graph: no wait here (a capture may not wait
+            // on work outside it); the graph's launch orders the use.
+            recording.record(order, write)?;
+        } else {
+            let (stream, clock) = (self.ctx.raw_stream(), self.ctx.clock());
+            let status = match order {
+                Order::Caller => driver::CUDA_SUCCESS,
+                Order::Buffer(allocation) => allocation.tracker().order_after(clock, stream, write),
+                Order::Pinned(tracker) => tracker.order_after(clock, stream, write),
+                #[cfg(feature = "cudarc")]
+                Order::Cudarc(events) => {
+                    self.held.push(events.order_on(self.ctx, write)?);
+                    driver::CUDA_SUCCESS
+                }
+            };
+            self.ctx.track(check(status, || {
+                "ordering a call after the other queues that use its buffers".into()
+            }))?;
+        }
+        self.uses[self.count] = Some((order, write));
         self.count += 1;
         Ok(())
     }
@@ -220,7 +260,7 @@ impl<'c> Call<'c> {
     /// # Errors
     /// [`Error::WrongDevice`] for a view of another device; driver failures.
     pub(crate) fn read<T: Pod>(&mut self, view: &View<'c, T>) -> Result<u64> {
-        self.add(view.tracker, view.ordinal, false)?;
+        self.add(view.order, view.ordinal, false)?;
         Ok(view.address)
     }
 
@@ -230,8 +270,18 @@ impl<'c> Call<'c> {
     /// # Errors
     /// As [`Call::read`].
     pub(crate) fn write<T: Pod>(&mut self, view: &ViewMut<'c, T>) -> Result<u64> {
-        self.add(view.tracker, view.ordinal, true)?;
+        self.add(view.order, view.ordinal, true)?;
         Ok(view.address)
+    }
+
+    /// Orders this call's work after every other queue's conflicting use
+    /// of pinned host memory (any device's queue may copy it).
+    ///
+    /// # Errors
+    /// Driver failures.
+    pub(crate) fn host(&mut self, tracker: &'c Tracker, write: bool) -> Result<()> {
+        let ordinal = self.ctx.info().ordinal;
+        self.add(Order::Pinned(tracker), ordinal, write)
     }
 
     /// Says that the queue's stream has been waited for after the call's
@@ -246,12 +296,28 @@ impl Drop for Call<'_> {
         if self.count == 0 {
             return;
         }
+        if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
+            // Nothing ran: a graph's launch registers its uses.
+            recording.count_call();
+            return;
+        }
         let clock = self.ctx.clock();
         // Numbered only now that all of the call's work is enqueued: a
         // recording of the clock that covers this number comes after it.
         let seq = clock.issue();
-        for (tracker, wrote) in self.uses[..self.count].iter().flatten() {
-            tracker.register(clock, seq, *wrote, self.finished);
+        for (order, wrote) in self.uses[..self.count].iter().flatten() {
+            match order {
+                Order::Caller => {}
+                Order::Buffer(allocation) => {
+                    allocation
+                        .tracker()
+                        .register(clock, seq, *wrote, self.finished)
+                }
+                Order::Pinned(tracker) => tracker.register(clock, seq, *wrote, self.finished),
+                // Recorded when `held` is dropped, next.
+                #[cfg(feature = "cudarc")]
+                Order::Cudarc(_) => {}
+            }
         }
     }
 }

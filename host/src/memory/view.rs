@@ -2,7 +2,7 @@
 //! [`ViewMut`] (exclusive), each a part of a [`Buffer`](super::Buffer) or
 //! memory of the caller's made from raw parts.
 
-use super::tracker::Tracker;
+use super::tracker::Order;
 use super::{DeviceRead, DeviceWrite, Pod, bounds, cast_len, same_length};
 use crate::error::{Error, Result};
 use std::fmt;
@@ -12,22 +12,23 @@ use std::ops::RangeBounds;
 /// A read-only view of (part of) a [`Buffer`](super::Buffer), borrowed for
 /// `'a`: the device-memory analogue of `&'a [T]`.
 pub struct View<'a, T: Pod> {
-    pub(super) address: u64,
-    pub(super) len: usize,
-    pub(super) ordinal: u32,
-    /// `None` for a view made from raw parts (the caller orders its uses).
-    pub(super) tracker: Option<&'a Tracker>,
-    pub(super) _element: PhantomData<&'a [T]>,
+    pub(crate) address: u64,
+    pub(crate) len: usize,
+    pub(crate) ordinal: u32,
+    /// Who orders its uses: its buffer's tracker, or the caller (a view
+    /// made from raw parts).
+    pub(crate) order: Order<'a>,
+    pub(crate) _element: PhantomData<&'a [T]>,
 }
 
 /// A writable view of (part of) a [`Buffer`](super::Buffer), borrowed
 /// exclusively for `'a`: the device-memory analogue of `&'a mut [T]`.
 pub struct ViewMut<'a, T: Pod> {
-    pub(super) address: u64,
-    pub(super) len: usize,
-    pub(super) ordinal: u32,
-    pub(super) tracker: Option<&'a Tracker>,
-    pub(super) _element: PhantomData<&'a mut [T]>,
+    pub(crate) address: u64,
+    pub(crate) len: usize,
+    pub(crate) ordinal: u32,
+    pub(crate) order: Order<'a>,
+    pub(crate) _element: PhantomData<&'a mut [T]>,
 }
 
 impl<T: Pod> Clone for View<'_, T> {
@@ -94,7 +95,7 @@ macro_rules! view_common {
             ///
             /// # Errors
             /// [`Error::InvalidArgument`] for a view made from raw parts
-            /// (nothing orders its uses: use
+            /// or a `cudarc` slice (the library does not own it: use
             /// [`Context::copy_to_host`](crate::Context::copy_to_host));
             /// [`Error::Cuda`] if waiting or copying fails.
             pub fn to_vec(&self) -> Result<Vec<T>> {
@@ -111,10 +112,10 @@ macro_rules! view_common {
             /// length; as [`View::to_vec`].
             pub fn copy_to(&self, host: &mut [T]) -> Result<()> {
                 same_length("the host slice a buffer is copied to", self.len, host.len())?;
-                let Some(tracker) = self.tracker else {
+                let Order::Buffer(allocation) = self.order else {
                     return Err(Error::InvalidArgument(
-                        "a view made from raw parts has no buffer to wait for: copy it with \
-                         Context::copy_to_host"
+                        "a view of memory the library does not own has no buffer to wait \
+                         for: copy it with Context::copy_to_host"
                             .into(),
                     ));
                 };
@@ -127,7 +128,7 @@ macro_rules! view_common {
                 // `ViewMut` is borrowed here, so no other view writes it).
                 // `T: Pod`, so any bytes are a valid `T`.
                 unsafe {
-                    tracker.read_to_host(
+                    allocation.tracker().read_to_host(
                         self.address,
                         host.as_mut_ptr().cast(),
                         self.len * size_of::<T>(),
@@ -143,7 +144,7 @@ macro_rules! view_common {
                     address: self.address,
                     len: self.len,
                     ordinal: self.ordinal,
-                    tracker: self.tracker,
+                    order: self.order,
                     _element: PhantomData,
                 }
             }
@@ -197,7 +198,7 @@ impl<'a, T: Pod> View<'a, T> {
             address: self.address,
             len,
             ordinal: self.ordinal,
-            tracker: self.tracker,
+            order: self.order,
             _element: PhantomData,
         })
     }
@@ -219,7 +220,7 @@ impl<'a, T: Pod> View<'a, T> {
             address,
             len,
             ordinal,
-            tracker: None,
+            order: Order::Caller,
             _element: PhantomData,
         }
     }
@@ -237,7 +238,7 @@ impl<'a, T: Pod> ViewMut<'a, T> {
             address,
             len,
             ordinal,
-            tracker: None,
+            order: Order::Caller,
             _element: PhantomData,
         }
     }
@@ -278,7 +279,7 @@ impl<'a, T: Pod> ViewMut<'a, T> {
             address: self.address,
             len: mid,
             ordinal: self.ordinal,
-            tracker: self.tracker,
+            order: self.order,
             _element: PhantomData,
         };
         Ok((
@@ -306,7 +307,7 @@ impl<'a, T: Pod> ViewMut<'a, T> {
             address: self.address,
             len,
             ordinal: self.ordinal,
-            tracker: self.tracker,
+            order: self.order,
             _element: PhantomData,
         })
     }
@@ -318,7 +319,7 @@ impl<T: Pod> DeviceWrite for ViewMut<'_, T> {
             address: self.address,
             len: self.len,
             ordinal: self.ordinal,
-            tracker: self.tracker,
+            order: self.order,
             _element: PhantomData,
         }
     }

@@ -1,0 +1,408 @@
+//! Calls recorded once and replayed: [`Context::capture`] and [`Graph`]
+//! (CUDA graphs, made by stream capture).
+//!
+//! A capture runs the caller's calls on a queue of its own whose stream
+//! records instead of running. What keeps a replay sound:
+//!
+//! * the graph holds the allocation of every [`Buffer`](crate::Buffer) its
+//!   calls use (an `Arc`, as the buffer does), so dropping the buffer
+//!   after the capture frees nothing while the graph lives;
+//! * nothing is ordered inside the capture against other queues (a
+//!   captured stream may not wait on work outside it): the graph records
+//!   which buffers its calls read and write, and [`Graph::launch`] orders
+//!   the replay after the other queues' conflicting uses, then registers
+//!   the launching queue's use of each buffer, as any call does;
+//! * the scratch memory the calls use is the graph's own (no queue grows or
+//!   frees it), and its replays are ordered after each other through it;
+//! * calls that wait on the host refuse to run in a capture
+//!   ([`Error::InCapture`]), and `__constant__` memory staged by a captured
+//!   call joins the device's chain of such launches when the graph is
+//!   launched.
+
+use crate::context::Context;
+use crate::context::runtime::{Runtime, lock};
+use crate::context::scratch::HISTOGRAM_OFFSET;
+use crate::driver::{self, CUgraph, CUgraphExec};
+use crate::error::{Error, Result, check};
+use crate::memory::{Allocation, Order, Tracker};
+use crate::pending::Pending;
+use cust::memory::DeviceBuffer;
+use std::fmt;
+use std::sync::Arc;
+use warpspeed_gpu::histogram::LANE_WORK_WORDS;
+
+/// What a queue that records a graph has seen so far.
+#[derive(Default)]
+pub(crate) struct Recording {
+    /// Every buffer a recorded call uses, once, and whether one wrote it.
+    uses: Vec<(Arc<Allocation>, bool)>,
+    /// Whether a recorded call stages `__constant__` memory.
+    pub(crate) reads_constant: bool,
+    /// Whether a recorded launch claims scratch words by epoch (the
+    /// histogram's lane-private step).
+    pub(crate) epochs: bool,
+    /// Scratch memory the recording outgrew: earlier recorded calls use it.
+    pub(crate) outgrown: Vec<DeviceBuffer<u8>>,
+    /// Tallies the recording outgrew.
+    pub(crate) outgrown_tallies: Vec<DeviceBuffer<u64>>,
+    /// Calls recorded (the ones that used a buffer).
+    calls: usize,
+}
+
+impl Recording {
+    /// Notes a recorded call's use of memory ordered by `order`.
+    ///
+    /// # Errors
+    /// [`Error::InCapture`] for memory the graph cannot keep alive (a
+    /// `cudarc` slice).
+    pub(crate) fn record(&mut self, order: Order<'_>, write: bool) -> Result<()> {
+        match order {
+            Order::Caller => Ok(()),
+            Order::Buffer(allocation) => {
+                match self
+                    .uses
+                    .iter_mut()
+                    .find(|(a, _)| Arc::ptr_eq(a, allocation))
+                {
+                    Some((_, wrote)) => *wrote |= write,
+                    None => self.uses.push((allocation.clone(), write)),
+                }
+                Ok(())
+            }
+            Order::Pinned(_) => Err(Error::InCapture {
+                what: "a copy of pinned memory".into(),
+            }),
+            #[cfg(feature = "cudarc")]
+            Order::Cudarc(_) => Err(Error::InCapture {
+                what: "a cudarc slice (a graph keeps the memory it uses alive, and a cudarc \
+                       slice is only borrowed: copy it into a warpspeed Buffer, or capture \
+                       with cudarc's own graph API)"
+                    .into(),
+            }),
+        }
+    }
+
+    /// Counts a recorded call.
+    pub(crate) fn count_call(&mut self) {
+        self.calls += 1;
+    }
+}
+
+/// Calls captured once with [`Context::capture`] and replayed with
+/// [`Graph::launch`]: one CUDA graph launch instead of one launch per
+/// kernel, for sequences of small calls whose time is launch overhead.
+///
+/// The graph keeps every [`Buffer`](crate::Buffer) its calls use allocated
+/// until it is dropped, and has scratch memory of its own. Each launch is
+/// ordered like any call on the launching queue: after the other queues'
+/// conflicting uses of those buffers, and before any later use. Replays of
+/// one graph run one after the other, on any queues.
+///
+/// What a replay computes is what the calls computed at capture, on the
+/// buffers' contents at replay: the same addresses, sizes and arguments
+/// (a random generator's counter, for one, stays at the value it had when
+/// captured: every replay draws the same numbers).
+///
+/// Dropping the graph waits for its replays to finish.
+pub struct Graph {
+    exec: CUgraphExec,
+    /// The buffers the captured calls use, and whether one writes each.
+    uses: Vec<(Arc<Allocation>, bool)>,
+    reads_constant: bool,
+    /// The scratch memory of the captured calls, with every allocation a
+    /// growing capture outgrew (earlier calls still use those).
+    scratch: Vec<DeviceBuffer<u8>>,
+    tallies: Vec<DeviceBuffer<u64>>,
+    /// The replays' use of the scratch memory: each launch writes it.
+    tracker: Tracker,
+    calls: usize,
+    // Dropped last: keeps the CUDA context alive.
+    runtime: Arc<Runtime>,
+}
+
+// SAFETY: the graph handle is a driver object usable from any thread (the
+// driver API is thread-safe); launches of one graph are serialised by the
+// driver and ordered by the tracker; the rest is `Send`/`Sync` data.
+unsafe impl Send for Graph {}
+// SAFETY: as for `Send`: `launch` takes `&self` and the driver serialises
+// launches of one executable graph.
+unsafe impl Sync for Graph {}
+
+impl Context {
+    /// Records the calls `record` makes on the queue it is given as a
+    /// [`Graph`], to replay with [`Graph::launch`]. Nothing runs during
+    /// the capture.
+    ///
+    /// ```no_run
+    /// # fn main() -> warpspeed::Result<()> {
+    /// use warpspeed::histogram::EvenBins;
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let x = ctx.upload(&vec![1.0f32; 4096])?;
+    /// let bytes = ctx.upload(&vec![7u8; 65536])?;
+    /// let (mut total, mut counts) = (ctx.zeros::<f32>(1)?, ctx.zeros::<u32>(256)?);
+    /// let graph = ctx.capture(|q| {
+    ///     q.sum_into(&x, &mut total)?;
+    ///     q.histogram_into(&bytes, &mut counts)?;
+    ///     Ok(())
+    /// })?;
+    /// for _ in 0..100 {
+    ///     graph.launch(&ctx)?.detach();
+    /// }
+    /// assert_eq!(total.to_vec()?, [4096.0]);
+    /// # let _ = EvenBins::<f32>::new(0.0, 1.0, 1); Ok(()) }
+    /// ```
+    ///
+    /// Inside `record`, the `*_into` calls, fills and device-to-device
+    /// copies of every family are recorded; their `Pending` waits for
+    /// nothing (nothing runs). Calls that wait on the host (`sum` returning
+    /// a value, `synchronize`, copies to or from host memory, `zeros` and
+    /// `upload`) return [`Error::InCapture`]; allocate and fill buffers
+    /// before the capture. Work on other queues made inside `record` runs
+    /// at once, as usual, and is not part of the graph.
+    ///
+    /// A buffer used in the capture stays allocated while the graph lives:
+    /// dropping it frees it only when the graph is dropped too. Borrows
+    /// still hold during the capture only, so later writes to a buffer
+    /// through the library are ordered against the replays, like any two
+    /// calls.
+    ///
+    /// # Errors
+    /// The first error of `record`, which ends the capture (nothing is
+    /// left capturing); [`Error::InCapture`] when called inside a capture;
+    /// driver failures (a capture that contains nothing is a graph that
+    /// does nothing).
+    pub fn capture<F>(&self, record: F) -> Result<Graph>
+    where
+        F: FnOnce(&Context) -> Result<()>,
+    {
+        self.ensure_alive()?;
+        self.refuse_in_capture("a capture inside a capture")?;
+        let queue = self.capture_queue()?;
+        *queue.recording.borrow_mut() = Some(Recording::default());
+        let stream = queue.raw_stream();
+        // SAFETY: the queue's live stream, which nothing else uses.
+        let status = unsafe {
+            driver::cuStreamBeginCapture_v2(stream, driver::CU_STREAM_CAPTURE_MODE_RELAXED)
+        };
+        check(status, || "beginning a stream capture".into())?;
+        let ending = EndCapture {
+            stream,
+            ended: false,
+        };
+        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let recorded = record(&queue);
+            recorded.and_then(|()| queue.reset_epoch_words())
+        }));
+        let graph = ending.end();
+        let recording = queue.recording.borrow_mut().take().unwrap_or_default();
+        let recorded = match recorded {
+            Ok(recorded) => recorded,
+            Err(panic) => {
+                drop(graph);
+                std::panic::resume_unwind(panic)
+            }
+        };
+        let graph = graph?;
+        recorded?;
+        let exec = graph.instantiate()?;
+        let (scratch, tallies) = queue.take_scratch();
+        Ok(Graph {
+            exec,
+            uses: recording.uses,
+            reads_constant: recording.reads_constant,
+            scratch: recording.outgrown.into_iter().chain(scratch).collect(),
+            tallies: recording
+                .outgrown_tallies
+                .into_iter()
+                .chain(tallies)
+                .collect(),
+            tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
+            calls: recording.calls,
+            runtime: self.runtime().clone(),
+        })
+    }
+
+    /// `Err(InCapture)` naming `what` while this queue records a graph.
+    pub(crate) fn refuse_in_capture(&self, what: &str) -> Result<()> {
+        if self.capturing() {
+            return Err(Error::InCapture { what: what.into() });
+        }
+        Ok(())
+    }
+
+    /// At the end of a recording whose launches claim scratch words by
+    /// epoch: zeroes those words, so that every replay starts from them
+    /// as allocated (the epochs repeat from one replay to the next).
+    fn reset_epoch_words(&self) -> Result<()> {
+        let used = self.recording.borrow().as_ref().is_some_and(|r| r.epochs);
+        if !used {
+            return Ok(());
+        }
+        let work = self.scratch(HISTOGRAM_OFFSET + LANE_WORK_WORDS * 4)? + HISTOGRAM_OFFSET as u64;
+        // SAFETY: `LANE_WORK_WORDS` words of this queue's scratch memory,
+        // which the graph keeps.
+        unsafe { self.zero_words(work, LANE_WORK_WORDS) }
+    }
+}
+
+/// Ends a stream capture once, also when the recording panics.
+struct EndCapture {
+    stream: cust::sys::CUstream,
+    ended: bool,
+}
+
+/// A captured graph, destroyed when dropped.
+struct Captured(CUgraph);
+
+impl EndCapture {
+    fn end(mut self) -> Result<Captured> {
+        self.ended = true;
+        self.end_once()
+    }
+
+    fn end_once(&self) -> Result<Captured> {
+        let mut graph: CUgraph = std::ptr::null_mut();
+        // SAFETY: the capturing stream; writes one handle.
+        let status = unsafe { driver::cuStreamEndCapture(self.stream, &mut graph) };
+        let captured = Captured(graph);
+        check(status, || "ending a stream capture".into())?;
+        Ok(captured)
+    }
+}
+
+impl Drop for EndCapture {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.end_once();
+        }
+    }
+}
+
+impl Captured {
+    fn instantiate(&self) -> Result<CUgraphExec> {
+        let mut exec: CUgraphExec = std::ptr::null_mut();
+        // SAFETY: a graph the capture made; writes one handle.
+        let status = unsafe { driver::cuGraphInstantiateWithFlags(&mut exec, self.0, 0) };
+        check(status, || "instantiating a captured graph".into())?;
+        Ok(exec)
+    }
+}
+
+impl Drop for Captured {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: made by the capture, destroyed once; an executable
+            // graph instantiated from it does not need it.
+            unsafe {
+                driver::cuGraphDestroy(self.0);
+            }
+        }
+    }
+}
+
+impl Graph {
+    /// Replays the graph on `ctx`'s queue: after every other queue's
+    /// conflicting use of the graph's buffers, and before any later use,
+    /// as any call on `ctx`. Returns at once.
+    ///
+    /// # Errors
+    /// [`Error::WrongDevice`] for a queue of another device;
+    /// [`Error::InCapture`] on a queue that records a graph;
+    /// [`Error::ContextLost`] after a kernel fault; driver failures.
+    pub fn launch<'a>(&self, ctx: &'a Context) -> Result<Pending<'a>> {
+        ctx.ensure_alive()?;
+        ctx.refuse_in_capture("launching a graph")?;
+        if !Arc::ptr_eq(ctx.runtime(), &self.runtime) {
+            return Err(Error::WrongDevice {
+                expected: ctx.info().ordinal,
+                found: self.tracker.ordinal,
+            });
+        }
+        let (stream, clock) = (ctx.raw_stream(), ctx.clock());
+        let uses = self.uses.iter().map(|(a, w)| (a.tracker(), *w));
+        let all: Vec<(&Tracker, bool)> = uses.chain([(&self.tracker, true)]).collect();
+        // Registered once ordering began, whatever follows: work enqueued
+        // before a failure is ordered like any other.
+        let launched = (|| {
+            for (tracker, write) in &all {
+                let status = tracker.order_after(clock, stream, *write);
+                ctx.track(check(status, || {
+                    "ordering a graph's launch after the other queues that use its buffers".into()
+                }))?;
+            }
+            self.enqueue(ctx)
+        })();
+        let seq = clock.issue();
+        for (tracker, write) in &all {
+            tracker.register(clock, seq, *write, false);
+        }
+        launched?;
+        Ok(Pending::new(ctx))
+    }
+
+    /// `cuGraphLaunch` on `ctx`'s stream, in the device's chain of
+    /// `__constant__` readers where a captured call stages one.
+    fn enqueue(&self, ctx: &Context) -> Result<()> {
+        let stream = ctx.raw_stream();
+        let launch = || {
+            // SAFETY: a live executable graph and stream; the graph's
+            // buffers and scratch are alive (held by `self`) and ordered
+            // (above).
+            let status = unsafe { driver::cuGraphLaunch(self.exec, stream) };
+            ctx.track(check(status, || "launching a graph".into()))
+        };
+        if !self.reads_constant {
+            return launch();
+        }
+        let mut readers = lock(&self.runtime.constant_readers);
+        ctx.wait_for_constant_readers(&readers)?;
+        launch()?;
+        ctx.record_constant_reader(&mut readers)
+    }
+
+    /// Calls captured that use buffers (fills, copies and kernels).
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// Bytes of scratch memory the graph holds.
+    pub fn scratch_bytes(&self) -> usize {
+        self.scratch.iter().map(|b| b.len()).sum::<usize>()
+            + self.tallies.iter().map(|b| b.len() * 8).sum::<usize>()
+    }
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph")
+            .field("device", &self.tracker.ordinal)
+            .field("calls", &self.calls)
+            .field("buffers", &self.uses.len())
+            .finish()
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        let Ok(_current) = crate::memory::Current::push(self.runtime.cuda.as_raw()) else {
+            return;
+        };
+        if self.tracker.wait_host(true).is_err() {
+            // A replay may still run: leak its scratch and executable graph
+            // (the buffers are kept by the `Arc`s, leaked with them).
+            std::mem::forget(std::mem::take(&mut self.scratch));
+            std::mem::forget(std::mem::take(&mut self.tallies));
+            std::mem::forget(std::mem::take(&mut self.uses));
+            return;
+        }
+        // SAFETY: instantiated by `capture`, destroyed once; no replay is
+        // running (waited for above).
+        unsafe {
+            driver::cuGraphExecDestroy(self.exec);
+        }
+        // Freed here, while the device's context is current.
+        self.scratch.clear();
+        self.tallies.clear();
+        self.uses.clear();
+    }
+}
