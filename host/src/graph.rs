@@ -135,21 +135,39 @@ impl Context {
     ///
     /// ```no_run
     /// # fn main() -> warpspeed::Result<()> {
-    /// use warpspeed::histogram::EvenBins;
+    /// use warpspeed::reduce::{Op, ReduceVariant};
+    /// use warpspeed::{Ladder, Matrix, MatrixMut};
     /// let ctx = warpspeed::Context::new(0)?;
     /// let x = ctx.upload(&vec![1.0f32; 4096])?;
     /// let bytes = ctx.upload(&vec![7u8; 65536])?;
+    /// let image = ctx.upload(&vec![0.5f32; 256 * 256])?;
     /// let (mut total, mut counts) = (ctx.zeros::<f32>(1)?, ctx.zeros::<u32>(256)?);
+    /// let mut flipped = ctx.zeros::<f32>(256 * 256)?;
     /// let graph = ctx.capture(|q| {
-    ///     q.sum_into(&x, &mut total)?;
-    ///     q.histogram_into(&bytes, &mut counts)?;
+    ///     q.reduce_into(Op::Sum, ReduceVariant::DEFAULT, &x, &mut total)?.detach();
+    ///     q.histogram_into(&bytes, &mut counts)?.detach();
+    ///     let (src, mut dst) = (Matrix::new(&image, 256, 256)?, MatrixMut::new(&mut flipped, 256, 256)?);
+    ///     q.transpose_into(&src, &mut dst)?.detach();
     ///     Ok(())
     /// })?;
     /// for _ in 0..100 {
-    ///     graph.launch(&ctx)?.detach();
+    ///     graph.launch(&ctx)?.detach(); // three kernels, one launch
     /// }
     /// assert_eq!(total.to_vec()?, [4096.0]);
-    /// # let _ = EvenBins::<f32>::new(0.0, 1.0, 1); Ok(()) }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The queue a capture hands `record` lives only for the capture:
+    ///
+    /// ```compile_fail
+    /// # fn main() -> warpspeed::Result<()> {
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let mut kept = None;
+    /// let graph = ctx.capture(|q| {
+    ///     kept = Some(q); // error: `q` escapes the closure
+    ///     Ok(())
+    /// })?;
+    /// # drop(graph); Ok(()) }
     /// ```
     ///
     /// Inside `record`, the `*_into` calls, fills and device-to-device

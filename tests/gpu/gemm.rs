@@ -101,7 +101,7 @@ const TRUNCATING: [GemmVariant; 1] = [GemmVariant::Tf32Tma];
 
 /// [`gamma`] of `step`'s arithmetic, with the truncating steps' operand
 /// error in place of rounding's.
-fn gamma_of(step: GemmVariant, k: usize) -> f64 {
+pub(crate) fn gamma_of(step: GemmVariant, k: usize) -> f64 {
     let rounded = gamma(step.precision(), k);
     if TRUNCATING.contains(&step) {
         rounded - (2f64.powi(-10) + 2f64.powi(-22)) + 2f64.powi(-9) + 2f64.powi(-20)

@@ -19,6 +19,9 @@ mod conv1d;
 mod gemm;
 mod histogram;
 mod image_sums;
+mod interop;
+#[cfg(feature = "cudarc")]
+mod interop_cudarc;
 mod memory;
 mod multi;
 mod reduce;
@@ -40,6 +43,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     gemm::trials,
     rng::trials,
     multi::trials,
+    interop::trials,
     soundness::trials,
 ];
 

@@ -119,14 +119,13 @@ pub fn trials(trials: &mut Vec<Trial>) {
             // `on_b` borrowed exclusively for the write; both were written
             // by uploads that had finished when they returned, and the
             // stream the copy runs on is waited for (`synchronize`) before
-            // either buffer is used again or freed; of `b`'s cust stream only
-            // the handle is read (no callback, as `Context::stream` asks).
+            // either buffer is used again or freed.
             let status = unsafe {
                 cust::sys::cuMemcpyDtoDAsync_v2(
                     target.device_address(),
                     on_a.device_address(),
                     n * size_of::<u32>(),
-                    b.stream().as_inner(),
+                    b.cu_stream(),
                 )
             };
             ensure(status == cust::sys::cudaError_enum::CUDA_SUCCESS, || {

@@ -898,7 +898,7 @@ fn dropped_in_a_callback(ctx: &Context) -> Result<(), Failed> {
     // SAFETY: the callback owns what it uses ('static); it drops a
     // `Context` in a callback on purpose, the case under test, which
     // `Context::stream`'s contract forbids.
-    let stream = unsafe { other.stream() };
+    let stream = unsafe { other.stream() }.ok_or("a new queue owns its stream")?;
     stream
         .add_callback(Box::new(move || {
             drop(queue);

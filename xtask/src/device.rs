@@ -29,7 +29,15 @@ pub(crate) fn device() -> Result<(), String> {
     fs::create_dir_all(out.join("examples")).map_err(|e| e.to_string())?;
     let mut executables = Vec::new();
     for args in [
-        &["test", "--workspace", "--release", "--no-run"][..],
+        // With the cudarc interop: its trials and example run there too.
+        &[
+            "test",
+            "--workspace",
+            "--release",
+            "--features",
+            "warpspeed/cudarc,warpspeed-tests/cudarc",
+            "--no-run",
+        ][..],
         &[
             "bench",
             "--package",
@@ -38,6 +46,8 @@ pub(crate) fn device() -> Result<(), String> {
             "ladder",
             "--bench",
             "multi",
+            "--bench",
+            "interop",
             "--no-run",
         ][..],
     ] {

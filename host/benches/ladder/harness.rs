@@ -451,7 +451,7 @@ impl<'a> Bench<'a> {
     ) -> Result<Vec<f64>, String> {
         // SAFETY: the stream only records events and runs the hold's
         // kernel; no callback is added and no context is dropped in one.
-        let stream = unsafe { self.ctx.stream() };
+        let stream = unsafe { self.ctx.stream() }.ok_or("the bench's queue owns its stream")?;
         let err = |e: cust::error::CudaError| e.to_string();
         let event = || Event::new(EventFlags::DEFAULT).map_err(err);
         let mut events = Vec::with_capacity(window);

@@ -85,6 +85,10 @@ enum QueueStream {
     },
 }
 
+// SAFETY: a stream handle is a driver object usable from any thread (the
+// driver API is thread-safe); what keeps a borrowed one alive is `Send`.
+unsafe impl Send for QueueStream {}
+
 /// Driver codes that mean "no usable device" rather than a failure.
 const NO_DEVICE_CODES: [u32; 4] = [
     code::NO_DEVICE,
