@@ -30,6 +30,10 @@
 #   multi     the multi-GPU benchmark (sharded sum and histogram over 1, 2, 4
 #             ... GPUs, all-reduce beside NCCL's own program): $OUT/multi.*
 #             (not part of the default phases)
+#   interop   the host-side benchmark (100 small calls as one CUDA graph
+#             against one by one; copies between host and device memory
+#             beside cudaMemcpyAsync, whose peer nvcc builds):
+#             $OUT/interop.* (not part of the default phases)
 # Logs and JSON go to $OUT (or target/device/out).
 #
 # FILTER=WORD (e.g. FILTER=conv1d) keeps the test and sanitize phases to
@@ -45,7 +49,7 @@ export WARPSPEED_REQUIRE_GPU=1
 phases=()
 bench_args=()
 for a in "$@"; do
-  case $a in test|test-native|test-sm70|sanitize|bench|multi|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
+  case $a in test|test-native|test-sm70|sanitize|bench|multi|interop|profile) phases+=("$a") ;; *) bench_args+=("$a") ;; esac
 done
 [ ${#phases[@]} -gt 0 ] || phases=(test sanitize bench)
 # FILTER as the test harness's argument list (empty: every trial).
@@ -108,7 +112,7 @@ for phase in "${phases[@]}"; do
         for t in "$bin"/*; do
           name=$(basename "$t")
           # The benchmarks have phases of their own.
-          case $name in ladder|multi) continue ;; esac
+          case $name in ladder|multi|interop) continue ;; esac
           run_logged "test-$name" "$t" --test-threads 1
         done
         # The examples, each a short program that checks its own result.
@@ -176,6 +180,11 @@ for phase in "${phases[@]}"; do
     run_logged multi "$bin/multi" --out "$out/multi" "${bench_args[@]}"
     cat "$out/multi.log"
     cp "$out/multi/multi.json" "$out/multi/multi.md" "$out/" 2>/dev/null; rm -rf "$out/multi"
+    ;;
+  interop)
+    run_logged interop "$bin/interop" --out "$out/interop" "${bench_args[@]}"
+    cat "$out/interop.log"
+    cp "$out/interop/interop.json" "$out/interop/interop.md" "$out/" 2>/dev/null; rm -rf "$out/interop"
     ;;
   esac
 done

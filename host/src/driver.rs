@@ -16,6 +16,10 @@ pub(crate) type CUresult = u32;
 pub(crate) type CUgraph = *mut c_void;
 /// `CUgraphExec`: a graph instantiated for launching.
 pub(crate) type CUgraphExec = *mut c_void;
+/// `CU_STREAM_NON_BLOCKING`: a stream that does not wait for the legacy
+/// default stream, nor it for this one (cust's `Stream::new` drops the
+/// flag).
+pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 1;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED`: the capturing thread may still make
 /// calls the driver cannot capture (allocating, querying) outside it.
 pub(crate) const CU_STREAM_CAPTURE_MODE_RELAXED: c_uint = 2;
@@ -260,6 +264,8 @@ unsafe extern "C" {
     pub(crate) fn cuCtxPushCurrent_v2(context: CUcontext) -> CUresult;
     pub(crate) fn cuCtxPopCurrent_v2(context: *mut CUcontext) -> CUresult;
     pub(crate) fn cuStreamSynchronize(stream: CUstream) -> CUresult;
+    pub(crate) fn cuStreamCreate(stream: *mut CUstream, flags: c_uint) -> CUresult;
+    pub(crate) fn cuStreamDestroy_v2(stream: CUstream) -> CUresult;
     pub(crate) fn cuStreamBeginCapture_v2(stream: CUstream, mode: c_uint) -> CUresult;
     pub(crate) fn cuStreamEndCapture(stream: CUstream, graph: *mut CUgraph) -> CUresult;
     pub(crate) fn cuGraphInstantiateWithFlags(

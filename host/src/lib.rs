@@ -146,4 +146,5 @@ mod guides {
     guide!(Gemm, "gemm.md");
     guide!(Rng, "rng.md");
     guide!(MultiGpu, "multi_gpu.md");
+    guide!(Interop, "interop.md");
 }

@@ -5,7 +5,7 @@
 //! queues on raw streams, and `cudarc` (with the `cudarc` feature).
 
 use crate::common::{
-    download, ensure, gpu_trial, multi_gpu_trial, ok, random_vec, seed_of, upload,
+    download, ensure, gpu_trial, multi_gpu_trial, ok, random_vec, seed_of, under_sanitizer, upload,
 };
 use libtest_mimic::{Failed, Trial};
 use warpspeed::conv1d::Conv1dVariant;
@@ -17,9 +17,12 @@ use warpspeed::rng::Generator;
 use warpspeed::transpose::TransposeVariant;
 use warpspeed::{Buffer, Context, Error, Ladder, Matrix, MatrixMut, Pod};
 
-/// Rounds of replays, each on new input; a thousand replays in all.
+/// Rounds of replays, each on new input; a thousand replays in all (a few
+/// under compute-sanitizer, which runs each launch far slower).
 const ROUNDS: usize = 4;
-const REPLAYS: usize = 250;
+fn replays() -> usize {
+    if under_sanitizer() { 3 } else { 250 }
+}
 
 pub fn trials(trials: &mut Vec<Trial>) {
     trials.push(gpu_trial("interop::graph::reduce", graph_reduce));
@@ -109,7 +112,7 @@ fn replay<I: Pod, O: Pod>(
     for round in 0..ROUNDS {
         let host = make(round);
         ok(ctx.copy_from_host(&host, &mut input))?;
-        for _ in 0..REPLAYS {
+        for _ in 0..replays() {
             ok(graph.launch(ctx))?.detach();
         }
         let got = ok(output.to_vec())?;

@@ -77,6 +77,9 @@ pub struct Context {
 enum QueueStream {
     /// Made by the library or handed over with [`Context::with_stream`].
     Owned(ManuallyDrop<Stream>),
+    /// Made by the library with flags cust cannot give (a capture's
+    /// non-blocking stream); destroyed with the queue.
+    Created(cust::sys::CUstream),
     /// The caller's ([`Context::from_raw_stream`], or a `cudarc` stream the
     /// queue keeps alive through `_keep`): never destroyed here.
     Borrowed {
@@ -257,7 +260,7 @@ impl Context {
     fn on_stream(runtime: Arc<Runtime>, stream: QueueStream) -> Result<Context> {
         let raw = match &stream {
             QueueStream::Owned(owned) => owned.as_inner(),
-            QueueStream::Borrowed { raw, .. } => *raw,
+            QueueStream::Created(raw) | QueueStream::Borrowed { raw, .. } => *raw,
         };
         let clock = Arc::new(Clock::new(runtime.clone(), raw)?);
         Ok(Context {
@@ -280,18 +283,26 @@ impl Context {
     pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
         match &self.stream {
             QueueStream::Owned(stream) => stream.as_inner(),
-            QueueStream::Borrowed { raw, .. } => *raw,
+            QueueStream::Created(raw) | QueueStream::Borrowed { raw, .. } => *raw,
         }
     }
 
     /// A queue for [`Context::capture`]: a new stream that does not wait
-    /// for the legacy default stream (a capture must not), and its own
-    /// scratch memory.
+    /// for the legacy default stream (a capture must not: the synchronous
+    /// zeroing of new scratch memory runs there), and its own scratch
+    /// memory.
     pub(crate) fn capture_queue(&self) -> Result<Context> {
         self.ensure_alive()?;
-        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)
-            .map_err(|e| Error::cust(e, "creating a stream"))?;
-        Context::on(self.runtime.clone(), stream)
+        let mut stream: cust::sys::CUstream = std::ptr::null_mut();
+        // SAFETY: writes one handle on success; the context is current.
+        let status = unsafe { driver::cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING) };
+        check(status, || "creating a stream".into())?;
+        Context::on_stream(self.runtime.clone(), QueueStream::Created(stream)).inspect_err(|_| {
+            // SAFETY: created above, used by nothing.
+            unsafe {
+                driver::cuStreamDestroy_v2(stream);
+            }
+        })
     }
 
     /// Whether this queue is recording a graph.
@@ -442,7 +453,7 @@ impl Context {
     pub unsafe fn stream(&self) -> Option<&Stream> {
         match &self.stream {
             QueueStream::Owned(stream) => Some(stream),
-            QueueStream::Borrowed { .. } => None,
+            QueueStream::Created(_) | QueueStream::Borrowed { .. } => None,
         }
     }
 
@@ -537,10 +548,15 @@ impl Drop for Context {
         // no more waiting, and the stream handle the clock holds is
         // destroyed (or handed back) next.
         self.clock.retire();
-        if let QueueStream::Owned(stream) = &mut self.stream {
+        match &mut self.stream {
             // SAFETY: dropped once, here; nothing uses the stream after
             // this (the clock no longer records on it).
-            unsafe { ManuallyDrop::drop(stream) };
+            QueueStream::Owned(stream) => unsafe { ManuallyDrop::drop(stream) },
+            // SAFETY: as above; created by `cuStreamCreate`.
+            QueueStream::Created(stream) => unsafe {
+                driver::cuStreamDestroy_v2(*stream);
+            },
+            QueueStream::Borrowed { .. } => {}
         }
     }
 }
