@@ -27,37 +27,158 @@ use crate::error::{Error, Result, check};
 use crate::memory::{Allocation, Order, Tracker};
 use crate::pending::Pending;
 use cust::memory::DeviceBuffer;
+use cust::sys::{CUevent, CUstream};
 use std::fmt;
 use std::sync::Arc;
 use warpspeed_gpu::histogram::LANE_WORK_WORDS;
 
 /// What a queue that records a graph has seen so far.
-#[derive(Default)]
+///
+/// Each recorded call runs on a branch of the capture of its own: a new
+/// stream that first waits for the capture's start, then for the earlier
+/// calls its uses conflict with (the last writer of each buffer it reads;
+/// that writer and the readers since, of each buffer it writes), with
+/// scratch memory of its own. So calls that share no written buffer run
+/// side by side in the graph, and the rest in call order. At the end every
+/// branch joins the capture's own stream.
 pub(crate) struct Recording {
     /// Every buffer a recorded call uses, once, and whether one wrote it.
     uses: Vec<(Arc<Allocation>, bool)>,
     /// Whether a recorded call stages `__constant__` memory.
     pub(crate) reads_constant: bool,
-    /// Whether a recorded launch claims scratch words by epoch (the
-    /// histogram's lane-private step).
-    pub(crate) epochs: bool,
-    /// Scratch memory the recording outgrew: earlier recorded calls use it.
+    /// Scratch memory of the calls recorded so far, and what they outgrew.
     pub(crate) outgrown: Vec<DeviceBuffer<u8>>,
-    /// Tallies the recording outgrew.
+    /// Tallies of the calls recorded so far, and what they outgrew.
     pub(crate) outgrown_tallies: Vec<DeviceBuffer<u64>>,
-    /// Calls recorded (the ones that used a buffer).
-    calls: usize,
+    /// The capture's stream, and an event recorded on it at the start.
+    origin: CUstream,
+    start: CUevent,
+    /// Per call: its branch's stream, and the event recorded at its end.
+    branches: Vec<(CUstream, CUevent)>,
+    /// The call being recorded (an index into `branches`).
+    current: Option<usize>,
+    /// Whether the current call claims scratch words by epoch (the
+    /// histogram's lane-private step): zeroed after it, so that every
+    /// replay starts from them as allocated.
+    pub(crate) epochs: bool,
+    /// Per buffer (by allocation), and for the two tokens below: the last
+    /// call that wrote it and the calls that read it since.
+    order: Vec<(usize, Option<usize>, Vec<usize>)>,
+    /// The first failure of a driver call made where no error can be
+    /// returned (a call's end): the capture returns it.
+    failed: Option<Error>,
 }
 
+// SAFETY: the stream and event handles are driver objects usable from any
+// thread (the driver API is thread-safe); the rest is `Send`.
+unsafe impl Send for Recording {}
+
+/// The order of every call against memory no buffer tracks (views made
+/// from raw parts): each call reads it, and a call with such a view writes
+/// it, so that call runs after every earlier call and before every later.
+const CALLER_TOKEN: usize = 0;
+/// The device's `__constant__` symbols: written by every call that stages
+/// one.
+const CONSTANT_TOKEN: usize = 1;
+
 impl Recording {
-    /// Notes a recorded call's use of memory ordered by `order`.
+    fn new(origin: CUstream, start: CUevent) -> Recording {
+        Recording {
+            uses: Vec::new(),
+            reads_constant: false,
+            outgrown: Vec::new(),
+            outgrown_tallies: Vec::new(),
+            origin,
+            start,
+            branches: Vec::new(),
+            current: None,
+            epochs: false,
+            order: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// The stream the current call records on (the capture's own between
+    /// calls).
+    pub(crate) fn stream(&self) -> CUstream {
+        self.current.map_or(self.origin, |c| self.branches[c].0)
+    }
+
+    /// Starts recording a call on a branch of its own, after the capture's
+    /// start and the last call that wrote memory no buffer tracks.
     ///
     /// # Errors
-    /// [`Error::InCapture`] for memory the graph cannot keep alive (a
-    /// `cudarc` slice).
+    /// Driver failures.
+    pub(crate) fn begin_call(&mut self) -> Result<()> {
+        let mut stream: CUstream = std::ptr::null_mut();
+        // SAFETY: writes one handle; the device's context is current (the
+        // call's `ensure_alive`).
+        let status = unsafe { driver::cuStreamCreate(&mut stream, driver::CU_STREAM_NON_BLOCKING) };
+        check(status, || "creating a capture's branch".into())?;
+        let mut event: CUevent = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        let status = unsafe { driver::cuEventCreate(&mut event, driver::CU_EVENT_DISABLE_TIMING) };
+        if status != driver::CUDA_SUCCESS {
+            // SAFETY: created above, used by nothing.
+            unsafe { driver::cuStreamDestroy_v2(stream) };
+            return Err(Error::driver(status, "creating a capture's event"));
+        }
+        self.branches.push((stream, event));
+        let call = self.branches.len() - 1;
+        self.current = Some(call);
+        self.epochs = false;
+        // SAFETY: both live; the start event is recorded in the capture,
+        // so the branch joins it.
+        let status = unsafe { driver::cuStreamWaitEvent(stream, self.start, 0) };
+        check(status, || "forking a capture's branch".into())?;
+        self.depend(CALLER_TOKEN, false)
+    }
+
+    /// Makes the current call wait for the earlier calls its use of `key`
+    /// (read, or `write`) conflicts with, and notes the use.
+    fn depend(&mut self, key: usize, write: bool) -> Result<()> {
+        let Some(call) = self.current else {
+            return Ok(());
+        };
+        let i = match self.order.iter().position(|(k, ..)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.order.push((key, None, Vec::new()));
+                self.order.len() - 1
+            }
+        };
+        let (_, writer, readers) = &self.order[i];
+        let mut after: Vec<usize> = writer.iter().copied().collect();
+        if write {
+            after.extend(readers.iter().copied());
+        }
+        for earlier in after.into_iter().filter(|&e| e != call) {
+            // SAFETY: both live; the event was recorded in this capture
+            // at the end of an earlier call.
+            let status = unsafe {
+                driver::cuStreamWaitEvent(self.branches[call].0, self.branches[earlier].1, 0)
+            };
+            check(status, || "ordering a capture's branches".into())?;
+        }
+        let (_, writer, readers) = &mut self.order[i];
+        if write {
+            *writer = Some(call);
+            readers.clear();
+        } else if !readers.contains(&call) {
+            readers.push(call);
+        }
+        Ok(())
+    }
+
+    /// Notes the current call's use of memory ordered by `order`, after the
+    /// earlier calls it conflicts with.
+    ///
+    /// # Errors
+    /// [`Error::InCapture`] for memory the graph cannot keep alive (pinned
+    /// host memory, a `cudarc` slice); driver failures.
     pub(crate) fn record(&mut self, order: Order<'_>, write: bool) -> Result<()> {
         match order {
-            Order::Caller => Ok(()),
+            Order::Caller => self.depend(CALLER_TOKEN, true),
             Order::Buffer(allocation) => {
                 match self
                     .uses
@@ -67,7 +188,8 @@ impl Recording {
                     Some((_, wrote)) => *wrote |= write,
                     None => self.uses.push((allocation.clone(), write)),
                 }
-                Ok(())
+                // Tokens are 0 and 1; allocations live at other addresses.
+                self.depend(Arc::as_ptr(allocation) as usize, write)
             }
             Order::Pinned(_) => Err(Error::InCapture {
                 what: "a copy of pinned memory".into(),
@@ -82,9 +204,57 @@ impl Recording {
         }
     }
 
-    /// Counts a recorded call.
-    pub(crate) fn count_call(&mut self) {
-        self.calls += 1;
+    /// Notes that the current call stages `__constant__` memory: after
+    /// every earlier call that did (the symbols are the device's).
+    ///
+    /// # Errors
+    /// Driver failures.
+    pub(crate) fn stage_constant(&mut self) -> Result<()> {
+        self.reads_constant = true;
+        self.depend(CONSTANT_TOKEN, true)
+    }
+
+    /// Ends the current call: records its event on its branch.
+    pub(crate) fn end_call(&mut self) {
+        let Some(call) = self.current.take() else {
+            return;
+        };
+        let (stream, event) = self.branches[call];
+        // SAFETY: both live.
+        let status = unsafe { driver::cuEventRecord(event, stream) };
+        if status != driver::CUDA_SUCCESS && self.failed.is_none() {
+            self.failed = Some(Error::driver(status, "ending a capture's branch"));
+        }
+    }
+
+    /// Joins every branch into the capture's stream (before the capture
+    /// ends).
+    fn join(&mut self) -> Result<()> {
+        self.end_call();
+        if let Some(failed) = self.failed.take() {
+            return Err(failed);
+        }
+        for &(_, event) in &self.branches {
+            // SAFETY: both live; the event was recorded in this capture.
+            let status = unsafe { driver::cuStreamWaitEvent(self.origin, event, 0) };
+            check(status, || "joining a capture's branches".into())?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        // SAFETY: created by the recording, destroyed once, after the
+        // capture ended (nothing runs on a branch: its work is the
+        // graph's).
+        unsafe {
+            for &(stream, event) in &self.branches {
+                driver::cuEventDestroy_v2(event);
+                driver::cuStreamDestroy_v2(stream);
+            }
+            driver::cuEventDestroy_v2(self.start);
+        }
     }
 }
 
@@ -196,8 +366,12 @@ impl Context {
         self.ensure_alive()?;
         self.refuse_in_capture("a capture inside a capture")?;
         let queue = self.capture_queue()?;
-        *queue.recording.borrow_mut() = Some(Recording::default());
         let stream = queue.raw_stream();
+        let mut start: CUevent = std::ptr::null_mut();
+        // SAFETY: writes one handle; the context is current.
+        let status = unsafe { driver::cuEventCreate(&mut start, driver::CU_EVENT_DISABLE_TIMING) };
+        check(status, || "creating a capture's event".into())?;
+        let recording = Recording::new(stream, start);
         // SAFETY: the queue's live stream, which nothing else uses.
         let status = unsafe {
             driver::cuStreamBeginCapture_v2(stream, driver::CU_STREAM_CAPTURE_MODE_RELAXED)
@@ -207,37 +381,88 @@ impl Context {
             stream,
             ended: false,
         };
-        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let recorded = record(&queue);
-            recorded.and_then(|()| queue.reset_epoch_words())
-        }));
+        // SAFETY: both live; recorded in the capture, the branches' fork.
+        let status = unsafe { driver::cuEventRecord(start, stream) };
+        check(status, || "starting a stream capture".into())?;
+        *queue.recording.borrow_mut() = Some(recording);
+        let recorded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| record(&queue)));
+        // Every branch joins, also after a failure: the capture ends whole.
+        let joined = queue
+            .recording
+            .borrow_mut()
+            .as_mut()
+            .map_or(Ok(()), Recording::join);
         let graph = ending.end();
-        let recording = queue.recording.borrow_mut().take().unwrap_or_default();
+        // The branches are destroyed with the recording, after the end.
+        let mut recording = queue.recording.borrow_mut().take();
         let recorded = match recorded {
             Ok(recorded) => recorded,
             Err(panic) => {
-                drop(graph);
+                drop((graph, recording));
                 std::panic::resume_unwind(panic)
             }
         };
-        let graph = graph?;
         recorded?;
+        joined?;
+        let graph = graph?;
         let exec = graph.instantiate()?;
         let (scratch, tallies) = queue.take_scratch();
+        let recording = recording.as_mut().ok_or_else(|| Error::InCapture {
+            what: "a capture whose queue stopped recording".into(),
+        })?;
         Ok(Graph {
             exec,
-            uses: recording.uses,
+            uses: std::mem::take(&mut recording.uses),
             reads_constant: recording.reads_constant,
-            scratch: recording.outgrown.into_iter().chain(scratch).collect(),
-            tallies: recording
-                .outgrown_tallies
+            scratch: std::mem::take(&mut recording.outgrown)
+                .into_iter()
+                .chain(scratch)
+                .collect(),
+            tallies: std::mem::take(&mut recording.outgrown_tallies)
                 .into_iter()
                 .chain(tallies)
                 .collect(),
             tracker: Tracker::new(self.info().ordinal, self.runtime().cuda.as_raw()),
-            calls: recording.calls,
+            calls: recording.branches.len(),
             runtime: self.runtime().clone(),
         })
+    }
+
+    /// In a recording, starts a call: a branch of the capture, and scratch
+    /// memory of its own (the recording keeps the earlier calls').
+    pub(crate) fn begin_recorded_call(&self) -> Result<()> {
+        let mut recording = self.recording.borrow_mut();
+        let Some(recording) = recording.as_mut() else {
+            return Ok(());
+        };
+        let (scratch, tallies) = self.take_scratch();
+        recording.outgrown.extend(scratch);
+        recording.outgrown_tallies.extend(tallies);
+        recording.begin_call()
+    }
+
+    /// In a recording, ends a call: zeroes the scratch words it claimed by
+    /// epoch (replays repeat the epochs: each must find them as
+    /// allocated), then marks the end of its branch.
+    pub(crate) fn end_recorded_call(&self) {
+        let epochs = self.recording.borrow().as_ref().is_some_and(|r| r.epochs);
+        let zeroed = if epochs {
+            self.scratch(HISTOGRAM_OFFSET + LANE_WORK_WORDS * 4)
+                .and_then(|base| {
+                    // SAFETY: `LANE_WORK_WORDS` words of this call's scratch
+                    // memory, which the graph keeps; on the call's branch,
+                    // after its kernel.
+                    unsafe { self.zero_words(base + HISTOGRAM_OFFSET as u64, LANE_WORK_WORDS) }
+                })
+        } else {
+            Ok(())
+        };
+        if let Some(recording) = self.recording.borrow_mut().as_mut() {
+            if let Err(e) = zeroed {
+                recording.failed.get_or_insert(e);
+            }
+            recording.end_call();
+        }
     }
 
     /// `Err(InCapture)` naming `what` while this queue records a graph.
@@ -246,20 +471,6 @@ impl Context {
             return Err(Error::InCapture { what: what.into() });
         }
         Ok(())
-    }
-
-    /// At the end of a recording whose launches claim scratch words by
-    /// epoch: zeroes those words, so that every replay starts from them
-    /// as allocated (the epochs repeat from one replay to the next).
-    fn reset_epoch_words(&self) -> Result<()> {
-        let used = self.recording.borrow().as_ref().is_some_and(|r| r.epochs);
-        if !used {
-            return Ok(());
-        }
-        let work = self.scratch(HISTOGRAM_OFFSET + LANE_WORK_WORDS * 4)? + HISTOGRAM_OFFSET as u64;
-        // SAFETY: `LANE_WORK_WORDS` words of this queue's scratch memory,
-        // which the graph keeps.
-        unsafe { self.zero_words(work, LANE_WORK_WORDS) }
     }
 }
 

@@ -5,7 +5,8 @@
 //! queues on raw streams, and `cudarc` (with the `cudarc` feature).
 
 use crate::common::{
-    download, ensure, gpu_trial, multi_gpu_trial, ok, random_vec, seed_of, under_sanitizer, upload,
+    download, ensure, gpu_trial, multi_gpu_trial, ok, random_vec, seed_of, under_sanitizer,
+    unsanitized_trial, upload,
 };
 use libtest_mimic::{Failed, Trial};
 use warpspeed::conv1d::Conv1dVariant;
@@ -50,7 +51,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "interop::graph::keeps_a_dropped_buffer",
         graph_keeps_buffer,
     ));
-    trials.push(gpu_trial("interop::graph::forgotten", graph_forgotten));
+    trials.push(unsanitized_trial(
+        "interop::graph::forgotten",
+        "a forgotten graph leaks its buffers and scratch memory, which memcheck reports",
+        graph_forgotten,
+    ));
     trials.push(gpu_trial("interop::graph::refusals", graph_refusals));
     trials.push(gpu_trial("interop::graph::failed_capture", graph_failed));
     for n in [0, 1, 3, 1_000_003] {

@@ -91,9 +91,10 @@ impl Context {
             .check_launch(self.loaded(entry).kernel.name, &cfg)?;
         let stream = self.raw_stream();
         if let Some(recording) = self.recording.borrow_mut().as_mut() {
-            // Recorded: the graph's launch joins the chain (it may not wait
-            // here on work outside the capture).
-            recording.reads_constant = true;
+            // Recorded: after the recorded calls that staged one; the
+            // graph's launch joins the device's chain (a capture may not
+            // wait here on work outside it).
+            recording.stage_constant()?;
         }
         // Held until the new reader is recorded: one chain across threads.
         let mut readers = lock(&self.runtime.constant_readers);

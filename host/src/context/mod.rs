@@ -281,6 +281,10 @@ impl Context {
 
     /// The driver handle of this queue's stream.
     pub(crate) fn raw_stream(&self) -> cust::sys::CUstream {
+        if let Some(recording) = self.recording.borrow().as_ref() {
+            // The branch of the call being recorded.
+            return recording.stream();
+        }
         match &self.stream {
             QueueStream::Owned(stream) => stream.as_inner(),
             QueueStream::Created(raw) | QueueStream::Borrowed { raw, .. } => *raw,

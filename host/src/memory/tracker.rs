@@ -192,6 +192,9 @@ pub(crate) struct Call<'c> {
     uses: [Option<(Order<'c>, bool)>; MAX_USES],
     count: usize,
     finished: bool,
+    /// In a recording: whether the call's branch could be made (its
+    /// failure, returned by the first use).
+    begun: Result<()>,
     /// cudarc's guards for the call's slices: dropped with the call, after
     /// its work is enqueued, they record the slices' events.
     #[cfg(feature = "cudarc")]
@@ -203,11 +206,15 @@ const MAX_USES: usize = 8;
 
 impl<'c> Call<'c> {
     pub(crate) fn new(ctx: &'c Context) -> Call<'c> {
+        // In a recording, the call gets a branch of the capture and scratch
+        // memory of its own (the graph keeps the earlier calls').
+        let begun = ctx.begin_recorded_call();
         Call {
             ctx,
             uses: [None; MAX_USES],
             count: 0,
             finished: false,
+            begun,
             #[cfg(feature = "cudarc")]
             held: Vec::new(),
         }
@@ -221,7 +228,10 @@ impl<'c> Call<'c> {
                 found: ordinal,
             });
         }
-        if let Order::Caller = order {
+        if let Err(e) = &self.begun {
+            return Err(e.clone());
+        }
+        if let (Order::Caller, false) = (order, self.ctx.capturing()) {
             return Ok(());
         }
         if self.count == MAX_USES {
@@ -230,8 +240,9 @@ impl<'c> Call<'c> {
             )));
         }
         if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
-            // Recorded in a graph: no wait here (a capture may not wait
-            // on work outside it); the graph's launch orders the use.
+            // Recorded in a graph: after the recorded calls it conflicts
+            // with, and no wait on work outside the capture (a capture may
+            // not): the graph's launch orders the use against the others.
             recording.record(order, write)?;
         } else {
             let (stream, clock) = (self.ctx.raw_stream(), self.ctx.clock());
@@ -293,12 +304,12 @@ impl<'c> Call<'c> {
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
-        if self.count == 0 {
+        if self.ctx.capturing() {
+            // Nothing ran: a graph's launch registers its uses.
+            self.ctx.end_recorded_call();
             return;
         }
-        if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
-            // Nothing ran: a graph's launch registers its uses.
-            recording.count_call();
+        if self.count == 0 {
             return;
         }
         let clock = self.ctx.clock();
