@@ -348,6 +348,13 @@ impl Context {
     /// before the capture. Work on other queues made inside `record` runs
     /// at once, as usual, and is not part of the graph.
     ///
+    /// Each call is recorded on a branch of its own, after the earlier
+    /// calls its uses conflict with (the last writer of what it reads;
+    /// that writer and the readers since, of what it writes): calls that
+    /// share no written buffer run side by side in the graph. A call with
+    /// a view made from raw parts runs after every earlier call and before
+    /// every later one.
+    ///
     /// A buffer used in the capture stays allocated while the graph lives:
     /// dropping it frees it only when the graph is dropped too. Borrows
     /// still hold during the capture only, so later writes to a buffer

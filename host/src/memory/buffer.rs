@@ -11,7 +11,9 @@ use std::ops::RangeBounds;
 use std::sync::Arc;
 
 /// `len` elements of `T` in device memory, owned: freed when dropped, after
-/// every queue that used them has finished with them.
+/// every queue that used them has finished with them (or, where a
+/// [`Graph`](crate::Graph) captured a call that uses it, when the last such
+/// graph is dropped).
 ///
 /// Made by [`Context::upload`](crate::Context::upload), [`Context::zeros`](crate::Context::zeros) or [`Context::alloc`](crate::Context::alloc)
 /// (or, `unsafe`, [`Context::adopt`](crate::Context::adopt)); read back with [`Buffer::to_vec`]

@@ -4,8 +4,9 @@
 //!
 //! The module's files hold one idea each: `buffer` (the owned
 //! allocation), `view` (the borrowed views), `tracker` (the ordering of
-//! each buffer's uses across queues) and `copy` (allocating, filling and
-//! copying, as methods of [`Context`](crate::Context)).
+//! each buffer's uses across queues), `copy` (allocating, filling and
+//! copying, as methods of [`Context`](crate::Context)) and `pinned`
+//! (page-locked host memory and its asynchronous copies).
 //!
 //! # The soundness argument
 //!
@@ -34,6 +35,14 @@
 //! freeing the memory, and the host reads of [`Buffer::to_vec`] wait for
 //! the writers. A queue that is dropped waits for its stream and marks its
 //! clock retired: its uses need no waiting after that.
+//!
+//! The same ordering covers [`PinnedBuffer`] (host memory that queues copy
+//! asynchronously: its host access waits like a read of a buffer) and,
+//! with the `cudarc` feature, cudarc's slices (through cudarc's own
+//! events, recorded when the call ends). A [`Graph`](crate::Graph) holds
+//! the allocation of every buffer its calls use (a `Buffer` shares it
+//! through an `Arc`), and its launch orders and registers those uses like
+//! one call; nothing inside a capture waits on work outside it.
 //!
 //! None of this depends on the [`Pending`](crate::Pending) guard being
 //! dropped: forgetting it, leaking it or putting it in an `Rc` cycle only
