@@ -61,9 +61,8 @@ pub(crate) struct Recording {
     /// histogram's lane-private step): zeroed after it, so that every
     /// replay starts from them as allocated.
     pub(crate) epochs: bool,
-    /// Per buffer (by allocation), and for the two tokens below: the last
-    /// call that wrote it and the calls that read it since.
-    order: Vec<(usize, Option<usize>, Vec<usize>)>,
+    /// Which recorded calls wait for which.
+    order: Conflicts,
     /// The first failure of a driver call made where no error can be
     /// returned (a call's end): the capture returns it.
     failed: Option<Error>,
@@ -72,6 +71,38 @@ pub(crate) struct Recording {
 // SAFETY: the stream and event handles are driver objects usable from any
 // thread (the driver API is thread-safe); the rest is `Send`.
 unsafe impl Send for Recording {}
+
+/// The uses of memory by the calls recorded so far: per buffer (by its
+/// allocation's address) and per token below, the last call that wrote it
+/// and the calls that read it since.
+#[derive(Default)]
+struct Conflicts(Vec<(usize, Option<usize>, Vec<usize>)>);
+
+impl Conflicts {
+    /// Notes that `call` reads (or, `write`, writes) `key`, and returns the
+    /// earlier calls it must wait for: the last writer, and for a write the
+    /// readers since too.
+    fn note(&mut self, call: usize, key: usize, write: bool) -> Vec<usize> {
+        let i = match self.0.iter().position(|(k, ..)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key, None, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        let (_, writer, readers) = &mut self.0[i];
+        let mut after: Vec<usize> = writer.iter().copied().collect();
+        if write {
+            after.extend(readers.iter().copied());
+            *writer = Some(call);
+            readers.clear();
+        } else if !readers.contains(&call) {
+            readers.push(call);
+        }
+        after.retain(|&earlier| earlier != call);
+        after
+    }
+}
 
 /// The order of every call against memory no buffer tracks (views made
 /// from raw parts): each call reads it, and a call with such a view writes
@@ -93,7 +124,7 @@ impl Recording {
             branches: Vec::new(),
             current: None,
             epochs: false,
-            order: Vec::new(),
+            order: Conflicts::default(),
             failed: None,
         }
     }
@@ -140,32 +171,13 @@ impl Recording {
         let Some(call) = self.current else {
             return Ok(());
         };
-        let i = match self.order.iter().position(|(k, ..)| *k == key) {
-            Some(i) => i,
-            None => {
-                self.order.push((key, None, Vec::new()));
-                self.order.len() - 1
-            }
-        };
-        let (_, writer, readers) = &self.order[i];
-        let mut after: Vec<usize> = writer.iter().copied().collect();
-        if write {
-            after.extend(readers.iter().copied());
-        }
-        for earlier in after.into_iter().filter(|&e| e != call) {
+        for earlier in self.order.note(call, key, write) {
             // SAFETY: both live; the event was recorded in this capture
             // at the end of an earlier call.
             let status = unsafe {
                 driver::cuStreamWaitEvent(self.branches[call].0, self.branches[earlier].1, 0)
             };
             check(status, || "ordering a capture's branches".into())?;
-        }
-        let (_, writer, readers) = &mut self.order[i];
-        if write {
-            *writer = Some(call);
-            readers.clear();
-        } else if !readers.contains(&call) {
-            readers.push(call);
         }
         Ok(())
     }
@@ -640,5 +652,53 @@ impl Drop for Graph {
         self.scratch.clear();
         self.tallies.clear();
         self.uses.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CALLER_TOKEN, Conflicts};
+
+    /// The calls a recorded call waits for, as `begin_call` and `record`
+    /// note them: the caller token read first, then each use.
+    fn call(c: &mut Conflicts, call: usize, uses: &[(usize, bool)]) -> Vec<usize> {
+        let mut after = c.note(call, CALLER_TOKEN, false);
+        for &(key, write) in uses {
+            after.extend(c.note(call, key, write));
+        }
+        after.sort_unstable();
+        after.dedup();
+        after
+    }
+
+    #[test]
+    fn calls_wait_for_the_uses_they_conflict_with() {
+        let (a, b, out) = (10, 20, 30);
+        let mut c = Conflicts::default();
+        assert_eq!(call(&mut c, 0, &[(a, true)]), [] as [usize; 0]);
+        // Reads of what 0 wrote wait for 0; a read of b, for no one.
+        assert_eq!(call(&mut c, 1, &[(a, false), (out, true)]), [0]);
+        assert_eq!(call(&mut c, 2, &[(b, false)]), [] as [usize; 0]);
+        // A second reader of a waits for the writer only.
+        assert_eq!(call(&mut c, 3, &[(a, false)]), [0]);
+        // A writer of a waits for the writer and every reader since.
+        assert_eq!(call(&mut c, 4, &[(a, true)]), [0, 1, 3]);
+        // Then readers wait for the new writer alone.
+        assert_eq!(call(&mut c, 5, &[(a, false), (b, false)]), [4]);
+        // A call that reads and writes one buffer waits once for each.
+        assert_eq!(call(&mut c, 6, &[(out, false), (out, true)]), [1]);
+    }
+
+    #[test]
+    fn a_view_of_raw_parts_orders_against_every_call() {
+        let mut c = Conflicts::default();
+        for i in 0..3 {
+            assert_eq!(call(&mut c, i, &[(100 + i, true)]), [] as [usize; 0]);
+        }
+        // A raw view writes the caller token: after every call so far...
+        assert_eq!(call(&mut c, 3, &[(CALLER_TOKEN, true)]), [0, 1, 2]);
+        // ...and every later call reads it: after that one.
+        assert_eq!(call(&mut c, 4, &[(200, true)]), [3]);
+        assert_eq!(call(&mut c, 5, &[(201, false)]), [3]);
     }
 }
