@@ -91,6 +91,14 @@ impl<'a> Events<'a> {
         }
     }
 
+    /// Whether `self` and `other` are views of one slice.
+    pub(crate) fn same_slice(&self, other: &Events<'_>) -> bool {
+        std::ptr::eq(
+            self.slice.as_ptr().cast::<()>(),
+            other.slice.as_ptr().cast::<()>(),
+        )
+    }
+
     /// Orders a call on `ctx`'s queue that reads (or, `write`, writes) the
     /// slice after its other uses, cudarc's way; the returned guard
     /// records the use when dropped, after the call's work is enqueued.

@@ -8,7 +8,7 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError};
 use libtest_mimic::{Failed, Trial};
 use std::sync::Arc;
 use warpspeed::reduce::{Op, ReduceVariant};
-use warpspeed::{Context, Error};
+use warpspeed::{Context, DeviceRead, DeviceWrite, Error};
 
 pub fn trials(trials: &mut Vec<Trial>) {
     trials.push(gpu_trial("interop::cudarc::into_the_library", into_library));
@@ -18,6 +18,10 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ));
     trials.push(gpu_trial("interop::cudarc::in_turn", in_turn));
     trials.push(gpu_trial("interop::cudarc::not_captured", not_captured));
+    trials.push(gpu_trial(
+        "interop::cudarc::one_slice_twice_in_a_call",
+        one_slice_twice,
+    ));
     trials.push(multi_gpu_trial(
         "interop::cudarc::another_device",
         2,
@@ -123,6 +127,26 @@ fn not_captured(ctx: &Context) -> Result<(), Failed> {
     ensure(ok(total.to_vec())? == [6], || {
         "the sum after the refusal".into()
     })
+}
+
+/// cudarc's write protocol takes a slice exclusively: a call that writes
+/// one half of a slice and reads the other is refused before any launch;
+/// reading both halves is not.
+fn one_slice_twice(ctx: &Context) -> Result<(), Failed> {
+    let (s1, _) = streams(0)?;
+    let mut x: CudaSlice<u32> = cudarc(s1.clone_htod(&[1u32, 2, 3, 4]))?;
+    let mut whole = x.view_mut();
+    let (low, mut high) = ok(whole.reborrow().split_at_mut(2))?;
+    let refused = ctx.copy(&low, &mut high);
+    ensure(matches!(refused, Err(Error::InvalidArgument(_))), || {
+        format!("a copy between two halves of one cudarc slice gave {refused:?}")
+    })?;
+    let (low, high) = ok(whole.view().split_at(2))?;
+    let mut sums = ok(ctx.zeros::<u32>(2))?;
+    let (mut first, mut second) = ok(sums.split_at_mut(1))?;
+    ok(ctx.reduce_into(Op::Sum, ReduceVariant::DEFAULT, &low, &mut first))?.detach();
+    ok(ctx.reduce_into(Op::Sum, ReduceVariant::DEFAULT, &high, &mut second))?.detach();
+    ensure(ok(sums.to_vec())? == [3, 7], || "the halves' sums".into())
 }
 
 fn another_device(contexts: Vec<Context>) -> Result<(), Failed> {

@@ -252,6 +252,19 @@ impl<'c> Call<'c> {
                 Order::Pinned(tracker) => tracker.order_after(clock, stream, write),
                 #[cfg(feature = "cudarc")]
                 Order::Cudarc(events) => {
+                    // cudarc's write protocol takes the slice exclusively:
+                    // one call may not also read or write it through
+                    // another view (two halves of `split_at_mut`).
+                    let again = self.uses[..self.count].iter().flatten().any(|(o, w)| {
+                        matches!(o, Order::Cudarc(e) if e.same_slice(&events) && (*w || write))
+                    });
+                    if again {
+                        return Err(Error::InvalidArgument(
+                            "one call writes a cudarc slice and uses it again through another \
+                             view: copy one part first"
+                                .into(),
+                        ));
+                    }
                     self.held.push(events.order_on(self.ctx, write)?);
                     driver::CUDA_SUCCESS
                 }
