@@ -149,6 +149,20 @@ impl Error {
         }
     }
 
+    /// The error for `what` (a stream, an allocation, a cudarc slice) of a
+    /// CUDA context other than device `expected`'s primary one, the
+    /// library's: on device `found`.
+    pub(crate) fn foreign_context(expected: u32, found: u32, what: &str) -> Error {
+        if found != expected {
+            Error::WrongDevice { expected, found }
+        } else {
+            Error::InvalidArgument(format!(
+                "{what} of another CUDA context of device {expected} (not its primary \
+                 context, which the library uses)"
+            ))
+        }
+    }
+
     /// An error from a `cust` call.
     pub(crate) fn cust(error: cust::error::CudaError, during: impl Into<String>) -> Error {
         Error::driver(error as u32, during)

@@ -217,16 +217,12 @@ fn same_context(theirs: &CudaContext, ctx: &Context, what: &str) -> Result<()> {
     ) {
         return Ok(());
     }
-    let expected = ctx.info().ordinal;
-    let found = theirs.ordinal() as u32;
-    Err(if found != expected {
-        Error::WrongDevice { expected, found }
-    } else {
-        Error::InvalidArgument(format!(
-            "a cudarc {what} of another CUDA context of device {expected} (not its primary \
-             context, which the library uses)"
-        ))
-    })
+    let what = format!("a cudarc {what}");
+    Err(Error::foreign_context(
+        ctx.info().ordinal,
+        theirs.ordinal() as u32,
+        &what,
+    ))
 }
 
 impl Context {

@@ -79,6 +79,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         2,
         raw_stream_other_device,
     ));
+    trials.push(multi_gpu_trial(
+        "interop::graph::launched_on_another_device",
+        2,
+        graph_other_device,
+    ));
     #[cfg(feature = "cudarc")]
     crate::interop_cudarc::trials(trials);
 }
@@ -656,4 +661,29 @@ fn raw_stream_other_device(contexts: Vec<Context>) -> Result<(), Failed> {
         ),
         || format!("a stream of device 1 gave {:?}", refused.map(drop)),
     )
+}
+
+/// A graph of device 0 launched on a queue of device 1: refused before
+/// anything is enqueued; device 0's queue still replays it.
+fn graph_other_device(contexts: Vec<Context>) -> Result<(), Failed> {
+    let ctx = &contexts[0];
+    let x = ok(ctx.upload(&[1u32, 2, 3]))?;
+    let mut sum = ok(ctx.zeros::<u32>(1))?;
+    let graph = ok(ctx.capture(|q| {
+        q.reduce_into(Op::Sum, ReduceVariant::DEFAULT, &x, &mut sum)
+            .map(drop)
+    }))?;
+    let refused = graph.launch(&contexts[1]).map(drop);
+    ensure(
+        matches!(
+            refused,
+            Err(Error::WrongDevice {
+                expected: 1,
+                found: 0
+            })
+        ),
+        || format!("a launch on device 1 gave {refused:?}"),
+    )?;
+    ok(ok(graph.launch(ctx))?.wait())?;
+    exact(&[6], &ok(sum.to_vec())?)
 }

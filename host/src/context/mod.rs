@@ -411,16 +411,12 @@ impl Context {
         let status = unsafe { driver::cuStreamGetCtx(stream, &mut owner) };
         check(status, || "asking which context a stream belongs to".into())?;
         if owner != self.runtime.cuda.as_raw() {
-            let expected = self.info().ordinal;
             let found = context_device(owner)?;
-            return Err(if found != expected {
-                Error::WrongDevice { expected, found }
-            } else {
-                Error::InvalidArgument(format!(
-                    "a stream of another CUDA context of device {expected} (not its primary \
-                     context, which the library uses)"
-                ))
-            });
+            return Err(Error::foreign_context(
+                self.info().ordinal,
+                found,
+                "a stream",
+            ));
         }
         Ok(())
     }

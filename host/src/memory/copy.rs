@@ -26,12 +26,7 @@ impl Context {
     /// As [`Context::zeros`].
     pub fn alloc<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         self.ensure_alive()?;
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "a buffer of {len} elements of {} B overflows the address space",
-                size_of::<T>()
-            ))
-        })?;
+        let bytes = bytes_of::<T>(len, "a buffer")?;
         let mut address = 0u64;
         if bytes > 0 {
             // SAFETY: writes one address on success; the context is current
@@ -346,18 +341,11 @@ impl Context {
                     )
                 };
                 check(status, || "asking which device owns an allocation".into())?;
-                let expected = self.info().ordinal;
-                return Err(if ordinal as u32 != expected {
-                    Error::WrongDevice {
-                        expected,
-                        found: ordinal as u32,
-                    }
-                } else {
-                    Error::InvalidArgument(format!(
-                        "an allocation of another CUDA context of device {expected} (not its \
-                         primary context, which the library uses)"
-                    ))
-                });
+                return Err(Error::foreign_context(
+                    self.info().ordinal,
+                    ordinal as u32,
+                    "an allocation",
+                ));
             }
         }
         // cust frees with cuMemFree on drop; the buffer now does.
@@ -403,4 +391,15 @@ impl Context {
 enum Fill {
     Words(usize, u32),
     Pairs(u32, u32),
+}
+
+/// The bytes of `len` elements of `T`, or an error for `what` (a buffer,
+/// a pinned buffer) when they overflow the address space.
+pub(super) fn bytes_of<T>(len: usize, what: &str) -> Result<usize> {
+    len.checked_mul(size_of::<T>()).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{what} of {len} elements of {} B overflows the address space",
+            size_of::<T>()
+        ))
+    })
 }

@@ -271,7 +271,36 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> 
 
 #[cfg(test)]
 mod tests {
+    use super::copy::bytes_of;
     use super::{bounds, cast_len};
+    use crate::Error;
+
+    #[test]
+    fn sizes_that_overflow_are_refused() {
+        assert_eq!(bytes_of::<f64>(3, "a buffer").ok(), Some(24));
+        let refused = bytes_of::<u32>(usize::MAX / 2, "a pinned buffer");
+        assert!(
+            matches!(&refused, Err(Error::InvalidArgument(m)) if m.starts_with("a pinned buffer of")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn memory_of_another_context_is_named() {
+        let other = Error::foreign_context(0, 1, "a stream");
+        assert!(matches!(
+            other,
+            Error::WrongDevice {
+                expected: 0,
+                found: 1
+            }
+        ));
+        let same = Error::foreign_context(1, 1, "a cudarc slice");
+        assert!(
+            matches!(&same, Error::InvalidArgument(m) if m.starts_with("a cudarc slice of another CUDA context of device 1")),
+            "{same:?}"
+        );
+    }
 
     #[test]
     fn casts_keep_whole_aligned_elements() {

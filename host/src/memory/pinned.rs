@@ -7,7 +7,7 @@ use super::{DeviceRead, DeviceWrite, Pod, bounds, same_length};
 use crate::context::Context;
 use crate::context::runtime::Runtime;
 use crate::driver;
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use crate::pending::Pending;
 use std::ffi::c_void;
 use std::fmt;
@@ -85,12 +85,7 @@ impl Context {
     /// when the host cannot lock that much memory.
     pub fn alloc_pinned<T: Pod>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         self.ensure_alive()?;
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "a pinned buffer of {len} elements of {} B overflows the address space",
-                size_of::<T>()
-            ))
-        })?;
+        let bytes = super::copy::bytes_of::<T>(len, "a pinned buffer")?;
         let mut host: *mut c_void = std::ptr::null_mut();
         if bytes > 0 {
             // SAFETY: writes one pointer on success; the context is current.
