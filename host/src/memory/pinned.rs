@@ -81,7 +81,7 @@ impl Context {
     /// queues (`cuMemHostAlloc`, portable).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a size that overflows; [`Error::Cuda`]
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a size that overflows; [`Error::Cuda`](crate::Error::Cuda)
     /// when the host cannot lock that much memory.
     pub fn alloc_pinned<T: Pod>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         self.ensure_alive()?;
@@ -116,8 +116,8 @@ impl Context {
     /// overlapping kernels on other queues.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] unless the lengths are equal;
-    /// [`Error::WrongDevice`]; [`Error::InCapture`] in a capture; driver
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) unless the lengths are equal;
+    /// [`Error::WrongDevice`](crate::Error::WrongDevice); [`Error::InCapture`](crate::Error::InCapture) in a capture; driver
     /// failures.
     pub fn copy_from_pinned<'a, T: Pod>(
         &'a self,
@@ -206,7 +206,7 @@ impl<T: Pod> PinnedBuffer<T> {
     /// The elements, once every copy that writes them has finished.
     ///
     /// # Errors
-    /// [`Error::Cuda`] if waiting fails (a kernel fault).
+    /// [`Error::Cuda`](crate::Error::Cuda) if waiting fails (a kernel fault).
     pub fn as_slice(&self) -> Result<&[T]> {
         self.wait(false)?;
         // SAFETY: `len` initialised elements (zeroed at allocation, then
@@ -229,7 +229,7 @@ impl<T: Pod> PinnedBuffer<T> {
     /// The elements `range`, for one copy.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a range outside the buffer.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a range outside the buffer.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<PinnedView<'_, T>> {
         let (start, len) = bounds(range, self.len)?;
         Ok(PinnedView {
@@ -243,7 +243,7 @@ impl<T: Pod> PinnedBuffer<T> {
     /// The elements `range`, writable, for one copy.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a range outside the buffer.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a range outside the buffer.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<PinnedViewMut<'_, T>> {
         let (start, len) = bounds(range, self.len)?;
         Ok(PinnedViewMut {
