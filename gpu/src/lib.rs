@@ -79,6 +79,7 @@ pub mod histogram;
 pub mod image_sums;
 pub mod reduce;
 pub mod rng;
+pub mod scan;
 pub mod transpose;
 
 pub use constant::ConstantSymbol;
@@ -100,6 +101,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("conv1d", conv1d::KERNELS),
     ("gemm", gemm::KERNELS),
     ("rng", rng::KERNELS),
+    ("scan", scan::KERNELS),
 ];
 
 /// Entry names (as in the PTX, e.g. `gemm_warp_tiled_f32`) whose register

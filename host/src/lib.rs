@@ -108,6 +108,7 @@ pub mod image_sums;
 pub mod nccl;
 pub mod reduce;
 pub mod rng;
+pub mod scan;
 pub mod transpose;
 
 pub use context::Context;

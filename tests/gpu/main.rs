@@ -26,6 +26,7 @@ mod memory;
 mod multi;
 mod reduce;
 mod rng;
+mod scan;
 mod soundness;
 mod transpose;
 
@@ -36,6 +37,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     context::trials,
     memory::trials,
     reduce::trials,
+    scan::trials,
     transpose::trials,
     image_sums::trials,
     histogram::trials,

@@ -130,3 +130,65 @@ pub unsafe fn red_shared_add_u32(address: u32, value: u32) {
         asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) address, v = in(reg32) value, options(nostack))
     }
 }
+
+macro_rules! ordered_access {
+    ($(#[$m:meta])* load $name:ident: $t:ty, $reg:ident, $ptx:literal) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned global location that racing threads
+        /// access only through these ordered loads and stores or atomics.
+        #[inline(always)]
+        #[doc(hidden)]
+        pub unsafe fn $name(ptr: *const $t) -> $t {
+            let v: $t;
+            // SAFETY: the caller's contract; a load. Not `pure`: another
+            // thread may change the value between two calls.
+            unsafe {
+                asm!(concat!($ptx, " {v}, [{p}];"), v = out($reg) v, p = in(reg64) ptr,
+                     options(nostack));
+            }
+            v
+        }
+    };
+    ($(#[$m:meta])* store $name:ident: $t:ty, $reg:ident, $ptx:literal) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned global location that racing threads
+        /// access only through these ordered loads and stores or atomics.
+        #[inline(always)]
+        #[doc(hidden)]
+        pub unsafe fn $name(ptr: *mut $t, v: $t) {
+            // SAFETY: the caller's contract; a store.
+            unsafe {
+                asm!(concat!($ptx, " [{p}], {v};"), p = in(reg64) ptr, v = in($reg) v,
+                     options(nostack));
+            }
+        }
+    };
+}
+
+ordered_access!(
+    /// `ld.acquire.gpu.u64`: a load that makes every write the storer
+    /// released before its store (and the store itself) visible to this
+    /// thread's later accesses.
+    load load_acquire_u64: u64, reg64, "ld.acquire.gpu.global.u64");
+ordered_access!(
+    /// `ld.acquire.gpu.u32`, as [`load_acquire_u64`] for a word.
+    load load_acquire_u32: u32, reg32, "ld.acquire.gpu.global.u32");
+ordered_access!(
+    /// `ld.relaxed.gpu.u64`: a load that sees the latest value at GPU scope
+    /// (never a stale L1 line) with no ordering of its own.
+    load load_relaxed_u64: u64, reg64, "ld.relaxed.gpu.global.u64");
+ordered_access!(
+    /// `st.release.gpu.u64`: a store that publishes every earlier access of
+    /// this thread with it, to whoever acquires the location.
+    store store_release_u64: u64, reg64, "st.release.gpu.global.u64");
+ordered_access!(
+    /// `st.release.gpu.u32`, as [`store_release_u64`] for a word.
+    store store_release_u32: u32, reg32, "st.release.gpu.global.u32");
+ordered_access!(
+    /// `st.relaxed.gpu.u64`: a store at GPU scope with no ordering of its
+    /// own (the value a later release publishes).
+    store store_relaxed_u64: u64, reg64, "st.relaxed.gpu.global.u64");

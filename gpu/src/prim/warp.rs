@@ -30,6 +30,8 @@ macro_rules! shuffle {
     };
 }
 
+shuffle!(/// `__shfl_up_sync`: the value of lane `lane - delta` (own value below lane 0).
+    shfl_up, "up", "0x0");
 shuffle!(/// `__shfl_down_sync`: the value of lane `lane + delta` (own value past the warp's end).
     shfl_down, "down", "0x1f");
 shuffle!(/// `__shfl_xor_sync`: the value of lane `lane ^ mask`.

@@ -6,7 +6,7 @@
 //! same method ([`peers`]).
 //!
 //! ```text
-//! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng] [--quick]
+//! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng,scan] [--quick]
 //!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
 //! ```
 //!
@@ -40,6 +40,7 @@ mod peers;
 mod record;
 mod reduce;
 mod rng;
+mod scan;
 mod transpose;
 
 use harness::{Bench, Family, KernelUse};
@@ -57,6 +58,7 @@ const FAMILIES: &[Family] = &[
     conv1d::FAMILY,
     gemm::FAMILY,
     rng::FAMILY,
+    scan::FAMILY,
 ];
 
 fn names() -> Vec<&'static str> {

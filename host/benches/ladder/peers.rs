@@ -249,7 +249,9 @@ impl Peers {
 /// Whether the PyTorch script measures `case` (what no C library offers,
 /// and cuDNN, which torch calls for us).
 fn by_torch(case: &str) -> bool {
-    case.starts_with("transpose:") || case.starts_with("conv1d:")
+    ["transpose:", "conv1d:", "cumsum:", "cumsum_rows:"]
+        .iter()
+        .any(|prefix| case.starts_with(prefix))
 }
 
 fn unavailable(cases: &[&String], why: &str) -> Vec<PeerResult> {
@@ -275,6 +277,21 @@ fn expected_name(case: &str) -> String {
             format!("CUB DeviceReduce::{op}")
         }
         ["geam", ..] => "cuBLAS Sgeam".into(),
+        ["scan", "inclusive", "sum", ..] => "CUB DeviceScan::InclusiveSum".into(),
+        ["scan", "exclusive", "sum", ..] => "CUB DeviceScan::ExclusiveSum".into(),
+        ["scan", kind, op, ..] => {
+            let kind = if *kind == "exclusive" {
+                "Exclusive"
+            } else {
+                "Inclusive"
+            };
+            format!("CUB DeviceScan::{kind}Scan ({op})")
+        }
+        ["scan_rows", ..] => "CUB DeviceScan::InclusiveSumByKey".into(),
+        ["select_flagged", ..] => "CUB DeviceSelect::Flagged".into(),
+        ["select_if", ..] => "CUB DeviceSelect::If".into(),
+        ["cumsum", ..] => "torch.cumsum".into(),
+        ["cumsum_rows", ..] => "torch.cumsum(dim=1)".into(),
         ["transpose", ..] => "torch .t().contiguous()".into(),
         ["histogram", ..] => "CUB DeviceHistogram::HistogramEven".into(),
         ["sgemm", ..] => "cuBLAS Sgemm".into(),

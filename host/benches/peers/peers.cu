@@ -2,7 +2,7 @@
 // its own kernels (host/benches/ladder/harness.rs), so that the two can be
 // compared row for row on the same GPU in the same run.
 //
-// Build (CUDA 12 or 13; CUB is header-only):
+// Build (CUDA 12 or 13; CUB and Thrust are header-only):
 //     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -lcurand -o peers
 // Without cuRAND (its header or library missing), add -DPEERS_NO_CURAND and
 // drop -lcurand: the curand cases then report that cuRAND is not available.
@@ -17,6 +17,14 @@
 //     geam:f32:<w>:<h>                        cuBLAS Sgeam: transpose of a row-major h x w matrix
 //     histogram:<data>:<n>                    CUB DeviceHistogram::HistogramEven, 256 bins of n bytes;
 //                                             data: uniform, one_bin, alternating, normal, sorted
+//     scan:<inclusive|exclusive>:<sum|min|max>:<f32|i32|u32|u64>:<n>
+//                                             CUB DeviceScan of n values: InclusiveSum / ExclusiveSum,
+//                                             InclusiveScan / ExclusiveScan with cuda::minimum / maximum
+//                                             (exclusive: the operator's identity first)
+//     scan_rows:sum:f32:<rows>:<width>        CUB DeviceScan::InclusiveSumByKey, key i / width: the
+//                                             inclusive sum along each row of a row-major rows x width matrix
+//     select_flagged:<u32|f32>:<n>            CUB DeviceSelect::Flagged, u8 flags keeping half at random
+//     select_if:<u32|f32>:<n>                 CUB DeviceSelect::If, x > the middle of the values' range (half)
 //     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
 //     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores, cuBLAS at its best
 //     sgemm_3xtf32_cutlass:<m>:<n>:<k>        CUTLASS's 3xTF32 (OpMultiplyAddFastF32), the faster of B
@@ -48,8 +56,15 @@
 
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <cub/version.cuh>
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#if CUB_VERSION >= 200800
+#include <cuda/functional>  // cuda::minimum, cuda::maximum
+#endif
+#include <cuda/std/functional>
 #include <cuda_runtime.h>
 #ifndef PEERS_NO_CURAND
 #include <curand.h>
@@ -58,6 +73,8 @@
 #include <cutlass/cutlass.h>
 #include <cutlass/gemm/device/gemm.h>
 #endif
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <chrono>
@@ -68,6 +85,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -662,6 +680,327 @@ Outcome histogram_case(const Device& device, int reps, Data data, uint64_t n) {
 }
 
 // ---------------------------------------------------------------------------
+// scan:<kind>:<op>:<ty>:<n> and scan_rows:sum:f32:<rows>:<width>
+// ---------------------------------------------------------------------------
+
+/// The min and max operators CUB's scans are tuned for: `cuda::minimum` and
+/// `cuda::maximum` since CCCL 2.8, `cub::Min` and `cub::Max` before.
+#if CUB_VERSION >= 200800
+using MinOp = ::cuda::minimum<>;
+using MaxOp = ::cuda::maximum<>;
+#else
+using MinOp = cub::Min;
+using MaxOp = cub::Max;
+#endif
+
+enum class ScanKind { Inclusive, Exclusive };
+
+/// Scan inputs, from splitmix64 of the index. For sums: integers in 0..16
+/// (a u32 sum of 2^28 of them stays below 2^32) and f32 in [0, 1) with 24
+/// random bits (exact in f32), so that running sums only grow. For min and
+/// max (and the selections): integers over the whole range of their type
+/// and f32 in [-1, 1).
+template <class T>
+struct ScanValues {
+    Op op;
+    __host__ __device__ T operator()(uint64_t i) const {
+        const uint64_t h = splitmix64(i);
+        if constexpr (std::is_floating_point<T>::value) {
+            const float unit = static_cast<float>(h >> 40) * 0x1p-24f;
+            return op == Op::Sum ? unit : 2.0f * unit - 1.0f;
+        } else {
+            if (op == Op::Sum) {
+                return static_cast<T>(h % 16);
+            }
+            return static_cast<T>(sizeof(T) == 8 ? h : h >> 32);
+        }
+    }
+};
+
+/// The identity of `op`: the initial value of an exclusive scan (what
+/// ExclusiveSum itself uses for sums, 0), so that output 0 is the identity
+/// and output i the scan of inputs 0..i.
+template <class T>
+T scan_identity(Op op) {
+    switch (op) {
+    case Op::Sum: return T{};
+    case Op::Min:
+        return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                    : std::numeric_limits<T>::max();
+    case Op::Max:
+        return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                    : std::numeric_limits<T>::lowest();
+    }
+    return T{};
+}
+
+/// One CUB call; with `temp == nullptr` it only sets `temp_bytes`. Sums are
+/// CUB's own InclusiveSum and ExclusiveSum (initial value 0); min and max
+/// the general InclusiveScan and ExclusiveScan (initial value `init`).
+template <class T>
+cudaError_t cub_scan(ScanKind kind, Op op, void* temp, size_t& temp_bytes, const T* in, T* out, T init, int n,
+                     cudaStream_t stream) {
+    const bool inclusive = kind == ScanKind::Inclusive;
+    switch (op) {
+    case Op::Sum:
+        return inclusive ? cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out, n, stream)
+                         : cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, n, stream);
+    case Op::Min:
+        return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, in, out, MinOp{}, n, stream)
+                         : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, in, out, MinOp{}, init, n, stream);
+    case Op::Max:
+        return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, in, out, MaxOp{}, n, stream)
+                         : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, in, out, MaxOp{}, init, n, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/// All `n` values of `buffer`, copied to the host.
+template <class T>
+std::vector<T> copy_back(const DeviceMemory& buffer, uint64_t n) {
+    std::vector<T> values(n);
+    if (n > 0) {
+        check(cudaMemcpy(values.data(), buffer.get(), n * sizeof(T), cudaMemcpyDeviceToHost),
+              "copying the results back");
+    }
+    return values;
+}
+
+/// Relative tolerance of an f32 running sum of values in [0, 1) against a
+/// double-precision one. CUB adds the tiles' totals one after the other, so
+/// its error grows with the number of tiles before an output (about 2^-24 of
+/// the sum each, in either direction): some 2^-8 at the very worst for 2^28
+/// values, about 2^-16 in practice. Far above any sound scan's error, far
+/// below a wrong or missing term's (at least the value itself).
+constexpr double kScanSumTolerance = 1e-3;
+
+/// Counts an output that differs from the host reference; prints the first few.
+class Mismatches {
+public:
+    explicit Mismatches(const char* what) : what_(what) {}
+    void add(uint64_t i, double got, double want) {
+        if (count_++ < kShown) {
+            std::fprintf(stderr, "peers: %s: output %" PRIu64 ": got %.17g, want %.17g\n", what_, i, got, want);
+        }
+    }
+    /// Whether there were none; says how many there were if not.
+    bool none() const {
+        if (count_ > 0) {
+            std::fprintf(stderr, "peers: %s: %" PRIu64 " wrong outputs\n", what_, count_);
+        }
+        return count_ == 0;
+    }
+
+private:
+    static constexpr uint64_t kShown = 5;
+    const char* what_;
+    uint64_t count_ = 0;
+};
+
+/// Whether `got` is the scan of `values(0..n)`, every output: integer sums
+/// exactly (modulo 2^bits, wrapping as on the device), min and max exactly,
+/// f32 sums within `kScanSumTolerance` of a double-precision running sum.
+template <class T>
+bool scan_matches(ScanKind kind, Op op, T init, ScanValues<T> values, const std::vector<T>& got) {
+    const bool inclusive = kind == ScanKind::Inclusive;
+    Mismatches wrong("scan");
+    if constexpr (std::is_floating_point<T>::value) {
+        if (op == Op::Sum) {
+            double sum = 0.0;
+            for (uint64_t i = 0; i < got.size(); ++i) {
+                const double value = static_cast<double>(values(i));
+                sum += inclusive ? value : 0.0;
+                const double g = static_cast<double>(got[i]);
+                if (!(std::fabs(g - sum) <= kScanSumTolerance * sum)) {
+                    wrong.add(i, g, sum);
+                }
+                sum += inclusive ? 0.0 : value;
+            }
+            return wrong.none();
+        }
+    } else if (op == Op::Sum) {
+        using U = std::make_unsigned_t<T>;
+        U sum = 0;
+        for (uint64_t i = 0; i < got.size(); ++i) {
+            const U value = static_cast<U>(values(i));
+            sum += inclusive ? value : U{0};
+            if (static_cast<U>(got[i]) != sum) {
+                wrong.add(i, static_cast<double>(static_cast<U>(got[i])), static_cast<double>(sum));
+            }
+            sum += inclusive ? U{0} : value;
+        }
+        return wrong.none();
+    }
+    T acc = init;
+    for (uint64_t i = 0; i < got.size(); ++i) {
+        const T value = values(i);
+        const T next = op == Op::Min ? std::min(acc, value) : std::max(acc, value);
+        acc = inclusive ? next : acc;
+        if (got[i] != acc) {
+            wrong.add(i, static_cast<double>(got[i]), static_cast<double>(acc));
+        }
+        acc = next;
+    }
+    return wrong.none();
+}
+
+/// A device-wide scan of n values of T, checked in full against the host's.
+template <class T>
+Outcome scan_case(const Device& device, int reps, ScanKind kind, Op op, uint64_t n) {
+    if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("n must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const ScanValues<T> values{op};
+    const std::vector<DeviceMemory> inputs = device_copies<T>(device, n, values);
+    const DeviceMemory out(n * sizeof(T));
+    const cudaStream_t stream = device.stream.get();
+    const T init = scan_identity<T>(op);
+    const int items = static_cast<int>(n);
+
+    const double ms = time_cub<T>(device, reps, inputs, "CUB DeviceScan", [&](void* temp, size_t& bytes, const T* in) {
+        return cub_scan<T>(kind, op, temp, bytes, in, out.as<T>(), init, items, stream);
+    });
+    // The timed launches must also be right (every copy holds the same values).
+    return {ms, scan_matches<T>(kind, op, init, values, copy_back<T>(out, n))};
+}
+
+/// The row of element i of a row-major matrix with rows of `width`: the key
+/// of InclusiveSumByKey.
+struct RowOf {
+    uint32_t width;
+    __host__ __device__ uint32_t operator()(uint32_t i) const { return i / width; }
+};
+
+/// The inclusive sum along each row of a row-major rows x width f32 matrix.
+/// The CUB of CUDA 13 has no segmented scan: its scan by key, with key
+/// i / width, restarts at every row. The keys come from a transform
+/// iterator over a counting iterator, computed where they are read: no key
+/// is stored, so a launch moves the same bytes as warpspeed's row scan.
+/// Values as the f32 sum scan's; every output within `kScanSumTolerance`
+/// of a double-precision running sum of its row.
+Outcome scan_rows_case(const Device& device, int reps, uint64_t rows, uint64_t width) {
+    const uint64_t limit = static_cast<uint64_t>(INT_MAX);
+    if (rows == 0 || width == 0 || rows > limit || width > limit || rows * width > limit) {
+        throw Failure("rows and width must be positive, rows * width at most " + std::to_string(INT_MAX));
+    }
+    const uint64_t n = rows * width;
+    const ScanValues<float> values{Op::Sum};
+    const std::vector<DeviceMemory> inputs = device_copies<float>(device, n, values);
+    const DeviceMemory out(n * sizeof(float));
+    const cudaStream_t stream = device.stream.get();
+    const auto keys = thrust::make_transform_iterator(thrust::make_counting_iterator<uint32_t>(0),
+                                                      RowOf{static_cast<uint32_t>(width)});
+    const int items = static_cast<int>(n);
+
+    const double ms = time_cub<float>(device, reps, inputs, "CUB DeviceScan::InclusiveSumByKey",
+                                      [&](void* temp, size_t& bytes, const float* in) {
+                                          return cub::DeviceScan::InclusiveSumByKey(temp, bytes, keys, in,
+                                                                                    out.as<float>(), items,
+                                                                                    ::cuda::std::equal_to<>{}, stream);
+                                      });
+
+    const std::vector<float> got = copy_back<float>(out, n);
+    Mismatches wrong("scan_rows");
+    for (uint64_t r = 0; r < rows; ++r) {
+        double sum = 0.0;
+        for (uint64_t c = 0; c < width; ++c) {
+            const uint64_t i = r * width + c;
+            sum += static_cast<double>(values(i));
+            const double g = static_cast<double>(got[i]);
+            if (!(std::fabs(g - sum) <= kScanSumTolerance * sum)) {
+                wrong.add(i, g, sum);
+            }
+        }
+    }
+    return {ms, wrong.none()};
+}
+
+// ---------------------------------------------------------------------------
+// select_flagged:<ty>:<n> and select_if:<ty>:<n>
+// ---------------------------------------------------------------------------
+
+enum class Select { Flagged, If };
+
+/// DeviceSelect::Flagged's flags, one byte each: the low bit of splitmix64
+/// of the index, so half of the elements at random (the values use other
+/// bits of the same hash).
+struct FlagValues {
+    __host__ __device__ uint8_t operator()(uint64_t i) const { return static_cast<uint8_t>(splitmix64(i) & 1); }
+};
+
+/// DeviceSelect::If's predicate: above the middle of the values' range
+/// (2^31 - 1 for u32, 0 for f32 in [-1, 1)), so half of them are kept.
+template <class T>
+struct Above {
+    T threshold;
+    __host__ __device__ bool operator()(const T& x) const { return x > threshold; }
+};
+
+/// Compaction of n values (those of the min and max scans: the whole range
+/// of u32, f32 in [-1, 1)), keeping about half: by flag or by predicate. The
+/// count goes to a device int64 (CUB's own offset type since CCCL 3.0). The
+/// flags are rotated among their own copies as the values are. Checked
+/// exactly: the count and every kept value, in order.
+template <class T>
+Outcome select_case(const Device& device, int reps, Select how, uint64_t n) {
+    if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("n must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const ScanValues<T> values{Op::Max};
+    const std::vector<DeviceMemory> inputs = device_copies<T>(device, n, values);
+    const std::vector<DeviceMemory> flags =
+        how == Select::Flagged ? device_copies<uint8_t>(device, n, FlagValues{}) : std::vector<DeviceMemory>{};
+    const DeviceMemory out(n * sizeof(T));
+    const DeviceMemory count(sizeof(int64_t));
+    const Above<T> above{std::is_floating_point<T>::value ? T(0) : T(INT32_MAX)};
+    const cudaStream_t stream = device.stream.get();
+    const int items = static_cast<int>(n);
+    const char* what = how == Select::Flagged ? "CUB DeviceSelect::Flagged" : "CUB DeviceSelect::If";
+
+    // One CUB call on the inputs of launch `turn`; with `temp == nullptr` it
+    // only sets `temp_bytes`.
+    const auto call = [&](void* temp, size_t& temp_bytes, int turn) {
+        const T* in = inputs[turn % inputs.size()].as<T>();
+        if (how == Select::Flagged) {
+            return cub::DeviceSelect::Flagged(temp, temp_bytes, in, flags[turn % flags.size()].as<uint8_t>(),
+                                              out.as<T>(), count.as<int64_t>(), items, stream);
+        }
+        return cub::DeviceSelect::If(temp, temp_bytes, in, out.as<T>(), count.as<int64_t>(), items, above, stream);
+    };
+    size_t temp_bytes = 0;
+    check(call(nullptr, temp_bytes, 0), "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu input cop%s, %zu of the flags, %zu bytes of CUB scratch\n", inputs.size(),
+                 inputs.size() == 1 ? "y" : "ies", flags.size(), temp_bytes);
+    const double ms = device.median_ms(reps, [&](int turn) {
+        size_t bytes = temp_bytes;
+        check(call(temp.get(), bytes, turn), what);
+    });
+
+    std::vector<T> want;
+    want.reserve(n / 2 + n / 16 + 16);
+    for (uint64_t i = 0; i < n; ++i) {
+        const T value = values(i);
+        if (how == Select::Flagged ? FlagValues{}(i) != 0 : above(value)) {
+            want.push_back(value);
+        }
+    }
+    const int64_t selected = read_back(count.as<int64_t>());
+    if (selected != static_cast<int64_t>(want.size())) {
+        std::fprintf(stderr, "peers: select: %" PRId64 " selected, want %zu\n", selected, want.size());
+        return {ms, false};
+    }
+    const std::vector<T> got = copy_back<T>(out, want.size());
+    Mismatches wrong("select");
+    for (uint64_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i]) {
+            wrong.add(i, static_cast<double>(got[i]), static_cast<double>(want[i]));
+        }
+    }
+    return {ms, wrong.none()};
+}
+
+// ---------------------------------------------------------------------------
 // sgemm:<m>:<n>:<k> and sgemm_tf32:<m>:<n>:<k>
 // ---------------------------------------------------------------------------
 
@@ -1219,6 +1558,12 @@ Op parse_op(const std::string& text) {
     throw Failure("unknown reduction `" + text + "` (sum, min, max)");
 }
 
+ScanKind parse_scan_kind(const std::string& text) {
+    if (text == "inclusive") return ScanKind::Inclusive;
+    if (text == "exclusive") return ScanKind::Exclusive;
+    throw Failure("unknown scan `" + text + "` (inclusive, exclusive)");
+}
+
 /// The peer a case names, as far as its first fields tell.
 std::string peer_of(const std::string& spec) {
     const std::vector<std::string> f = split(spec, ':');
@@ -1229,6 +1574,14 @@ std::string peer_of(const std::string& spec) {
     }
     if (f[0] == "geam") return "cuBLAS Sgeam";
     if (f[0] == "histogram") return "CUB DeviceHistogram::HistogramEven";
+    if (f[0] == "scan" && f.size() > 2 && (f[1] == "inclusive" || f[1] == "exclusive")) {
+        const std::string call = f[1] == "inclusive" ? "CUB DeviceScan::Inclusive" : "CUB DeviceScan::Exclusive";
+        if (f[2] == "sum") return call + "Sum";
+        if (f[2] == "min" || f[2] == "max") return call + "Scan (" + f[2] + ")";
+    }
+    if (f[0] == "scan_rows") return "CUB DeviceScan::InclusiveSumByKey";
+    if (f[0] == "select_flagged") return "CUB DeviceSelect::Flagged";
+    if (f[0] == "select_if") return "CUB DeviceSelect::If";
     if (f[0] == "sgemm") return "cuBLAS Sgemm";
     if (f[0] == "sgemm_tf32") return "cuBLAS TF32 (best of Sgemm, Lt)";
     if (f[0] == "sgemm_3xtf32_cutlass") return "CUTLASS 3xTF32";
@@ -1256,6 +1609,29 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
     if (f[0] == "histogram" && f.size() == 3) {
         return histogram_case(device, reps, parse_data(f[1]), parse_u64(f[2], "n"));
     }
+    if (f[0] == "scan" && f.size() == 5) {
+        const ScanKind kind = parse_scan_kind(f[1]);
+        const Op op = parse_op(f[2]);
+        const uint64_t n = parse_u64(f[4], "n");
+        if (f[3] == "f32") return scan_case<float>(device, reps, kind, op, n);
+        if (f[3] == "i32") return scan_case<int32_t>(device, reps, kind, op, n);
+        if (f[3] == "u32") return scan_case<uint32_t>(device, reps, kind, op, n);
+        if (f[3] == "u64") return scan_case<uint64_t>(device, reps, kind, op, n);
+        throw Failure("unknown element type `" + f[3] + "` (f32, i32, u32, u64)");
+    }
+    if (f[0] == "scan_rows" && f.size() == 5) {
+        if (f[1] != "sum" || f[2] != "f32") {
+            throw Failure("scan_rows supports sum of f32 only");
+        }
+        return scan_rows_case(device, reps, parse_u64(f[3], "rows"), parse_u64(f[4], "width"));
+    }
+    if ((f[0] == "select_flagged" || f[0] == "select_if") && f.size() == 3) {
+        const Select how = f[0] == "select_flagged" ? Select::Flagged : Select::If;
+        const uint64_t n = parse_u64(f[2], "n");
+        if (f[1] == "u32") return select_case<uint32_t>(device, reps, how, n);
+        if (f[1] == "f32") return select_case<float>(device, reps, how, n);
+        throw Failure("unknown element type `" + f[1] + "` (u32, f32)");
+    }
     if ((f[0] == "sgemm" || f[0] == "sgemm_tf32") && f.size() == 4) {
         const GemmMath math = f[0] == "sgemm" ? GemmMath::Fp32 : GemmMath::Tf32;
         return sgemm_case(device, reps, math, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
@@ -1275,6 +1651,8 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
     }
     throw Failure(
         "unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, histogram:<data>:<n>, "
+        "scan:<inclusive|exclusive>:<sum|min|max>:<f32|i32|u32|u64>:<n>, scan_rows:sum:f32:<rows>:<width>, "
+        "select_flagged:<u32|f32>:<n>, select_if:<u32|f32>:<n>, "
         "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, curand:<gen>:<dist>:<n>, memcpy:<bytes>)");
 }
 
@@ -1313,6 +1691,8 @@ void print_line(const std::string& line) {
 int main(int argc, char** argv) {
     const char* usage = "usage: peers <reps> <case>...\n"
                         "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  histogram:<data>:<n>  "
+                        "scan:<inclusive|exclusive>:<sum|min|max>:<f32|i32|u32|u64>:<n>  "
+                        "scan_rows:sum:f32:<rows>:<width>  select_flagged:<u32|f32>:<n>  select_if:<u32|f32>:<n>  "
                         "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  curand:<gen>:<dist>:<n>  memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);

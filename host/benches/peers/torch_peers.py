@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """torch_peers: PyTorch operations timed exactly as warpspeed's ladder benchmark
 times its own kernels (host/benches/ladder/harness.rs), for what no C library
-offers (a byte transpose) and for cuDNN, which torch calls for us (a 1D
-convolution); the companion of peers.cu, with the same command line and output.
+offers (a byte transpose, a row-wise prefix sum), for cuDNN, which torch calls
+for us (a 1D convolution), and for torch's own prefix sum; the companion of
+peers.cu, with the same command line and output.
 
 Usage:
     torch_peers.py <reps> <case>...
@@ -14,6 +15,12 @@ Cases:
                            float32 signal with a (1, 1, taps) weight, odd taps,
                            padding taps // 2: the "same" output; TF32 off, so
                            FP32 accuracy as warpspeed's conv1d
+    cumsum:<f32|i32|i64>:<n>
+                           torch.cumsum(x, 0, dtype=x.dtype, out=y) of n values
+                           into a tensor allocated before timing
+    cumsum_rows:f32:<rows>:<width>
+                           torch.cumsum(x, dim=1, out=y) of a (rows, width)
+                           float32 tensor: the prefix sum along each row
 
 For every case, in order, one JSON object on its own line of stdout:
     {"case":"transpose:u8:8192:8192","peer":"torch .t().contiguous()","ms":0.387000,"ok":true}
@@ -32,7 +39,9 @@ synchronisation at the end; the result is the median of the `reps` times.
 Unlike the Rust harness and peers.cu, no kernel holds the stream while the
 launches are queued: every case here runs for 50 µs or more, long enough
 that the queue stays ahead of the GPU (the hold matters for launches of a
-few µs).
+few µs). The cumsum cases do so only from about 2^24 values (a launch reads
+and writes each once): give them no fewer, or their times include the
+host's launch latency.
 """
 
 import json
@@ -42,6 +51,8 @@ import time
 
 PEER = "torch .t().contiguous()"
 CONV1D_PEER = "cuDNN (torch conv1d)"
+CUMSUM_PEER = "torch.cumsum"
+CUMSUM_ROWS_PEER = "torch.cumsum(dim=1)"
 
 # Launches before timing starts, at the least (the Rust harness's WARMUP).
 WARMUP = 3
@@ -56,7 +67,8 @@ WARMUP_SECONDS = float(os.environ.get("WARPSPEED_WARMUP_MS", "200")) / 1e3
 WARMUP_GROUP = 8
 
 USAGE = ("usage: torch_peers.py <reps> <case>...\n"
-         "cases: transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>\n")
+         "cases: transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>, cumsum:<f32|i32|i64>:<n>, "
+         "cumsum_rows:f32:<rows>:<width>\n")
 
 
 class Failure(Exception):
@@ -246,6 +258,101 @@ def conv1d_case(torch, reps, n, taps):
     return ms, ok
 
 
+# The values of the cumsum cases repeat with this period (see cumsum_case).
+CUMSUM_PERIOD = 1000
+
+
+def cumsum_case(torch, reps, dtype_name, rows, width):
+    """torch.cumsum along the last dimension of a (rows, width) tensor, into
+    one allocated before timing (out=): cumsum:<ty>:<n> is the single row
+    (rows = 1, dimension 0 of a 1D tensor), cumsum_rows the prefix sum of
+    each row. Element i (row-major) is v(i) = (i * 2654435761) % 1000 as the
+    float32 v(i) / 1000 in [0, 1), as integers v(i) % 16, so that running
+    sums only grow (an int32 sum of 2^28 of them stays below 2^31).
+    v repeats every 1000 elements, so the sum of any run of them follows
+    from the period's own running sums, in Python: exact for integers, in
+    double precision for floats. Spot outputs are checked against that:
+    integers exactly (int32 modulo 2^32, as it wraps), float32 within 1e-3
+    of it, relative (the bound of peers.cu's scans)."""
+    if rows == 0 or width == 0:
+        raise Failure("n, rows and width must be positive")
+    n = rows * width
+    dtype = {"f32": torch.float32, "i32": torch.int32, "i64": torch.int64}[dtype_name]
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        index = torch.arange(n, device="cuda", dtype=torch.int64)
+        raw = (index * 2654435761) % CUMSUM_PERIOD
+        del index
+        if dtype_name == "f32":
+            x = raw.to(torch.float32) / 1000.0
+        else:
+            x = (raw % 16).to(dtype)
+        del raw
+        x = x.view(rows, width) if rows > 1 else x.view(n)
+        copies = copies_for(torch, n * x.element_size())
+        inputs = [x] + [x.clone() for _ in range(copies - 1)]
+        del x
+        out = torch.empty_like(inputs[0])
+    torch.cuda.synchronize()
+    log(f"{len(inputs)} input cop{'y' if len(inputs) == 1 else 'ies'}")
+
+    dim = inputs[0].dim() - 1
+    cumsum = torch.cumsum
+
+    def launch(turn):
+        cumsum(inputs[turn % len(inputs)], dim, dtype=dtype, out=out)
+
+    with torch.no_grad():
+        ms = median_ms(torch, stream, reps, launch)
+
+    # The period's values, made on the device as the inputs were (a float32
+    # division by a scalar may be a multiplication there), and their running
+    # sums: prefix[k] = v(0) + ... + v(k - 1).
+    with torch.cuda.stream(stream):
+        period = torch.arange(CUMSUM_PERIOD, device="cuda", dtype=torch.int64)
+        period = (period * 2654435761) % CUMSUM_PERIOD
+        if dtype_name == "f32":
+            period = period.to(torch.float32) / 1000.0
+        else:
+            period = period % 16
+        one_period = period.tolist()
+    prefix = [0]
+    for v in one_period:
+        prefix.append(prefix[-1] + v)
+
+    def sum_before(k):
+        """v(0) + ... + v(k - 1), exact (integers) or double precision."""
+        q, r = divmod(k, CUMSUM_PERIOD)
+        return q * prefix[-1] + prefix[r]
+
+    spots = [0, 1, n // 2, n - 1, width - 1, min(width, n - 1), max(n - width, 0)]
+    state = 0x9E3779B97F4A7C15
+    for _ in range(29):
+        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+        spots.append((state >> 11) % n)
+    flat = out.view(n)
+    ok = tuple(out.shape) == tuple(inputs[0].shape) and out.dtype == dtype
+    if ok:
+        for i in spots:
+            row_start = i - i % width
+            want = sum_before(i + 1) - sum_before(row_start)
+            got = flat[i].item()
+            if dtype_name == "f32":
+                good = abs(got - want) <= 1e-3 * want
+            elif dtype_name == "i32":
+                good = got == (want + 2**31) % 2**32 - 2**31
+            else:
+                good = got == want
+            if not good:
+                log(f"output {i}: got {got}, want {want}")
+                ok = False
+    else:
+        log(f"result {tuple(out.shape)} {out.dtype}, want {tuple(inputs[0].shape)} {dtype}")
+    del inputs, out, flat
+    torch.cuda.empty_cache()
+    return ms, ok
+
+
 def run_case(torch, reps, spec):
     fields = spec.split(":")
     if fields[0] == "transpose" and len(fields) == 4:
@@ -254,7 +361,17 @@ def run_case(torch, reps, spec):
         return transpose_case(torch, reps, fields[1], parse_u64(fields[2], "w"), parse_u64(fields[3], "h"))
     if fields[0] == "conv1d" and len(fields) == 3:
         return conv1d_case(torch, reps, parse_u64(fields[1], "n"), parse_u64(fields[2], "taps"))
-    raise Failure("unknown case (transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>)")
+    if fields[0] == "cumsum" and len(fields) == 3:
+        if fields[1] not in ("f32", "i32", "i64"):
+            raise Failure(f"unknown element type `{fields[1]}` (f32, i32, i64)")
+        n = parse_u64(fields[2], "n")
+        return cumsum_case(torch, reps, fields[1], 1, n)
+    if fields[0] == "cumsum_rows" and len(fields) == 4:
+        if fields[1] != "f32":
+            raise Failure("cumsum_rows supports f32 only")
+        return cumsum_case(torch, reps, "f32", parse_u64(fields[2], "rows"), parse_u64(fields[3], "width"))
+    raise Failure("unknown case (transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>, cumsum:<f32|i32|i64>:<n>, "
+                  "cumsum_rows:f32:<rows>:<width>)")
 
 
 def peer_of(spec):
@@ -263,6 +380,10 @@ def peer_of(spec):
         return PEER
     if kind == "conv1d":
         return CONV1D_PEER
+    if kind == "cumsum":
+        return CUMSUM_PEER
+    if kind == "cumsum_rows":
+        return CUMSUM_ROWS_PEER
     return "unknown"
 
 

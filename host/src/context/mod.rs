@@ -63,6 +63,14 @@ pub struct Context {
     /// Counters kernels leave zero when they finish (the column sums'
     /// tallies, one per column): zeroed when (re)allocated, grown on demand.
     tallies: RefCell<Option<DeviceBuffer<u64>>>,
+    /// The single-pass scans' state (their ticket and one status per
+    /// tile), written by nothing else: zeroed when (re)allocated.
+    scan_state: RefCell<Option<DeviceBuffer<u64>>>,
+    /// Single-pass scans launched on `scan_state` since it was last zeroed.
+    pub(crate) scan_launches: Cell<u32>,
+    /// The status layout (words a tile) of the last launch on
+    /// `scan_state`; `None` while it is all zeros.
+    pub(crate) scan_layout: Cell<Option<u32>>,
     /// The number of the last launch that claimed work in the scratch
     /// memory by launch number ([`Context::next_epoch`]).
     epoch: Cell<u32>,
@@ -268,6 +276,9 @@ impl Context {
             recording: RefCell::new(None),
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
+            scan_state: RefCell::new(None),
+            scan_launches: Cell::new(0),
+            scan_layout: Cell::new(None),
             epoch: Cell::new(0),
             clock,
             runtime,
@@ -542,6 +553,7 @@ impl Drop for Context {
             // leaks); the scratch memory is never freed.
             std::mem::forget(self.scratch.take());
             std::mem::forget(self.tallies.take());
+            std::mem::forget(self.scan_state.take());
             return;
         }
         // Every use of a buffer this queue made has finished: its uses need

@@ -58,6 +58,9 @@ impl Context {
         self.synchronize()?;
         self.scratch.borrow_mut().take();
         self.tallies.borrow_mut().take();
+        self.scan_state.borrow_mut().take();
+        self.scan_launches.set(0);
+        self.scan_layout.set(None);
         Ok(())
     }
 
@@ -66,6 +69,11 @@ impl Context {
         self.scratch.borrow().as_ref().map_or(0, |b| b.len())
             + self
                 .tallies
+                .borrow()
+                .as_ref()
+                .map_or(0, |b| b.len() * size_of::<u64>())
+            + self
+                .scan_state
                 .borrow()
                 .as_ref()
                 .map_or(0, |b| b.len() * size_of::<u64>())
@@ -106,6 +114,29 @@ impl Context {
         Ok(self.keep_outgrown(outgrown, |r| &mut r.outgrown_tallies))
     }
 
+    /// The device address and length in words of at least `words` words
+    /// of single-pass scan state: written only by the single-pass scan
+    /// and compaction kernels, zeroed when first allocated or grown (and
+    /// then counted from zero launches). Part of the scratch memory, grown
+    /// as [`Context::scratch`].
+    pub(crate) fn scan_state(&self, words: usize) -> Result<(u64, usize)> {
+        let fresh = !self
+            .scan_state
+            .borrow()
+            .as_ref()
+            .is_some_and(|b| b.len() >= words);
+        let outgrown = self.grown(&self.scan_state, words, "words of scan state")?;
+        if fresh {
+            self.scan_launches.set(0);
+            self.scan_layout.set(None);
+        }
+        let len = self.scan_state.borrow().as_ref().map_or(0, |b| b.len());
+        Ok((
+            self.keep_outgrown(outgrown, |r| &mut r.outgrown_tallies),
+            len,
+        ))
+    }
+
     /// The address `grown` gave; the buffer it replaced, if any, kept by
     /// the recording (a recorded call uses it) or freed.
     fn keep_outgrown<T: DeviceCopy>(
@@ -121,10 +152,18 @@ impl Context {
 
     /// The scratch memory and tallies, taken from this queue (by a graph
     /// its recording made).
-    pub(crate) fn take_scratch(&self) -> (Option<DeviceBuffer<u8>>, Option<DeviceBuffer<u64>>) {
+    /// The tallies and the scan state come back together: a graph only
+    /// keeps them allocated.
+    pub(crate) fn take_scratch(&self) -> (Option<DeviceBuffer<u8>>, Vec<DeviceBuffer<u64>>) {
+        self.scan_launches.set(0);
+        self.scan_layout.set(None);
+        let words = [
+            self.tallies.borrow_mut().take(),
+            self.scan_state.borrow_mut().take(),
+        ];
         (
             self.scratch.borrow_mut().take(),
-            self.tallies.borrow_mut().take(),
+            words.into_iter().flatten().collect(),
         )
     }
 
