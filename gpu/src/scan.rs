@@ -836,7 +836,9 @@ mod device {
     unsafe fn publish<T: Element>(state: *mut u64, tile: usize, kind: u32, epoch: u32, value: T) {
         let words = state.add(STATUS_START);
         if T::BYTES == 4 {
-            store_release_u64(
+            // The value travels in the flag's own word: nothing else is
+            // published with it, so a relaxed store suffices (no fence).
+            store_relaxed_u64(
                 words.add(tile),
                 value.to_bits64() << 32 | flag(kind, epoch) as u64,
             );
@@ -855,7 +857,8 @@ mod device {
     unsafe fn poll<T: Element>(state: *mut u64, tile: usize, epoch: u32) -> Status<T> {
         let words = state.add(STATUS_START);
         let (word, value) = if T::BYTES == 4 {
-            let w = load_acquire_u64(words.add(tile));
+            // One word holds flag and value: relaxed (see `publish`).
+            let w = load_relaxed_u64(words.add(tile));
             (w as u32, T::from_bits64(w >> 32))
         } else {
             let slot = words.add(3 * tile);
