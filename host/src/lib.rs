@@ -146,6 +146,7 @@ mod guides {
     guide!(Conv1d, "conv1d.md");
     guide!(Gemm, "gemm.md");
     guide!(Rng, "rng.md");
+    guide!(Scan, "scan.md");
     guide!(MultiGpu, "multi_gpu.md");
     guide!(Interop, "interop.md");
 }

@@ -366,14 +366,17 @@ pub const TARGETS: &[Target] = &[
         Memcpy,
         0.90,
     ),
-    versus(
-        "row scans of 64 × 128 256 and 8 × 32 000 × torch.cumsum(dim=1)",
-        "scan",
-        &["f32 64×128256 rows", "f32 8×32000 rows"],
-        "",
-        "torch",
-        2.00,
-    ),
+    Target {
+        peer: Some("torch"),
+        ..target(
+            "row scans of 64 × 128 256 and 8 × 32 000 × torch.cumsum(dim=1)",
+            "scan",
+            &["f32 64×128256 rows", "f32 8×32000 rows"],
+            None,
+            Peer,
+            2.00,
+        )
+    },
     target(
         "row scan of 4096 × 4096 × memcpy",
         "scan",
