@@ -678,38 +678,30 @@ mod device {
         }
     }
 
-    #[inline(always)]
-    fn shfl_up_elem<T: Element>(v: T, delta: u32) -> T {
-        let b = v.to_bits64();
-        let lo = shfl_up(b as u32, delta) as u64;
-        if T::BYTES == 4 {
-            T::from_bits64(lo)
-        } else {
-            T::from_bits64(lo | (shfl_up((b >> 32) as u32, delta) as u64) << 32)
-        }
+    /// A shuffle of any element: one 32-bit shuffle for 4-byte elements,
+    /// two for 8-byte ones.
+    macro_rules! element_shuffle {
+        ($(#[$m:meta])* $name:ident = $word:ident) => {
+            $(#[$m])*
+            #[inline(always)]
+            fn $name<T: Element>(v: T, operand: u32) -> T {
+                let b = v.to_bits64();
+                let low = $word(b as u32, operand) as u64;
+                if T::BYTES == 4 {
+                    T::from_bits64(low)
+                } else {
+                    T::from_bits64(low | ($word((b >> 32) as u32, operand) as u64) << 32)
+                }
+            }
+        };
     }
 
-    #[inline(always)]
-    fn shfl_xor_elem<T: Element>(v: T, mask: u32) -> T {
-        let b = v.to_bits64();
-        let lo = shfl_xor(b as u32, mask) as u64;
-        if T::BYTES == 4 {
-            T::from_bits64(lo)
-        } else {
-            T::from_bits64(lo | (shfl_xor((b >> 32) as u32, mask) as u64) << 32)
-        }
-    }
-
-    #[inline(always)]
-    fn shfl_idx_elem<T: Element>(v: T, lane: u32) -> T {
-        let b = v.to_bits64();
-        let lo = shfl_idx(b as u32, lane) as u64;
-        if T::BYTES == 4 {
-            T::from_bits64(lo)
-        } else {
-            T::from_bits64(lo | (shfl_idx((b >> 32) as u32, lane) as u64) << 32)
-        }
-    }
+    element_shuffle!(/// The value of lane `lane - delta`.
+        shfl_up_elem = shfl_up);
+    element_shuffle!(/// The value of lane `lane ^ mask`.
+        shfl_xor_elem = shfl_xor);
+    element_shuffle!(/// The value of lane `src`.
+        shfl_idx_elem = shfl_idx);
 
     /// What a thread knows of its tile after [`scan_in_tile`]: for round
     /// `r`, the combination of everything in the tile before its vector
@@ -896,11 +888,20 @@ mod device {
         Reduce,
     }
 
+    /// Where a launch's tiles meet: the single-pass state, the launch's
+    /// epoch, and the look-back's windows, shared memory for
+    /// `LOOKBACK_WINDOWS * 32` elements.
+    #[derive(Clone, Copy)]
+    struct Statuses<T> {
+        state: *mut u64,
+        epoch: u32,
+        windows: *mut T,
+    }
+
     /// The prefix of tile `tile` (global index; `first` is the first tile
     /// of its row), found by looking back, and its inclusive prefix
     /// published. Called by one whole warp; returns the prefix on every
-    /// lane. `windows` is shared memory for `LOOKBACK_WINDOWS * 32`
-    /// elements.
+    /// lane.
     ///
     /// Where `op` is exact on `T` (integers; min and max) the window's
     /// totals are combined by a warp tree, in any order. A float sum is
@@ -923,14 +924,17 @@ mod device {
     unsafe fn look_back<T: Element>(
         op: Op,
         mode: Prefix,
-        state: *mut u64,
+        statuses: Statuses<T>,
         tile: usize,
         first: usize,
-        epoch: u32,
         start: T,
         total: T,
-        windows: *mut T,
     ) -> T {
+        let Statuses {
+            state,
+            epoch,
+            windows,
+        } = statuses;
         let lane = lane_id();
         if tile == first {
             if lane == 0 {
@@ -1174,17 +1178,12 @@ mod device {
             Prefix::Lookback | Prefix::Chained => {
                 if thread_idx_x() < WARP_SIZE {
                     let first = tile - tile % per_row;
-                    let p = look_back(
-                        op,
-                        mode,
-                        a.state,
-                        tile,
-                        first,
+                    let statuses = Statuses {
+                        state: a.state,
                         epoch,
-                        start,
-                        t.total,
-                        shared.windows,
-                    );
+                        windows: shared.windows,
+                    };
+                    let p = look_back(op, mode, statuses, tile, first, start, t.total);
                     if thread_idx_x() == 0 {
                         *shared.prefix = p;
                     }
@@ -1293,17 +1292,12 @@ mod device {
         if thread_idx_x() < WARP_SIZE {
             let total = C::from_bits64(t.total as u64);
             let none = C::identity(Op::Sum);
-            let p = look_back(
-                Op::Sum,
-                Prefix::Lookback,
-                a.state,
-                tile,
-                0,
+            let statuses = Statuses {
+                state: a.state,
                 epoch,
-                none,
-                total,
-                shared.windows,
-            );
+                windows: shared.windows,
+            };
+            let p = look_back(Op::Sum, Prefix::Lookback, statuses, tile, 0, none, total);
             if thread_idx_x() == 0 {
                 *shared.prefix = p;
                 if tile == grid_dim_x() as usize - 1 {

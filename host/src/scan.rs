@@ -515,25 +515,22 @@ impl Context {
                     };
                 }
                 Launch::TileReduce { src, sums, len } => {
-                    let args = TileArgs::<T> {
-                        x: DevPtr::new(at.of::<T>(src)),
-                        out: DevPtrMut::new(0),
-                        width: len,
-                        x_pitch: len,
-                        out_pitch: len,
-                        init: start,
-                        exclusive: 1,
-                        state: DevPtrMut::new(0),
-                        sums: DevPtrMut::new(at.of::<T>(sums)),
-                    };
-                    let blocks = grid(len, tile, max_grid, "a scan")?;
                     // SAFETY: `src` holds `len` elements, `sums` one per
                     // tile; the reduce pass writes nothing else.
                     unsafe {
-                        self.launch(
+                        self.launch_tiles(
                             scan_tile_reduce_sum::entry::<T>(),
-                            LaunchConfig::linear(blocks, TILE_BLOCK, shared),
-                            &args,
+                            TileArgs::<T> {
+                                x: DevPtr::new(at.of::<T>(src)),
+                                out: DevPtrMut::new(0),
+                                width: len,
+                                x_pitch: len,
+                                out_pitch: len,
+                                init: start,
+                                exclusive: 1,
+                                state: DevPtrMut::new(0),
+                                sums: DevPtrMut::new(at.of::<T>(sums)),
+                            },
                         )?
                     };
                 }
@@ -544,34 +541,57 @@ impl Context {
                     len,
                     last,
                 } => {
-                    let exclusive = if last { scan.exclusive() } else { 1 };
-                    let args = TileArgs::<T> {
-                        x: DevPtr::new(at.of::<T>(src)),
-                        out: DevPtrMut::new(at.of::<T>(dst)),
-                        width: len,
-                        x_pitch: len,
-                        out_pitch: len,
-                        init: start,
-                        exclusive,
-                        state: DevPtrMut::new(0),
-                        sums: DevPtrMut::new(at.of::<T>(prefixes)),
-                    };
-                    let blocks = grid(len, tile, max_grid, "a scan")?;
                     // SAFETY: `src` and `dst` hold `len` elements each,
                     // apart (the plan gives each level its own scanned
                     // array); `prefixes` one per tile, or null for one
                     // tile.
                     unsafe {
-                        self.launch(
+                        self.launch_tiles(
                             scan_tile_given_sum::entry::<T>(),
-                            LaunchConfig::linear(blocks, TILE_BLOCK, shared),
-                            &args,
+                            TileArgs::<T> {
+                                x: DevPtr::new(at.of::<T>(src)),
+                                out: DevPtrMut::new(at.of::<T>(dst)),
+                                width: len,
+                                x_pitch: len,
+                                out_pitch: len,
+                                init: start,
+                                exclusive: if last { scan.exclusive() } else { 1 },
+                                state: DevPtrMut::new(0),
+                                sums: DevPtrMut::new(at.of::<T>(prefixes)),
+                            },
                         )?
                     };
                 }
             }
         }
         Ok(())
+    }
+
+    /// Launches a pass of step 5 over `args.width` elements, one block a
+    /// tile.
+    ///
+    /// # Safety
+    /// The launch contract of `single_pass` for the pass's mode.
+    unsafe fn launch_tiles<T: Scannable>(
+        &self,
+        entry: Entry<TileArgs<T>>,
+        args: TileArgs<T>,
+    ) -> Result<()> {
+        let blocks = grid(
+            args.width,
+            tile_elements(size_of::<T>()),
+            self.info().max_grid.0,
+            "a scan",
+        )?;
+        let shared = ScanVariant::ReduceThenScan.shape().shared_bytes;
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.launch(
+                entry,
+                LaunchConfig::linear(blocks, TILE_BLOCK, shared),
+                &args,
+            )
+        }
     }
 
     /// The single-pass state for `tiles` tiles of `bytes`-byte statuses:
