@@ -258,7 +258,10 @@ impl Context {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `out` is not as long as `x`;
-    /// [`Error::InvalidArgument`] when they overlap.
+    /// [`Error::InvalidArgument`] when they overlap, or when the input
+    /// needs more blocks than the device's grid holds;
+    /// [`Error::Misaligned`] for a view not aligned to its elements (only
+    /// possible through unsafe code); launch and driver failures.
     pub fn inclusive_scan_into<'a, T: Scannable>(
         &'a self,
         op: Op,
@@ -341,7 +344,8 @@ impl Context {
     /// # Errors
     /// [`Error::ShapeMismatch`] when `out` is not `x`'s shape;
     /// [`Error::InvalidArgument`] when they overlap or the matrix needs
-    /// more blocks than the device's grid holds.
+    /// more blocks than the device's grid holds; [`Error::Misaligned`]
+    /// as for [`Context::inclusive_scan_into`].
     pub fn scan_rows_into<'a, T: Scannable>(
         &'a self,
         op: Op,
@@ -628,7 +632,10 @@ impl Context {
     /// # Errors
     /// [`Error::LengthMismatch`] when `flags` is not as long as `x` or
     /// `count` is empty; [`Error::InvalidArgument`] when an output
-    /// overlaps an input or the other output.
+    /// overlaps an input or the other output, or the input needs more
+    /// blocks than the device's grid holds; [`Error::Misaligned`] for a
+    /// view not aligned to its elements (only possible through unsafe
+    /// code).
     pub fn compact_flagged_into<'a, T: Scannable>(
         &'a self,
         x: &impl DeviceRead<Elem = T>,
@@ -667,7 +674,9 @@ impl Context {
     /// [`Context::compact_flagged_into`] that waits and returns the count.
     ///
     /// # Errors
-    /// As [`Context::compact_flagged_into`].
+    /// As [`Context::compact_flagged_into`]; [`Error::InCapture`] inside
+    /// [`Context::capture`] (the `_into` form writes the count to a
+    /// buffer instead).
     pub fn compact_flagged<T: Scannable>(
         &self,
         x: &impl DeviceRead<Elem = T>,
@@ -689,7 +698,9 @@ impl Context {
     /// [`Context::compact_if_into`] that waits and returns the count.
     ///
     /// # Errors
-    /// As [`Context::compact_flagged_into`].
+    /// As [`Context::compact_flagged_into`]; [`Error::InCapture`] inside
+    /// [`Context::capture`] (the `_into` form writes the count to a
+    /// buffer instead).
     pub fn compact_if<T: Scannable>(
         &self,
         x: &impl DeviceRead<Elem = T>,

@@ -3,7 +3,7 @@
 // compared row for row on the same GPU in the same run.
 //
 // Build (CUDA 12 or 13; CUB and Thrust are header-only):
-//     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -lcurand -o peers
+//     nvcc -O3 -std=c++17 -arch=native peers.cu -lcublas -lcublasLt -lcurand -o peers
 // Without cuRAND (its header or library missing), add -DPEERS_NO_CURAND and
 // drop -lcurand: the curand cases then report that cuRAND is not available.
 // With CUTLASS's headers (the nvidia-cutlass wheel's cutlass_library/source),
