@@ -923,6 +923,8 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
     let mut ten = ok(out.slice_mut(..10))?;
     let r = ctx.scan_into(default, sum, inclusive, &crooked, &mut ten);
     refused!(r, Misaligned, "a misaligned input");
+    let r = ctx.compact_if_into(&crooked, Compare::Less, 5, &mut ten, &mut count);
+    refused!(r, Misaligned, "a compaction's misaligned input");
 
     // Nothing was written, and the queue still works.
     all_poison("an output of refused calls", &download(ctx, &out)?)?;
