@@ -27,7 +27,7 @@
 //! (element 0 of the output is that value).
 
 use crate::context::Context;
-use crate::context::scratch::{PARTIALS_OFFSET, RESULT_OFFSET};
+use crate::context::scratch::{PARTIALS_OFFSET, RESULT_OFFSET, StateUses};
 use crate::error::{Error, Result};
 use crate::launch::{LaunchConfig, blocks_for};
 use crate::matrix::{Matrix, MatrixMut};
@@ -598,29 +598,30 @@ impl Context {
         }
     }
 
-    /// The single-pass state for `tiles` tiles of `bytes`-byte statuses:
-    /// zeroed when first allocated or grown, and every `STATE_LAUNCHES`
-    /// launches outside a capture (a capture's calls each get a fresh one,
-    /// whose replays rewrite every status they read).
+    /// The single-pass state for `tiles` tiles of `bytes`-byte statuses.
+    /// A status of the other layout (one word a tile, or three) could read
+    /// as a current flag, and flags carry 30 bits of epoch: the state is
+    /// zeroed when the layout changes, and every `STATE_LAUNCHES`
+    /// launches outside a capture (a capture's calls each get a fresh
+    /// state, whose replays rewrite every status they read).
     fn single_pass_state(&self, tiles: usize, bytes: usize) -> Result<u64> {
         let words = STATUS_START + status_words(bytes) * tiles;
         let (address, len) = self.scan_state(words)?;
-        // A status of the other layout (one word a tile, or three) could
-        // read as a current flag: the state is zeroed when the layout
-        // changes, and every `STATE_LAUNCHES` launches outside a capture
-        // (a capture's calls each get a fresh state, whose replays
-        // rewrite every status they read).
         let layout = status_words(bytes) as u32;
-        let launches = self.scan_launches.get() + 1;
-        let stale = self.scan_layout.get().is_some_and(|l| l != layout);
-        if stale || (!self.capturing() && launches >= STATE_LAUNCHES) {
+        let uses = self.scan_uses.get();
+        let launches = uses.launches + 1;
+        let stale = uses.layout.is_some_and(|l| l != layout);
+        let launches = if stale || (!self.capturing() && launches >= STATE_LAUNCHES) {
             // SAFETY: the state holds `len` words of 8 bytes.
             unsafe { self.zero_words(address, 2 * len)? };
-            self.scan_launches.set(1);
+            1
         } else {
-            self.scan_launches.set(launches);
-        }
-        self.scan_layout.set(Some(layout));
+            launches
+        };
+        self.scan_uses.set(StateUses {
+            launches,
+            layout: Some(layout),
+        });
         Ok(address)
     }
 

@@ -66,11 +66,9 @@ pub struct Context {
     /// The single-pass scans' state (their ticket and one status per
     /// tile), written by nothing else: zeroed when (re)allocated.
     scan_state: RefCell<Option<DeviceBuffer<u64>>>,
-    /// Single-pass scans launched on `scan_state` since it was last zeroed.
-    pub(crate) scan_launches: Cell<u32>,
-    /// The status layout (words a tile) of the last launch on
-    /// `scan_state`; `None` while it is all zeros.
-    pub(crate) scan_layout: Cell<Option<u32>>,
+    /// What `scan_state` has seen since a launch last zeroed it
+    /// (`scan::single_pass_state` decides from it when to zero).
+    pub(crate) scan_uses: Cell<scratch::StateUses>,
     /// The number of the last launch that claimed work in the scratch
     /// memory by launch number ([`Context::next_epoch`]).
     epoch: Cell<u32>,
@@ -277,8 +275,7 @@ impl Context {
             scratch: RefCell::new(None),
             tallies: RefCell::new(None),
             scan_state: RefCell::new(None),
-            scan_launches: Cell::new(0),
-            scan_layout: Cell::new(None),
+            scan_uses: Cell::new(scratch::StateUses::default()),
             epoch: Cell::new(0),
             clock,
             runtime,

@@ -13,6 +13,17 @@ use std::cell::RefCell;
 use warpspeed_gpu::gemm::SPLIT_TICKETS;
 use warpspeed_gpu::histogram::LANE_WORK_WORDS;
 
+/// What the single-pass scan state has seen since a launch last zeroed
+/// it: how many launches, and the status layout (words a tile) of the
+/// last. Only the decision to zero the state again depends on it, and a
+/// state replaced by a fresh one (all zeros) is right for any decision,
+/// so replacing the state leaves these as they are.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StateUses {
+    pub(crate) launches: u32,
+    pub(crate) layout: Option<u32>,
+}
+
 /// The single-pass reduction's ticket.
 pub const COUNTER_OFFSET: u64 = 0;
 /// The result slot of the waiting reductions (`sum`, `min`, `max`).
@@ -59,8 +70,6 @@ impl Context {
         self.scratch.borrow_mut().take();
         self.tallies.borrow_mut().take();
         self.scan_state.borrow_mut().take();
-        self.scan_launches.set(0);
-        self.scan_layout.set(None);
         Ok(())
     }
 
@@ -116,20 +125,10 @@ impl Context {
 
     /// The device address and length in words of at least `words` words
     /// of single-pass scan state: written only by the single-pass scan
-    /// and compaction kernels, zeroed when first allocated or grown (and
-    /// then counted from zero launches). Part of the scratch memory, grown
-    /// as [`Context::scratch`].
+    /// and compaction kernels, zeroed when first allocated or grown. Part
+    /// of the scratch memory, grown as [`Context::scratch`].
     pub(crate) fn scan_state(&self, words: usize) -> Result<(u64, usize)> {
-        let fresh = !self
-            .scan_state
-            .borrow()
-            .as_ref()
-            .is_some_and(|b| b.len() >= words);
         let outgrown = self.grown(&self.scan_state, words, "words of scan state")?;
-        if fresh {
-            self.scan_launches.set(0);
-            self.scan_layout.set(None);
-        }
         let len = self.scan_state.borrow().as_ref().map_or(0, |b| b.len());
         Ok((
             self.keep_outgrown(outgrown, |r| &mut r.outgrown_tallies),
@@ -155,8 +154,6 @@ impl Context {
     /// The tallies and the scan state come back together: a graph only
     /// keeps them allocated.
     pub(crate) fn take_scratch(&self) -> (Option<DeviceBuffer<u8>>, Vec<DeviceBuffer<u64>>) {
-        self.scan_launches.set(0);
-        self.scan_layout.set(None);
         let words = [
             self.tallies.borrow_mut().take(),
             self.scan_state.borrow_mut().take(),
