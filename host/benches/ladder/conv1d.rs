@@ -21,7 +21,7 @@ const MASKS: [usize; 5] = [7, 31, 63, 127, 1025];
 
 /// The signal: `hash(i) / 1000 − 0.5`, the values of the reduction bench.
 fn signal(i: usize) -> f32 {
-    ((i as u64).wrapping_mul(2_654_435_761) % 1000) as f32 / 1000.0 - 0.5
+    crate::harness::hash(i, 1000) as f32 / 1000.0 - 0.5
 }
 
 /// The mask: weights in [−0.5, 0.5).

@@ -252,6 +252,12 @@ impl Peak {
     }
 }
 
+/// The benches' data: `i` scrambled by a multiplicative hash, modulo
+/// `modulus` (the values the peer programs draw too).
+pub fn hash(i: usize, modulus: u64) -> u64 {
+    (i as u64).wrapping_mul(2_654_435_761) % modulus
+}
+
 /// Copies of `host` on the device, enough that together they are at least
 /// twice the L2 cache (at most 4): rotating through them, every timed launch
 /// reads DRAM rather than what the previous launch left in L2.

@@ -2,7 +2,7 @@
 //! `u32`, with min and max of the fastest step, against CUB's
 //! `DeviceReduce`; and the scaling curve of the sum from 2^10 to 2^30.
 
-use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued};
+use crate::harness::{Bench, Case, Family, Point, Row, Scaling, device_copies, enqueued, hash};
 use warpspeed::reduce::{Op, ReduceVariant, Reducible};
 use warpspeed_gpu::reduce::CASES;
 
@@ -19,10 +19,6 @@ trait Data: Reducible {
         let _ = n;
         got == want
     }
-}
-
-fn hash(i: usize, modulus: u64) -> u64 {
-    (i as u64).wrapping_mul(2_654_435_761) % modulus
 }
 
 impl Data for f32 {

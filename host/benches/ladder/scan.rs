@@ -3,7 +3,7 @@
 //! `DeviceScan` and `torch.cumsum`; row scans against `torch.cumsum(dim=1)`
 //! and CUB; compaction against CUB's `DeviceSelect`.
 
-use crate::harness::{Bench, Case, Family, Row, device_copies, enqueued};
+use crate::harness::{Bench, Case, Family, Row, device_copies, enqueued, hash};
 use warpspeed::scan::{Compare, Op, Scan, ScanVariant, Scannable};
 use warpspeed::{Matrix, MatrixMut};
 use warpspeed_gpu::scan::Element;
@@ -19,10 +19,6 @@ trait Data: Scannable {
         let _ = i;
         got == want
     }
-}
-
-fn hash(i: usize, modulus: u64) -> u64 {
-    (i as u64).wrapping_mul(2_654_435_761) % modulus
 }
 
 impl Data for f32 {
