@@ -123,6 +123,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = {
         gemm::SPILLS_ON_PURPOSE,
         conv1d::SPILLS_ON_PURPOSE,
         image_sums::SPILLS_ON_PURPOSE,
+        scan::SPILLS_ON_PURPOSE,
     ];
     &kernel::concat::<&str, { kernel::total_len(PARTS) }>(PARTS, "")
 };
@@ -143,6 +144,7 @@ pub const LAUNCH_BOUNDS: &[kernel::LaunchBounds] = {
         gemm::LAUNCH_BOUNDS,
         transpose::LAUNCH_BOUNDS,
         image_sums::LAUNCH_BOUNDS,
+        scan::LAUNCH_BOUNDS,
     ];
     const NONE: kernel::LaunchBounds = kernel::LaunchBounds {
         entry: "",

@@ -189,16 +189,16 @@ pub const COARSE_ITEMS: u32 = 8;
 
 /// Threads per block of the tile steps 5-7 and of compaction.
 #[doc(hidden)]
-pub const TILE_BLOCK: u32 = 256;
+pub const TILE_BLOCK: u32 = 128;
 
 /// 16-byte vectors each thread of a tile step loads: the tile is
 /// `TILE_BLOCK * TILE_VECTORS * 16` bytes (16 KiB: 4 096 four-byte or
 /// 2 048 eight-byte elements).
 #[doc(hidden)]
-pub const TILE_VECTORS: usize = 4;
+pub const TILE_VECTORS: usize = 8;
 
-// The tile loops are spelled out for 4 vectors (`unroll!`).
-const _: () = assert!(TILE_VECTORS == 4);
+// The tile loops are spelled out for up to 8 vectors (`each_vector!`).
+const _: () = assert!(TILE_VECTORS >= 1 && TILE_VECTORS <= 8);
 
 /// Elements of one tile of a tile step for elements of `bytes` bytes.
 #[doc(hidden)]
@@ -211,12 +211,12 @@ pub const fn tile_elements(bytes: usize) -> usize {
 #[doc(hidden)]
 pub const STATUS_START: usize = 32;
 
-/// `u64` words of status each tile needs: one where the element packs with
-/// its flag into one word (4-byte elements), three where it does not (a
-/// flag word and the aggregate and inclusive values apart).
+/// `u64` words of status each tile needs: the element's bits beside the
+/// tile's flag (kind and epoch), one word a 32-bit half: one word for
+/// 4-byte elements, two for 8-byte ones.
 #[doc(hidden)]
 pub const fn status_words(bytes: usize) -> usize {
-    if bytes == 4 { 1 } else { 3 }
+    bytes / 4
 }
 
 /// How the host drives a step.
@@ -277,6 +277,14 @@ pub const LOOKBACK_WINDOWS: usize = 16;
 const TILE_SHARED: u32 =
     16 + (TILE_BLOCK / WARP_SIZE) * 8 + 16 + (LOOKBACK_WINDOWS as u32) * 32 * 8;
 
+// Compaction's stage starts right after the tile steps' carving.
+const _: () = assert!(TILE_SHARED.is_multiple_of(16));
+
+/// Shared memory of compaction: the tile steps' and a tile of kept
+/// elements, gathered there so that a block's stores are contiguous.
+#[doc(hidden)]
+pub const COMPACT_SHARED: u32 = TILE_SHARED + TILE_BLOCK * TILE_VECTORS as u32 * 16;
+
 const fn tile_step(kernel: &'static str, passes: Passes, general: bool) -> ScanShape {
     ScanShape {
         kernel,
@@ -334,10 +342,10 @@ ladder! {
         /// tile's total as soon as it has it, and looks back over a window
         /// of 32 predecessors at once (a warp, one status word a lane),
         /// combining their totals until it meets an inclusive prefix. No
-        /// block waits for its predecessor's look-back. Status and value
-        /// share one 64-bit word for 4-byte elements (release stores,
-        /// acquire loads); the word also carries the launch's epoch, so no
-        /// launch has to clear the statuses first. Sum, min and max,
+        /// block waits for its predecessor's look-back. Each 32 bits of a
+        /// status's value share a 64-bit word with its flag, read and
+        /// written relaxed (no fences); the flag also carries the launch's
+        /// epoch, so no launch has to clear the statuses first. Sum, min and max,
         /// inclusive and exclusive, over rows of a matrix too.
         DecoupledLookback = "decoupled_lookback"
             => tile_step("scan_lookback", Passes::SinglePass, true),
@@ -596,6 +604,16 @@ mod device {
 
     const WARPS: usize = (TILE_BLOCK / WARP_SIZE) as usize;
 
+    /// `$body` for each of a thread's vectors `$r` (`0..TILE_VECTORS`),
+    /// spelled out so that the arrays indexed by `$r` stay in registers.
+    macro_rules! each_vector {
+        ($r:ident => $body:block) => {
+            unroll!($r in [0 1 2 3 4 5 6 7] => {
+                if $r < TILE_VECTORS $body
+            })
+        };
+    }
+
     /// A tile's elements in this thread's registers: `v[r][e]` is element
     /// `e` of its vector of round `r` (`e < T::VEC`).
     type Lanes<T> = [[T; 4]; TILE_VECTORS];
@@ -646,7 +664,7 @@ mod device {
                 v[r] = unpack(load_nc_v4(x.add(lane_offset::<T>(r)).cast::<Words4>()));
             }
         } else {
-            unroll!(r in [0 1 2 3] => {
+            each_vector!(r => {
                 let o = lane_offset::<T>(r);
                 unroll!(e in [0 1 2 3] => {
                     if e < T::VEC && o + e < len {
@@ -667,7 +685,7 @@ mod device {
                 store_v4(out.add(lane_offset::<T>(r)).cast::<Words4>(), pack(v[r]));
             }
         } else {
-            unroll!(r in [0 1 2 3] => {
+            each_vector!(r => {
                 let o = lane_offset::<T>(r);
                 unroll!(e in [0 1 2 3] => {
                     if e < T::VEC && o + e < len {
@@ -722,7 +740,7 @@ mod device {
         let id = T::identity(op);
         let mut lane_before = [id; TILE_VECTORS];
         let mut round_total = [id; TILE_VECTORS];
-        unroll!(r in [0 1 2 3] => {
+        each_vector!(r => {
             let mut t = v[r][0];
             unroll!(e in [1 2 3] => {
                 if e < T::VEC {
@@ -787,7 +805,7 @@ mod device {
         prefix: T,
         inclusive: bool,
     ) {
-        unroll!(r in [0 1 2 3] => {
+        each_vector!(r => {
             let mut run = T::combine(op, prefix, t.before[r]);
             unroll!(e in [0 1 2 3] => {
                 if e < T::VEC {
@@ -821,47 +839,52 @@ mod device {
 
     /// Publishes tile `tile`'s status. One thread calls it.
     ///
+    /// Each 32-bit half of the value travels in a word of its own beside
+    /// the flag (kind and epoch). Nothing else is published with a status,
+    /// so relaxed stores suffice (no fence): a reader takes a status only
+    /// where every word of it carries this launch's epoch and one kind, and
+    /// a tile writes each kind once a launch, so such words were written
+    /// together.
+    ///
     /// # Safety
     /// `state` is the launch's state (see [`single_pass`]) with room for
     /// `tile`'s status.
     #[inline(always)]
     unsafe fn publish<T: Element>(state: *mut u64, tile: usize, kind: u32, epoch: u32, value: T) {
-        let words = state.add(STATUS_START);
+        let f = flag(kind, epoch) as u64;
+        let bits = value.to_bits64();
         if T::BYTES == 4 {
-            // The value travels in the flag's own word: nothing else is
-            // published with it, so a relaxed store suffices (no fence).
-            store_relaxed_u64(
-                words.add(tile),
-                value.to_bits64() << 32 | flag(kind, epoch) as u64,
-            );
+            store_relaxed_u64(state.add(STATUS_START + tile), bits << 32 | f);
         } else {
-            let slot = words.add(3 * tile);
-            store_relaxed_u64(slot.add(kind as usize), value.to_bits64());
-            store_release_u64(slot, flag(kind, epoch) as u64);
+            store_relaxed_v2_u64(
+                state.add(STATUS_START + 2 * tile),
+                [bits << 32 | f, bits & 0xffff_ffff_0000_0000 | f],
+            );
         }
     }
 
-    /// Reads tile `tile`'s status as published in this launch.
+    /// Reads tile `tile`'s status as published in this launch (kind 0
+    /// where it is not, or not yet wholly).
     ///
     /// # Safety
     /// As [`publish`].
     #[inline(always)]
     unsafe fn poll<T: Element>(state: *mut u64, tile: usize, epoch: u32) -> Status<T> {
-        let words = state.add(STATUS_START);
         let (word, value) = if T::BYTES == 4 {
-            // One word holds flag and value: relaxed (see `publish`).
-            let w = load_relaxed_u64(words.add(tile));
+            let w = load_relaxed_u64(state.add(STATUS_START + tile));
             (w as u32, T::from_bits64(w >> 32))
         } else {
-            let slot = words.add(3 * tile);
-            let w = load_acquire_u64(slot) as u32;
-            let kind = w & 3;
-            let value = if kind != 0 {
-                T::from_bits64(load_relaxed_u64(slot.add(kind as usize)))
+            let [low, high] = load_relaxed_v2_u64(state.add(STATUS_START + 2 * tile));
+            // Both halves from one publication, or none.
+            let word = if low as u32 == high as u32 {
+                low as u32
             } else {
-                T::identity(Op::Sum)
+                0
             };
-            (w, value)
+            (
+                word,
+                T::from_bits64(low >> 32 | high & 0xffff_ffff_0000_0000),
+            )
         };
         if word >> 2 == epoch & EPOCH_MASK && word & 3 != 0 {
             Status {
@@ -1090,12 +1113,28 @@ mod device {
         (*slot as usize, *slot.add(1))
     }
 
-    /// Shared memory of the tile steps, carved once.
+    /// Asks L2 for the `bytes` bytes at `p`, a 128-byte line a thread.
+    /// Every thread calls it.
+    ///
+    /// # Safety
+    /// `p .. p + bytes` lies in one allocation of global memory.
+    #[inline(always)]
+    unsafe fn prefetch_span(p: *const u8, bytes: usize) {
+        let mut at = thread_idx_x() as usize * 128;
+        while at < bytes {
+            prefetch_l2_line(p.add(at));
+            at += TILE_BLOCK as usize * 128;
+        }
+    }
+
+    /// Shared memory of the tile steps, carved once; `rest` is what
+    /// follows (`TILE_SHARED` bytes from the start, 16-byte aligned).
     struct Carved<T> {
         ticket: *mut u32,
         warp_totals: *mut T,
         prefix: *mut T,
         windows: *mut T,
+        rest: *mut u8,
     }
 
     #[inline(always)]
@@ -1110,6 +1149,7 @@ mod device {
             warp_totals,
             prefix,
             windows,
+            rest: dynamic_shared::<u8>().wrapping_add(TILE_SHARED as usize),
         }
     }
 
@@ -1144,16 +1184,25 @@ mod device {
     #[inline(always)]
     pub unsafe fn single_pass<T: Element>(op: Op, mode: Prefix, a: Tiles<T>) {
         let shared = carve::<T>();
+        let tile_len = tile_elements(T::BYTES);
+        let per_row = a.width.div_ceil(tile_len);
+        // A tile's row, first column and length.
+        let place = |tile: usize| {
+            let (row, column) = (tile / per_row, (tile % per_row) * tile_len);
+            (row, column, Ord::min(tile_len, a.width - column))
+        };
         let ordered = matches!(mode, Prefix::Lookback | Prefix::Chained);
         let (tile, epoch) = if ordered {
+            // The ticket mostly hands a block its own index: L2 fetches
+            // that tile while the ticket is on its way (a hint; where the
+            // guess is wrong, another block reads that tile soon).
+            let (row, column, len) = place(block_idx_x() as usize);
+            prefetch_span(a.x.add(row * a.x_pitch + column).cast(), len * T::BYTES);
             take_ticket(a.state, shared.ticket)
         } else {
             (block_idx_x() as usize, 0)
         };
-        let tile_len = tile_elements(T::BYTES);
-        let per_row = a.width.div_ceil(tile_len);
-        let (row, column) = (tile / per_row, (tile % per_row) * tile_len);
-        let len = Ord::min(tile_len, a.width - column);
+        let (row, column, len) = place(tile);
         let x = a.x.add(row * a.x_pitch + column);
         let out = a.out.add(row * a.out_pitch + column);
         let id = T::identity(op);
@@ -1248,7 +1297,7 @@ mod device {
     /// `x` valid for `n` reads (and `flags` when `flagged`), `out` for
     /// `out_len` writes and `count` for one, none overlapping the inputs;
     /// the grid is `⌈n / tile⌉` blocks (at least one, `n > 0`) of
-    /// `TILE_BLOCK` threads with `TILE_SHARED` bytes of shared memory;
+    /// `TILE_BLOCK` threads with `COMPACT_SHARED` bytes of shared memory;
     /// `state` as for [`single_pass`] with statuses of `C`.
     #[inline(always)]
     #[allow(
@@ -1259,11 +1308,19 @@ mod device {
         let shared = carve::<C>();
         // The counts' warp totals are `u32`s, in slots of `C`.
         let warp_totals = shared.warp_totals.cast::<u32>();
-        let (tile, epoch) = take_ticket(a.state, shared.ticket);
         let tile_len = tile_elements(T::BYTES);
+        // As `single_pass`: the guessed tile fetched during the ticket.
+        let guess = block_idx_x() as usize * tile_len;
+        let guess_len = Ord::min(tile_len, a.n - guess);
+        prefetch_span(a.x.add(guess).cast(), guess_len * T::BYTES);
+        if flagged {
+            prefetch_span(a.flags.add(guess), guess_len);
+        }
+        let (tile, epoch) = take_ticket(a.state, shared.ticket);
         let column = tile * tile_len;
         let len = Ord::min(tile_len, a.n - column);
         let x = a.x.add(column);
+        let flags = a.flags.add(column);
         let full = len == tile_len;
         let v = load_tile(
             x,
@@ -1271,24 +1328,54 @@ mod device {
             full && (x as usize).is_multiple_of(16),
             T::from_bits64(0),
         );
-        // One count per element: 1 to keep it.
-        let mut keep = [[0u32; 4]; TILE_VECTORS];
+        // Bit `4r + e` set to keep element `e` of vector `r`. A vector's
+        // flags are `T::VEC` consecutive bytes, read as one word where
+        // aligned.
+        let whole_flags = flagged && full && (flags as usize).is_multiple_of(T::VEC);
         let compare = Compare::from_code(a.keep);
         let value = T::from_bits64(a.value);
-        unroll!(r in [0 1 2 3] => {
+        let mut bits = 0u32;
+        each_vector!(r => {
             let o = lane_offset::<T>(r);
+            let word = if whole_flags {
+                if T::VEC == 4 {
+                    *flags.add(o).cast::<u32>()
+                } else {
+                    *flags.add(o).cast::<u16>() as u32
+                }
+            } else {
+                0
+            };
             unroll!(e in [0 1 2 3] => {
                 if e < T::VEC && o + e < len {
-                    let kept = if flagged {
-                        *a.flags.add(column + o + e) != 0
+                    let kept = if whole_flags {
+                        word >> (8 * e) & 0xff != 0
+                    } else if flagged {
+                        *flags.add(o + e) != 0
                     } else {
                         compare.holds(v[r][e], value)
                     };
-                    keep[r][e] = kept as u32;
+                    bits |= (kept as u32) << (4 * r + e);
                 }
             });
         });
-        let t = scan_in_tile(Op::Sum, &keep, warp_totals);
+        // Each vector's count of kept elements, scanned over the tile.
+        let mut counts = [[0u32; 4]; TILE_VECTORS];
+        each_vector!(r => {
+            counts[r][0] = (bits >> (4 * r) & 0xf).count_ones();
+        });
+        let t = scan_in_tile(Op::Sum, &counts, warp_totals);
+        // The kept elements, in order, at the start of the stage.
+        let stage = shared.rest.cast::<T>();
+        each_vector!(r => {
+            let mut position = t.before[r] as usize;
+            unroll!(e in [0 1 2 3] => {
+                if e < T::VEC && bits >> (4 * r + e) & 1 != 0 {
+                    *stage.add(position) = v[r][e];
+                    position += 1;
+                }
+            });
+        });
         if thread_idx_x() < WARP_SIZE {
             let total = C::from_bits64(t.total as u64);
             let none = C::identity(Op::Sum);
@@ -1307,17 +1394,13 @@ mod device {
         }
         sync_threads();
         let base = (*shared.prefix).to_bits64() as usize;
-        unroll!(r in [0 1 2 3] => {
-            let mut position = base + t.before[r] as usize;
-            unroll!(e in [0 1 2 3] => {
-                if e < T::VEC && keep[r][e] != 0 {
-                    if position < a.out_len {
-                        *a.out.add(position) = v[r][e];
-                    }
-                    position += 1;
-                }
-            });
-        });
+        // Consecutive threads store consecutive elements.
+        let kept = Ord::min(t.total as usize, a.out_len.saturating_sub(base));
+        let mut i = thread_idx_x() as usize;
+        while i < kept {
+            *a.out.add(base + i) = *stage.add(i);
+            i += TILE_BLOCK as usize;
+        }
     }
 
     /// Compaction by flags (`WIDE`: counts in `u64`, for 2^32 elements or
@@ -1345,6 +1428,99 @@ mod device {
         }
     }
 }
+
+/// This family's entries compiled for a number of resident blocks per SM
+/// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+///
+/// Step 7 for 4-byte elements: 72 registers gave seven blocks of 128
+/// threads per SM; held to 64, eight, with 12 bytes of spills.
+/// H100 2026-11-27: `u32` 2^28 824 against 857 µs, 2^24 61.8 against
+/// 60.7; `u64` held to 64 spilled 84 bytes and ran 18% slower
+/// (docs/notes/scan.md).
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_sum_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_sum_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_sum_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_min_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_min_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_min_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_max_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_max_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_max_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 8,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_sum_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 7,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_min_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 7,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "scan_lookback_max_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 7,
+    },
+];
+
+/// This family's entries whose local memory is kept deliberately
+/// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
+/// allows).
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Step 7, held by `LAUNCH_BOUNDS` to eight (4-byte) and seven (`u64`)
+    // blocks per SM: 12 to 16 bytes of spills for sm_90, more for sm_70
+    // and sm_80 (not measured there); faster so on the H100 (see
+    // `LAUNCH_BOUNDS`).
+    "scan_lookback_sum_f32",
+    "scan_lookback_sum_i32",
+    "scan_lookback_sum_u32",
+    "scan_lookback_sum_u64",
+    "scan_lookback_min_f32",
+    "scan_lookback_min_i32",
+    "scan_lookback_min_u32",
+    "scan_lookback_min_u64",
+    "scan_lookback_max_f32",
+    "scan_lookback_max_i32",
+    "scan_lookback_max_u32",
+    "scan_lookback_max_u64",
+];
 
 #[cfg(target_arch = "nvptx64")]
 use device::{Compaction, Tiles};

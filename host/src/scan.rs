@@ -37,10 +37,11 @@ use crate::pending::Pending;
 use std::fmt::Debug;
 pub use warpspeed_gpu::Op;
 use warpspeed_gpu::scan::{
-    self as consts, CompactArgs, Passes, STATUS_START, SectionArgs, TILE_BLOCK, TileArgs,
-    compact_flagged, compact_if, scan_add_back, scan_brent_kung, scan_chained_sum, scan_coarsened,
-    scan_kogge_stone, scan_kogge_stone_double, scan_lookback_max, scan_lookback_min,
-    scan_lookback_sum, scan_tile_given_sum, scan_tile_reduce_sum, status_words, tile_elements,
+    self as consts, COMPACT_SHARED, CompactArgs, Passes, STATUS_START, SectionArgs, TILE_BLOCK,
+    TileArgs, compact_flagged, compact_if, scan_add_back, scan_brent_kung, scan_chained_sum,
+    scan_coarsened, scan_kogge_stone, scan_kogge_stone_double, scan_lookback_max,
+    scan_lookback_min, scan_lookback_sum, scan_tile_given_sum, scan_tile_reduce_sum, status_words,
+    tile_elements,
 };
 pub use warpspeed_gpu::scan::{Compare, ScanVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
@@ -833,7 +834,7 @@ impl Context {
             unsafe { self.zero_words(count_address, 2)? };
             return Ok(());
         }
-        let shared = ScanVariant::DEFAULT.shape().shared_bytes;
+        let shared = COMPACT_SHARED;
         let blocks = grid(x.len(), tile, self.info().max_grid.0, "a compaction")?;
         let state = self.single_pass_state(tiles, if wide { 8 } else { 4 })?;
         let args = CompactArgs::<T> {

@@ -170,25 +170,46 @@ macro_rules! ordered_access {
 }
 
 ordered_access!(
-    /// `ld.acquire.gpu.u64`: a load that makes every write the storer
-    /// released before its store (and the store itself) visible to this
-    /// thread's later accesses.
-    load load_acquire_u64: u64, reg64, "ld.acquire.gpu.global.u64");
-ordered_access!(
-    /// `ld.acquire.gpu.u32`, as [`load_acquire_u64`] for a word.
-    load load_acquire_u32: u32, reg32, "ld.acquire.gpu.global.u32");
-ordered_access!(
     /// `ld.relaxed.gpu.u64`: a load that sees the latest value at GPU scope
     /// (never a stale L1 line) with no ordering of its own.
     load load_relaxed_u64: u64, reg64, "ld.relaxed.gpu.global.u64");
 ordered_access!(
-    /// `st.release.gpu.u64`: a store that publishes every earlier access of
-    /// this thread with it, to whoever acquires the location.
-    store store_release_u64: u64, reg64, "st.release.gpu.global.u64");
-ordered_access!(
-    /// `st.release.gpu.u32`, as [`store_release_u64`] for a word.
-    store store_release_u32: u32, reg32, "st.release.gpu.global.u32");
-ordered_access!(
     /// `st.relaxed.gpu.u64`: a store at GPU scope with no ordering of its
-    /// own (the value a later release publishes).
+    /// own.
     store store_relaxed_u64: u64, reg64, "st.relaxed.gpu.global.u64");
+
+/// `ld.relaxed.gpu.v2.u64`: two relaxed loads of adjacent words in one
+/// instruction. Each word is read whole, but the two may come from
+/// different stores.
+///
+/// # Safety
+/// `ptr` must be a valid, 16-byte aligned global location that racing
+/// threads access only through these ordered loads and stores or atomics.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn load_relaxed_v2_u64(ptr: *const u64) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: the caller's contract; a load. Not `pure`: another thread
+    // may change the words between two calls.
+    unsafe {
+        asm!("ld.relaxed.gpu.global.v2.u64 {{{a}, {b}}}, [{p}];", a = out(reg64) a,
+             b = out(reg64) b, p = in(reg64) ptr, options(nostack));
+    }
+    [a, b]
+}
+
+/// `st.relaxed.gpu.v2.u64`: two relaxed stores of adjacent words in one
+/// instruction (each word written whole; a reader may see one before the
+/// other).
+///
+/// # Safety
+/// As [`load_relaxed_v2_u64`].
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn store_relaxed_v2_u64(ptr: *mut u64, v: [u64; 2]) {
+    // SAFETY: the caller's contract; a store.
+    unsafe {
+        asm!("st.relaxed.gpu.global.v2.u64 [{p}], {{{a}, {b}}};", p = in(reg64) ptr,
+             a = in(reg64) v[0], b = in(reg64) v[1], options(nostack));
+    }
+}

@@ -215,3 +215,17 @@ pub unsafe fn load_if(ok: bool, p: *const f32) -> f32 {
     }
     v
 }
+
+/// `prefetch.global.L2`: asks L2 for the line holding `ptr`, and returns at
+/// once. A hint: nothing waits for it.
+///
+/// # Safety
+/// `ptr` points into an allocation of global memory.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn prefetch_l2_line(ptr: *const u8) {
+    // SAFETY: the caller's contract; a prefetch writes nothing.
+    unsafe {
+        asm!("prefetch.global.L2 [{p}];", p = in(reg64) ptr, options(nostack, readonly));
+    }
+}
