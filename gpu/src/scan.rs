@@ -1431,12 +1431,16 @@ mod device {
 
 /// This family's entries compiled for a number of resident blocks per SM
 /// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
+/// Measured on an H100, 2026-11-27 (docs/notes/scan.md):
 ///
-/// Step 7 for 4-byte elements: 72 registers gave seven blocks of 128
-/// threads per SM; held to 64, eight, with 12 bytes of spills.
-/// H100 2026-11-27: `u32` 2^28 824 against 857 µs, 2^24 61.8 against
-/// 60.7; `u64` held to 64 spilled 84 bytes and ran 18% slower
-/// (docs/notes/scan.md).
+/// - step 7 for 4-byte elements: 72 registers gave seven blocks of 128
+///   threads per SM; held to 64, eight: `u32` sums of 2^28 in 824 µs
+///   against 857;
+/// - step 7 for `u64`: 80 registers, six blocks; held to 72, seven: 1 577
+///   against 1 607 µs (held to 64 it spilled 84 bytes and took 1 899);
+/// - compaction: 63 registers, eight blocks; held to 56, nine: by
+///   comparison at 2^28 695 against 712 µs (ten blocks, 48 registers,
+///   752).
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     crate::kernel::LaunchBounds {
         entry: "scan_lookback_sum_f32",
@@ -1484,6 +1488,86 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
         blocks_per_sm: 8,
     },
     crate::kernel::LaunchBounds {
+        entry: "compact_flagged_0_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_0_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_0_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_0_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_1_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_1_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_1_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_flagged_1_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_0_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_0_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_0_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_0_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_1_f32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_1_i32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_1_u32",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "compact_if_1_u64",
+        threads: TILE_BLOCK,
+        blocks_per_sm: 9,
+    },
+    crate::kernel::LaunchBounds {
         entry: "scan_lookback_sum_u64",
         threads: TILE_BLOCK,
         blocks_per_sm: 7,
@@ -1504,10 +1588,9 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // Step 7, held by `LAUNCH_BOUNDS` to eight (4-byte) and seven (`u64`)
-    // blocks per SM: 12 to 16 bytes of spills for sm_90, more for sm_70
-    // and sm_80 (not measured there); faster so on the H100 (see
-    // `LAUNCH_BOUNDS`).
+    // Step 7 and compaction, held by `LAUNCH_BOUNDS` to more blocks per
+    // SM: 12 to 16 bytes of spills for sm_90, more for sm_70 and sm_80
+    // (not measured there); faster so on the H100 (see `LAUNCH_BOUNDS`).
     "scan_lookback_sum_f32",
     "scan_lookback_sum_i32",
     "scan_lookback_sum_u32",
@@ -1520,6 +1603,22 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     "scan_lookback_max_i32",
     "scan_lookback_max_u32",
     "scan_lookback_max_u64",
+    "compact_flagged_0_f32",
+    "compact_flagged_0_i32",
+    "compact_flagged_0_u32",
+    "compact_flagged_0_u64",
+    "compact_flagged_1_f32",
+    "compact_flagged_1_i32",
+    "compact_flagged_1_u32",
+    "compact_flagged_1_u64",
+    "compact_if_0_f32",
+    "compact_if_0_i32",
+    "compact_if_0_u32",
+    "compact_if_0_u64",
+    "compact_if_1_f32",
+    "compact_if_1_i32",
+    "compact_if_1_u32",
+    "compact_if_1_u64",
 ];
 
 #[cfg(target_arch = "nvptx64")]
