@@ -600,9 +600,11 @@ impl Context {
     }
 
     /// The single-pass state for `tiles` tiles of `bytes`-byte statuses.
-    /// A status of the other layout (one word a tile, or three) could read
-    /// as a current flag, and flags carry 30 bits of epoch: the state is
-    /// zeroed when the layout changes, and every `STATE_LAUNCHES`
+    /// Every status word carries its flag, but a word of the other layout
+    /// (one word a tile, or two) sits at another tile's place, and flags
+    /// carry 30 bits of epoch: the state is zeroed when the layout
+    /// changes (so no reading ever meets the other layout), and every
+    /// `STATE_LAUNCHES`
     /// launches outside a capture (a capture's calls each get a fresh
     /// state, whose replays rewrite every status they read).
     fn single_pass_state(&self, tiles: usize, bytes: usize) -> Result<u64> {
