@@ -1442,147 +1442,51 @@ mod device {
 ///   comparison at 2^28 695 against 712 µs (ten blocks, 48 registers,
 ///   752).
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_sum_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_sum_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_sum_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_min_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_min_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_min_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_max_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_max_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_max_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 8,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_0_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_0_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_0_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_0_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_1_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_1_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_1_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_flagged_1_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_0_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_0_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_0_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_0_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_1_f32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_1_i32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_1_u32",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "compact_if_1_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 9,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_sum_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 7,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_min_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 7,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "scan_lookback_max_u64",
-        threads: TILE_BLOCK,
-        blocks_per_sm: 7,
-    },
+    tile_bounds("scan_lookback_sum_f32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_sum_i32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_sum_u32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_min_f32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_min_i32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_min_u32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_max_f32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_max_i32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_max_u32", LOOKBACK_BLOCKS),
+    tile_bounds("compact_flagged_0_f32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_0_i32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_0_u32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_0_u64", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_1_f32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_1_i32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_1_u32", COMPACT_BLOCKS),
+    tile_bounds("compact_flagged_1_u64", COMPACT_BLOCKS),
+    tile_bounds("compact_if_0_f32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_0_i32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_0_u32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_0_u64", COMPACT_BLOCKS),
+    tile_bounds("compact_if_1_f32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_1_i32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_1_u32", COMPACT_BLOCKS),
+    tile_bounds("compact_if_1_u64", COMPACT_BLOCKS),
+    tile_bounds("scan_lookback_sum_u64", LOOKBACK_BLOCKS_U64),
+    tile_bounds("scan_lookback_min_u64", LOOKBACK_BLOCKS_U64),
+    tile_bounds("scan_lookback_max_u64", LOOKBACK_BLOCKS_U64),
 ];
+
+/// Blocks per SM of step 7 for 4-byte elements, for `u64`, and of
+/// compaction (see [`LAUNCH_BOUNDS`]).
+const LOOKBACK_BLOCKS: u32 = 8;
+const LOOKBACK_BLOCKS_U64: u32 = 7;
+const COMPACT_BLOCKS: u32 = 9;
+
+/// An entry of the tile steps held to `blocks` blocks of `TILE_BLOCK`
+/// threads per SM.
+const fn tile_bounds(entry: &'static str, blocks: u32) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: TILE_BLOCK,
+        blocks_per_sm: blocks,
+    }
+}
 
 /// This family's entries whose local memory is kept deliberately
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
