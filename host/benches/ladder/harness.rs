@@ -411,9 +411,23 @@ impl<'a> Bench<'a> {
     pub fn time_reps(
         &self,
         reps: usize,
+        launch: impl FnMut() -> Result<(), String>,
+    ) -> Result<Timing, String> {
+        self.time_windows(reps, WINDOW, launch)
+    }
+
+    /// [`Bench::time_reps`] in windows of at most `window` calls: for calls
+    /// of many launches each (a sort of 32 passes is about a hundred),
+    /// whose windows of [`WINDOW`] would fill the driver's launch queue
+    /// while the hold keeps it from draining.
+    pub fn time_windows(
+        &self,
+        reps: usize,
+        window: usize,
         mut launch: impl FnMut() -> Result<(), String>,
     ) -> Result<Timing, String> {
         let reps = reps.max(1);
+        let most = window.clamp(1, WINDOW);
         let begin = Instant::now();
         for _ in 0..WARMUP {
             launch()?;
@@ -428,13 +442,13 @@ impl<'a> Bench<'a> {
         let mut times = Vec::with_capacity(reps);
         let mut left = reps;
         while left > 0 {
-            let window = left.min(WINDOW);
+            let window = left.min(most);
             left -= window;
             times.extend(self.window(window, true, &mut launch)?);
         }
         let ms = median(times);
         let batch_ms = if ms < BATCH_BELOW_MS {
-            let window = reps.min(WINDOW);
+            let window = reps.min(most);
             let mut per_launch = Vec::with_capacity(BATCH_WINDOWS);
             for _ in 0..BATCH_WINDOWS {
                 let whole = self.window(window, false, &mut launch)?;

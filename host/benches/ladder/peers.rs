@@ -2,14 +2,16 @@
 //! the functions a user would otherwise call.
 //!
 //! Two small programs beside this benchmark do the measuring
-//! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce` and
-//! `DeviceHistogram`, cuBLAS `Sgeam` and `Sgemm`, cuRAND's host API, built
-//! here with `nvcc` and linked with cuBLAS and cuRAND when nvcc is found;
-//! without cuRAND it is built again without its cases) and
+//! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce`,
+//! `DeviceHistogram`, `DeviceScan`, `DeviceSelect`, `DeviceRadixSort` and
+//! `DeviceSegmentedSort`, cuBLAS `Sgeam` and `Sgemm`, cuRAND's host API,
+//! built here with `nvcc` and linked with cuBLAS and cuRAND when nvcc is
+//! found; without cuRAND it is built again without its cases) and
 //! `torch_peers.py` (PyTorch, for what no C library offers, such as an
-//! 8-bit transpose). Both take `<reps> <case>...` (and the least warm-up
-//! of each case in milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it)
-//! and print one JSON object per case. Whatever cannot run is reported as
+//! 8-bit transpose, and for torch's own `sort`, `topk` and `argmax`). Both
+//! take `<reps> <case>...` (and the least warm-up of each case in
+//! milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it) and print one
+//! JSON object per case. Whatever cannot run is reported as
 //! "not available" with the reason, never estimated.
 //! They are measurement tooling and never part of the library.
 
@@ -249,9 +251,18 @@ impl Peers {
 /// Whether the PyTorch script measures `case` (what no C library offers,
 /// and cuDNN, which torch calls for us).
 fn by_torch(case: &str) -> bool {
-    ["transpose:", "conv1d:", "cumsum:", "cumsum_rows:"]
-        .iter()
-        .any(|prefix| case.starts_with(prefix))
+    [
+        "transpose:",
+        "conv1d:",
+        "cumsum:",
+        "cumsum_rows:",
+        "torch_sort:",
+        "sort_rows:",
+        "topk:",
+        "argmax:",
+    ]
+    .iter()
+    .any(|prefix| case.starts_with(prefix))
 }
 
 fn unavailable(cases: &[&String], why: &str) -> Vec<PeerResult> {
@@ -290,6 +301,15 @@ fn expected_name(case: &str) -> String {
         ["scan_rows", ..] => "CUB DeviceScan::InclusiveSumByKey".into(),
         ["select_flagged", ..] => "CUB DeviceSelect::Flagged".into(),
         ["select_if", ..] => "CUB DeviceSelect::If".into(),
+        ["sort_keys", _, "desc", ..] => "CUB DeviceRadixSort::SortKeysDescending".into(),
+        ["sort_keys", ..] => "CUB DeviceRadixSort::SortKeys".into(),
+        ["sort_pairs", _, "desc", ..] => "CUB DeviceRadixSort::SortPairsDescending".into(),
+        ["sort_pairs", ..] => "CUB DeviceRadixSort::SortPairs".into(),
+        ["segmented_sort", ..] => "CUB DeviceSegmentedSort::SortPairsDescending".into(),
+        ["torch_sort", ..] => "torch.sort".into(),
+        ["sort_rows", ..] => "torch.sort(dim=1)".into(),
+        ["topk", ..] => "torch.topk".into(),
+        ["argmax", ..] => "torch.argmax(dim=1)".into(),
         ["cumsum", ..] => "torch.cumsum".into(),
         ["cumsum_rows", ..] => "torch.cumsum(dim=1)".into(),
         ["transpose", ..] => "torch .t().contiguous()".into(),

@@ -25,6 +25,14 @@
 //                                             inclusive sum along each row of a row-major rows x width matrix
 //     select_flagged:<u32|f32>:<n>            CUB DeviceSelect::Flagged, u8 flags keeping half at random
 //     select_if:<u32|f32>:<n>                 CUB DeviceSelect::If, x > the middle of the values' range (half)
+//     sort_keys:<u32|i32|f32|u64>:<asc|desc>:<n>
+//                                             CUB DeviceRadixSort::SortKeys / SortKeysDescending of n keys,
+//                                             the (const in, out) form: the input is left as it was
+//     sort_pairs:<u32|f32>:<asc|desc>:<n>     CUB DeviceRadixSort::SortPairs / SortPairsDescending, n keys
+//                                             with u32 values, value i = i (the stable sort's permutation)
+//     segmented_sort:f32:desc:<rows>:<width>  CUB DeviceSegmentedSort::SortPairsDescending: each row of a
+//                                             row-major rows x width f32 matrix sorted on its own, with u32
+//                                             values, the column (0..width); segment r is [r * width, (r + 1) * width)
 //     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
 //     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores, cuBLAS at its best
 //     sgemm_3xtf32_cutlass:<m>:<n>:<k>        CUTLASS's 3xTF32 (OpMultiplyAddFastF32), the faster of B
@@ -34,6 +42,13 @@
 //                                             dist: u32 (curandGenerate), uniform, normal and
 //                                             log_normal (mean 0, stddev 1), poisson (lambda 3.5)
 //     memcpy:<bytes>                          cudaMemcpyAsync, device to device
+//
+// The sort keys (the Rust sort bench makes the same): element i (row-major
+// index i = row * width + column in the segmented case) from
+// h = splitmix64(i), SplitMix64's finaliser of i + 0x9E3779B97F4A7C15: u64 h,
+// u32 its low 32 bits, i32 the same bits as a signed integer, f32
+// (float)(h >> 40) * 2^-24 * 2 - 1, uniform in [-1, 1) and exact in f32
+// (never -0.0 or NaN).
 //
 // For every case, in order, one JSON object on its own line of stdout:
 //     {"case":"reduce:sum:f32:16777216","peer":"CUB DeviceReduce::Sum","ms":0.031300,"ok":true}
@@ -53,10 +68,15 @@
 // is never timed); the result is the median of the `reps` elapsed times. All
 // memory a launch needs (library scratch, outputs, the cuBLAS handle) exists
 // before the timing starts, and everything of a case is freed when it ends.
+// One exception: segmented_sort waits for its own stream inside the call
+// (CUB copies sizes back to the host), so it is timed without the hold, its
+// own host round trip included (segmented_sort_case says more).
 
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <cub/version.cuh>
 #include <cublasLt.h>
@@ -305,14 +325,19 @@ struct Device {
     /// Median milliseconds of `reps` launches after at least `kWarmup`
     /// warm-up ones and at least `warmup_ms` of them.
     /// `launch(turn)` enqueues launch number `turn` (0, 1, 2, ... across
-    /// warm-up and timed launches) on `stream` and must not synchronise.
+    /// warm-up and timed launches) on `stream` and must not synchronise,
+    /// unless `held` is false.
     ///
     /// Every timed launch sits between its own pair of events; they are
     /// enqueued in windows of up to `kWindow` behind `hold_kernel`, released
     /// once the window is queued: the GPU runs them back to back, so host
-    /// launch latency is never counted, however short the launch.
+    /// launch latency is never counted, however short the launch. With
+    /// `held` false, for a library call that waits for its own stream (it
+    /// could never start behind the hold), there is no hold: each launch is
+    /// timed from its start event to its stop event as it is enqueued, the
+    /// host round trips inside the call included, as every caller pays them.
     template <class Launch>
-    double median_ms(int reps, Launch&& launch) const {
+    double median_ms(int reps, Launch&& launch, bool held = true) const {
         int turn = 0;
         const auto begin = std::chrono::steady_clock::now();
         for (int i = 0; i < kWarmup; ++i) {
@@ -333,8 +358,10 @@ struct Device {
             std::vector<Event> stops(window);
             hold.host()[0] = 0;
             hold.host()[1] = 0;
-            hold_kernel<<<1, 1, 0, stream.get()>>>(hold.device(), kHoldTimeoutNs);
-            check(cudaGetLastError(), "hold kernel launch");
+            if (held) {
+                hold_kernel<<<1, 1, 0, stream.get()>>>(hold.device(), kHoldTimeoutNs);
+                check(cudaGetLastError(), "hold kernel launch");
+            }
             try {
                 for (int r = 0; r < window; ++r) {
                     check(cudaEventRecord(starts[r].get(), stream.get()), "cudaEventRecord(start)");
@@ -1001,6 +1028,260 @@ Outcome select_case(const Device& device, int reps, Select how, uint64_t n) {
 }
 
 // ---------------------------------------------------------------------------
+// sort_keys:<ty>:<order>:<n>, sort_pairs:<ty>:<order>:<n> and
+// segmented_sort:f32:desc:<rows>:<width>
+// ---------------------------------------------------------------------------
+
+enum class Order { Ascending, Descending };
+
+Order parse_order(const std::string& text) {
+    if (text == "asc") return Order::Ascending;
+    if (text == "desc") return Order::Descending;
+    throw Failure("unknown order `" + text + "` (asc, desc)");
+}
+
+/// Sort keys from splitmix64 of the index (the header says how; the Rust
+/// sort bench uses the same formulas): u64 the whole hash, u32 and i32 its
+/// low 32 bits, f32 uniform in [-1, 1) with 24 random bits, exact in f32
+/// (2 * u - 1 of a u with 24 bits needs no rounding, fused or not).
+template <class T>
+struct SortValues {
+    __host__ __device__ T operator()(uint64_t i) const {
+        const uint64_t h = splitmix64(i);
+        if constexpr (std::is_floating_point<T>::value) {
+            return static_cast<float>(h >> 40) * 0x1p-24f * 2.0f - 1.0f;
+        } else if constexpr (sizeof(T) == 8) {
+            return static_cast<T>(h);
+        } else {
+            return static_cast<T>(static_cast<uint32_t>(h));
+        }
+    }
+};
+
+/// The values of sort_pairs: each element's own index.
+struct IndexOf {
+    __host__ __device__ uint32_t operator()(uint64_t i) const { return static_cast<uint32_t>(i); }
+};
+
+/// The values of segmented_sort: each element's column in its row.
+struct ColumnOf {
+    uint64_t width;
+    __host__ __device__ uint32_t operator()(uint64_t i) const { return static_cast<uint32_t>(i % width); }
+};
+
+/// The segment offsets of segmented_sort: row r begins at r * width (the
+/// last of the rows + 1 offsets is the end of the last row).
+struct RowStart {
+    uint64_t width;
+    __host__ __device__ int operator()(uint64_t r) const { return static_cast<int>(r * width); }
+};
+
+/// Whether two keys are the same bit for bit (f32 included).
+template <class T>
+bool same_bits(const T& a, const T& b) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// Whether key `a` goes before key `b` in `order` (no NaN among the keys).
+template <class T>
+bool before(Order order, const T& a, const T& b) {
+    return order == Order::Ascending ? a < b : b < a;
+}
+
+/// A device-wide radix sort of n keys (`Pairs`: with u32 values, value i =
+/// i), from the input copy of the launch into one output allocated before
+/// timing: the (const in, out) form users call, which leaves the input as
+/// it was, so that every launch sorts the unsorted keys. (The DoubleBuffer
+/// form saves CUB a copy of the keys into its scratch, but sorts in place:
+/// every launch after the first would sort sorted keys, or need an untimed
+/// copy between launches.) The keys and the values are rotated among their
+/// own copies. Checked in full against the host: every key bit for bit
+/// against std::sort's, and every value against a stable sort of (key,
+/// index) by key (DeviceRadixSort is stable, descending too).
+template <class K, bool Pairs>
+Outcome sort_case(const Device& device, int reps, Order order, uint64_t n) {
+    if (n == 0 || n > static_cast<uint64_t>(INT_MAX)) {
+        throw Failure("n must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const SortValues<K> keys{};
+    const std::vector<DeviceMemory> key_inputs = device_copies<K>(device, n, keys);
+    const std::vector<DeviceMemory> value_inputs =
+        Pairs ? device_copies<uint32_t>(device, n, IndexOf{}) : std::vector<DeviceMemory>{};
+    const DeviceMemory keys_out(n * sizeof(K));
+    const DeviceMemory values_out(Pairs ? n * sizeof(uint32_t) : 1);
+    const cudaStream_t stream = device.stream.get();
+    const int items = static_cast<int>(n);
+    const int end_bit = static_cast<int>(sizeof(K) * 8);
+    const bool descending = order == Order::Descending;
+    const std::string what = std::string(Pairs ? "CUB DeviceRadixSort::SortPairs" : "CUB DeviceRadixSort::SortKeys") +
+                             (descending ? "Descending" : "");
+
+    // One CUB call on the inputs of launch `turn`; with `temp == nullptr` it
+    // only sets `temp_bytes`.
+    const auto call = [&](void* temp, size_t& temp_bytes, int turn) -> cudaError_t {
+        const K* in = key_inputs[turn % key_inputs.size()].as<K>();
+        K* out = keys_out.as<K>();
+        if constexpr (Pairs) {
+            const uint32_t* values_in = value_inputs[turn % value_inputs.size()].as<uint32_t>();
+            uint32_t* values = values_out.as<uint32_t>();
+            return descending ? cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, in, out, values_in,
+                                                                          values, items, 0, end_bit, stream)
+                              : cub::DeviceRadixSort::SortPairs(temp, temp_bytes, in, out, values_in, values, items,
+                                                                0, end_bit, stream);
+        } else {
+            return descending
+                       ? cub::DeviceRadixSort::SortKeysDescending(temp, temp_bytes, in, out, items, 0, end_bit, stream)
+                       : cub::DeviceRadixSort::SortKeys(temp, temp_bytes, in, out, items, 0, end_bit, stream);
+        }
+    };
+    size_t temp_bytes = 0;
+    check(call(nullptr, temp_bytes, 0), "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu key cop%s, %zu of the values, %zu bytes of CUB scratch\n", key_inputs.size(),
+                 key_inputs.size() == 1 ? "y" : "ies", value_inputs.size(), temp_bytes);
+    const double ms = device.median_ms(reps, [&](int turn) {
+        size_t bytes = temp_bytes;
+        check(call(temp.get(), bytes, turn), what);
+    });
+
+    // The timed launches must also be right (every copy holds the same keys).
+    const std::vector<K> got = copy_back<K>(keys_out, n);
+    if constexpr (!Pairs) {
+        std::vector<K> want(n);
+        for (uint64_t i = 0; i < n; ++i) {
+            want[i] = keys(i);
+        }
+        std::sort(want.begin(), want.end(), [order](const K& a, const K& b) { return before(order, a, b); });
+        Mismatches wrong("sort_keys");
+        for (uint64_t i = 0; i < n; ++i) {
+            if (!same_bits(got[i], want[i])) {
+                wrong.add(i, static_cast<double>(got[i]), static_cast<double>(want[i]));
+            }
+        }
+        return {ms, wrong.none()};
+    } else {
+        // Sorting (key, index) by key, then by index, is the stable sort by key.
+        std::vector<std::pair<K, uint32_t>> want(n);
+        for (uint64_t i = 0; i < n; ++i) {
+            want[i] = {keys(i), static_cast<uint32_t>(i)};
+        }
+        std::sort(want.begin(), want.end(), [order](const std::pair<K, uint32_t>& a, const std::pair<K, uint32_t>& b) {
+            if (before(order, a.first, b.first)) return true;
+            if (before(order, b.first, a.first)) return false;
+            return a.second < b.second;
+        });
+        const std::vector<uint32_t> got_values = copy_back<uint32_t>(values_out, n);
+        Mismatches wrong_keys("sort_pairs keys");
+        Mismatches wrong_values("sort_pairs values");
+        for (uint64_t i = 0; i < n; ++i) {
+            if (!same_bits(got[i], want[i].first)) {
+                wrong_keys.add(i, static_cast<double>(got[i]), static_cast<double>(want[i].first));
+            }
+            if (got_values[i] != want[i].second) {
+                wrong_values.add(i, got_values[i], want[i].second);
+            }
+        }
+        const bool keys_ok = wrong_keys.none();
+        const bool values_ok = wrong_values.none();
+        return {ms, keys_ok && values_ok};
+    }
+}
+
+/// Each row of a row-major rows x width f32 matrix sorted on its own into
+/// descending order, with u32 values, the column: the pairs of a row-wise
+/// sort that also gives each element's place (torch.sort(dim=1)'s indices).
+/// The segments are the rows, given as CUB documents for contiguous
+/// segments: one array of rows + 1 offsets, begin offsets from its start and
+/// end offsets from its second element (made before timing, not rotated: a
+/// few bytes a row). The keys and the values are rotated among their own
+/// copies. Checked in full, row by row: every key bit for bit against a host
+/// sort of the row, and the values a permutation of the row's columns, each
+/// with its own key. DeviceSegmentedSort is not stable, so equal keys (rare
+/// with 24 random bits) may come in either order; the stable sort's value
+/// is what a wrong one is shown against.
+///
+/// Timed without the hold (`median_ms`'s `held`): where it sorts the
+/// segments by size groups (from a few hundred segments on), CUB's
+/// DeviceSegmentedSort copies the groups' sizes to the host and waits for
+/// its stream before launching their sorts, so it could never start
+/// behind the hold. Its times include that round trip, as a caller's do.
+Outcome segmented_sort_case(const Device& device, int reps, uint64_t rows, uint64_t width) {
+    const uint64_t limit = static_cast<uint64_t>(INT_MAX);
+    if (rows == 0 || width == 0 || rows > limit || width > limit || rows * width > limit) {
+        throw Failure("rows and width must be positive, rows * width at most " + std::to_string(INT_MAX));
+    }
+    const uint64_t n = rows * width;
+    const SortValues<float> keys{};
+    const std::vector<DeviceMemory> key_inputs = device_copies<float>(device, n, keys);
+    const std::vector<DeviceMemory> value_inputs = device_copies<uint32_t>(device, n, ColumnOf{width});
+    const DeviceMemory offsets((rows + 1) * sizeof(int));
+    fill(device, offsets.as<int>(), rows + 1, RowStart{width});
+    check(cudaStreamSynchronize(device.stream.get()), "synchronise after filling the offsets");
+    const DeviceMemory keys_out(n * sizeof(float));
+    const DeviceMemory values_out(n * sizeof(uint32_t));
+    const cudaStream_t stream = device.stream.get();
+    const int items = static_cast<int>(n);
+    const int segments = static_cast<int>(rows);
+    const int* begin = offsets.as<int>();
+    const int* end = begin + 1;
+
+    // One CUB call on the inputs of launch `turn`; with `temp == nullptr` it
+    // only sets `temp_bytes`.
+    const auto call = [&](void* temp, size_t& temp_bytes, int turn) -> cudaError_t {
+        return cub::DeviceSegmentedSort::SortPairsDescending(
+            temp, temp_bytes, key_inputs[turn % key_inputs.size()].as<float>(), keys_out.as<float>(),
+            value_inputs[turn % value_inputs.size()].as<uint32_t>(), values_out.as<uint32_t>(), items, segments,
+            begin, end, stream);
+    };
+    size_t temp_bytes = 0;
+    check(call(nullptr, temp_bytes, 0), "CUB temp-storage query");
+    const DeviceMemory temp(temp_bytes);
+    std::fprintf(stderr, "peers: %zu key cop%s, %zu of the values, %zu bytes of CUB scratch\n", key_inputs.size(),
+                 key_inputs.size() == 1 ? "y" : "ies", value_inputs.size(), temp_bytes);
+    const double ms = device.median_ms(
+        reps,
+        [&](int turn) {
+            size_t bytes = temp_bytes;
+            check(call(temp.get(), bytes, turn), "CUB DeviceSegmentedSort::SortPairsDescending");
+        },
+        false);
+
+    const std::vector<float> got_keys = copy_back<float>(keys_out, n);
+    const std::vector<uint32_t> got_values = copy_back<uint32_t>(values_out, n);
+    Mismatches wrong_keys("segmented_sort keys");
+    Mismatches wrong_values("segmented_sort values");
+    using Pair = std::pair<float, uint32_t>;
+    std::vector<Pair> want(width);
+    // The row that last used each column as a value (rows, none yet).
+    std::vector<uint64_t> used(width, rows);
+    for (uint64_t r = 0; r < rows; ++r) {
+        for (uint64_t c = 0; c < width; ++c) {
+            want[c] = {keys(r * width + c), static_cast<uint32_t>(c)};
+        }
+        std::sort(want.begin(), want.end(), [](const Pair& a, const Pair& b) {
+            if (b.first < a.first) return true;
+            if (a.first < b.first) return false;
+            return a.second < b.second;
+        });
+        for (uint64_t c = 0; c < width; ++c) {
+            const uint64_t i = r * width + c;
+            if (!same_bits(got_keys[i], want[c].first)) {
+                wrong_keys.add(i, got_keys[i], want[c].first);
+            }
+            const uint32_t v = got_values[i];
+            if (v >= width || used[v] == r || !same_bits(keys(r * width + v), got_keys[i])) {
+                wrong_values.add(i, v, want[c].second);
+            } else {
+                used[v] = r;
+            }
+        }
+    }
+    const bool keys_ok = wrong_keys.none();
+    const bool values_ok = wrong_values.none();
+    return {ms, keys_ok && values_ok};
+}
+
+// ---------------------------------------------------------------------------
 // sgemm:<m>:<n>:<k> and sgemm_tf32:<m>:<n>:<k>
 // ---------------------------------------------------------------------------
 
@@ -1582,6 +1863,12 @@ std::string peer_of(const std::string& spec) {
     if (f[0] == "scan_rows") return "CUB DeviceScan::InclusiveSumByKey";
     if (f[0] == "select_flagged") return "CUB DeviceSelect::Flagged";
     if (f[0] == "select_if") return "CUB DeviceSelect::If";
+    if ((f[0] == "sort_keys" || f[0] == "sort_pairs") && f.size() > 2) {
+        const std::string call = f[0] == "sort_keys" ? "CUB DeviceRadixSort::SortKeys"
+                                                     : "CUB DeviceRadixSort::SortPairs";
+        return f[2] == "desc" ? call + "Descending" : call;
+    }
+    if (f[0] == "segmented_sort") return "CUB DeviceSegmentedSort::SortPairsDescending";
     if (f[0] == "sgemm") return "cuBLAS Sgemm";
     if (f[0] == "sgemm_tf32") return "cuBLAS TF32 (best of Sgemm, Lt)";
     if (f[0] == "sgemm_3xtf32_cutlass") return "CUTLASS 3xTF32";
@@ -1632,6 +1919,28 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
         if (f[1] == "f32") return select_case<float>(device, reps, how, n);
         throw Failure("unknown element type `" + f[1] + "` (u32, f32)");
     }
+    if (f[0] == "sort_keys" && f.size() == 4) {
+        const Order order = parse_order(f[2]);
+        const uint64_t n = parse_u64(f[3], "n");
+        if (f[1] == "u32") return sort_case<uint32_t, false>(device, reps, order, n);
+        if (f[1] == "i32") return sort_case<int32_t, false>(device, reps, order, n);
+        if (f[1] == "f32") return sort_case<float, false>(device, reps, order, n);
+        if (f[1] == "u64") return sort_case<uint64_t, false>(device, reps, order, n);
+        throw Failure("unknown key type `" + f[1] + "` (u32, i32, f32, u64)");
+    }
+    if (f[0] == "sort_pairs" && f.size() == 4) {
+        const Order order = parse_order(f[2]);
+        const uint64_t n = parse_u64(f[3], "n");
+        if (f[1] == "u32") return sort_case<uint32_t, true>(device, reps, order, n);
+        if (f[1] == "f32") return sort_case<float, true>(device, reps, order, n);
+        throw Failure("unknown key type `" + f[1] + "` (u32, f32)");
+    }
+    if (f[0] == "segmented_sort" && f.size() == 5) {
+        if (f[1] != "f32" || f[2] != "desc") {
+            throw Failure("segmented_sort supports f32 in descending order only");
+        }
+        return segmented_sort_case(device, reps, parse_u64(f[3], "rows"), parse_u64(f[4], "width"));
+    }
     if ((f[0] == "sgemm" || f[0] == "sgemm_tf32") && f.size() == 4) {
         const GemmMath math = f[0] == "sgemm" ? GemmMath::Fp32 : GemmMath::Tf32;
         return sgemm_case(device, reps, math, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
@@ -1653,6 +1962,8 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
         "unknown case (reduce:<sum|min|max>:<f32|i32|u32>:<n>, geam:f32:<w>:<h>, histogram:<data>:<n>, "
         "scan:<inclusive|exclusive>:<sum|min|max>:<f32|i32|u32|u64>:<n>, scan_rows:sum:f32:<rows>:<width>, "
         "select_flagged:<u32|f32>:<n>, select_if:<u32|f32>:<n>, "
+        "sort_keys:<u32|i32|f32|u64>:<asc|desc>:<n>, sort_pairs:<u32|f32>:<asc|desc>:<n>, "
+        "segmented_sort:f32:desc:<rows>:<width>, "
         "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, curand:<gen>:<dist>:<n>, memcpy:<bytes>)");
 }
 
@@ -1693,6 +2004,8 @@ int main(int argc, char** argv) {
                         "cases: reduce:<sum|min|max>:<f32|i32|u32>:<n>  geam:f32:<w>:<h>  histogram:<data>:<n>  "
                         "scan:<inclusive|exclusive>:<sum|min|max>:<f32|i32|u32|u64>:<n>  "
                         "scan_rows:sum:f32:<rows>:<width>  select_flagged:<u32|f32>:<n>  select_if:<u32|f32>:<n>  "
+                        "sort_keys:<u32|i32|f32|u64>:<asc|desc>:<n>  sort_pairs:<u32|f32>:<asc|desc>:<n>  "
+                        "segmented_sort:f32:desc:<rows>:<width>  "
                         "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  curand:<gen>:<dist>:<n>  memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);

@@ -2,8 +2,8 @@
 """torch_peers: PyTorch operations timed exactly as warpspeed's ladder benchmark
 times its own kernels (host/benches/ladder/harness.rs), for what no C library
 offers (a byte transpose, a row-wise prefix sum), for cuDNN, which torch calls
-for us (a 1D convolution), and for torch's own prefix sum; the companion of
-peers.cu, with the same command line and output.
+for us (a 1D convolution), and for torch's own prefix sum, sort, top-k and
+argmax; the companion of peers.cu, with the same command line and output.
 
 Usage:
     torch_peers.py <reps> <case>...
@@ -21,6 +21,24 @@ Cases:
     cumsum_rows:f32:<rows>:<width>
                            torch.cumsum(x, dim=1, out=y) of a (rows, width)
                            float32 tensor: the prefix sum along each row
+    torch_sort:f32:<asc|desc>:<n>
+                           torch.sort(x, descending=..., out=(v, i)) of n
+                           float32 keys: the sorted values and their indices
+    sort_rows:f32:desc:<rows>:<width>
+                           torch.sort(x, dim=1, descending=True, out=(v, i))
+                           of a (rows, width) float32 tensor: each row sorted
+    topk:f32:<rows>:<width>:<k>
+                           torch.topk(x, k, dim=1, largest=True, sorted=True,
+                           out=(v, i)): the k largest of each row, in order
+    argmax:f32:<rows>:<width>
+                           torch.argmax(x, dim=1, out=i): the column of each
+                           row's largest value (its first, on ties)
+
+The keys of the last four are peers.cu's sort keys (its header, and the Rust
+sort bench, make the same): element i (row-major, i = row * width + column)
+is (h >> 40) * 2^-24 * 2 - 1 of h = splitmix64(i), SplitMix64's finaliser of
+i + 0x9E3779B97F4A7C15: uniform in [-1, 1), exact in float32. They are made
+with numpy on the host (not timed) and copied to the device.
 
 For every case, in order, one JSON object on its own line of stdout:
     {"case":"transpose:u8:8192:8192","peer":"torch .t().contiguous()","ms":0.387000,"ok":true}
@@ -40,8 +58,8 @@ Unlike the Rust harness and peers.cu, no kernel holds the stream while the
 launches are queued: every case here runs for 50 µs or more, long enough
 that the queue stays ahead of the GPU (the hold matters for launches of a
 few µs). The cumsum cases do so only from about 2^24 values (a launch reads
-and writes each once): give them no fewer, or their times include the
-host's launch latency.
+and writes each once), argmax likewise (it reads each once): give them no
+fewer, or their times include the host's launch latency.
 """
 
 import json
@@ -53,6 +71,10 @@ PEER = "torch .t().contiguous()"
 CONV1D_PEER = "cuDNN (torch conv1d)"
 CUMSUM_PEER = "torch.cumsum"
 CUMSUM_ROWS_PEER = "torch.cumsum(dim=1)"
+SORT_PEER = "torch.sort"
+SORT_ROWS_PEER = "torch.sort(dim=1)"
+TOPK_PEER = "torch.topk"
+ARGMAX_PEER = "torch.argmax(dim=1)"
 
 # Launches before timing starts, at the least (the Rust harness's WARMUP).
 WARMUP = 3
@@ -68,7 +90,8 @@ WARMUP_GROUP = 8
 
 USAGE = ("usage: torch_peers.py <reps> <case>...\n"
          "cases: transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>, cumsum:<f32|i32|i64>:<n>, "
-         "cumsum_rows:f32:<rows>:<width>\n")
+         "cumsum_rows:f32:<rows>:<width>, torch_sort:f32:<asc|desc>:<n>, "
+         "sort_rows:f32:desc:<rows>:<width>, topk:f32:<rows>:<width>:<k>, argmax:f32:<rows>:<width>\n")
 
 
 class Failure(Exception):
@@ -353,6 +376,182 @@ def cumsum_case(torch, reps, dtype_name, rows, width):
     return ms, ok
 
 
+# Keys made on the host at a time (bounds the memory of numpy's uint64
+# temporaries).
+KEY_CHUNK = 1 << 24
+
+
+def sort_keys(n):
+    """peers.cu's f32 sort keys 0..n (the module's doc says how), as a
+    float32 numpy array, with numpy itself: (numpy, keys). numpy's uint64
+    arithmetic wraps modulo 2^64, as SplitMix64 wants; every step after the
+    shift by 40 is exact in float32."""
+    try:
+        import numpy as np
+    except ImportError as e:
+        raise Failure(f"numpy is needed to make the sort keys: {e}") from e
+    keys = np.empty(n, dtype=np.float32)
+    for start in range(0, n, KEY_CHUNK):
+        z = np.arange(start, min(start + KEY_CHUNK, n), dtype=np.uint64)
+        z += np.uint64(0x9E3779B97F4A7C15)
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+        unit = (z >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
+        keys[start:start + z.size] = unit * np.float32(2.0) - np.float32(1.0)
+    return np, keys
+
+
+def key_inputs(torch, stream, keys, shape):
+    """The keys on the device in `shape`, in enough copies (copies_for)."""
+    with torch.cuda.stream(stream):
+        x = torch.from_numpy(keys).to("cuda").view(*shape)
+        copies = copies_for(torch, x.numel() * x.element_size())
+        inputs = [x] + [x.clone() for _ in range(copies - 1)]
+        del x
+    torch.cuda.synchronize()
+    log(f"{len(inputs)} input cop{'y' if len(inputs) == 1 else 'ies'}")
+    return inputs
+
+
+def spot_rows(rows):
+    """Rows to check: both ends, the middle and some spread by the
+    fixed-seed generator of the other cases' spot checks."""
+    spots = {0, rows // 2, rows - 1}
+    state = 0x9E3779B97F4A7C15
+    for _ in range(29):
+        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+        spots.add((state >> 11) % rows)
+    return sorted(spots)
+
+
+def ranked_matches(np, what, keys, want, got, got_index):
+    """Whether `got` is `want` bit for bit and `got_index` says where each
+    of its values is in `keys` (one row, or all n): indices in range, none
+    twice, keys[index] == the value bit for bit. torch's sort is not
+    stable, so equal keys (rare with 24 random bits) may come in either
+    order; their indices are checked only thus."""
+    if got.shape != want.shape or got_index.shape != want.shape:
+        log(f"{what}: result {got.shape} and indices {got_index.shape}, want {want.shape}")
+        return False
+    ok = True
+    bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
+    if bad.size > 0:
+        i = bad[0]
+        log(f"{what}: {bad.size} wrong values, the first at {i}: got {got[i]}, want {want[i]}")
+        ok = False
+    if got_index.size > 0 and (got_index.min() < 0 or got_index.max() >= keys.size):
+        log(f"{what}: indices out of range 0..{keys.size}")
+        return False
+    if got_index.size > 0 and np.bincount(got_index, minlength=keys.size).max() > 1:
+        log(f"{what}: an index given twice")
+        ok = False
+    bad = np.flatnonzero(keys[got_index].view(np.uint32) != got.view(np.uint32))
+    if bad.size > 0:
+        i = bad[0]
+        log(f"{what}: {bad.size} indices of other values, the first at {i}: index {got_index[i]}")
+        ok = False
+    return ok
+
+
+def torch_sort_case(torch, reps, descending, n):
+    """torch.sort of n float32 keys into values and indices allocated before
+    timing (out=). Checked in full: the values against numpy's sort, bit
+    for bit, and the indices a permutation that gives them."""
+    if n == 0:
+        raise Failure("n must be positive")
+    np, keys = sort_keys(n)
+    stream = torch.cuda.Stream()
+    inputs = key_inputs(torch, stream, keys, (n,))
+    with torch.cuda.stream(stream):
+        values = torch.empty_like(inputs[0])
+        indices = torch.empty(n, dtype=torch.int64, device="cuda")
+    torch.cuda.synchronize()
+    sort = torch.sort
+
+    def launch(turn):
+        sort(inputs[turn % len(inputs)], dim=0, descending=descending, out=(values, indices))
+
+    with torch.no_grad():
+        ms = median_ms(torch, stream, reps, launch)
+
+    want = np.sort(keys)
+    if descending:
+        want = want[::-1].copy()
+    ok = ranked_matches(np, "torch.sort", keys, want, values.cpu().numpy(), indices.cpu().numpy())
+    del inputs, values, indices
+    torch.cuda.empty_cache()
+    return ms, ok
+
+
+def rows_case(torch, reps, kind, rows, width, k=0):
+    """One operation along the rows of a (rows, width) float32 tensor of the
+    sort keys, into outputs allocated before timing (out=): `sort_rows`
+    torch.sort(dim=1, descending=True), `topk` torch.topk(k, dim=1,
+    largest=True, sorted=True), `argmax` torch.argmax(dim=1). Sorts and
+    top-k are checked on spot rows, each in full: the values against the
+    first (all, or k) of numpy's descending sort of the row, bit for bit,
+    and the indices as ranked_matches says; argmax on every row, against
+    numpy's (the first largest on ties, as torch's)."""
+    if rows == 0 or width == 0:
+        raise Failure("rows and width must be positive")
+    if kind == "topk" and not 1 <= k <= width:
+        raise Failure("k must be in 1..=width")
+    n = rows * width
+    np, keys = sort_keys(n)
+    stream = torch.cuda.Stream()
+    inputs = key_inputs(torch, stream, keys, (rows, width))
+    columns = width if kind == "sort_rows" else k
+    with torch.cuda.stream(stream):
+        if kind == "argmax":
+            indices = torch.empty(rows, dtype=torch.int64, device="cuda")
+        else:
+            values = torch.empty(rows, columns, dtype=torch.float32, device="cuda")
+            indices = torch.empty(rows, columns, dtype=torch.int64, device="cuda")
+    torch.cuda.synchronize()
+
+    if kind == "sort_rows":
+        sort = torch.sort
+
+        def launch(turn):
+            sort(inputs[turn % len(inputs)], dim=1, descending=True, out=(values, indices))
+    elif kind == "topk":
+        topk = torch.topk
+
+        def launch(turn):
+            topk(inputs[turn % len(inputs)], k, dim=1, largest=True, sorted=True, out=(values, indices))
+    else:
+        argmax = torch.argmax
+
+        def launch(turn):
+            argmax(inputs[turn % len(inputs)], dim=1, out=indices)
+
+    with torch.no_grad():
+        ms = median_ms(torch, stream, reps, launch)
+
+    matrix = keys.reshape(rows, width)
+    if kind == "argmax":
+        got = indices.cpu().numpy()
+        want = matrix.argmax(axis=1)
+        wrong = np.flatnonzero(got != want)
+        ok = wrong.size == 0
+        if not ok:
+            r = wrong[0]
+            log(f"argmax: {wrong.size} wrong rows, the first {r}: got {got[r]}, want {want[r]}")
+        del inputs, indices
+    else:
+        ok = True
+        for r in spot_rows(rows):
+            want = np.sort(matrix[r])[::-1][:columns].copy()
+            ok = ranked_matches(np, f"{kind} row {r}", matrix[r], want, values[r].cpu().numpy(),
+                                indices[r].cpu().numpy()) and ok
+        del inputs, values, indices
+    torch.cuda.empty_cache()
+    return ms, ok
+
+
 def run_case(torch, reps, spec):
     fields = spec.split(":")
     if fields[0] == "transpose" and len(fields) == 4:
@@ -370,8 +569,28 @@ def run_case(torch, reps, spec):
         if fields[1] != "f32":
             raise Failure("cumsum_rows supports f32 only")
         return cumsum_case(torch, reps, "f32", parse_u64(fields[2], "rows"), parse_u64(fields[3], "width"))
+    if fields[0] == "torch_sort" and len(fields) == 4:
+        if fields[1] != "f32":
+            raise Failure("torch_sort supports f32 only")
+        if fields[2] not in ("asc", "desc"):
+            raise Failure(f"unknown order `{fields[2]}` (asc, desc)")
+        return torch_sort_case(torch, reps, fields[2] == "desc", parse_u64(fields[3], "n"))
+    if fields[0] == "sort_rows" and len(fields) == 5:
+        if fields[1] != "f32" or fields[2] != "desc":
+            raise Failure("sort_rows supports f32 in descending order only")
+        return rows_case(torch, reps, "sort_rows", parse_u64(fields[3], "rows"), parse_u64(fields[4], "width"))
+    if fields[0] == "topk" and len(fields) == 5:
+        if fields[1] != "f32":
+            raise Failure("topk supports f32 only")
+        return rows_case(torch, reps, "topk", parse_u64(fields[2], "rows"), parse_u64(fields[3], "width"),
+                         parse_u64(fields[4], "k"))
+    if fields[0] == "argmax" and len(fields) == 4:
+        if fields[1] != "f32":
+            raise Failure("argmax supports f32 only")
+        return rows_case(torch, reps, "argmax", parse_u64(fields[2], "rows"), parse_u64(fields[3], "width"))
     raise Failure("unknown case (transpose:<u8|f32>:<w>:<h>, conv1d:<n>:<taps>, cumsum:<f32|i32|i64>:<n>, "
-                  "cumsum_rows:f32:<rows>:<width>)")
+                  "cumsum_rows:f32:<rows>:<width>, torch_sort:f32:<asc|desc>:<n>, "
+                  "sort_rows:f32:desc:<rows>:<width>, topk:f32:<rows>:<width>:<k>, argmax:f32:<rows>:<width>)")
 
 
 def peer_of(spec):
@@ -384,6 +603,14 @@ def peer_of(spec):
         return CUMSUM_PEER
     if kind == "cumsum_rows":
         return CUMSUM_ROWS_PEER
+    if kind == "torch_sort":
+        return SORT_PEER
+    if kind == "sort_rows":
+        return SORT_ROWS_PEER
+    if kind == "topk":
+        return TOPK_PEER
+    if kind == "argmax":
+        return ARGMAX_PEER
     return "unknown"
 
 
