@@ -277,13 +277,14 @@ pub const LOOKBACK_WINDOWS: usize = 16;
 const TILE_SHARED: u32 =
     16 + (TILE_BLOCK / WARP_SIZE) * 8 + 16 + (LOOKBACK_WINDOWS as u32) * 32 * 8;
 
-// Compaction's stage starts right after the tile steps' carving.
+// The stage starts right after the tile steps' carving.
 const _: () = assert!(TILE_SHARED.is_multiple_of(16));
 
-/// Shared memory of compaction: the tile steps' and a tile of kept
-/// elements, gathered there so that a block's stores are contiguous.
+/// Shared memory of the tile steps and compaction: the carving above and
+/// a 16 KiB stage (the tile steps' input tile; compaction's kept elements,
+/// gathered there so that a block's stores are contiguous).
 #[doc(hidden)]
-pub const COMPACT_SHARED: u32 = TILE_SHARED + TILE_BLOCK * TILE_VECTORS as u32 * 16;
+pub const STAGED_SHARED: u32 = TILE_SHARED + TILE_BLOCK * TILE_VECTORS as u32 * 16;
 
 const fn tile_step(kernel: &'static str, passes: Passes, general: bool) -> ScanShape {
     ScanShape {
@@ -291,7 +292,7 @@ const fn tile_step(kernel: &'static str, passes: Passes, general: bool) -> ScanS
         block: TILE_BLOCK,
         per_thread: (TILE_VECTORS * 4) as u32,
         passes,
-        shared_bytes: TILE_SHARED,
+        shared_bytes: STAGED_SHARED,
         general,
     }
 }
@@ -676,22 +677,70 @@ mod device {
         v
     }
 
-    /// Stores this thread's elements of the tile at `out`, as
-    /// [`load_tile`] loads them.
+    /// Copies this thread's vectors of the tile at `x` (`len` elements
+    /// valid from it; the rest read as `fill`) to the same places of
+    /// `stage`, a tile of shared memory: `cp.async` where `vector` (a full
+    /// tile, `x` 16-byte aligned; sm_80 and newer), so no register holds
+    /// the data in flight. The thread may read its vectors back at once.
     #[inline(always)]
-    unsafe fn store_tile<T: Element>(out: *mut T, len: usize, vector: bool, v: &Lanes<T>) {
+    unsafe fn stage_tile<T: Element>(
+        x: *const T,
+        len: usize,
+        vector: bool,
+        fill: T,
+        stage: *mut T,
+    ) {
         if vector {
-            for r in 0..TILE_VECTORS {
-                store_v4(out.add(lane_offset::<T>(r)).cast::<Words4>(), pack(v[r]));
-            }
+            each_vector!(r => {
+                let o = lane_offset::<T>(r);
+                copy_vector(stage.add(o).cast::<Words4>(), x.add(o).cast::<Words4>());
+            });
+            #[cfg(target_feature = "sm_80")]
+            wait_all();
         } else {
             each_vector!(r => {
                 let o = lane_offset::<T>(r);
                 unroll!(e in [0 1 2 3] => {
-                    if e < T::VEC && o + e < len {
-                        *out.add(o + e) = v[r][e];
+                    if e < T::VEC {
+                        *stage.add(o + e) = if o + e < len { *x.add(o + e) } else { fill };
                     }
                 });
+            });
+        }
+    }
+
+    /// One 16-byte vector from global to shared memory.
+    #[cfg(target_feature = "sm_80")]
+    #[inline(always)]
+    unsafe fn copy_vector(dst: *mut Words4, src: *const Words4) {
+        cp_async_cg(dst, src);
+    }
+
+    #[cfg(not(target_feature = "sm_80"))]
+    #[inline(always)]
+    unsafe fn copy_vector(dst: *mut Words4, src: *const Words4) {
+        *dst = load_nc_v4(src);
+    }
+
+    /// This thread's vector `r` of the staged tile.
+    #[inline(always)]
+    unsafe fn read_vector<T: Element>(stage: *const T, r: usize) -> [T; 4] {
+        unpack(*stage.add(lane_offset::<T>(r)).cast::<Words4>())
+    }
+
+    /// Stores this thread's vector `r` of the tile at `out` (`len`
+    /// elements valid from it): one 16-byte store where `vector`, else
+    /// element by element.
+    #[inline(always)]
+    unsafe fn store_vector<T: Element>(out: *mut T, len: usize, vector: bool, r: usize, w: [T; 4]) {
+        let o = lane_offset::<T>(r);
+        if vector {
+            store_v4(out.add(o).cast::<Words4>(), pack(w));
+        } else {
+            unroll!(e in [0 1 2 3] => {
+                if e < T::VEC && o + e < len {
+                    *out.add(o + e) = w[e];
+                }
             });
         }
     }
@@ -790,35 +839,26 @@ mod device {
         InTile { before, total }
     }
 
-    /// Replaces each element by its scan: `prefix` (what precedes the
-    /// tile) combined with what precedes it in the tile, and with itself
-    /// when `inclusive`.
+    /// Replaces each element of one vector by its scan: `run` (what
+    /// precedes the vector) combined with what precedes it in the vector,
+    /// and with itself when `inclusive`.
     #[inline(always)]
     #[allow(
         unused_assignments,
         reason = "the unrolled loop's last step is not read"
     )]
-    fn finish_tile<T: Element>(
-        op: Op,
-        v: &mut Lanes<T>,
-        t: &InTile<T>,
-        prefix: T,
-        inclusive: bool,
-    ) {
-        each_vector!(r => {
-            let mut run = T::combine(op, prefix, t.before[r]);
-            unroll!(e in [0 1 2 3] => {
-                if e < T::VEC {
-                    let x = v[r][e];
-                    if inclusive {
-                        run = T::combine(op, run, x);
-                        v[r][e] = run;
-                    } else {
-                        v[r][e] = run;
-                        run = T::combine(op, run, x);
-                    }
+    fn finish_vector<T: Element>(op: Op, w: &mut [T; 4], mut run: T, inclusive: bool) {
+        unroll!(e in [0 1 2 3] => {
+            if e < T::VEC {
+                let x = w[e];
+                if inclusive {
+                    run = T::combine(op, run, x);
+                    w[e] = run;
+                } else {
+                    w[e] = run;
+                    run = T::combine(op, run, x);
                 }
-            });
+            }
         });
     }
 
@@ -1175,7 +1215,7 @@ mod device {
     /// `x` valid for reading and `out` for writing every row, not
     /// overlapping each other (and not written by anyone else during the
     /// launch); the grid is `rows * ⌈width / tile⌉` blocks of `TILE_BLOCK`
-    /// threads with `TILE_SHARED` bytes of shared memory. `Lookback` and
+    /// threads with `STAGED_SHARED` bytes of shared memory. `Lookback` and
     /// `Chained`: `state` is this stream's single-pass state, `STATUS_START`
     /// words plus `status_words` per tile of the grid, written by nothing
     /// but these kernels, its ticket's count 0. `Reduce` and `Given`:
@@ -1207,8 +1247,24 @@ mod device {
         let out = a.out.add(row * a.out_pitch + column);
         let id = T::identity(op);
         let full = len == tile_len;
-        let mut v = load_tile(x, len, full && (x as usize).is_multiple_of(16), id);
-        let t = scan_in_tile(op, &v, shared.warp_totals);
+        // The tile waits in shared memory, not in registers (each thread
+        // writes and reads only its own vectors there, so no barrier):
+        // the data do not live across the scan and the look-back, which
+        // leaves room for more blocks per SM (`LAUNCH_BOUNDS`).
+        let stage = shared.rest.cast::<T>();
+        stage_tile(x, len, full && (x as usize).is_multiple_of(16), id, stage);
+        let mut totals = [[id; 4]; TILE_VECTORS];
+        each_vector!(r => {
+            let w = read_vector(stage, r);
+            let mut t = w[0];
+            unroll!(e in [1 2 3] => {
+                if e < T::VEC {
+                    t = T::combine(op, t, w[e]);
+                }
+            });
+            totals[r][0] = t;
+        });
+        let t = scan_in_tile(op, &totals, shared.warp_totals);
         let inclusive = a.exclusive == 0;
         let start = if inclusive {
             id
@@ -1241,8 +1297,12 @@ mod device {
                 *shared.prefix
             }
         };
-        finish_tile(op, &mut v, &t, prefix, inclusive);
-        store_tile(out, len, full && (out as usize).is_multiple_of(16), &v);
+        let vector = full && (out as usize).is_multiple_of(16);
+        each_vector!(r => {
+            let mut w = read_vector(stage, r);
+            finish_vector(op, &mut w, T::combine(op, prefix, t.before[r]), inclusive);
+            store_vector(out, len, vector, r, w);
+        });
     }
 
     macro_rules! tile_entries {
@@ -1297,7 +1357,7 @@ mod device {
     /// `x` valid for `n` reads (and `flags` when `flagged`), `out` for
     /// `out_len` writes and `count` for one, none overlapping the inputs;
     /// the grid is `⌈n / tile⌉` blocks (at least one, `n > 0`) of
-    /// `TILE_BLOCK` threads with `COMPACT_SHARED` bytes of shared memory;
+    /// `TILE_BLOCK` threads with `STAGED_SHARED` bytes of shared memory;
     /// `state` as for [`single_pass`] with statuses of `C`.
     #[inline(always)]
     #[allow(
@@ -1431,26 +1491,31 @@ mod device {
 
 /// This family's entries compiled for a number of resident blocks per SM
 /// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
-/// Measured on an H100, 2026-11-27 (docs/notes/scan.md):
+/// Step 7 stages its tile in shared memory; measured 2026-11-27
+/// (docs/notes/scan.md):
 ///
-/// - step 7 for 4-byte elements: 72 registers gave seven blocks of 128
-///   threads per SM; held to 64, eight: `u32` sums of 2^28 in 824 µs
-///   against 857;
-/// - step 7 for `u64`: 80 registers, six blocks; held to 72, seven: 1 577
-///   against 1 607 µs (held to 64 it spilled 84 bytes and took 1 899);
+/// - exact operators on 4-byte elements, held to 48 registers, ten blocks
+///   of 128 threads per SM: `u32` sums of 2^28 in 765 µs against 824 for
+///   the tile in registers at eight (H100);
+/// - `f32` sums, held to 64 registers, eight blocks: 811 against 852 for
+///   the tile in registers at eight (H100); nine blocks (20 bytes of
+///   spills) 862;
+/// - `u64`, held to 64 registers, eight blocks: 1 520 against about 1 580
+///   for the tile in registers at seven (H100), 1 233 against 1 289
+///   (H200); nine blocks 1 277 and ten (64 bytes of spills) 1 499 (H200);
 /// - compaction: 63 registers, eight blocks; held to 56, nine: by
 ///   comparison at 2^28 695 against 712 µs (ten blocks, 48 registers,
-///   752).
+///   752; H100).
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
-    tile_bounds("scan_lookback_sum_f32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_sum_i32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_sum_u32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_min_f32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_min_i32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_min_u32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_max_f32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_max_i32", LOOKBACK_BLOCKS),
-    tile_bounds("scan_lookback_max_u32", LOOKBACK_BLOCKS),
+    tile_bounds("scan_lookback_sum_f32", WIDE_BLOCKS),
+    tile_bounds("scan_lookback_sum_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_sum_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_f32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_f32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_u32", EXACT_BLOCKS),
     tile_bounds("compact_flagged_0_f32", COMPACT_BLOCKS),
     tile_bounds("compact_flagged_0_i32", COMPACT_BLOCKS),
     tile_bounds("compact_flagged_0_u32", COMPACT_BLOCKS),
@@ -1467,15 +1532,16 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     tile_bounds("compact_if_1_i32", COMPACT_BLOCKS),
     tile_bounds("compact_if_1_u32", COMPACT_BLOCKS),
     tile_bounds("compact_if_1_u64", COMPACT_BLOCKS),
-    tile_bounds("scan_lookback_sum_u64", LOOKBACK_BLOCKS_U64),
-    tile_bounds("scan_lookback_min_u64", LOOKBACK_BLOCKS_U64),
-    tile_bounds("scan_lookback_max_u64", LOOKBACK_BLOCKS_U64),
+    tile_bounds("scan_lookback_sum_u64", WIDE_BLOCKS),
+    tile_bounds("scan_lookback_min_u64", WIDE_BLOCKS),
+    tile_bounds("scan_lookback_max_u64", WIDE_BLOCKS),
 ];
 
-/// Blocks per SM of step 7 for 4-byte elements, for `u64`, and of
+/// Blocks per SM of step 7 for exact operators on 4-byte elements, for
+/// `f32` sums and `u64` (their look-back needs more registers), and of
 /// compaction (see [`LAUNCH_BOUNDS`]).
-const LOOKBACK_BLOCKS: u32 = 8;
-const LOOKBACK_BLOCKS_U64: u32 = 7;
+const EXACT_BLOCKS: u32 = 10;
+const WIDE_BLOCKS: u32 = 8;
 const COMPACT_BLOCKS: u32 = 9;
 
 /// An entry of the tile steps held to `blocks` blocks of `TILE_BLOCK`

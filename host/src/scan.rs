@@ -37,7 +37,7 @@ use crate::pending::Pending;
 use std::fmt::Debug;
 pub use warpspeed_gpu::Op;
 use warpspeed_gpu::scan::{
-    self as consts, COMPACT_SHARED, CompactArgs, Passes, STATUS_START, SectionArgs, TILE_BLOCK,
+    self as consts, CompactArgs, Passes, STAGED_SHARED, STATUS_START, SectionArgs, TILE_BLOCK,
     TileArgs, compact_flagged, compact_if, scan_add_back, scan_brent_kung, scan_chained_sum,
     scan_coarsened, scan_kogge_stone, scan_kogge_stone_double, scan_lookback_max,
     scan_lookback_min, scan_lookback_sum, scan_tile_given_sum, scan_tile_reduce_sum, status_words,
@@ -392,7 +392,7 @@ impl Context {
     /// not overlapping, both alive and ordered after their other uses
     /// until the stream has run the scan; more than one row only for the
     /// single-pass steps; `width > 0`, `count > 0`.
-    unsafe fn enqueue_scan<T: Scannable>(
+    pub(crate) unsafe fn enqueue_scan<T: Scannable>(
         &self,
         variant: ScanVariant,
         op: Op,
@@ -836,7 +836,7 @@ impl Context {
             unsafe { self.zero_words(count_address, 2)? };
             return Ok(());
         }
-        let shared = COMPACT_SHARED;
+        let shared = STAGED_SHARED;
         let blocks = grid(x.len(), tile, self.info().max_grid.0, "a compaction")?;
         let state = self.single_pass_state(tiles, if wide { 8 } else { 4 })?;
         let args = CompactArgs::<T> {
@@ -884,11 +884,11 @@ enum Keep<'k, 'c, T: Pod> {
 /// Rows to scan: `count` rows of `width` elements, each of `x` and `out`
 /// as (address, pitch in elements).
 #[derive(Clone, Copy, Debug)]
-struct Rows {
-    width: usize,
-    count: usize,
-    x: (u64, usize),
-    out: (u64, usize),
+pub(crate) struct Rows {
+    pub(crate) width: usize,
+    pub(crate) count: usize,
+    pub(crate) x: (u64, usize),
+    pub(crate) out: (u64, usize),
 }
 
 /// Whether `variant` computes `op` and `scan`.
