@@ -80,6 +80,7 @@ pub mod image_sums;
 pub mod reduce;
 pub mod rng;
 pub mod scan;
+pub mod sort;
 pub mod transpose;
 
 pub use constant::ConstantSymbol;
@@ -102,6 +103,7 @@ pub const FAMILIES: &[(&str, &[Kernel])] = &[
     ("gemm", gemm::KERNELS),
     ("rng", rng::KERNELS),
     ("scan", scan::KERNELS),
+    ("sort", sort::KERNELS),
 ];
 
 /// Entry names (as in the PTX, e.g. `gemm_warp_tiled_f32`) whose register

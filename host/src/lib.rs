@@ -109,6 +109,7 @@ pub mod nccl;
 pub mod reduce;
 pub mod rng;
 pub mod scan;
+pub mod sort;
 pub mod transpose;
 
 pub use context::Context;
@@ -147,6 +148,7 @@ mod guides {
     guide!(Gemm, "gemm.md");
     guide!(Rng, "rng.md");
     guide!(Scan, "scan.md");
+    guide!(Sort, "sort.md");
     guide!(MultiGpu, "multi_gpu.md");
     guide!(Interop, "interop.md");
 }

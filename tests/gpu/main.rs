@@ -27,6 +27,7 @@ mod multi;
 mod reduce;
 mod rng;
 mod scan;
+mod sort;
 mod soundness;
 mod transpose;
 
@@ -38,6 +39,7 @@ const FAMILIES: &[fn(&mut Vec<Trial>)] = &[
     memory::trials,
     reduce::trials,
     scan::trials,
+    sort::trials,
     transpose::trials,
     image_sums::trials,
     histogram::trials,

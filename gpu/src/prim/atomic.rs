@@ -170,6 +170,14 @@ macro_rules! ordered_access {
 }
 
 ordered_access!(
+    /// `ld.relaxed.gpu.u32`: a load that sees the latest value at GPU scope
+    /// (never a stale L1 line) with no ordering of its own.
+    load load_relaxed_u32: u32, reg32, "ld.relaxed.gpu.global.u32");
+ordered_access!(
+    /// `st.relaxed.gpu.u32`: a store at GPU scope with no ordering of its
+    /// own.
+    store store_relaxed_u32: u32, reg32, "st.relaxed.gpu.global.u32");
+ordered_access!(
     /// `ld.relaxed.gpu.u64`: a load that sees the latest value at GPU scope
     /// (never a stale L1 line) with no ordering of its own.
     load load_relaxed_u64: u64, reg64, "ld.relaxed.gpu.global.u64");

@@ -69,3 +69,33 @@ pub fn vote_any(predicate: bool) -> bool {
 pub fn vote_all(predicate: bool) -> bool {
     ballot(predicate) == FULL_MASK
 }
+
+/// `__match_any_sync`: the lanes whose `value` equals this lane's (sm_70
+/// and newer).
+#[inline(always)]
+#[doc(hidden)]
+pub fn match_any(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: a warp vote on registers; no memory.
+    unsafe {
+        asm!(
+            "match.any.sync.b32 {o}, {v}, 0xffffffff;",
+            o = out(reg32) out,
+            v = in(reg32) value,
+            options(nostack, nomem),
+        );
+    }
+    out
+}
+
+/// `%lanemask_lt`: bit `i` set for every lane `i` below this one.
+#[inline(always)]
+#[doc(hidden)]
+pub fn lanemask_lt() -> u32 {
+    let out: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        asm!("mov.u32 {o}, %lanemask_lt;", o = out(reg32) out, options(nostack, nomem, pure));
+    }
+    out
+}

@@ -41,6 +41,7 @@ mod record;
 mod reduce;
 mod rng;
 mod scan;
+mod sort;
 mod transpose;
 
 use harness::{Bench, Family, KernelUse};
@@ -59,6 +60,7 @@ const FAMILIES: &[Family] = &[
     gemm::FAMILY,
     rng::FAMILY,
     scan::FAMILY,
+    sort::FAMILY,
 ];
 
 fn names() -> Vec<&'static str> {

@@ -1,0 +1,539 @@
+//! Radix sorts against CPU references: every ladder step on the edges of
+//! its tiles; every key type, ascending and descending, keys, pairs and
+//! `argsort` on the default step; data that are all equal, sorted,
+//! reversed, of few values, or differ only in their top or bottom bits;
+//! `f32` with ±0, NaNs, ±∞ and subnormals; bit ranges; inputs past one
+//! portion and past 2^31 keys; many sorts on one queue while another
+//! works; and the refusals of bad arguments.
+//!
+//! The reference is a stable sort of the indices by the key's ordered bits
+//! within the bit range (`SortKey::ordered`, the order the guide
+//! documents), so keys are compared bit for bit (a NaN's payload
+//! included) and values exactly. Large inputs are checked without a CPU
+//! sort: the output keys are in order, each output value is the index of
+//! its key in the input, equal keys keep their indices in order, and the
+//! indices are a permutation.
+
+use crate::common::*;
+use libtest_mimic::{Failed, Trial};
+use rand::RngExt;
+use rand::rngs::StdRng;
+use std::ops::Range;
+use warpspeed::sort::{Sort, SortVariant, Sortable};
+use warpspeed::{Context, Error, Pending};
+
+/// Sizes every step sorts: the edges of the lessons' 256-key tiles and of
+/// the 4 096-key tiles, many tiles, a prime past 2^20.
+const LADDER_SIZES: [usize; 12] = [
+    0, 1, 2, 255, 256, 257, 4095, 4096, 4097, 65_537, 1_000_003, BIG,
+];
+/// The default step's sizes for every key type and direction.
+const DEFAULT_SIZES: [usize; 5] = [1, 33, 4097, 1_000_003, BIG];
+const BIG: usize = (1 << 24) + 7;
+
+/// A key type under test.
+trait Key: Sortable + Copy + PartialEq + std::fmt::Debug {
+    /// The key's bits, for comparing bit for bit.
+    fn bits(self) -> u64;
+    /// Seeded keys over the whole range (`f32`: uniform in [-1, 1), with
+    /// the special values sprinkled in).
+    fn draw(r: &mut StdRng) -> Self;
+    /// A key from a small integer (the patterned data).
+    fn from_small(v: u64) -> Self;
+    /// A key whose ordered bits are only in the top (or bottom) 8 bits.
+    fn top_bits(v: u8) -> Self;
+    fn bottom_bits(v: u8) -> Self;
+}
+
+impl Key for u32 {
+    fn bits(self) -> u64 {
+        self as u64
+    }
+    fn draw(r: &mut StdRng) -> Self {
+        r.random()
+    }
+    fn from_small(v: u64) -> Self {
+        v as u32
+    }
+    fn top_bits(v: u8) -> Self {
+        (v as u32) << 24
+    }
+    fn bottom_bits(v: u8) -> Self {
+        v as u32
+    }
+}
+
+impl Key for i32 {
+    fn bits(self) -> u64 {
+        self as u32 as u64
+    }
+    fn draw(r: &mut StdRng) -> Self {
+        r.random()
+    }
+    fn from_small(v: u64) -> Self {
+        v as i32 - 1000
+    }
+    fn top_bits(v: u8) -> Self {
+        ((v as u32) << 24) as i32
+    }
+    fn bottom_bits(v: u8) -> Self {
+        v as i32
+    }
+}
+
+/// `f32` values every `f32` input holds some of.
+const F32_SPECIALS: [u32; 12] = [
+    0x0000_0000, // +0
+    0x8000_0000, // -0
+    0x7f80_0000, // +inf
+    0xff80_0000, // -inf
+    0x7fc0_0000, // NaN
+    0xffc0_0001, // negative NaN with a payload
+    0x7f80_0001, // signalling NaN
+    0x0000_0001, // smallest subnormal
+    0x8000_0001,
+    0x007f_ffff, // largest subnormal
+    0x0080_0000, // smallest normal
+    0xff7f_ffff, // most negative finite
+];
+
+impl Key for f32 {
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn draw(r: &mut StdRng) -> Self {
+        if r.random_range(0..64) == 0 {
+            f32::from_bits(F32_SPECIALS[r.random_range(0..F32_SPECIALS.len())])
+        } else {
+            draw_f32(r)
+        }
+    }
+    fn from_small(v: u64) -> Self {
+        v as f32 - 1000.0
+    }
+    fn top_bits(v: u8) -> Self {
+        // Ordered bits `v << 24`: a positive float has them with the sign
+        // bit set, a negative one inverted.
+        let o = (v as u32) << 24;
+        f32::from_bits(if o >> 31 == 1 { o & 0x7fff_ffff } else { !o })
+    }
+    fn bottom_bits(v: u8) -> Self {
+        f32::from_bits(v as u32)
+    }
+}
+
+impl Key for u64 {
+    fn bits(self) -> u64 {
+        self
+    }
+    fn draw(r: &mut StdRng) -> Self {
+        r.random()
+    }
+    fn from_small(v: u64) -> Self {
+        v
+    }
+    fn top_bits(v: u8) -> Self {
+        (v as u64) << 56
+    }
+    fn bottom_bits(v: u8) -> Self {
+        v as u64
+    }
+}
+
+/// The test data's shapes.
+#[derive(Clone, Copy, Debug)]
+enum Data {
+    Random,
+    AllEqual,
+    Sorted,
+    Reversed,
+    FewValues,
+    TopBits,
+    BottomBits,
+}
+
+impl Data {
+    const ALL: [Data; 7] = [
+        Data::Random,
+        Data::AllEqual,
+        Data::Sorted,
+        Data::Reversed,
+        Data::FewValues,
+        Data::TopBits,
+        Data::BottomBits,
+    ];
+
+    fn keys<K: Key>(self, n: usize, seed: u64) -> Vec<K> {
+        match self {
+            Data::Random => random_vec(n, seed, K::draw),
+            Data::AllEqual => vec![K::from_small(7); n],
+            Data::Sorted => (0..n as u64).map(K::from_small).collect(),
+            Data::Reversed => (0..n as u64).rev().map(K::from_small).collect(),
+            Data::FewValues => random_vec(n, seed, |r| K::from_small(r.random_range(0..5))),
+            Data::TopBits => random_vec(n, seed, |r| K::top_bits(r.random())),
+            Data::BottomBits => random_vec(n, seed, |r| K::bottom_bits(r.random())),
+        }
+    }
+}
+
+/// The bits of `key` a sort by `sort` orders by.
+fn sort_bits<K: Key>(key: K, descending: bool, range: &Range<u32>) -> u64 {
+    let width = range.end - range.start;
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    (key.ordered(descending) >> range.start) & mask
+}
+
+/// The stable order of `keys` as `sort` says: the input index of each
+/// output place.
+fn reference<K: Key>(keys: &[K], descending: bool, range: &Range<u32>) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_by_key(|&i| sort_bits(keys[i as usize], descending, range));
+    order
+}
+
+fn full_range<K: Key>(sort: &Sort) -> Range<u32> {
+    sort.bits.clone().unwrap_or(0..K::BYTES * 8)
+}
+
+/// Compares a sort's outputs with the reference.
+fn check_outputs<K: Key>(
+    what: &str,
+    keys: &[K],
+    sort: &Sort,
+    got_keys: Option<&[K]>,
+    got_values: Option<&[u32]>,
+    values: Option<&[u32]>,
+) -> Result<(), Failed> {
+    let order = reference(keys, sort.descending, &full_range::<K>(sort));
+    if let Some(got) = got_keys {
+        let want: Vec<u64> = order.iter().map(|&i| keys[i as usize].bits()).collect();
+        let got: Vec<u64> = got.iter().map(|k| k.bits()).collect();
+        same(format!("{what}: key"), &got, &want)?;
+    }
+    if let Some(got) = got_values {
+        let want: Vec<u32> = match values {
+            Some(v) => order.iter().map(|&i| v[i as usize]).collect(),
+            None => order,
+        };
+        same(format!("{what}: value"), got, &want)?;
+    }
+    Ok(())
+}
+
+/// Checks an argsort of `keys` (or the values of a pair sort whose values
+/// were the indices) without a CPU sort: in order, each index's key the
+/// output key, equal keys' indices rising, a permutation.
+fn check_permutation<K: Key>(
+    what: &str,
+    keys: &[K],
+    sort: &Sort,
+    got_keys: Option<&[K]>,
+    indices: &[u32],
+) -> Result<(), Failed> {
+    let range = full_range::<K>(sort);
+    let mut seen = vec![false; keys.len()];
+    let mut previous: Option<(u64, u32)> = None;
+    for (place, &i) in indices.iter().enumerate() {
+        let Some(&key) = keys.get(i as usize) else {
+            return Err(format!("{what}: place {place} holds index {i}").into());
+        };
+        ensure(!std::mem::replace(&mut seen[i as usize], true), || {
+            format!("{what}: index {i} twice")
+        })?;
+        if let Some(got) = got_keys {
+            ensure(got[place].bits() == key.bits(), || {
+                format!(
+                    "{what}: place {place} key {:?}, its index's {key:?}",
+                    got[place]
+                )
+            })?;
+        }
+        let b = sort_bits(key, sort.descending, &range);
+        if let Some((pb, pi)) = previous {
+            ensure(pb < b || (pb == b && pi < i), || {
+                format!("{what}: places {} and {place} out of order", place - 1)
+            })?;
+        }
+        previous = Some((b, i));
+    }
+    Ok(())
+}
+
+/// Waits for a call's work (the suite checks results right after).
+fn wait(p: warpspeed::Result<Pending<'_>>) -> Result<(), Failed> {
+    ok(ok(p)?.wait())
+}
+
+/// Keys, pairs and argsort of `data` with `variant`, checked.
+fn sort_all<K: Key>(
+    ctx: &Context,
+    variant: SortVariant,
+    sort: &Sort,
+    keys: &[K],
+    what: &str,
+) -> Result<(), Failed> {
+    let n = keys.len();
+    let x = upload(ctx, keys)?;
+    let mut out = poisoned(ctx, n, K::from_small(12345))?;
+    wait(ctx.sort_keys_with(variant, sort, &x, &mut out))?;
+    check_outputs(
+        &format!("{what} keys"),
+        keys,
+        sort,
+        Some(&download(ctx, &out)?),
+        None,
+        None,
+    )?;
+
+    let values: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let v = upload(ctx, &values)?;
+    let mut out_values = poisoned(ctx, n, u32::MAX)?;
+    let mut out = poisoned(ctx, n, K::from_small(12345))?;
+    wait(ctx.sort_pairs_with(variant, sort, &x, &v, &mut out, &mut out_values))?;
+    let (got_keys, got_values) = (download(ctx, &out)?, download(ctx, &out_values)?);
+    check_outputs(
+        &format!("{what} pairs"),
+        keys,
+        sort,
+        Some(&got_keys),
+        Some(&got_values),
+        Some(&values),
+    )?;
+    if variant == SortVariant::DEFAULT {
+        let mut indices = poisoned(ctx, n, u32::MAX)?;
+        wait(ctx.argsort_into(sort, &x, &mut indices))?;
+        let got = download(ctx, &indices)?;
+        check_outputs(
+            &format!("{what} argsort"),
+            keys,
+            sort,
+            None,
+            Some(&got),
+            None,
+        )?;
+    }
+    Ok(())
+}
+
+fn ladder_case(ctx: &Context, variant: SortVariant, n: usize) -> Result<(), Failed> {
+    let seed = seed_of(&format!("sort/ladder/{n}"));
+    let keys: Vec<u32> = Data::Random.keys(n, seed);
+    sort_all(
+        ctx,
+        variant,
+        &Sort::ascending(),
+        &keys,
+        &format!("{} n={n}", variant.name()),
+    )?;
+    let keys: Vec<f32> = Data::Random.keys(n.min(70_000), seed);
+    sort_all(
+        ctx,
+        variant,
+        &Sort::descending(),
+        &keys,
+        &format!("{} f32 desc", variant.name()),
+    )
+}
+
+fn typed_case<K: Key>(ctx: &Context, n: usize, data: Data) -> Result<(), Failed> {
+    let keys: Vec<K> = data.keys(n, seed_of(&format!("sort/{}/{n}/{data:?}", K::NAME)));
+    for sort in [Sort::ascending(), Sort::descending()] {
+        let what = format!("{} {data:?} n={n} descending={}", K::NAME, sort.descending);
+        sort_all(ctx, SortVariant::DEFAULT, &sort, &keys, &what)?;
+    }
+    Ok(())
+}
+
+fn bit_ranges(ctx: &Context) -> Result<(), Failed> {
+    let n = 100_003;
+    let keys: Vec<u32> = Data::Random.keys(n, seed_of("sort/bits/u32"));
+    for range in [0..16, 8..24, 31..32, 0..1, 5..13, 0..9, 24..32] {
+        for variant in SortVariant::ALL {
+            let sort = Sort::ascending().bits(range.clone());
+            let what = format!("u32 bits {range:?} {}", variant.name());
+            sort_all(ctx, *variant, &sort, &keys, &what)?;
+        }
+    }
+    let keys: Vec<u64> = Data::Random.keys(n, seed_of("sort/bits/u64"));
+    for range in [0..64, 32..64, 0..33, 60..64] {
+        let sort = Sort::descending().bits(range.clone());
+        sort_all(
+            ctx,
+            SortVariant::DEFAULT,
+            &sort,
+            &keys,
+            &format!("u64 bits {range:?}"),
+        )?;
+    }
+    let keys: Vec<f32> = Data::Random.keys(n, seed_of("sort/bits/f32"));
+    let sort = Sort::ascending().bits(16..32);
+    sort_all(ctx, SortVariant::DEFAULT, &sort, &keys, "f32 bits 16..32")
+}
+
+/// Random `u32` keys of `n`, sorted as pairs with their indices, checked
+/// without a CPU sort.
+fn large(ctx: &Context, n: usize, seed: &str) -> Result<(), Failed> {
+    let keys: Vec<u32> = random_vec(n, seed_of(seed), |r| r.random::<u32>() >> 8);
+    let x = upload(ctx, &keys)?;
+    let mut out = ok(ctx.alloc::<u32>(n))?;
+    let mut indices = ok(ctx.alloc::<u32>(n))?;
+    let sort = Sort::ascending();
+    wait(ctx.argsort_into(&sort, &x, &mut indices))?;
+    check_permutation(seed, &keys, &sort, None, &download(ctx, &indices)?)?;
+    wait(ctx.sort_into(&x, &mut out))?;
+    let got = download(ctx, &out)?;
+    ensure(got.windows(2).all(|w| w[0] <= w[1]), || {
+        format!("{seed}: keys out of order")
+    })
+}
+
+/// 2^31 + 3 keys (five portions), reversed: the sort is the identity of
+/// the values `0..n`, and the argsort's indices run down from `n - 1`.
+fn past_two_31(ctx: &Context) -> Result<(), Failed> {
+    let n = TWO_31 + 3;
+    let keys: Vec<u32> = (0..n as u32).rev().collect();
+    let x = upload(ctx, &keys)?;
+    drop(keys);
+    let mut out = ok(ctx.alloc::<u32>(n))?;
+    wait(ctx.sort_into(&x, &mut out))?;
+    let got = download(ctx, &out)?;
+    if let Some(i) = (0..n).find(|&i| got[i] != i as u32) {
+        return Err(format!("2^31 + 3: place {i} holds {}", got[i]).into());
+    }
+    drop(got);
+    wait(ctx.argsort_into(&Sort::ascending(), &x, &mut out))?;
+    let got = download(ctx, &out)?;
+    if let Some(i) = (0..n).find(|&i| got[i] != (n - 1 - i) as u32) {
+        return Err(format!("2^31 + 3 argsort: place {i} holds {}", got[i]).into());
+    }
+    Ok(())
+}
+
+/// Many sorts of random sizes on one queue while another queue sorts
+/// too: a wrong look-back or a hang shows.
+fn stress(ctx: &Context) -> Result<(), Failed> {
+    const MAX: usize = 300_000;
+    let sorts = if under_sanitizer() { 20 } else { 10_000 };
+    let mut r = rng(seed_of("sort/stress"));
+    let keys: Vec<u32> = random_vec(MAX, seed_of("sort/stress/keys"), |r| r.random());
+    let x = upload(ctx, &keys)?;
+    let mut indices = ok(ctx.alloc::<u32>(MAX))?;
+    let other = ok(ctx.new_stream())?;
+    let theirs_in = upload(&other, &keys)?;
+    let mut theirs = ok(other.alloc::<u32>(MAX))?;
+    for i in 0..sorts {
+        ok(other
+            .sort_into(&theirs_in, &mut theirs)
+            .map(Pending::detach))?;
+        let n = r.random_range(1..=MAX);
+        let sort = if i % 2 == 0 {
+            Sort::ascending()
+        } else {
+            Sort::descending()
+        };
+        let input = ok(x.slice(..n))?;
+        let mut view = ok(indices.slice_mut(..n))?;
+        ok(ctx
+            .argsort_into(&sort, &input, &mut view)
+            .map(Pending::detach))?;
+        if i % 50 == 0 || i + 1 == sorts {
+            let got = download(ctx, &ok(indices.slice(..n))?)?;
+            check_permutation(&format!("stress {i} n={n}"), &keys[..n], &sort, None, &got)?;
+        }
+    }
+    let got = download(&other, &theirs)?;
+    let mut want = keys.clone();
+    want.sort_unstable();
+    same("the other queue's sort, place".into(), &got, &want)
+}
+
+fn refusals(ctx: &Context) -> Result<(), Failed> {
+    let x = filled(ctx, 100, 1u32)?;
+    let mut short = ok(ctx.alloc::<u32>(99))?;
+    match ctx.sort_into(&x, &mut short) {
+        Err(Error::LengthMismatch { .. }) => {}
+        other => return Err(format!("short output: {other:?}").into()),
+    }
+    let mut out = ok(ctx.alloc::<u32>(100))?;
+    for bits in [0..0, Range { start: 5, end: 3 }, 0..33, 32..33] {
+        let sort = Sort::ascending().bits(bits.clone());
+        let r = ctx.sort_keys_with(SortVariant::DEFAULT, &sort, &x, &mut out);
+        expect_invalid(r, &format!("bits {bits:?}"))?;
+    }
+    let mut indices = ok(ctx.alloc::<u32>(101))?;
+    match ctx.argsort_into(&Sort::ascending(), &x, &mut indices) {
+        Err(Error::LengthMismatch { .. }) => {}
+        other => return Err(format!("argsort's indices too long: {other:?}").into()),
+    }
+    let mut small_values = ok(ctx.alloc::<u32>(100))?;
+    let short_values = filled(ctx, 99, 0u32)?;
+    match ctx.sort_pairs_into(
+        &Sort::ascending(),
+        &x,
+        &short_values,
+        &mut out,
+        &mut small_values,
+    ) {
+        Err(Error::LengthMismatch { .. }) => {}
+        other => return Err(format!("short values: {other:?}").into()),
+    }
+    Ok(())
+}
+
+pub fn trials(trials: &mut Vec<Trial>) {
+    for &n in &LADDER_SIZES {
+        for &variant in SortVariant::ALL {
+            let name = format!("sort::{}::n={n}", variant.name());
+            trials.push(sized_trial(name, n, move |ctx| {
+                ladder_case(ctx, variant, n)
+            }));
+        }
+    }
+    for &n in &DEFAULT_SIZES {
+        for data in Data::ALL {
+            let n = if matches!(data, Data::Random) {
+                n
+            } else {
+                n.min(1_000_003)
+            };
+            trials.push(sized_trial(
+                format!("sort::u32::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<u32>(ctx, n, data),
+            ));
+            trials.push(sized_trial(
+                format!("sort::i32::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<i32>(ctx, n, data),
+            ));
+            trials.push(sized_trial(
+                format!("sort::f32::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<f32>(ctx, n, data),
+            ));
+            trials.push(sized_trial(
+                format!("sort::u64::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<u64>(ctx, n, data),
+            ));
+        }
+    }
+    trials.push(sized_trial("sort::bit_ranges", 100_003, bit_ranges));
+    for n in [
+        warpspeed_gpu::sort::PORTION,
+        warpspeed_gpu::sort::PORTION + 4097,
+    ] {
+        trials.push(sized_trial(format!("sort::large::n={n}"), n, move |ctx| {
+            large(ctx, n, "sort/large")
+        }));
+    }
+    trials.push(sized_trial("sort::past_2^31", TWO_31 + 3, past_two_31));
+    trials.push(sized_trial("sort::stress", 300_000, stress));
+    trials.push(gpu_trial("sort::refusals", refusals));
+}
