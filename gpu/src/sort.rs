@@ -283,6 +283,23 @@ mod device {
         pub out_values: *mut u32,
     }
 
+    /// The digit a pass's arguments name.
+    macro_rules! pass_digit {
+        ($($args:ident),*) => {$(
+            impl<K> $args<K> {
+                #[inline(always)]
+                fn digit(&self) -> Digit {
+                    Digit {
+                        shift: self.shift,
+                        bits: self.bits,
+                        descending: self.descending,
+                    }
+                }
+            }
+        )*};
+    }
+    pass_digit!(CountArgs, ScatterArgs, OnesweepArgs);
+
     /// `body` for each `i` below `ITEMS` (at most 16), spelled out so that
     /// the per-key arrays stay in registers.
     macro_rules! each_item {
@@ -533,11 +550,7 @@ mod device {
                     false,
                     first,
                     len,
-                    Digit {
-                        shift: a.shift,
-                        bits: a.bits,
-                        descending: a.descending,
-                    },
+                    a.digit(),
                     &s,
                 )
                 .count
@@ -550,11 +563,7 @@ mod device {
                     false,
                     first,
                     len,
-                    Digit {
-                        shift: a.shift,
-                        bits: a.bits,
-                        descending: a.descending,
-                    },
+                    a.digit(),
                     &s,
                 )
                 .count
@@ -602,11 +611,7 @@ mod device {
             pairs,
             first,
             len,
-            Digit {
-                shift: a.shift,
-                bits: a.bits,
-                descending: a.descending,
-            },
+            a.digit(),
             &s,
         );
         let me = thread_idx_x();
@@ -618,20 +623,7 @@ mod device {
             *s.offsets.add(me as usize) = place.wrapping_sub(start);
         }
         sync_threads();
-        store_tile(
-            shape,
-            &r,
-            len,
-            Digit {
-                shift: a.shift,
-                bits: a.bits,
-                descending: a.descending,
-            },
-            &s,
-            a.out,
-            a.out_values,
-            pairs,
-        );
+        store_tile(shape, &r, len, a.digit(), &s, a.out, a.out_values, pairs);
     }
 
     /// Step 5's first launch: every pass's digit counts, added to
@@ -734,11 +726,7 @@ mod device {
             pairs,
             a.first + first,
             len,
-            Digit {
-                shift: a.shift,
-                bits: a.bits,
-                descending: a.descending,
-            },
+            a.digit(),
             &s,
         );
         let me = thread_idx_x() as usize;
@@ -773,20 +761,7 @@ mod device {
         *s.starts.add(me) = start;
         *s.offsets.add(me) = (*a.bases.add(me)).wrapping_add(before).wrapping_sub(start);
         sync_threads();
-        store_tile(
-            shape,
-            &r,
-            len,
-            Digit {
-                shift: a.shift,
-                bits: a.bits,
-                descending: a.descending,
-            },
-            &s,
-            a.out,
-            a.out_values,
-            pairs,
-        );
+        store_tile(shape, &r, len, a.digit(), &s, a.out, a.out_values, pairs);
     }
 }
 
