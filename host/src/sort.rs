@@ -752,3 +752,85 @@ fn check_aligned<T>(addresses: &[u64]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every step's passes cover the bit range once, in order, each at most
+    /// the step's digit width.
+    #[test]
+    fn passes_cover_the_range() {
+        for &variant in SortVariant::ALL {
+            let shape = variant.shape();
+            for key_bits in [32u32, 64] {
+                for start in 0..key_bits {
+                    for end in start + 1..=key_bits {
+                        let plan = passes(shape, &(start..end));
+                        let mut next = start;
+                        for &(shift, bits) in &plan {
+                            assert_eq!(shift, next, "{variant:?} {start}..{end}");
+                            assert!(bits >= 1 && bits <= shape.bits);
+                            next += bits;
+                        }
+                        assert_eq!(next, end);
+                        assert_eq!(plan.len(), (end - start).div_ceil(shape.bits) as usize);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The scratch regions a sort uses lie inside its layout's bytes, each
+    /// 256-byte aligned and none overlapping another it uses.
+    #[test]
+    fn layout_regions_are_disjoint() {
+        for &variant in SortVariant::ALL {
+            let shape = variant.shape();
+            for n in [1usize, 255, 4096, 4097, 1_000_003, PORTION] {
+                for key_bytes in [4usize, 8] {
+                    for (values, argsort) in [(false, false), (true, false), (true, true)] {
+                        let count = passes(shape, &(0..key_bytes as u32 * 8)).len();
+                        let l = layout(shape, n, key_bytes, values, argsort, count);
+                        let tiles = n.div_ceil(shape.tile());
+                        let mut regions = vec![(l.keys[0], n * key_bytes)];
+                        if argsort {
+                            regions.push((l.keys[1], n * key_bytes));
+                        }
+                        if values {
+                            regions.push((l.values, n * 4));
+                        }
+                        if shape.onesweep {
+                            regions.push((l.counts, count * RADIX as usize * 4));
+                            regions.push((l.bases, BASE_ROWS * count * RADIX as usize * 4));
+                            let words = STATUS_START + tiles * RADIX as usize;
+                            regions.push((l.status, words * 4));
+                        } else {
+                            regions.push((l.counts, shape.digits() as usize * tiles * 4));
+                        }
+                        for (i, &(at, len)) in regions.iter().enumerate() {
+                            assert!(at.is_multiple_of(256) && at + len <= l.bytes);
+                            for &(other, other_len) in &regions[i + 1..] {
+                                assert!(at + len <= other || other + other_len <= at);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bit ranges outside the key or empty are refused.
+    #[test]
+    fn bit_ranges_are_checked() {
+        assert_eq!(Sort::ascending().range(32).unwrap(), 0..32);
+        assert_eq!(Sort::descending().bits(3..9).range(32).unwrap(), 3..9);
+        assert_eq!(Sort::ascending().bits(0..64).range(64).unwrap(), 0..64);
+        for bits in [0..0, 9..9, 0..33, 32..33] {
+            assert!(Sort::ascending().bits(bits).range(32).is_err());
+        }
+        #[allow(clippy::reversed_empty_ranges)]
+        let backwards = 9..3;
+        assert!(Sort::ascending().bits(backwards).range(32).is_err());
+    }
+}
