@@ -535,43 +535,26 @@ mod device {
     /// The common contract; `counts` valid for `digits * tiles` writes;
     /// one block per tile.
     pub unsafe fn count<K: SortKey, const STEP: u32>(a: CountArgs<K>) {
+        match STEP {
+            4 => count_items::<K, STEP, { ONESWEEP_ITEMS as usize }>(a),
+            _ => count_items::<K, STEP, 1>(a),
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn count_items<K: SortKey, const STEP: u32, const ITEMS: usize>(a: CountArgs<K>) {
         let shape = multi_pass_shape(STEP);
         let s = carve::<K>(shape);
         let tile = block_idx_x() as usize;
         let tiles = a.n.div_ceil(shape.tile());
         let first = tile * shape.tile();
         let len = Ord::min(shape.tile(), a.n - first);
-        let r = match STEP {
-            4 => {
-                rank_tile::<K, { ONESWEEP_ITEMS as usize }>(
-                    shape,
-                    a.keys.add(first),
-                    core::ptr::null(),
-                    false,
-                    first,
-                    len,
-                    a.digit(),
-                    &s,
-                )
-                .count
-            }
-            _ => {
-                rank_tile::<K, 1>(
-                    shape,
-                    a.keys.add(first),
-                    core::ptr::null(),
-                    false,
-                    first,
-                    len,
-                    a.digit(),
-                    &s,
-                )
-                .count
-            }
-        };
+        let none = core::ptr::null();
+        let keys = a.keys.add(first);
+        let r = rank_tile::<K, ITEMS>(shape, keys, none, false, first, len, a.digit(), &s);
         let me = thread_idx_x();
         if me < shape.digits() {
-            *a.counts.add(me as usize * tiles + tile) = r;
+            *a.counts.add(me as usize * tiles + tile) = r.count;
         }
     }
 
