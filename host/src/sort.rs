@@ -30,7 +30,7 @@ use crate::context::Context;
 use crate::context::scratch::PARTIALS_OFFSET;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
-use crate::memory::{Call, DeviceRead, DeviceWrite, Pod};
+use crate::memory::{Call, DeviceRead, DeviceWrite, Pod, same_length};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use crate::scan::{Rows, Scan};
@@ -727,16 +727,9 @@ fn no_entry() -> Error {
 }
 
 fn check_lengths(n: usize, others: &[(&'static str, usize)]) -> Result<()> {
-    for &(what, given) in others {
-        if given != n {
-            return Err(Error::LengthMismatch {
-                what,
-                expected: n,
-                given,
-            });
-        }
-    }
-    Ok(())
+    others
+        .iter()
+        .try_for_each(|&(what, given)| same_length(what, n, given))
 }
 
 fn check_aligned<T>(addresses: &[u64]) -> Result<()> {

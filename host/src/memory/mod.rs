@@ -235,7 +235,7 @@ fn cast_len<T, U>(address: u64, len: usize) -> Result<usize> {
 }
 
 /// `Err(LengthMismatch)` naming `what` unless `given == expected`.
-fn same_length(what: &'static str, expected: usize, given: usize) -> Result<()> {
+pub(crate) fn same_length(what: &'static str, expected: usize, given: usize) -> Result<()> {
     if given == expected {
         Ok(())
     } else {
