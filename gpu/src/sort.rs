@@ -10,12 +10,17 @@
 //! tiles learn their digits' places from their predecessors through a
 //! status word per tile and digit (a decoupled look-back, as the scan's).
 //!
-//! A tile's keys are ranked in registers: the lanes of a warp holding one
-//! digit find each other with `match.any`, and a key's rank among its
-//! digit is the count of those lanes below it plus the warp's count so
-//! far. The ranks place the tile's keys in shared memory in digit order
-//! (steps 2-5), from where consecutive threads store consecutive keys of
-//! one digit: the stores are coalesced.
+//! A tile's keys are placed in two rounds. First each warp counts its
+//! keys of each digit with shared atomics that return nothing, so the
+//! tile's count of every digit, and where each warp's keys of it start,
+//! are known before any key is placed (step 5 publishes the counts then).
+//! Then, key by key, the lanes of a warp holding one digit find each other
+//! with a ballot a bit, the highest of them advances the warp's place for
+//! that digit with one shared atomic, and each key's place is that plus
+//! the lanes below it holding the same digit. The places put the tile's
+//! keys in shared memory in digit order (steps 2-5), from where
+//! consecutive threads store consecutive keys of one digit: the stores
+//! are coalesced.
 
 use crate::WARP_SIZE;
 use crate::kernel::KernelType;
@@ -159,8 +164,8 @@ ladder! {
 }
 
 /// Shared memory of a ranking block: a word of header, the warps' totals,
-/// each digit's place in the tile and its offset to the output, every
-/// warp's count of every digit, the tile's keys and (for pairs) values.
+/// each digit's offset to the output, every warp's count of every digit,
+/// the tile's keys and (for pairs) values.
 pub const fn rank_shared(shape: SortShape, key_bytes: u32, pairs: bool) -> u32 {
     let keys = if shape.local {
         SORT_BLOCK * shape.items * key_bytes
@@ -172,7 +177,12 @@ pub const fn rank_shared(shape: SortShape, key_bytes: u32, pairs: bool) -> u32 {
     } else {
         0
     };
-    RANK_HEADER + 2 * RADIX * 4 + SORT_WARPS * shape.digits() * 4 + keys + values
+    count_shared(shape) + keys + values
+}
+
+/// Shared memory of steps 1-4's count: a ranking block's without the tile.
+pub const fn count_shared(shape: SortShape) -> u32 {
+    RANK_HEADER + RADIX * 4 + SORT_WARPS * shape.digits() * 4
 }
 
 /// The header of a ranking block's shared memory: the tile's index and
@@ -212,6 +222,10 @@ mod device {
     const FLAG_TOTAL: u32 = 1 << 30;
     const FLAG_PREFIX: u32 = 2 << 30;
     const COUNT_MASK: u32 = (1 << 30) - 1;
+    /// Statuses a look-back reads at once.
+    const LOOKBACK: usize = 4;
+    /// Keys a thread of the histogram pass loads before it counts them.
+    const HISTOGRAM_LOADS: usize = 16;
 
     /// What a pass sorts by: the digit of ordered bits `shift..shift + bits`
     /// (the last pass of a bit range may have fewer than the step's bits).
@@ -319,12 +333,10 @@ mod device {
     struct Carved<K> {
         tile: *mut u32,
         warp_totals: *mut u32,
-        /// Each digit's first place in the tile.
-        starts: *mut u32,
         /// Each digit's output index minus its first place in the tile.
         offsets: *mut u32,
-        /// `[warp][digit]`: a warp's count of a digit, then the count of
-        /// the warps before it.
+        /// `[warp][digit]`: a warp's count of a digit; then the place in
+        /// the tile of the warp's next key of that digit.
         counts: *mut u32,
         keys: *mut K,
         values: *mut u32,
@@ -333,14 +345,13 @@ mod device {
     #[inline(always)]
     fn carve<K: SortKey>(shape: SortShape) -> Carved<K> {
         let base = dynamic_shared::<u8>();
-        let counts = base.wrapping_add((RANK_HEADER + 2 * RADIX * 4) as usize);
+        let counts = base.wrapping_add((RANK_HEADER + RADIX * 4) as usize);
         let keys = counts.wrapping_add((SORT_WARPS * shape.digits() * 4) as usize);
         let values = keys.wrapping_add((SORT_BLOCK * shape.items * K::BYTES) as usize);
         Carved {
             tile: base.cast(),
             warp_totals: base.wrapping_add(16).cast(),
-            starts: base.wrapping_add(RANK_HEADER as usize).cast(),
-            offsets: base.wrapping_add((RANK_HEADER + RADIX * 4) as usize).cast(),
+            offsets: base.wrapping_add(RANK_HEADER as usize).cast(),
             counts: counts.cast(),
             keys: keys.cast(),
             values: values.cast(),
@@ -374,155 +385,191 @@ mod device {
         before + x - v
     }
 
-    /// A tile's keys, ranked: `keys[i]` is the key at index
-    /// `warp_first + i * 32 + lane` of the tile, valid where that is below
-    /// `len`, and `ranks[i]` its place among the keys of its digit in its
-    /// warp. Leaves in `counts` each warp's count of each digit before it,
-    /// and returns (for threads below the digit count) the tile's count of
-    /// the thread's digit.
-    struct Ranked<K, const ITEMS: usize> {
-        keys: [K; ITEMS],
-        values: [u32; ITEMS],
-        ranks: [u32; ITEMS],
-        count: u32,
-    }
-
-    /// Loads and ranks this thread's keys of the tile of `len` keys at
-    /// `x` (and their values: from `v`, or their index from `first` where
-    /// `v` is null and `pairs`).
+    /// The index in its tile of a thread's `i`-th key: each warp holds
+    /// `32 * ITEMS` consecutive keys, lane `l` every 32nd from the `l`-th
+    /// (each load of the warp is one coalesced line).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn rank_tile<K: SortKey, const ITEMS: usize>(
-        shape: SortShape,
-        x: *const K,
-        v: *const u32,
-        pairs: bool,
-        first: usize,
-        len: usize,
-        digit: Digit,
-        s: &Carved<K>,
-    ) -> Ranked<K, ITEMS> {
+    fn item_index<const ITEMS: usize>(i: usize) -> u32 {
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
+        (warp * ITEMS as u32 + i as u32) * WARP_SIZE + lane
+    }
+
+    /// A thread's keys of a tile and (for pairs given as values) their
+    /// values, valid where their index is below the tile's length.
+    struct Tile<K, const ITEMS: usize> {
+        keys: [K; ITEMS],
+        values: [u32; ITEMS],
+    }
+
+    /// Loads this thread's keys of the tile of `len` keys at `x`, and their
+    /// values from `v` unless it is null.
+    #[inline(always)]
+    unsafe fn load_tile<K: SortKey, const ITEMS: usize>(
+        x: *const K,
+        v: *const u32,
+        len: u32,
+    ) -> Tile<K, ITEMS> {
+        let mut t = Tile {
+            // SAFETY: every key type is an integer or a float, for which
+            // all-zero bits are a value.
+            keys: [core::mem::zeroed(); ITEMS],
+            values: [0; ITEMS],
+        };
+        each_item!(i => {
+            let at = item_index::<ITEMS>(i) as usize;
+            if at < len as usize {
+                t.keys[i] = *x.add(at);
+                if !v.is_null() {
+                    t.values[i] = *v.add(at);
+                }
+            }
+        });
+        t
+    }
+
+    /// Counts each warp's keys of each digit into `s.counts` (zeroed
+    /// here) and returns, for threads below the digit count, the tile's
+    /// count of the thread's digit. The adds are fire-and-forget shared
+    /// atomics: no key waits for another.
+    #[inline(always)]
+    unsafe fn count_digits<K: SortKey, const ITEMS: usize>(
+        shape: SortShape,
+        keys: &[K; ITEMS],
+        len: u32,
+        digit: Digit,
+        s: &Carved<K>,
+    ) -> u32 {
         let digits = shape.digits();
-        let counts = s.counts.add((warp * digits) as usize);
         let mut t = thread_idx_x();
         while t < SORT_WARPS * digits {
             *s.counts.add(t as usize) = 0;
             t += SORT_BLOCK;
         }
-        let warp_first = (warp * WARP_SIZE) as usize * ITEMS;
-        let mut r = Ranked {
-            // SAFETY: every key type is an integer or a float, for which
-            // all-zero bits are a value.
-            keys: [core::mem::zeroed(); ITEMS],
-            values: [0; ITEMS],
-            ranks: [0; ITEMS],
-            count: 0,
-        };
+        sync_threads();
+        let warp = thread_idx_x() / WARP_SIZE;
+        let counts = shared_address(s.counts.add((warp * digits) as usize));
         each_item!(i => {
-            let at = warp_first + i * WARP_SIZE as usize + lane as usize;
-            if at < len {
-                r.keys[i] = *x.add(at);
-                if pairs {
-                    r.values[i] = if v.is_null() { (first + at) as u32 } else { *v.add(at) };
-                }
+            if item_index::<ITEMS>(i) < len {
+                red_shared_add_u32(counts + 4 * digit_of(keys[i], digit), 1);
             }
         });
         sync_threads();
-        let below = lanemask_lt();
-        each_item!(i => {
-            let at = warp_first + i * WARP_SIZE as usize + lane as usize;
-            let valid = at < len;
-            let d = digit_of(r.keys[i], digit);
-            let peers = match_any(if valid { d } else { u32::MAX });
-            let mut before = 0;
-            if valid {
-                before = *counts.add(d as usize);
+        let me = thread_idx_x();
+        let mut total = 0;
+        if me < digits {
+            for w in 0..SORT_WARPS {
+                total += *s.counts.add((w * digits + me) as usize);
             }
-            sync_warp(FULL_MASK);
-            if valid && 31 - peers.leading_zeros() == lane {
-                *counts.add(d as usize) = before + peers.count_ones();
-            }
-            sync_warp(FULL_MASK);
-            r.ranks[i] = before + (peers & below).count_ones();
-        });
-        sync_threads();
-        // Each digit's count: the warps' counts, replaced by the count of
-        // the warps before.
+        }
+        total
+    }
+
+    /// For the thread's digit (threads below the digit count), whose keys
+    /// start at `start` in the sorted tile: each warp's count of it in
+    /// `s.counts` becomes the place of the warp's first key of it.
+    /// A block barrier must follow before the places are read.
+    #[inline(always)]
+    unsafe fn warp_places<K>(shape: SortShape, start: u32, s: &Carved<K>) {
+        let digits = shape.digits();
         let me = thread_idx_x();
         if me < digits {
-            let mut total = 0;
+            let mut place = start;
             for w in 0..SORT_WARPS {
                 let c = s.counts.add((w * digits + me) as usize);
                 let here = *c;
-                *c = total;
-                total += here;
+                *c = place;
+                place += here;
             }
-            r.count = total;
         }
-        r
     }
 
-    /// Stores a ranked tile: where `shape.local`, through shared memory in
-    /// digit order (each digit's output index minus its first place in the
-    /// tile in `s.offsets`, its first place in `s.starts`); else straight
-    /// from the registers to `starts_out[digit] + place in digit`.
+    /// Places each of the thread's valid keys in the sorted tile, stably:
+    /// its warp's next place for its digit (in `s.counts`, after
+    /// [`warp_places`] and a barrier) plus the lanes below holding the same
+    /// digit, found with a ballot a bit. The lane leading each digit's
+    /// lanes advances the warp's place with one shared atomic and shares
+    /// the old place. Calls `put(i, index in tile, digit, place)`; every
+    /// lane of the warp takes part.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store_tile<K: SortKey, const ITEMS: usize>(
+    unsafe fn place_keys<K: SortKey, const ITEMS: usize>(
         shape: SortShape,
-        r: &Ranked<K, ITEMS>,
-        len: usize,
+        keys: &[K; ITEMS],
+        len: u32,
+        digit: Digit,
+        s: &Carved<K>,
+        put: impl FnMut(usize, u32, u32, u32),
+    ) {
+        // A whole tile needs no check of which keys are there.
+        if len == shape.tile() as u32 {
+            place_keys_of::<K, ITEMS, true>(shape, keys, len, digit, s, put)
+        } else {
+            place_keys_of::<K, ITEMS, false>(shape, keys, len, digit, s, put)
+        }
+    }
+
+    /// [`place_keys`] for a whole tile (`FULL`) or a partial one.
+    #[inline(always)]
+    unsafe fn place_keys_of<K: SortKey, const ITEMS: usize, const FULL: bool>(
+        shape: SortShape,
+        keys: &[K; ITEMS],
+        len: u32,
+        digit: Digit,
+        s: &Carved<K>,
+        mut put: impl FnMut(usize, u32, u32, u32),
+    ) {
+        let full = FULL;
+        let lane = thread_idx_x() % WARP_SIZE;
+        let warp = thread_idx_x() / WARP_SIZE;
+        let counts = shared_address(s.counts.add((warp * shape.digits()) as usize));
+        let below = lanemask_lt();
+        each_item!(i => {
+            let at = item_index::<ITEMS>(i);
+            let valid = full || at < len;
+            let d = digit_of(keys[i], digit);
+            let mut peers = if full { FULL_MASK } else { ballot(valid) };
+            unroll!(b in [0 1 2 3 4 5 6 7] => {
+                if (b as u32) < shape.bits {
+                    peers &= match_bit(d, b as u32);
+                }
+            });
+            let leader = if valid { 31 - peers.leading_zeros() } else { lane };
+            let mut first = 0;
+            if valid && lane == leader {
+                first = atomic_shared_add_u32(counts + 4 * d, peers.count_ones());
+            }
+            let first: u32 = shfl_idx(first, leader);
+            // The next key's atomic must follow this one: the shuffle
+            // waits for the leader's old value (the atomic has happened),
+            // and the compiler may not move the next atomic above it.
+            compiler_order();
+            if valid {
+                put(i, at, d, first + (peers & below).count_ones());
+            }
+        });
+    }
+
+    /// Stores the sorted tile from shared memory: consecutive threads
+    /// store consecutive keys, of one digit mostly, at `s.offsets[digit]`
+    /// plus their place.
+    #[inline(always)]
+    unsafe fn store_sorted<K: SortKey, const ITEMS: usize>(
+        len: u32,
         digit: Digit,
         s: &Carved<K>,
         out: *mut K,
         out_values: *mut u32,
         pairs: bool,
     ) {
-        let lane = thread_idx_x() % WARP_SIZE;
-        let warp = thread_idx_x() / WARP_SIZE;
-        let digits = shape.digits();
-        let warp_first = (warp * WARP_SIZE) as usize * ITEMS;
-        let counts = s.counts.add((warp * digits) as usize);
-        if !shape.local {
-            each_item!(i => {
-                let at = warp_first + i * WARP_SIZE as usize + lane as usize;
-                if at < len {
-                    let d = digit_of(r.keys[i], digit) as usize;
-                    let to = (*s.offsets.add(d))
-                        .wrapping_add(*s.starts.add(d))
-                        .wrapping_add(*counts.add(d))
-                        .wrapping_add(r.ranks[i]) as usize;
-                    *out.add(to) = r.keys[i];
-                    if pairs {
-                        *out_values.add(to) = r.values[i];
-                    }
-                }
-            });
-            return;
-        }
         each_item!(i => {
-            let at = warp_first + i * WARP_SIZE as usize + lane as usize;
-            if at < len {
-                let d = digit_of(r.keys[i], digit) as usize;
-                let place = (*s.starts.add(d) + *counts.add(d) + r.ranks[i]) as usize;
-                *s.keys.add(place) = r.keys[i];
-                if pairs {
-                    *s.values.add(place) = r.values[i];
-                }
-            }
-        });
-        sync_threads();
-        each_item!(i => {
-            let place = i * SORT_BLOCK as usize + thread_idx_x() as usize;
+            let place = i as u32 * SORT_BLOCK + thread_idx_x();
             if place < len {
-                let k = *s.keys.add(place);
+                let k = *s.keys.add(place as usize);
                 let d = digit_of(k, digit) as usize;
-                let to = (*s.offsets.add(d)).wrapping_add(place as u32) as usize;
+                let to = (*s.offsets.add(d)).wrapping_add(place) as usize;
                 *out.add(to) = k;
                 if pairs {
-                    *out_values.add(to) = *s.values.add(place);
+                    *out_values.add(to) = *s.values.add(place as usize);
                 }
             }
         });
@@ -548,13 +595,12 @@ mod device {
         let tile = block_idx_x() as usize;
         let tiles = a.n.div_ceil(shape.tile());
         let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first);
-        let none = core::ptr::null();
-        let keys = a.keys.add(first);
-        let r = rank_tile::<K, ITEMS>(shape, keys, none, false, first, len, a.digit(), &s);
+        let len = Ord::min(shape.tile(), a.n - first) as u32;
+        let t = load_tile::<K, ITEMS>(a.keys.add(first), core::ptr::null(), len);
+        let count = count_digits(shape, &t.keys, len, a.digit(), &s);
         let me = thread_idx_x();
         if me < shape.digits() {
-            *a.counts.add(me as usize * tiles + tile) = r.count;
+            *a.counts.add(me as usize * tiles + tile) = count;
         }
     }
 
@@ -580,33 +626,49 @@ mod device {
         let tile = block_idx_x() as usize;
         let tiles = a.n.div_ceil(shape.tile());
         let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first);
+        let len = Ord::min(shape.tile(), a.n - first) as u32;
         let pairs = !a.out_values.is_null();
         let values = if a.values.is_null() {
             a.values
         } else {
             a.values.add(first)
         };
-        let r = rank_tile::<K, ITEMS>(
-            shape,
-            a.keys.add(first),
-            values,
-            pairs,
-            first,
-            len,
-            a.digit(),
-            &s,
-        );
+        let t = load_tile::<K, ITEMS>(a.keys.add(first), values, len);
+        let digit = a.digit();
+        let count = count_digits(shape, &t.keys, len, digit, &s);
         let me = thread_idx_x();
-        let start =
-            block_exclusive_sum(if me < shape.digits() { r.count } else { 0 }, s.warp_totals);
+        let start = block_exclusive_sum(if me < shape.digits() { count } else { 0 }, s.warp_totals);
+        warp_places(shape, start, &s);
         if me < shape.digits() {
-            *s.starts.add(me as usize) = start;
             let place = *a.offsets.add(me as usize * tiles + tile);
             *s.offsets.add(me as usize) = place.wrapping_sub(start);
         }
         sync_threads();
-        store_tile(shape, &r, len, a.digit(), &s, a.out, a.out_values, pairs);
+        let value = |i: usize, at: u32| {
+            if a.values.is_null() {
+                (first + at as usize) as u32
+            } else {
+                t.values[i]
+            }
+        };
+        if shape.local {
+            place_keys(shape, &t.keys, len, digit, &s, |i, at, _, place| {
+                *s.keys.add(place as usize) = t.keys[i];
+                if pairs {
+                    *s.values.add(place as usize) = value(i, at);
+                }
+            });
+            sync_threads();
+            store_sorted::<K, ITEMS>(len, digit, &s, a.out, a.out_values, pairs);
+        } else {
+            place_keys(shape, &t.keys, len, digit, &s, |i, at, d, place| {
+                let to = (*s.offsets.add(d as usize)).wrapping_add(place) as usize;
+                *a.out.add(to) = t.keys[i];
+                if pairs {
+                    *a.out_values.add(to) = value(i, at);
+                }
+            });
+        }
     }
 
     /// Step 5's first launch: every pass's digit counts, added to
@@ -634,14 +696,39 @@ mod device {
         } else {
             (1u64 << bits) - 1
         };
+        let at = shared_address(counters);
+        let count = |key: K| {
+            let o = (key.ordered(a.descending != 0) >> a.begin_bit) & mask;
+            unroll!(p in [0 1 2 3 4 5 6 7] => {
+                if (p as u32) < a.passes {
+                    let d = ((o >> (8 * p)) & 0xff) as u32;
+                    red_shared_add_u32(at + 4 * (p as u32 * RADIX + d), 1);
+                }
+            });
+        };
+        // Loads HISTOGRAM_LOADS keys a thread before counting them, so that
+        // enough loads are in flight to keep the memory busy.
+        const STRIDE: usize = HISTOGRAM_BLOCK as usize;
         let mut i = from + thread_idx_x() as usize;
+        while i + (HISTOGRAM_LOADS - 1) * STRIDE < to {
+            // SAFETY: every key type is an integer or a float, for which
+            // all-zero bits are a value.
+            let mut keys: [K; HISTOGRAM_LOADS] = [core::mem::zeroed(); HISTOGRAM_LOADS];
+            unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                if u < HISTOGRAM_LOADS {
+                    keys[u] = *a.keys.add(i + u * STRIDE);
+                }
+            });
+            unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                if u < HISTOGRAM_LOADS {
+                    count(keys[u]);
+                }
+            });
+            i += HISTOGRAM_LOADS * STRIDE;
+        }
         while i < to {
-            let o = (a.keys.add(i).read().ordered(a.descending != 0) >> a.begin_bit) & mask;
-            for p in 0..a.passes {
-                let d = ((o >> (8 * p)) & 0xff) as u32;
-                atomic_add_u32(counters.add((p * RADIX + d) as usize), 1);
-            }
-            i += HISTOGRAM_BLOCK as usize;
+            count(*a.keys.add(i));
+            i += STRIDE;
         }
         sync_threads();
         let mut t = thread_idx_x();
@@ -674,9 +761,10 @@ mod device {
 
     /// Step 5, one pass over one portion of `n` keys (from `first` in the
     /// whole input): each tile takes its index from the ticket at
-    /// `status[0]`, ranks its keys, publishes each digit's count, looks
-    /// back over its predecessors' statuses for the count of each digit
-    /// before it, and stores its keys at `bases[digit]` plus that. The
+    /// `status[0]`, counts its digits and publishes the counts at once,
+    /// places its keys in digit order in shared memory, looks back over
+    /// its predecessors' statuses for the count of each digit before it,
+    /// and stores its keys at `bases[digit]` plus that. The
     /// last tile writes the next portion's bases: `bases` plus the
     /// portion's counts (to another row: the other tiles may still read
     /// `bases`).
@@ -687,6 +775,7 @@ mod device {
     /// `status` `STATUS_START` + 256 words a tile, zero before the launch
     /// and touched by nothing else during it.
     pub unsafe fn onesweep<K: SortKey, const PAIRS: u32>(a: OnesweepArgs<K>) {
+        const ITEMS: usize = ONESWEEP_ITEMS as usize;
         let shape = SortVariant::Onesweep.shape();
         let s = carve::<K>(shape);
         let pairs = PAIRS != 0;
@@ -696,55 +785,72 @@ mod device {
         sync_threads();
         let tile = *s.tile as usize;
         let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first);
+        let len = Ord::min(shape.tile(), a.n - first) as u32;
         let values = if a.values.is_null() {
             a.values
         } else {
             a.values.add(first)
         };
-        let r = rank_tile::<K, { ONESWEEP_ITEMS as usize }>(
-            shape,
-            a.keys.add(first),
-            values,
-            pairs,
-            a.first + first,
-            len,
-            a.digit(),
-            &s,
-        );
+        let t = load_tile::<K, ITEMS>(a.keys.add(first), values, len);
+        let digit = a.digit();
+        let count = count_digits(shape, &t.keys, len, digit, &s);
+        // Publish at once, before the keys are placed: the tile's count,
+        // or its inclusive prefix where it is the first.
         let me = thread_idx_x() as usize;
         let statuses = a.status.add(STATUS_START);
-        // Publish at once: the tile's count, or its inclusive prefix where
-        // it is the first.
         let mine = statuses.add(tile * RADIX as usize + me);
         store_relaxed_u32(
             mine,
-            if tile == 0 { FLAG_PREFIX } else { FLAG_TOTAL } | r.count,
+            if tile == 0 { FLAG_PREFIX } else { FLAG_TOTAL } | count,
         );
-        let start = block_exclusive_sum(r.count, s.warp_totals);
+        let start = block_exclusive_sum(count, s.warp_totals);
+        warp_places(shape, start, &s);
+        sync_threads();
+        place_keys(shape, &t.keys, len, digit, &s, |i, at, _, place| {
+            *s.keys.add(place as usize) = t.keys[i];
+            if pairs {
+                *s.values.add(place as usize) = if a.values.is_null() {
+                    (a.first + first + at as usize) as u32
+                } else {
+                    t.values[i]
+                };
+            }
+        });
+        // The count of this digit in the tiles before: their statuses,
+        // back to the nearest inclusive prefix, LOOKBACK read at once (one
+        // wait for all of them; tile 0's is a prefix, so no read passes it).
         let mut before = 0u32;
         if tile > 0 {
-            let mut p = tile - 1;
-            loop {
-                let status = load_relaxed_u32(statuses.add(p * RADIX as usize + me));
-                if status & !COUNT_MASK == 0 {
-                    continue;
-                }
-                before += status & COUNT_MASK;
-                if status & FLAG_PREFIX != 0 {
-                    break;
-                }
-                p -= 1;
+            // The tiles below `p` are still to add.
+            let mut p = tile;
+            'walk: loop {
+                let mut seen = [FLAG_PREFIX; LOOKBACK];
+                unroll!(k in [0 1 2 3] => {
+                    if p > k {
+                        seen[k] = load_relaxed_u32(statuses.add((p - 1 - k) * RADIX as usize + me));
+                    }
+                });
+                unroll!(k in [0 1 2 3] => {
+                    let status = seen[k];
+                    if status & !COUNT_MASK == 0 {
+                        // Not published yet: read again from here.
+                        continue 'walk;
+                    }
+                    before += status & COUNT_MASK;
+                    if status & FLAG_PREFIX != 0 {
+                        break 'walk;
+                    }
+                    p -= 1;
+                });
             }
-            store_relaxed_u32(mine, FLAG_PREFIX | (before + r.count));
+            store_relaxed_u32(mine, FLAG_PREFIX | (before + count));
         }
         if tile + 1 == a.n.div_ceil(shape.tile()) {
-            *a.next_bases.add(me) = (*a.bases.add(me)).wrapping_add(before + r.count);
+            *a.next_bases.add(me) = (*a.bases.add(me)).wrapping_add(before + count);
         }
-        *s.starts.add(me) = start;
         *s.offsets.add(me) = (*a.bases.add(me)).wrapping_add(before).wrapping_sub(start);
         sync_threads();
-        store_tile(shape, &r, len, a.digit(), &s, a.out, a.out_values, pairs);
+        store_sorted::<K, ITEMS>(len, digit, &s, a.out, a.out_values, pairs);
     }
 }
 

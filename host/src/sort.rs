@@ -40,7 +40,7 @@ use warpspeed_gpu::Op;
 use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
-    HISTOGRAM_BLOCK, PORTION, RADIX, SORT_BLOCK, STATUS_START, SortKey, SortShape,
+    HISTOGRAM_BLOCK, PORTION, RADIX, SORT_BLOCK, STATUS_START, SortKey, SortShape, count_shared,
     histogram_shared, rank_shared, sort_bases, sort_count, sort_histogram, sort_onesweep,
     sort_scatter,
 };
@@ -672,11 +672,7 @@ impl Context {
         unsafe {
             self.launch(
                 count,
-                LaunchConfig::linear(
-                    tiles as u32,
-                    SORT_BLOCK,
-                    rank_shared(shape, K::BYTES, false),
-                ),
+                LaunchConfig::linear(tiles as u32, SORT_BLOCK, count_shared(shape)),
                 &count_args,
             )?;
             self.enqueue_scan::<u32>(ScanVariant::DEFAULT, Op::Sum, Scan::Exclusive(0), rows)?;

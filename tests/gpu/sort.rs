@@ -393,7 +393,8 @@ fn large(ctx: &Context, n: usize, seed: &str) -> Result<(), Failed> {
     })
 }
 
-/// 2^31 + 3 keys (five portions), reversed: the sort is the identity of
+/// 2^31 + 3 keys (past one-sweep's portion: the coarsened step sorts
+/// them), reversed: the sort is the identity of
 /// the values `0..n`, and the argsort's indices run down from `n - 1`.
 fn past_two_31(ctx: &Context) -> Result<(), Failed> {
     let n = TWO_31 + 3;

@@ -131,6 +131,24 @@ pub unsafe fn red_shared_add_u32(address: u32, value: u32) {
     }
 }
 
+/// `atom.shared.add.u32`: an atomic add to shared memory at `address` in
+/// the shared window ([`shared_address`](super::shared_address) of a
+/// pointer into the block's shared memory), returning the old value.
+///
+/// # Safety
+/// As [`red_shared_add_u32`].
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn atomic_shared_add_u32(address: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees an aligned shared location.
+    unsafe {
+        asm!("atom.shared.add.u32 {o}, [{a}], {v};", o = out(reg32) old, a = in(reg32) address,
+             v = in(reg32) value, options(nostack))
+    }
+    old
+}
+
 macro_rules! ordered_access {
     ($(#[$m:meta])* load $name:ident: $t:ty, $reg:ident, $ptx:literal) => {
         $(#[$m])*

@@ -154,6 +154,17 @@ pub fn sync_warp(mask: u32) {
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
+/// Keeps the compiler from moving memory accesses across this point; no
+/// instruction. For code whose order in hardware another instruction
+/// already ensures (a value it waits for), which only the compiler could
+/// undo.
+#[inline(always)]
+#[doc(hidden)]
+pub fn compiler_order() {
+    // SAFETY: an empty instruction; it only counts as touching memory.
+    unsafe { asm!("", options(nostack, preserves_flags)) }
+}
+
 /// Named barrier `id` (1 to 15; 0 is [`sync_threads`]'s) for `threads`
 /// threads (a multiple of 32): waits until that many have reached it, by
 /// this call or by [`arrive_named`], and orders their shared- and

@@ -70,18 +70,22 @@ pub fn vote_all(predicate: bool) -> bool {
     ballot(predicate) == FULL_MASK
 }
 
-/// `__match_any_sync`: the lanes whose `value` equals this lane's (sm_70
-/// and newer).
+/// The lanes whose bit `bit` of `value` equals this lane's: one bit of a
+/// warp-wide match, as a ballot of the bit, inverted where this lane's bit
+/// is clear. ANDed over a label's bits, it gives the lanes holding the
+/// same label, in fewer cycles than `match.any`.
 #[inline(always)]
 #[doc(hidden)]
-pub fn match_any(value: u32) -> u32 {
+pub fn match_bit(value: u32, bit: u32) -> u32 {
     let out: u32;
     // SAFETY: a warp vote on registers; no memory.
     unsafe {
         asm!(
-            "match.any.sync.b32 {o}, {v}, 0xffffffff;",
+            "{{ .reg .pred p; .reg .b32 t; and.b32 t, {v}, {m}; setp.ne.u32 p, t, 0; \
+             vote.sync.ballot.b32 {o}, p, 0xffffffff; @!p not.b32 {o}, {o}; }}",
             o = out(reg32) out,
             v = in(reg32) value,
+            m = in(reg32) 1u32 << bit,
             options(nostack, nomem),
         );
     }
