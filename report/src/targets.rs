@@ -386,6 +386,22 @@ pub const TARGETS: &[Target] = &[
         0.80,
     ),
     target(
+        "sorts (u32 and f32 keys, u32 pairs) at 2^24 × CUB",
+        "sort",
+        &["keys u32 2^24", "keys f32 2^24", "pairs u32 2^24"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
+        "sorts (u32 and f32 keys, u32 pairs) at 2^28 × CUB",
+        "sort",
+        &["keys u32 2^28", "keys f32 2^28", "pairs u32 2^28"],
+        None,
+        Peer,
+        1.00,
+    ),
+    target(
         "compaction (flagged, if) at 2^24 and 2^28 × CUB",
         "scan",
         &["compaction u32 2^24", "compaction u32 2^28"],
