@@ -575,6 +575,16 @@ mod device {
         });
     }
 
+    /// Steps 1-4's tile of this block over `n` keys: its index, the
+    /// launch's tiles, its first key and its length.
+    #[inline(always)]
+    fn block_tile(shape: SortShape, n: usize) -> (usize, usize, usize, u32) {
+        let tile = block_idx_x() as usize;
+        let first = tile * shape.tile();
+        let len = Ord::min(shape.tile(), n - first) as u32;
+        (tile, n.div_ceil(shape.tile()), first, len)
+    }
+
     /// Steps 1-4, first launch of a pass: tile `b`'s count of digit `d`
     /// to `counts[d * tiles + b]`.
     ///
@@ -592,10 +602,7 @@ mod device {
     unsafe fn count_items<K: SortKey, const STEP: u32, const ITEMS: usize>(a: CountArgs<K>) {
         let shape = multi_pass_shape(STEP);
         let s = carve::<K>(shape);
-        let tile = block_idx_x() as usize;
-        let tiles = a.n.div_ceil(shape.tile());
-        let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first) as u32;
+        let (tile, tiles, first, len) = block_tile(shape, a.n);
         let t = load_tile::<K, ITEMS>(a.keys.add(first), core::ptr::null(), len);
         let count = count_digits(shape, &t.keys, len, a.digit(), &s);
         let me = thread_idx_x();
@@ -623,10 +630,7 @@ mod device {
     unsafe fn scatter_items<K: SortKey, const STEP: u32, const ITEMS: usize>(a: ScatterArgs<K>) {
         let shape = multi_pass_shape(STEP);
         let s = carve::<K>(shape);
-        let tile = block_idx_x() as usize;
-        let tiles = a.n.div_ceil(shape.tile());
-        let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first) as u32;
+        let (tile, tiles, first, len) = block_tile(shape, a.n);
         let pairs = !a.out_values.is_null();
         let values = if a.values.is_null() {
             a.values
