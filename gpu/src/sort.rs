@@ -34,8 +34,8 @@ pub const SORT_WARPS: u32 = SORT_BLOCK / WARP_SIZE;
 pub const RADIX: u32 = 256;
 /// Keys of a one-sweep tile: `SORT_BLOCK` threads × 16.
 pub const ONESWEEP_ITEMS: u32 = 16;
-/// Keys one launch of step 5 sorts at most (a portion; longer inputs are
-/// sorted portion by portion): its statuses count them in 30 bits.
+/// Keys of one row step 5 sorts at most: its statuses count them in 30
+/// bits (longer inputs are sorted by step 4).
 pub const PORTION: usize = 1 << 29;
 /// Words before a pass's statuses: its ticket, alone in a 128-byte line.
 pub const STATUS_START: usize = 32;
@@ -194,9 +194,30 @@ pub const fn histogram_shared(passes: u32) -> u32 {
     passes * RADIX * 4
 }
 
-/// Threads of the histogram pass's blocks; each counts a slice of one
-/// portion.
+/// Threads of the histogram pass's blocks; each counts a slice of a row.
 pub const HISTOGRAM_BLOCK: u32 = 256;
+
+/// Keys a thread of a selection level holds (top-k).
+pub const SELECT_ITEMS: u32 = 16;
+/// Keys of a selection level's slice: `SORT_BLOCK * SELECT_ITEMS`.
+pub const SELECT_SLICE: usize = (SORT_BLOCK * SELECT_ITEMS) as usize;
+/// The most keys a selection level keeps of a slice (a top-k's `k`; larger
+/// ones sort their rows): a thread of the block for each.
+pub const SELECT_MAX_K: u32 = SORT_BLOCK;
+/// The column of an empty place among a selection's candidates.
+pub const NO_INDEX: u32 = u32::MAX;
+/// Keys of an argmax block's slice: one load of 16 keys a thread, so that
+/// even a few rows make many blocks (and the grid's last wave is short).
+pub const ARGMAX_SLICE: usize = SORT_BLOCK as usize * 16;
+
+/// Shared memory of a selection level: a header, the warps' totals, a
+/// counter a digit, and the kept keys and columns of a sorted level.
+pub const fn select_shared(key_bytes: u32) -> u32 {
+    (16 + RADIX + SELECT_MAX_K) * 4 + SELECT_MAX_K * key_bytes
+}
+
+/// Shared memory of the argmax: each warp's best bits and column.
+pub const ARGMAX_SHARED: u32 = SORT_WARPS * 12;
 
 /// The step a multi-pass entry (`sort_count_*`, `sort_scatter_*`) runs,
 /// by its number.
@@ -262,22 +283,19 @@ mod device {
     /// The arguments of step 5's histogram.
     pub struct HistogramArgs<K> {
         pub keys: *const K,
-        pub n: usize,
+        pub width: usize,
+        pub rows: usize,
+        pub pitch: usize,
         pub begin_bit: u32,
         pub end_bit: u32,
         pub passes: u32,
         pub descending: u32,
-        pub slices: u32,
         pub hist: *mut u32,
     }
 
     /// The arguments of step 5's bases.
     pub struct BasesArgs<T> {
         pub hist: *const T,
-        /// The grid's size (one block a pass): not read by the blocks.
-        #[allow(dead_code)]
-        pub passes: u32,
-        pub portions: u32,
         pub bases: *mut u32,
     }
 
@@ -285,16 +303,19 @@ mod device {
     pub struct OnesweepArgs<K> {
         pub keys: *const K,
         pub values: *const u32,
-        pub n: usize,
-        pub first: usize,
+        pub width: usize,
+        pub tiles_per_row: u32,
+        pub pitch: usize,
         pub shift: u32,
         pub bits: u32,
         pub descending: u32,
         pub bases: *const u32,
-        pub next_bases: *mut u32,
         pub status: *mut u32,
         pub out: *mut K,
+        pub out_pitch: usize,
         pub out_values: *mut u32,
+        pub out_values_pitch: usize,
+        pub limit: usize,
     }
 
     /// The digit a pass's arguments name.
@@ -313,6 +334,18 @@ mod device {
         )*};
     }
     pass_digit!(CountArgs, ScatterArgs, OnesweepArgs);
+
+    impl<K> OnesweepArgs<K> {
+        /// The block's tile (its ticket, in `s.tile`), its row and its
+        /// index in the row: 32-bit, as the grid's tiles are fewer than
+        /// 2^32.
+        #[inline(always)]
+        unsafe fn place<T>(&self, s: &Carved<T>) -> (u32, u32, u32) {
+            let ticket = core::ptr::read_volatile(s.tile);
+            let row = ticket / self.tiles_per_row;
+            (ticket, row, ticket - row * self.tiles_per_row)
+        }
+    }
 
     /// `body` for each `i` below `ITEMS` (at most 16), spelled out so that
     /// the per-key arrays stay in registers.
@@ -551,25 +584,28 @@ mod device {
 
     /// Stores the sorted tile from shared memory: consecutive threads
     /// store consecutive keys, of one digit mostly, at `s.offsets[digit]`
-    /// plus their place.
+    /// plus their place, where that is below `limit` (a top-k keeps the
+    /// first places of a row only).
     #[inline(always)]
     unsafe fn store_sorted<K: SortKey, const ITEMS: usize>(
         len: u32,
         digit: Digit,
         s: &Carved<K>,
-        out: *mut K,
-        out_values: *mut u32,
+        (out, out_values): (*mut K, *mut u32),
         pairs: bool,
+        limit: u32,
     ) {
         each_item!(i => {
             let place = i as u32 * SORT_BLOCK + thread_idx_x();
             if place < len {
                 let k = *s.keys.add(place as usize);
                 let d = digit_of(k, digit) as usize;
-                let to = (*s.offsets.add(d)).wrapping_add(place) as usize;
-                *out.add(to) = k;
-                if pairs {
-                    *out_values.add(to) = *s.values.add(place as usize);
+                let to = (*s.offsets.add(d)).wrapping_add(place);
+                if to < limit {
+                    *out.add(to as usize) = k;
+                    if pairs {
+                        *out_values.add(to as usize) = *s.values.add(place as usize);
+                    }
                 }
             }
         });
@@ -663,7 +699,7 @@ mod device {
                 }
             });
             sync_threads();
-            store_sorted::<K, ITEMS>(len, digit, &s, a.out, a.out_values, pairs);
+            store_sorted::<K, ITEMS>(len, digit, &s, (a.out, a.out_values), pairs, u32::MAX);
         } else {
             place_keys(shape, &t.keys, len, digit, &s, |i, at, d, place| {
                 let to = (*s.offsets.add(d as usize)).wrapping_add(place) as usize;
@@ -675,25 +711,20 @@ mod device {
         }
     }
 
-    /// Step 5's first launch: every pass's digit counts, added to
-    /// `hist[pass][digit]` (zeroed before). Block `b` counts slice `b` of
-    /// `slices` of the keys.
+    /// Step 5's first launch: every pass's digit counts of every row,
+    /// added to `hist[pass][row][digit]` (zeroed before). Block `(b, y)`
+    /// counts slice `b` of the grid's `x` slices of rows `y`, `y` plus the
+    /// grid's height, and so on.
     ///
     /// # Safety
-    /// The common contract; `hist` valid for `passes * 256` words that
-    /// only this launch's atomics touch.
+    /// The common contract, each of `rows` rows `width` keys from `pitch`
+    /// apart; `hist` valid for `passes * rows * 256` words that only this
+    /// launch's atomics touch.
     pub unsafe fn histogram<K: SortKey>(a: HistogramArgs<K>) {
         let counters = dynamic_shared::<u32>();
-        let mut t = thread_idx_x();
-        while t < a.passes * RADIX {
-            *counters.add(t as usize) = 0;
-            t += HISTOGRAM_BLOCK;
-        }
-        sync_threads();
-        let span = a.n.div_ceil(a.slices as usize);
-        let slice = block_idx_x() as usize;
-        let from = Ord::min(a.n, slice * span);
-        let to = Ord::min(a.n, from + span);
+        let span = a.width.div_ceil(grid_dim_x() as usize);
+        let from = Ord::min(a.width, block_idx_x() as usize * span);
+        let to = Ord::min(a.width, from + span);
         let bits = a.end_bit - a.begin_bit;
         let mask = if bits == 64 {
             u64::MAX
@@ -710,103 +741,120 @@ mod device {
                 }
             });
         };
-        // Loads HISTOGRAM_LOADS keys a thread before counting them, so that
-        // enough loads are in flight to keep the memory busy.
-        const STRIDE: usize = HISTOGRAM_BLOCK as usize;
-        let mut i = from + thread_idx_x() as usize;
-        while i + (HISTOGRAM_LOADS - 1) * STRIDE < to {
-            // SAFETY: every key type is an integer or a float, for which
-            // all-zero bits are a value.
-            let mut keys: [K; HISTOGRAM_LOADS] = [core::mem::zeroed(); HISTOGRAM_LOADS];
-            unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                if u < HISTOGRAM_LOADS {
-                    keys[u] = *a.keys.add(i + u * STRIDE);
-                }
-            });
-            unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                if u < HISTOGRAM_LOADS {
-                    count(keys[u]);
-                }
-            });
-            i += HISTOGRAM_LOADS * STRIDE;
-        }
-        while i < to {
-            count(*a.keys.add(i));
-            i += STRIDE;
-        }
-        sync_threads();
-        let mut t = thread_idx_x();
-        while t < a.passes * RADIX {
-            let c = *counters.add(t as usize);
-            if c != 0 {
-                atomic_add_u32(a.hist.add(t as usize), c);
+        let mut row = block_idx_y() as usize;
+        while row < a.rows {
+            let mut t = thread_idx_x();
+            while t < a.passes * RADIX {
+                *counters.add(t as usize) = 0;
+                t += HISTOGRAM_BLOCK;
             }
-            t += HISTOGRAM_BLOCK;
+            sync_threads();
+            let keys = a.keys.add(row * a.pitch);
+            // Loads HISTOGRAM_LOADS keys a thread before counting them, so
+            // that enough loads are in flight to keep the memory busy.
+            const STRIDE: usize = HISTOGRAM_BLOCK as usize;
+            let mut i = from + thread_idx_x() as usize;
+            while i + (HISTOGRAM_LOADS - 1) * STRIDE < to {
+                // SAFETY: every key type is an integer or a float, for
+                // which all-zero bits are a value.
+                let mut k: [K; HISTOGRAM_LOADS] = [core::mem::zeroed(); HISTOGRAM_LOADS];
+                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                    if u < HISTOGRAM_LOADS {
+                        k[u] = *keys.add(i + u * STRIDE);
+                    }
+                });
+                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                    if u < HISTOGRAM_LOADS {
+                        count(k[u]);
+                    }
+                });
+                i += HISTOGRAM_LOADS * STRIDE;
+            }
+            while i < to {
+                count(*keys.add(i));
+                i += STRIDE;
+            }
+            sync_threads();
+            let mut t = thread_idx_x();
+            while t < a.passes * RADIX {
+                let c = *counters.add(t as usize);
+                if c != 0 {
+                    let (pass, d) = ((t / RADIX) as usize, (t % RADIX) as usize);
+                    atomic_add_u32(a.hist.add((pass * a.rows + row) * RADIX as usize + d), c);
+                }
+                t += HISTOGRAM_BLOCK;
+            }
+            row += grid_dim_y() as usize;
         }
     }
 
-    /// Step 5, between: `bases[pass][0][digit]`, where the keys of that
-    /// digit start in the pass's output: the exclusive sum of the digits'
-    /// counts. One block a pass; a pass's bases are `portions + 1` rows of
-    /// 256 apart (each portion's pass writes the next row).
+    /// Step 5, between: `bases[b][digit]`, where the keys of that digit
+    /// start in their row of a pass's output: the exclusive sum of the
+    /// digits' counts `hist[b]`, one block `b` for each pass and row.
     ///
     /// # Safety
-    /// `hist` valid for `passes * 256` words, `bases` for `passes *
-    /// (portions + 1) * 256`.
+    /// `hist` and `bases` valid for 256 words a block of the grid.
     pub unsafe fn bases<T: Copy + Into<u32>>(a: BasesArgs<T>) {
         let warp_totals = dynamic_shared::<u32>();
-        let pass = block_idx_x() as usize;
-        let d = thread_idx_x() as usize;
-        let total: u32 = (*a.hist.add(pass * RADIX as usize + d)).into();
-        let start = block_exclusive_sum(total, warp_totals);
-        *a.bases
-            .add(pass * (a.portions as usize + 1) * RADIX as usize + d) = start;
+        let at = block_idx_x() as usize * RADIX as usize + thread_idx_x() as usize;
+        let total: u32 = (*a.hist.add(at)).into();
+        *a.bases.add(at) = block_exclusive_sum(total, warp_totals);
     }
 
-    /// Step 5, one pass over one portion of `n` keys (from `first` in the
-    /// whole input): each tile takes its index from the ticket at
-    /// `status[0]`, counts its digits and publishes the counts at once,
-    /// places its keys in digit order in shared memory, looks back over
-    /// its predecessors' statuses for the count of each digit before it,
-    /// and stores its keys at `bases[digit]` plus that. The
-    /// last tile writes the next portion's bases: `bases` plus the
-    /// portion's counts (to another row: the other tiles may still read
-    /// `bases`).
+    /// Step 5, one pass over rows of `width` keys, each `pitch` from the
+    /// last (keys and values alike; outputs `out_pitch` and
+    /// `out_values_pitch`): each tile takes its index from the ticket at
+    /// `status[0]` (row `tile / tiles_per_row`), counts its digits and
+    /// publishes the counts at once, places its keys in digit order in
+    /// shared memory, looks back over its row's predecessors' statuses for
+    /// the count of each digit before it, and stores its keys at its row's
+    /// `bases[row][digit]` plus that, where that place is below `limit`.
+    /// A row of one tile (`tiles_per_row` 1) needs no ticket, status or
+    /// bases: its blocks are its tiles, and its digits start where the
+    /// tile's do (`bases` and `status` are not read).
     ///
     /// # Safety
-    /// The common contract; `out` and `out_values` indexed by the whole
-    /// input's positions; `bases` and `next_bases` 256 words each;
-    /// `status` `STATUS_START` + 256 words a tile, zero before the launch
-    /// and touched by nothing else during it.
+    /// The common contract, for every row of the grid's tiles;
+    /// `width` at most `PORTION`; with several tiles a row: `bases` 256
+    /// words a row, `status` `STATUS_START` + 256 words a tile, zero
+    /// before the launch and touched by nothing else during it.
+    #[inline(always)]
     pub unsafe fn onesweep<K: SortKey, const PAIRS: u32>(a: OnesweepArgs<K>) {
         const ITEMS: usize = ONESWEEP_ITEMS as usize;
         let shape = SortVariant::Onesweep.shape();
         let s = carve::<K>(shape);
         let pairs = PAIRS != 0;
-        if thread_idx_x() == 0 {
+        let alone = a.tiles_per_row == 1;
+        if alone {
+            if thread_idx_x() == 0 {
+                *s.tile = block_idx_x();
+            }
+        } else if thread_idx_x() == 0 {
             *s.tile = atomic_add_u32(a.status, 1);
         }
         sync_threads();
-        let tile = *s.tile as usize;
-        let first = tile * shape.tile();
-        let len = Ord::min(shape.tile(), a.n - first) as u32;
+        let (ticket, row, tile) = a.place(&s);
+        let first = tile as usize * shape.tile();
+        let len = Ord::min(shape.tile(), a.width - first) as u32;
+        let from = row as usize * a.pitch + first;
         let values = if a.values.is_null() {
             a.values
         } else {
-            a.values.add(first)
+            a.values.add(from)
         };
-        let t = load_tile::<K, ITEMS>(a.keys.add(first), values, len);
+        let t = load_tile::<K, ITEMS>(a.keys.add(from), values, len);
         let digit = a.digit();
         let count = count_digits(shape, &t.keys, len, digit, &s);
         // Publish at once, before the keys are placed: the tile's count,
-        // or its inclusive prefix where it is the first.
+        // or its inclusive prefix where it is the first of its row.
         let me = thread_idx_x() as usize;
         let statuses = a.status.add(STATUS_START);
-        let mine = statuses.add(tile * RADIX as usize + me);
-        store_relaxed_u32(
-            mine,
-            if tile == 0 { FLAG_PREFIX } else { FLAG_TOTAL } | count,
-        );
+        if !alone {
+            store_relaxed_u32(
+                statuses.add(ticket as usize * RADIX as usize + me),
+                if tile == 0 { FLAG_PREFIX } else { FLAG_TOTAL } | count,
+            );
+        }
         let start = block_exclusive_sum(count, s.warp_totals);
         warp_places(shape, start, &s);
         sync_threads();
@@ -814,23 +862,28 @@ mod device {
             *s.keys.add(place as usize) = t.keys[i];
             if pairs {
                 *s.values.add(place as usize) = if a.values.is_null() {
-                    (a.first + first + at as usize) as u32
+                    (first + at as usize) as u32
                 } else {
                     t.values[i]
                 };
             }
         });
-        // The count of this digit in the tiles before: their statuses,
-        // back to the nearest inclusive prefix, LOOKBACK read at once (one
-        // wait for all of them; tile 0's is a prefix, so no read passes it).
+        // Where the tile is, read again from shared memory rather than
+        // kept in registers through the placing.
+        let (ticket, row, tile) = a.place(&s);
+        // The count of this digit in the row's tiles before: their
+        // statuses, back to the nearest inclusive prefix, LOOKBACK read at
+        // once (one wait for all of them; the row's first tile's is a
+        // prefix, so no read passes it).
         let mut before = 0u32;
         if tile > 0 {
-            // The tiles below `p` are still to add.
-            let mut p = tile;
+            // The statuses before tile `p` (a ticket) are still to add.
+            let mut p = ticket as usize;
+            let row_start = (ticket - tile) as usize;
             'walk: loop {
                 let mut seen = [FLAG_PREFIX; LOOKBACK];
                 unroll!(k in [0 1 2 3] => {
-                    if p > k {
+                    if p > row_start + k {
                         seen[k] = load_relaxed_u32(statuses.add((p - 1 - k) * RADIX as usize + me));
                     }
                 });
@@ -847,19 +900,378 @@ mod device {
                     p -= 1;
                 });
             }
-            store_relaxed_u32(mine, FLAG_PREFIX | (before + count));
+            store_relaxed_u32(
+                statuses.add(ticket as usize * RADIX as usize + me),
+                FLAG_PREFIX | (before + count),
+            );
         }
-        if tile + 1 == a.n.div_ceil(shape.tile()) {
-            *a.next_bases.add(me) = (*a.bases.add(me)).wrapping_add(before + count);
-        }
-        *s.offsets.add(me) = (*a.bases.add(me)).wrapping_add(before).wrapping_sub(start);
+        let base = if alone {
+            start
+        } else {
+            *a.bases.add(row as usize * RADIX as usize + me)
+        };
+        *s.offsets.add(me) = base.wrapping_add(before).wrapping_sub(start);
         sync_threads();
-        store_sorted::<K, ITEMS>(len, digit, &s, a.out, a.out_values, pairs);
+        let len = Ord::min(shape.tile(), a.width - tile as usize * shape.tile()) as u32;
+        let out = (
+            a.out.add(row as usize * a.out_pitch),
+            if pairs {
+                a.out_values.add(row as usize * a.out_values_pitch)
+            } else {
+                a.out_values
+            },
+        );
+        store_sorted::<K, ITEMS>(len, digit, &s, out, pairs, a.limit as u32);
+    }
+
+    /// The arguments of a selection level.
+    pub struct SelectArgs<K> {
+        pub keys: *const K,
+        pub indices: *const u32,
+        pub width: usize,
+        pub rows: usize,
+        pub pitch: usize,
+        pub k: u32,
+        pub begin_bit: u32,
+        pub end_bit: u32,
+        pub descending: u32,
+        pub index_bits: u32,
+        pub out_keys: *mut K,
+        pub out_indices: *mut u32,
+        pub out_keys_pitch: usize,
+        pub out_indices_pitch: usize,
+        pub sorted: u32,
+    }
+
+    /// The arguments of the argmax's first launch.
+    pub struct ArgmaxArgs<K> {
+        pub keys: *const K,
+        pub width: usize,
+        pub rows: usize,
+        pub pitch: usize,
+        pub descending: u32,
+        pub out_keys: *mut K,
+        pub out_indices: *mut u32,
+    }
+
+    /// A key's place in a row's order: its ordered bits within the bit
+    /// range, then its column. No two keys of a row share one.
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    struct Rank {
+        bits: u64,
+        column: u32,
+    }
+
+    /// Ordered bits `begin..end` of keys, as [`Rank`]s compare them.
+    #[derive(Clone, Copy)]
+    struct Order {
+        begin: u32,
+        mask: u64,
+        descending: bool,
+    }
+
+    impl Order {
+        fn new(begin: u32, end: u32, descending: u32) -> Order {
+            let bits = end - begin;
+            Order {
+                begin,
+                mask: if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                },
+                descending: descending != 0,
+            }
+        }
+
+        #[inline(always)]
+        fn rank<K: SortKey>(self, key: K, column: u32) -> Rank {
+            Rank {
+                bits: (key.ordered(self.descending) >> self.begin) & self.mask,
+                column,
+            }
+        }
+    }
+
+    /// One selection level over rows of `width` keys (and their columns
+    /// in `indices`, or their own columns where that is null; a column of
+    /// `NO_INDEX` is an empty place), `pitch` apart: block `(b, y)` takes
+    /// slice `b` (`SELECT_SLICE` keys) of rows `y`, `y` plus the grid's
+    /// height, and so on, and keeps the `k` first keys of the slice in
+    /// the order of [`Rank`] (all of them where it has fewer).
+    ///
+    /// The `k`-th is found by a radix select: a histogram of the top
+    /// digit of the keys' ranks, the digit where the count reaches the
+    /// keys still wanted, then the next digit among the keys of that
+    /// digit only, until the keys of the digits chosen are exactly the
+    /// keys still wanted (ranks are distinct, so the columns' digits end
+    /// it at the latest). The kept keys are those whose chosen digits are
+    /// at most the ones chosen.
+    ///
+    /// Not `sorted`: slice `b` of a row writes its keys, in no order, to
+    /// places `b * k ..` of the row's outputs, and marks the places it
+    /// does not fill with `NO_INDEX`. `sorted` (a row of one slice): the
+    /// keys in the order of their ranks to the row's first `k` places
+    /// (keys where `out_keys` is not null, columns where `out_indices` is
+    /// not null).
+    ///
+    /// # Safety
+    /// The common contract for the rows read and the places written;
+    /// `k` from 1 to `SELECT_MAX_K`; columns below 2^`index_bits`; the
+    /// dynamic shared memory `select_shared` bytes.
+    pub unsafe fn select<K: SortKey>(a: SelectArgs<K>) {
+        const ITEMS: usize = SELECT_ITEMS as usize;
+        let shared = dynamic_shared::<u32>();
+        // [0] the digit chosen, [1] the keys before it, [2] the keys of
+        // it, [3] the slice's keys, [4] places handed out.
+        let header = shared;
+        let warp_totals = shared.add(8);
+        let hist = shared.add(16);
+        let stage_columns = hist.add(RADIX as usize);
+        let stage_keys = stage_columns.add(SELECT_MAX_K as usize).cast::<K>();
+        let order = Order::new(a.begin_bit, a.end_bit, a.descending);
+        let me = thread_idx_x();
+        let slice = block_idx_x() as usize;
+        let first = slice * SELECT_SLICE;
+        let len = Ord::min(SELECT_SLICE, a.width - first) as u32;
+        let hist_at = shared_address(hist);
+        let rank_bits = a.end_bit - a.begin_bit + a.index_bits;
+        let mut row = block_idx_y() as usize;
+        while row < a.rows {
+            let from = row * a.pitch + first;
+            // SAFETY: every key type is an integer or a float, for which
+            // all-zero bits are a value.
+            let mut keys: [K; ITEMS] = [core::mem::zeroed(); ITEMS];
+            let mut columns = [NO_INDEX; ITEMS];
+            each_item!(i => {
+                let at = item_index::<ITEMS>(i);
+                if at < len {
+                    keys[i] = *a.keys.add(from + at as usize);
+                    columns[i] = if a.indices.is_null() {
+                        first as u32 + at
+                    } else {
+                        *a.indices.add(from + at as usize)
+                    };
+                }
+            });
+            // The digits chosen so far (`prefix` under `mask`), and how
+            // many keys are still wanted among those that match them.
+            let (mut prefix, mut mask) = (Rank { bits: 0, column: 0 }, Rank { bits: 0, column: 0 });
+            let mut wanted = a.k;
+            let mut high = rank_bits;
+            let mut settled = false;
+            while high > 0 && !settled {
+                // Digits never straddle the key's bits and the column's.
+                let bits = if high > a.index_bits {
+                    Ord::min(8, high - a.index_bits)
+                } else {
+                    Ord::min(8, high)
+                };
+                let shift = high - bits;
+                let digit_mask = (1u32 << bits) - 1;
+                let digit = |r: Rank| {
+                    if shift >= a.index_bits {
+                        ((r.bits >> (shift - a.index_bits)) as u32) & digit_mask
+                    } else {
+                        (r.column >> shift) & digit_mask
+                    }
+                };
+                *hist.add(me as usize) = 0;
+                sync_threads();
+                each_item!(i => {
+                    if columns[i] != NO_INDEX {
+                        let r = order.rank(keys[i], columns[i]);
+                        if r.bits & mask.bits == prefix.bits && r.column & mask.column == prefix.column {
+                            red_shared_add_u32(hist_at + 4 * digit(r), 1);
+                        }
+                    }
+                });
+                sync_threads();
+                let c = *hist.add(me as usize);
+                let before = block_exclusive_sum(c, warp_totals);
+                if high == rank_bits {
+                    if me == SORT_BLOCK - 1 {
+                        *header.add(3) = before + c;
+                    }
+                    sync_threads();
+                    wanted = Ord::min(wanted, *header.add(3));
+                    if wanted == 0 {
+                        break;
+                    }
+                }
+                if c > 0 && before < wanted && wanted <= before + c {
+                    *header.add(0) = me;
+                    *header.add(1) = before;
+                    *header.add(2) = c;
+                }
+                sync_threads();
+                let (chosen, below, count) = (*header, *header.add(1), *header.add(2));
+                wanted -= below;
+                if shift >= a.index_bits {
+                    let at = shift - a.index_bits;
+                    prefix.bits |= (chosen as u64) << at;
+                    mask.bits |= (digit_mask as u64) << at;
+                } else {
+                    prefix.column |= chosen << shift;
+                    mask.column |= digit_mask << shift;
+                }
+                settled = count == wanted;
+                high = shift;
+            }
+            let kept = Ord::min(a.k, *header.add(3));
+            if me == 0 {
+                *header.add(4) = 0;
+            }
+            sync_threads();
+            let place_at = shared_address(header.add(4));
+            let sorted = a.sorted != 0;
+            let keys_out = a.out_keys.add(row * a.out_keys_pitch);
+            let columns_out = a.out_indices.add(row * a.out_indices_pitch);
+            let slots = slice * a.k as usize;
+            each_item!(i => {
+                if columns[i] != NO_INDEX {
+                    let r = order.rank(keys[i], columns[i]);
+                    let (b, c) = (r.bits & mask.bits, r.column & mask.column);
+                    if (b, c) <= (prefix.bits, prefix.column) {
+                        let place = atomic_shared_add_u32(place_at, 1) as usize;
+                        if sorted {
+                            *stage_keys.add(place) = keys[i];
+                            *stage_columns.add(place) = columns[i];
+                        } else {
+                            *keys_out.add(slots + place) = keys[i];
+                            *columns_out.add(slots + place) = columns[i];
+                        }
+                    }
+                }
+            });
+            if !sorted {
+                if me >= kept && me < a.k {
+                    // SAFETY: as above.
+                    *keys_out.add(slots + me as usize) = core::mem::zeroed();
+                    *columns_out.add(slots + me as usize) = NO_INDEX;
+                }
+            } else {
+                sync_threads();
+                if me < kept {
+                    let key = *stage_keys.add(me as usize);
+                    let column = *stage_columns.add(me as usize);
+                    let mine = order.rank(key, column);
+                    let mut place = 0;
+                    for j in 0..kept as usize {
+                        if order.rank(*stage_keys.add(j), *stage_columns.add(j)) < mine {
+                            place += 1;
+                        }
+                    }
+                    if !a.out_keys.is_null() {
+                        *keys_out.add(place) = key;
+                    }
+                    if !a.out_indices.is_null() {
+                        *columns_out.add(place) = column;
+                    }
+                }
+            }
+            sync_threads();
+            row += grid_dim_y() as usize;
+        }
+    }
+
+    /// The argmax's first launch over rows of `width` keys, `pitch` apart:
+    /// block `(b, y)` finds the first key in the order of [`Rank`] (all
+    /// bits) of slice `b` (`ARGMAX_SLICE` keys) of rows `y`, `y` plus the
+    /// grid's height, and so on, and writes it and its column to place
+    /// `row * slices + b` of the outputs (the key where `out_keys` is not
+    /// null): with one slice a row, the column is the row's answer.
+    ///
+    /// # Safety
+    /// The common contract; outputs valid for `rows * slices` places.
+    #[inline(always)]
+    pub unsafe fn argmax<K: SortKey>(a: ArgmaxArgs<K>) {
+        const LOADS: usize = 16;
+        const STRIDE: usize = SORT_BLOCK as usize;
+        let shared = dynamic_shared::<u32>();
+        let best_bits = shared.cast::<u64>();
+        let best_columns = shared.add(2 * SORT_WARPS as usize);
+        let order = Order::new(0, K::BYTES * 8, a.descending);
+        let slices = grid_dim_x() as usize;
+        let slice = block_idx_x() as usize;
+        let first = slice * ARGMAX_SLICE;
+        let end = Ord::min(a.width, first + ARGMAX_SLICE);
+        let me = thread_idx_x();
+        let (lane, warp) = (me % WARP_SIZE, me / WARP_SIZE);
+        let mut row = block_idx_y() as usize;
+        while row < a.rows {
+            let keys = a.keys.add(row * a.pitch);
+            let mut best = Rank {
+                bits: u64::MAX,
+                column: NO_INDEX,
+            };
+            // Each thread's columns rise: a key replaces the best only if
+            // it ranks strictly before it by its bits.
+            let mut i = first + me as usize;
+            while i + (LOADS - 1) * STRIDE < end {
+                // SAFETY: every key type is an integer or a float, for
+                // which all-zero bits are a value.
+                let mut k: [K; LOADS] = [core::mem::zeroed(); LOADS];
+                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                    k[u] = *keys.add(i + u * STRIDE);
+                });
+                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                    let r = order.rank(k[u], (i + u * STRIDE) as u32);
+                    if r.bits < best.bits {
+                        best = r;
+                    }
+                });
+                i += LOADS * STRIDE;
+            }
+            while i < end {
+                let r = order.rank(*keys.add(i), i as u32);
+                if r.bits < best.bits {
+                    best = r;
+                }
+                i += STRIDE;
+            }
+            unroll!(b in [16 8 4 2 1] => {
+                let lanes = b as u32;
+                let other = Rank {
+                    bits: ((shfl_xor((best.bits >> 32) as u32, lanes) as u64) << 32)
+                        | shfl_xor(best.bits as u32, lanes) as u64,
+                    column: shfl_xor(best.column, lanes),
+                };
+                if other < best {
+                    best = other;
+                }
+            });
+            if lane == 0 {
+                *best_bits.add(warp as usize) = best.bits;
+                *best_columns.add(warp as usize) = best.column;
+            }
+            sync_threads();
+            if me == 0 {
+                for w in 1..SORT_WARPS as usize {
+                    let other = Rank {
+                        bits: *best_bits.add(w),
+                        column: *best_columns.add(w),
+                    };
+                    if other < best {
+                        best = other;
+                    }
+                }
+                let at = row * slices + slice;
+                if !a.out_keys.is_null() {
+                    *a.out_keys.add(at) = *keys.add(best.column as usize);
+                }
+                *a.out_indices.add(at) = best.column;
+            }
+            sync_threads();
+            row += grid_dim_y() as usize;
+        }
     }
 }
 
 #[cfg(target_arch = "nvptx64")]
-use device::{BasesArgs, CountArgs, HistogramArgs, OnesweepArgs, ScatterArgs};
+use device::{
+    ArgmaxArgs, BasesArgs, CountArgs, HistogramArgs, OnesweepArgs, ScatterArgs, SelectArgs,
+};
 
 kernels! {
     /// Every sort entry point: per key type, the multi-pass steps' count
@@ -876,19 +1288,29 @@ kernels! {
             fn sort_scatter<T in u32, i32, f32, u64; const STEP: u32 = { 1, 2, 3, 4 }>
                 = device::scatter::<T, STEP>;
         }
-        (keys: *const T, n: usize, begin_bit: u32, end_bit: u32, passes: u32, descending: u32,
-            slices: u32, hist: *mut u32) as HistogramArgs {
+        (keys: *const T, width: usize, rows: usize, pitch: usize, begin_bit: u32, end_bit: u32,
+            passes: u32, descending: u32, hist: *mut u32) as HistogramArgs {
             fn sort_histogram<T in u32, i32, f32, u64> = device::histogram::<T>;
         }
-        (hist: *const T, passes: u32, portions: u32, bases: *mut u32) as BasesArgs {
+        (hist: *const T, bases: *mut u32) as BasesArgs {
             fn sort_bases<T in u32> = device::bases::<T>;
         }
-        (keys: *const T, values: *const u32, n: usize, first: usize, shift: u32, bits: u32,
-            descending: u32,
-            bases: *const u32, next_bases: *mut u32, status: *mut u32, out: *mut T,
-            out_values: *mut u32) as OnesweepArgs {
+        (keys: *const T, values: *const u32, width: usize, tiles_per_row: u32, pitch: usize,
+            shift: u32, bits: u32, descending: u32, bases: *const u32, status: *mut u32,
+            out: *mut T, out_pitch: usize, out_values: *mut u32, out_values_pitch: usize,
+            limit: usize) as OnesweepArgs {
             fn sort_onesweep<T in u32, i32, f32, u64; const PAIRS: u32 = { 0, 1 }>
                 = device::onesweep::<T, PAIRS>;
+        }
+        (keys: *const T, indices: *const u32, width: usize, rows: usize, pitch: usize, k: u32,
+            begin_bit: u32, end_bit: u32, descending: u32, index_bits: u32,
+            out_keys: *mut T, out_indices: *mut u32, out_keys_pitch: usize,
+            out_indices_pitch: usize, sorted: u32) as SelectArgs {
+            fn sort_select<T in u32, i32, f32, u64> = device::select::<T>;
+        }
+        (keys: *const T, width: usize, rows: usize, pitch: usize, descending: u32,
+            out_keys: *mut T, out_indices: *mut u32) as ArgmaxArgs {
+            fn sort_argmax<T in u32, i32, f32, u64> = device::argmax::<T>;
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::context::Context;
 use crate::context::scratch::PARTIALS_OFFSET;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
+use crate::matrix::{Matrix, MatrixMut};
 use crate::memory::{Call, DeviceRead, DeviceWrite, Pod, same_length};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
@@ -40,9 +41,10 @@ use warpspeed_gpu::Op;
 use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
-    HISTOGRAM_BLOCK, PORTION, RADIX, SORT_BLOCK, STATUS_START, SortKey, SortShape, count_shared,
-    histogram_shared, rank_shared, sort_bases, sort_count, sort_histogram, sort_onesweep,
-    sort_scatter,
+    ARGMAX_SHARED, ARGMAX_SLICE, HISTOGRAM_BLOCK, PORTION, RADIX, SELECT_MAX_K, SELECT_SLICE,
+    SORT_BLOCK, STATUS_START, SortKey, SortShape, count_shared, histogram_shared, rank_shared,
+    select_shared, sort_argmax, sort_bases, sort_count, sort_histogram, sort_onesweep,
+    sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -142,10 +144,9 @@ const MAX_KEYS: usize = u32::MAX as usize;
 /// start of its scratch region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
-    /// A second buffer of keys (and of values) the passes alternate with
-    /// the output; `argsort` keeps its keys in two.
+    /// Buffers of keys (and of values) the passes alternate between.
     keys: [usize; 2],
-    values: usize,
+    values: [usize; 2],
     /// Steps 1-4: the counts of every tile's digits. Step 5: the
     /// histograms, then the bases, then one pass's statuses.
     counts: usize,
@@ -153,6 +154,51 @@ struct Layout {
     status: usize,
     /// Bytes in all.
     bytes: usize,
+}
+
+/// The rows a sort sorts, each on its own, and where they are: `rows`
+/// rows of `width` keys, each `pitch` elements after the last (values
+/// given with the keys likewise), written `out_pitch` (keys) and
+/// `out_values_pitch` apart, the first `limit` places of each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape {
+    width: usize,
+    rows: usize,
+    pitch: usize,
+    out_pitch: usize,
+    out_values_pitch: usize,
+    limit: usize,
+}
+
+impl Shape {
+    /// One row of `n` keys.
+    fn flat(n: usize) -> Shape {
+        Shape {
+            width: n,
+            rows: 1,
+            pitch: n,
+            out_pitch: n,
+            out_values_pitch: n,
+            limit: n,
+        }
+    }
+
+    /// Whether the passes may alternate between the outputs and one
+    /// buffer of scratch: one row, every place kept. Otherwise they
+    /// alternate between two buffers of scratch and only the last pass
+    /// writes the outputs.
+    fn in_place(&self) -> bool {
+        self.rows == 1 && self.limit == self.width
+    }
+
+    fn keys(&self) -> usize {
+        self.width * self.rows
+    }
+
+    /// Tiles of a row for step 5.
+    fn tiles_per_row(&self) -> usize {
+        self.width.div_ceil(SortVariant::Onesweep.shape().tile())
+    }
 }
 
 /// Passes of a step over a bit range, and the digit of each: its first
@@ -168,42 +214,46 @@ fn passes(shape: SortShape, range: &Range<u32>) -> Vec<(u32, u32)> {
     out
 }
 
-/// Rows of bases a step 5 pass keeps: its own, and the one its last tile
-/// writes for a following portion (the kernels can sort an input portion
-/// by portion; the library sorts one portion, see `enqueue_sort`).
-const BASE_ROWS: usize = 2;
-
-/// The scratch a sort of `n` keys of `key_bytes` needs.
+/// The scratch a sort of `rows` with keys of `key_bytes` needs.
 fn layout(
     shape: SortShape,
-    n: usize,
+    rows: &Shape,
     key_bytes: usize,
     values: bool,
     argsort: bool,
     passes: usize,
 ) -> Layout {
     let align = |b: usize| b.next_multiple_of(256);
-    let keys0 = 0;
-    let keys1 = align(n * key_bytes);
-    let values_at = keys1 + if argsort { align(n * key_bytes) } else { 0 };
-    let counts = values_at + if values { align(n * 4) } else { 0 };
+    let n = rows.keys();
+    let two = !rows.in_place();
+    let key_buffers = if two || argsort { 2 } else { 1 };
+    let value_buffers = match (values, two) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2,
+    };
+    let keys = [0, align(n * key_bytes)];
+    let values_at = key_buffers * align(n * key_bytes);
+    let values = [values_at, values_at + align(n * 4)];
+    let counts = values_at + value_buffers * align(n * 4);
     let tiles = n.div_ceil(shape.tile());
     let (bases, status, end) = if shape.onesweep {
-        let bases = counts + align(passes * RADIX as usize * 4);
-        let status = bases + align(BASE_ROWS * passes * RADIX as usize * 4);
-        let tiles = n.min(PORTION).div_ceil(shape.tile());
-        (
-            bases,
-            status,
-            status + align((STATUS_START + tiles * RADIX as usize) * 4),
-        )
+        let words = passes * rows.rows * RADIX as usize * 4;
+        let bases = counts + align(words);
+        let status = bases + align(words);
+        let statuses = if rows.tiles_per_row() > 1 {
+            STATUS_START + rows.rows * rows.tiles_per_row() * RADIX as usize
+        } else {
+            0
+        };
+        (bases, status, status + align(statuses * 4))
     } else {
         let end = counts + align(shape.digits() as usize * tiles * 4);
         (end, end, end)
     };
     Layout {
-        keys: [keys0, keys1],
-        values: values_at,
+        keys,
+        values,
         counts,
         bases,
         status,
@@ -397,6 +447,456 @@ impl Context {
         Ok(Pending::new(self))
     }
 
+    /// Enqueues the sort of every row of `x` into the same row of `out`,
+    /// as `sort` says: each row on its own. Returns at once; see
+    /// [`Pending`].
+    ///
+    /// ```no_run
+    /// # fn main() -> warpspeed::Result<()> {
+    /// use warpspeed::{Matrix, MatrixMut, sort::Sort};
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let logits = ctx.upload(&[0.5f32, 2.0, -1.0, 3.0, 3.0, 0.0])?;
+    /// let (mut sorted, mut columns) = (ctx.alloc::<f32>(6)?, ctx.alloc::<u32>(6)?);
+    /// ctx.sort_rows_with_indices_into(
+    ///     &Sort::descending(),
+    ///     &Matrix::new(&logits, 3, 2)?, // 2 rows of 3
+    ///     &mut MatrixMut::new(&mut sorted, 3, 2)?,
+    ///     &mut MatrixMut::new(&mut columns, 3, 2)?,
+    /// )?
+    /// .wait()?;
+    /// assert_eq!(ctx.download(&sorted)?, [2.0, 0.5, -1.0, 3.0, 3.0, 0.0]);
+    /// assert_eq!(ctx.download(&columns)?, [1, 0, 2, 0, 1, 2]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] when `out` is not `x`'s shape;
+    /// [`Error::InvalidArgument`] when they overlap, for a bit range
+    /// outside the key or empty, or rows longer than 2^29 keys (sort such
+    /// a row with [`Context::sort_into`]); [`Error::Misaligned`] for a
+    /// view not aligned to its elements (only possible through unsafe
+    /// code); launch and driver failures.
+    pub fn sort_rows_into<'a, K: Sortable>(
+        &'a self,
+        sort: &Sort,
+        x: &Matrix<'_, K>,
+        out: &mut MatrixMut<'_, K>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        self.rows_first(sort, x.width(), x, Some(out), None)
+    }
+
+    /// [`Context::sort_rows_into`], and each sorted key's column in its
+    /// row to `indices` (the same shape): the sort of a language model's
+    /// logits, largest first with [`Sort::descending`].
+    ///
+    /// # Errors
+    /// As [`Context::sort_rows_into`], for both outputs.
+    pub fn sort_rows_with_indices_into<'a, K: Sortable>(
+        &'a self,
+        sort: &Sort,
+        x: &Matrix<'_, K>,
+        out: &mut MatrixMut<'_, K>,
+        indices: &mut MatrixMut<'_, u32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        self.rows_first(sort, x.width(), x, Some(out), Some(indices))
+    }
+
+    /// Enqueues `argsort` of every row of `x`: `indices[r][i]` is the
+    /// column of the key that a stable sort of row `r` as `sort` says puts
+    /// at place `i`. Returns at once; see [`Pending`].
+    ///
+    /// # Errors
+    /// As [`Context::sort_rows_into`].
+    pub fn argsort_rows_into<'a, K: Sortable>(
+        &'a self,
+        sort: &Sort,
+        x: &Matrix<'_, K>,
+        indices: &mut MatrixMut<'_, u32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        self.rows_first(sort, x.width(), x, None, Some(indices))
+    }
+
+    /// Enqueues the top-k of every row of `x`: the first `k` keys of the
+    /// row's stable sort as `sort` says, and their columns, into `values`
+    /// and `indices` (`k` wide, as many rows as `x`). With
+    /// [`Sort::descending`] these are the `k` largest, largest first, and
+    /// of equal keys the one of the lower column first. Returns at once;
+    /// see [`Pending`].
+    ///
+    /// For `k` up to 256 a radix select keeps each slice's `k` first keys
+    /// and then the row's; larger `k` sort the rows and keep their first
+    /// `k` places.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a `k` of 0 or above the width;
+    /// [`Error::ShapeMismatch`] for outputs not `k` × `x.height()`; the
+    /// rest as [`Context::sort_rows_into`] (rows longer than 2^29 keys
+    /// only for `k` above 256).
+    pub fn top_k_rows_into<'a, K: Sortable>(
+        &'a self,
+        sort: &Sort,
+        k: usize,
+        x: &Matrix<'_, K>,
+        values: &mut MatrixMut<'_, K>,
+        indices: &mut MatrixMut<'_, u32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        if k == 0 || k > x.width() {
+            return Err(Error::InvalidArgument(format!(
+                "a top-k of k = {k} over rows of {} keys: k must be from 1 to the width",
+                x.width()
+            )));
+        }
+        self.rows_first(sort, k, x, Some(values), Some(indices))
+    }
+
+    /// Enqueues the column of each row's largest key into `out` (one a
+    /// row): the first place of the row's stable descending sort, so the
+    /// first of equal keys, and for `f32` a NaN only in a row of NaNs
+    /// (unlike `torch.argmax`, which takes NaN as the largest). Returns at
+    /// once; see [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `out` does not hold one index a row;
+    /// [`Error::InvalidArgument`] for rows of no key, or when `out`
+    /// overlaps `x`; [`Error::Misaligned`] as [`Context::sort_rows_into`].
+    pub fn argmax_rows_into<'a, K: Sortable>(
+        &'a self,
+        x: &Matrix<'_, K>,
+        out: &mut impl DeviceWrite<Elem = u32>,
+    ) -> Result<Pending<'a>> {
+        self.arg_first_rows(true, x, out)
+    }
+
+    /// Enqueues the column of each row's smallest key into `out`: as
+    /// [`Context::argmax_rows_into`] for the ascending sort (NaN only in a
+    /// row of NaNs).
+    ///
+    /// # Errors
+    /// As [`Context::argmax_rows_into`].
+    pub fn argmin_rows_into<'a, K: Sortable>(
+        &'a self,
+        x: &Matrix<'_, K>,
+        out: &mut impl DeviceWrite<Elem = u32>,
+    ) -> Result<Pending<'a>> {
+        self.arg_first_rows(false, x, out)
+    }
+
+    /// The first `k` places of every row's sort into the outputs given
+    /// (`k` wide): checks, then a selection for small `k`, else the
+    /// rows sorted with only their first `k` places stored.
+    fn rows_first<'a, K: Sortable>(
+        &'a self,
+        sort: &Sort,
+        k: usize,
+        x: &Matrix<'_, K>,
+        keys_out: Option<&mut MatrixMut<'_, K>>,
+        indices_out: Option<&mut MatrixMut<'_, u32>>,
+    ) -> Result<Pending<'a>> {
+        let range = sort.range(K::BYTES * 8)?;
+        let expected = (k, x.height());
+        for (what, given) in [
+            (
+                "a row sort's keys output",
+                keys_out.as_ref().map(|m| (m.width(), m.height())),
+            ),
+            (
+                "a row sort's indices",
+                indices_out.as_ref().map(|m| (m.width(), m.height())),
+            ),
+        ] {
+            match given {
+                Some(given) if given != expected => {
+                    return Err(Error::ShapeMismatch {
+                        what,
+                        expected,
+                        given,
+                    });
+                }
+                _ => {}
+            }
+        }
+        let input = ("input", x.span());
+        let keys_span = keys_out.as_ref().map(|m| ("keys output", m.span()));
+        let indices_span = indices_out.as_ref().map(|m| ("indices", m.span()));
+        for out in [keys_span, indices_span].into_iter().flatten() {
+            refuse_overlap("row sort", out, input)?;
+        }
+        if let (Some(a), Some(b)) = (keys_span, indices_span) {
+            refuse_overlap("row sort", a, b)?;
+        }
+        check_aligned::<K>(&[x.address()])?;
+        if let Some(m) = &keys_out {
+            check_aligned::<K>(&[m.address()])?;
+        }
+        if let Some(m) = &indices_out {
+            check_aligned::<u32>(&[m.address()])?;
+        }
+        let selects = k <= SELECT_MAX_K as usize;
+        if !selects && x.width() > PORTION {
+            return Err(Error::InvalidArgument(format!(
+                "a row sort of rows of {} keys: at most {PORTION} a row (sort a longer row with \
+                 sort_into)",
+                x.width()
+            )));
+        }
+        if x.is_empty() {
+            return Ok(Pending::new(self));
+        }
+        let mut call = Call::new(self);
+        let keys = call.read(x.data())?;
+        let keys_at = match keys_out {
+            Some(m) => Some((call.write(m.data())?, m.pitch())),
+            None => None,
+        };
+        let indices_at = match indices_out {
+            Some(m) => Some((call.write(m.data())?, m.pitch())),
+            None => None,
+        };
+        let rows = Shape {
+            width: x.width(),
+            rows: x.height(),
+            pitch: x.pitch(),
+            out_pitch: keys_at.map_or(k, |(_, p)| p),
+            out_values_pitch: indices_at.map_or(k, |(_, p)| p),
+            limit: k,
+        };
+        let io = Io {
+            keys,
+            values: if indices_at.is_some() {
+                Values::Index
+            } else {
+                Values::None
+            },
+            keys_out: keys_at.map(|(a, _)| a),
+            values_out: indices_at.map(|(a, _)| a),
+        };
+        // SAFETY: the matrices lie inside their slices for their shapes
+        // and pitches (checked when they were made), the outputs `k` wide
+        // (checked above) and overlapping nothing else (checked); `call`
+        // orders the launches after the other queues' uses of all three,
+        // and the buffers wait for this stream before they are freed.
+        unsafe {
+            if selects {
+                self.enqueue_select::<K>(sort.descending, range, rows, io, (0, x.width()))?;
+            } else {
+                self.enqueue_sort_rows::<K>(
+                    SortVariant::Onesweep,
+                    sort.descending,
+                    range,
+                    rows,
+                    io,
+                )?;
+            }
+        }
+        Ok(Pending::new(self))
+    }
+
+    /// The argmax (`descending`) or argmin of every row of `x`.
+    fn arg_first_rows<'a, K: Sortable>(
+        &'a self,
+        descending: bool,
+        x: &Matrix<'_, K>,
+        out: &mut impl DeviceWrite<Elem = u32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let out = out.view_mut();
+        same_length(
+            "an argmax's output (one index a row)",
+            x.height(),
+            out.len(),
+        )?;
+        if x.width() == 0 && x.height() > 0 {
+            return Err(Error::InvalidArgument(
+                "an argmax of rows of no key: a row has no first key".into(),
+            ));
+        }
+        refuse_overlap(
+            "argmax",
+            ("output", Span::new(out.device_address(), out.len() * 4)),
+            ("input", x.span()),
+        )?;
+        check_aligned::<K>(&[x.address()])?;
+        check_aligned::<u32>(&[out.device_address()])?;
+        if x.is_empty() {
+            return Ok(Pending::new(self));
+        }
+        let mut call = Call::new(self);
+        let keys = call.read(x.data())?;
+        let output = call.write(&out)?;
+        let rows = Shape {
+            width: x.width(),
+            rows: x.height(),
+            pitch: x.pitch(),
+            out_pitch: 1,
+            out_values_pitch: 1,
+            limit: 1,
+        };
+        // SAFETY: `x` lies inside its slice (checked when it was made),
+        // `out` holds one index a row and overlaps it not (checked);
+        // `call` orders the launches after the other queues' uses.
+        unsafe { self.enqueue_argmax::<K>(descending, rows, keys, output)? };
+        Ok(Pending::new(self))
+    }
+
+    /// Enqueues the selection of the first `rows.limit` (at most
+    /// `SELECT_MAX_K`) keys of every row, sorted, to `io`'s outputs: the
+    /// levels of [`select_levels`], each keeping the first keys of every
+    /// slice of its rows. The keys' columns are their own, or (`columns`
+    /// not 0) read from there, at the keys' pitch; they are below
+    /// `index_width`.
+    ///
+    /// # Safety
+    /// `io.keys` (and `columns`) valid for reading `rows`, the outputs
+    /// for writing `rows.limit` places of each row at their pitches, not
+    /// overlapping, all alive and ordered after their other uses until
+    /// the stream has run the selection.
+    unsafe fn enqueue_select<K: Sortable>(
+        &self,
+        descending: bool,
+        range: Range<u32>,
+        rows: Shape,
+        io: Io,
+        (columns, index_width): (u64, usize),
+    ) -> Result<()> {
+        let k = rows.limit;
+        let levels = select_levels(rows.width, k);
+        let candidates = rows.rows * levels[0].slices * k;
+        let region = (candidates * (size_of::<K>() + 4)).next_multiple_of(256);
+        let base = self.scratch(PARTIALS_OFFSET + 2 * region)? + PARTIALS_OFFSET as u64;
+        let buffers = [base, base + region as u64];
+        let keys_at = |b: u64| b;
+        let columns_at = |b: u64| b + (candidates * size_of::<K>()).next_multiple_of(256) as u64;
+        let index_bits = index_bits(index_width);
+        let (mut keys, mut columns, mut pitch) = (io.keys, columns, rows.pitch);
+        for (i, level) in levels.iter().enumerate() {
+            let last = i + 1 == levels.len();
+            let (out_keys, out_indices, keys_pitch, indices_pitch) = if last {
+                (
+                    io.keys_out.unwrap_or(0),
+                    io.values_out.unwrap_or(0),
+                    rows.out_pitch,
+                    rows.out_values_pitch,
+                )
+            } else {
+                let to = buffers[i % 2];
+                let width = level.slices * k;
+                (keys_at(to), columns_at(to), width, width)
+            };
+            let args = sort_select::Args::<K> {
+                keys: DevPtr::new(keys),
+                indices: DevPtr::new(columns),
+                width: level.width,
+                rows: rows.rows,
+                pitch,
+                k: k as u32,
+                begin_bit: range.start,
+                end_bit: range.end,
+                descending: descending as u32,
+                index_bits,
+                out_keys: DevPtrMut::new(out_keys),
+                out_indices: DevPtrMut::new(out_indices),
+                out_keys_pitch: keys_pitch,
+                out_indices_pitch: indices_pitch,
+                sorted: last as u32,
+            };
+            let cfg = LaunchConfig {
+                grid: (level.slices as u32, self.grid_rows(rows.rows)),
+                block: (SORT_BLOCK, 1),
+                shared_bytes: select_shared(K::BYTES),
+            };
+            // SAFETY: a level reads its rows (the caller's, or the last
+            // level's candidates in scratch, `slices * k` a row) and
+            // writes `k` places of each of its slices (scratch) or each
+            // row (the caller's outputs); `k` at most `SELECT_MAX_K` and
+            // columns below 2^`index_bits`.
+            unsafe { self.launch(sort_select::entry::<K>(), cfg, &args)? };
+            keys = out_keys;
+            columns = out_indices;
+            pitch = level.slices * k;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the argmax (`descending`) or argmin of every row to
+    /// `out`: the first keys of slices of each row, then (several slices
+    /// a row) the first of those by selection levels.
+    ///
+    /// # Safety
+    /// `keys` valid for reading `rows`, `out` for writing an index a row,
+    /// not overlapping, both alive and ordered after their other uses
+    /// until the stream has run it.
+    unsafe fn enqueue_argmax<K: Sortable>(
+        &self,
+        descending: bool,
+        rows: Shape,
+        keys: u64,
+        out: u64,
+    ) -> Result<()> {
+        let slices = rows.width.div_ceil(ARGMAX_SLICE);
+        let candidates = rows.rows * slices;
+        let (cand_keys, cand_columns) = if slices == 1 {
+            (0, out)
+        } else {
+            let keys_bytes = (candidates * size_of::<K>()).next_multiple_of(256);
+            let base = self.scratch(PARTIALS_OFFSET + keys_bytes + candidates * 4)?
+                + PARTIALS_OFFSET as u64;
+            (base, base + keys_bytes as u64)
+        };
+        let args = sort_argmax::Args::<K> {
+            keys: DevPtr::new(keys),
+            width: rows.width,
+            rows: rows.rows,
+            pitch: rows.pitch,
+            descending: descending as u32,
+            out_keys: DevPtrMut::new(cand_keys),
+            out_indices: DevPtrMut::new(cand_columns),
+        };
+        let cfg = LaunchConfig {
+            grid: (slices as u32, self.grid_rows(rows.rows)),
+            block: (SORT_BLOCK, 1),
+            shared_bytes: ARGMAX_SHARED,
+        };
+        // SAFETY: the kernel reads the rows and writes one key and column
+        // a slice of each row (or, one slice a row, the row's index to
+        // `out`).
+        unsafe { self.launch(sort_argmax::entry::<K>(), cfg, &args)? };
+        if slices == 1 {
+            return Ok(());
+        }
+        // The first of each row's candidates, with their columns (the
+        // argmax's) ranking ties.
+        let candidates = Shape {
+            width: slices,
+            rows: rows.rows,
+            pitch: slices,
+            out_pitch: 1,
+            out_values_pitch: 1,
+            limit: 1,
+        };
+        let io = Io {
+            keys: cand_keys,
+            values: Values::Index,
+            keys_out: None,
+            values_out: Some(out),
+        };
+        let full = 0..K::BYTES * 8;
+        // SAFETY: the candidates in scratch, `slices` a row; `out` an
+        // index a row. The columns ranking the candidates are those of
+        // the rows' keys (below 2^`index_bits(rows.width)`).
+        unsafe {
+            self.enqueue_select::<K>(descending, full, candidates, io, (cand_columns, rows.width))
+        }
+    }
+
+    /// Rows of a grid's height: the kernels walk the rows past it.
+    fn grid_rows(&self, rows: usize) -> u32 {
+        rows.min(self.info().max_grid.1 as usize) as u32
+    }
+
     /// Enqueues the passes of a sort of `n > 0` keys.
     ///
     /// # Safety
@@ -416,50 +916,111 @@ impl Context {
                 "a sort of {n} keys: at most {MAX_KEYS} (indices are 32-bit)"
             )));
         }
-        // Step 5 sorts one portion of keys a launch; the passes over
-        // several portions gave wrong orders in the GPU suite, so longer
-        // inputs run step 4 (whose passes cover any length).
+        // Step 5 sorts rows of up to `PORTION` keys (its statuses count
+        // them in 30 bits); longer inputs run step 4, whose passes cover
+        // any length.
         let variant = if variant == SortVariant::Onesweep && n > PORTION {
             SortVariant::Coarsened
         } else {
             variant
         };
+        // SAFETY: the caller's contract, for one row of `n` keys.
+        unsafe { self.enqueue_sort_rows::<K>(variant, descending, range, Shape::flat(n), io) }
+    }
+
+    /// Enqueues the passes of a sort of each of `rows`' rows (more than
+    /// one row, or a `limit` below the width: step 5 only).
+    ///
+    /// # Safety
+    /// `io`'s inputs valid for reading and its outputs for writing every
+    /// row as `rows` places them, no output overlapping another slice,
+    /// all alive and ordered after their other uses until the stream has
+    /// run the sort; `rows` of at least one key each, of at most
+    /// `PORTION` keys for step 5.
+    unsafe fn enqueue_sort_rows<K: Sortable>(
+        &self,
+        variant: SortVariant,
+        descending: bool,
+        range: Range<u32>,
+        rows: Shape,
+        io: Io,
+    ) -> Result<()> {
         let shape = variant.shape();
+        debug_assert!(shape.onesweep || rows.in_place());
+        let n = rows.keys();
         let key_bytes = size_of::<K>();
         let plan = passes(shape, &range);
         let with_values = !matches!(io.values, Values::None);
         let argsort = io.keys_out.is_none();
-        let tiles = n.div_ceil(shape.tile());
-        let max_grid = self.info().max_grid.0 as usize;
-        if (shape.onesweep && n.min(PORTION).div_ceil(shape.tile()) > max_grid)
-            || (!shape.onesweep && tiles > max_grid)
-        {
+        let tiles = if shape.onesweep {
+            rows.rows * rows.tiles_per_row()
+        } else {
+            n.div_ceil(shape.tile())
+        };
+        if tiles > self.info().max_grid.0 as usize {
             return Err(Error::InvalidArgument(format!(
-                "a sort of {n} keys needs more blocks than the device's grid holds"
+                "a sort of {} rows of {} keys needs more blocks than the device's grid holds",
+                rows.rows, rows.width
             )));
         }
-        let layout = layout(shape, n, key_bytes, with_values, argsort, plan.len());
+        let layout = layout(shape, &rows, key_bytes, with_values, argsort, plan.len());
         let base = self.scratch(PARTIALS_OFFSET + layout.bytes)? + PARTIALS_OFFSET as u64;
         let at = |offset: usize| base + offset as u64;
-        // The buffers the passes alternate between: the last pass writes
-        // the output.
-        let final_keys = io.keys_out.unwrap_or(at(layout.keys[1]));
-        let spare_keys = at(layout.keys[0]);
-        let spare_values = at(layout.values);
         let count = plan.len();
+        // Where pass `p` writes its keys and values, and their pitches.
+        let destination = |p: usize| -> (u64, u64, usize, usize) {
+            let last = p + 1 == count;
+            let (keys, values) = if rows.in_place() {
+                // The passes alternate with the outputs, the last to them
+                // (an argsort's keys between two buffers of scratch).
+                let to_output = (count - 1 - p).is_multiple_of(2);
+                let keys = match io.keys_out {
+                    Some(out) if to_output => out,
+                    None if to_output => at(layout.keys[1]),
+                    _ => at(layout.keys[0]),
+                };
+                let values = match io.values_out {
+                    Some(v) if to_output => v,
+                    Some(_) => at(layout.values[0]),
+                    None => 0,
+                };
+                (keys, values)
+            } else if last {
+                let keys = io.keys_out.unwrap_or(at(layout.keys[p % 2]));
+                (keys, io.values_out.unwrap_or(0))
+            } else {
+                let values = if io.values_out.is_some() {
+                    at(layout.values[p % 2])
+                } else {
+                    0
+                };
+                (at(layout.keys[p % 2]), values)
+            };
+            if last {
+                let keys_pitch = if io.keys_out.is_some() {
+                    rows.out_pitch
+                } else {
+                    rows.width
+                };
+                (keys, values, keys_pitch, rows.out_values_pitch)
+            } else {
+                (keys, values, rows.width, rows.width)
+            }
+        };
         let mut src_keys = io.keys;
         let mut src_values = match io.values {
             Values::Given(v) => v,
             _ => 0,
         };
+        let mut src_pitch = rows.pitch;
         let descending = descending as u32;
-        if shape.onesweep {
+        if shape.onesweep && rows.tiles_per_row() > 1 {
             // SAFETY: the keys as the caller promised; the tables in
             // scratch, as the layout counted them.
             unsafe {
                 self.enqueue_histograms::<K>(
                     io.keys,
-                    n,
+                    &rows,
                     &range,
                     count,
                     descending,
@@ -468,17 +1029,7 @@ impl Context {
             };
         }
         for (p, &(shift, bits)) in plan.iter().enumerate() {
-            let last_to_output = (count - 1 - p).is_multiple_of(2);
-            let dst_keys = if last_to_output {
-                final_keys
-            } else {
-                spare_keys
-            };
-            let dst_values = match io.values_out {
-                Some(v) if last_to_output => v,
-                Some(_) => spare_values,
-                None => 0,
-            };
+            let (dst_keys, dst_values, out_pitch, out_values_pitch) = destination(p);
             // The first pass of an argsort makes the indices.
             let values_in = if p == 0 && matches!(io.values, Values::Index) {
                 0
@@ -495,13 +1046,23 @@ impl Context {
                 descending,
             };
             if shape.onesweep {
-                let row = RADIX as u64 * 4;
-                let bases = at(layout.bases) + (p * BASE_ROWS) as u64 * row;
-                // SAFETY: the pass's slices as the caller promised (one
-                // portion: `n` is at most `PORTION`), the bases and
+                let row_words = (rows.rows * RADIX as usize * 4) as u64;
+                let bases = at(layout.bases) + p as u64 * row_words;
+                let pitches = Pitches {
+                    input: src_pitch,
+                    keys: out_pitch,
+                    values: out_values_pitch,
+                    limit: if p + 1 == count {
+                        rows.limit
+                    } else {
+                        rows.width
+                    },
+                };
+                // SAFETY: the pass's slices as the caller promised or in
+                // scratch (rows of `PORTION` keys at most), the bases and
                 // statuses in scratch.
                 unsafe {
-                    self.enqueue_onesweep::<K>(pass, 0, n, (bases, bases + row), at(layout.status))?
+                    self.enqueue_onesweep::<K>(pass, &rows, pitches, bases, at(layout.status))?
                 };
             } else {
                 // SAFETY: as above; the counts in scratch.
@@ -509,110 +1070,117 @@ impl Context {
             }
             src_keys = dst_keys;
             src_values = dst_values;
+            src_pitch = rows.width;
         }
         Ok(())
     }
 
-    /// Step 5's histograms of every pass's digits and, from them, where
-    /// each digit starts in each pass's output.
+    /// Step 5's histograms of every pass's digits of every row and, from
+    /// them, where each digit starts in each pass's output row.
     ///
     /// # Safety
-    /// `keys` valid for `n` reads; `hist` for `passes * 256` words and
-    /// `bases` for `passes * BASE_ROWS * 256`, touched by nothing
-    /// else until the sort has run.
+    /// `keys` valid for reading `rows`; `hist` and `bases` for `passes *
+    /// rows * 256` words each, touched by nothing else until the sort has
+    /// run.
     unsafe fn enqueue_histograms<K: Sortable>(
         &self,
         keys: u64,
-        n: usize,
+        rows: &Shape,
         range: &Range<u32>,
         passes: usize,
         descending: u32,
         (hist, bases): (u64, u64),
     ) -> Result<()> {
-        let words = passes * RADIX as usize;
-        let slices = n
+        let words = passes * rows.rows * RADIX as usize;
+        let info = self.info();
+        // Blocks enough to fill the device a few times over, at least one
+        // a row.
+        let wanted = 4 * info.multiprocessors as usize;
+        let slices = rows
+            .width
             .div_ceil(HISTOGRAM_BLOCK as usize * HISTOGRAM_KEYS)
-            .clamp(1, 4 * self.info().multiprocessors as usize);
+            .clamp(1, wanted.div_ceil(rows.rows).max(1));
+        let grid_rows = rows.rows.min(info.max_grid.1 as usize);
         let entry = sort_histogram::entry::<K>();
         let args = sort_histogram::Args::<K> {
             keys: DevPtr::new(keys),
-            n,
+            width: rows.width,
+            rows: rows.rows,
+            pitch: rows.pitch,
             begin_bit: range.start,
             end_bit: range.end,
             passes: passes as u32,
             descending,
-            slices: slices as u32,
             hist: DevPtrMut::new(hist),
         };
-        let grid = slices as u32;
+        let grid = LaunchConfig {
+            grid: (slices as u32, grid_rows as u32),
+            block: (HISTOGRAM_BLOCK, 1),
+            shared_bytes: histogram_shared(passes as u32),
+        };
         // SAFETY: `hist` holds `words` words (the caller's contract);
-        // the kernel reads `n` keys and adds into `hist`, zeroed first;
-        // one block per slice, the shared memory its counters need.
+        // the kernel reads the rows' keys and adds into `hist`, zeroed
+        // first; the shared memory its counters need.
         unsafe {
             self.zero_words(hist, words)?;
-            self.launch(
-                entry,
-                LaunchConfig::linear(grid, HISTOGRAM_BLOCK, histogram_shared(passes as u32)),
-                &args,
-            )?;
+            self.launch(entry, grid, &args)?;
         }
         let entry = sort_bases::entry::<u32>();
         let args = sort_bases::Args::<u32> {
             hist: DevPtr::new(hist),
-            passes: passes as u32,
-            portions: (BASE_ROWS - 1) as u32,
             bases: DevPtrMut::new(bases),
         };
+        let blocks = u32::try_from(passes * rows.rows).map_err(|_| too_many_rows(rows))?;
         // SAFETY: `hist` and `bases` as the caller promised; one block of
-        // a thread per digit for each pass, shared memory for the warps'
-        // totals.
-        unsafe { self.launch(entry, LaunchConfig::linear(passes as u32, RADIX, 64), &args) }
+        // a thread per digit for each pass and row, shared memory for the
+        // warps' totals.
+        unsafe { self.launch(entry, LaunchConfig::linear(blocks, RADIX, 64), &args) }
     }
 
-    /// One step 5 pass over the portion of `len` keys from `first`.
+    /// One step 5 pass over `rows`.
     ///
     /// # Safety
-    /// `pass`'s slices valid from `first` for `len` elements (outputs for
-    /// the whole sort), `bases` (this portion's, the next's) for 256 words
-    /// each, `status` for
-    /// `STATUS_START` + 256 words a tile, touched by nothing else.
+    /// `pass`'s slices valid for the rows at their pitches, `bases` for
+    /// 256 words a row, `status` for `STATUS_START` + 256 words a tile
+    /// (rows of several tiles), touched by nothing else.
     unsafe fn enqueue_onesweep<K: Sortable>(
         &self,
         pass: Pass,
-        first: usize,
-        len: usize,
-        (bases, next_bases): (u64, u64),
+        rows: &Shape,
+        pitches: Pitches,
+        bases: u64,
         status: u64,
     ) -> Result<()> {
         let shape = SortVariant::Onesweep.shape();
-        let tiles = len.div_ceil(shape.tile());
+        let tiles_per_row = rows.tiles_per_row();
+        let tiles = rows.rows * tiles_per_row;
         let pairs = pass.out_values != 0;
         let entry = sort_onesweep::entry::<K>(pairs as u32).ok_or_else(no_entry)?;
-        let key_bytes = size_of::<K>() as u64;
         let args = sort_onesweep::Args::<K> {
-            keys: DevPtr::new(pass.keys + first as u64 * key_bytes),
-            values: DevPtr::new(if pass.values == 0 {
-                0
-            } else {
-                pass.values + first as u64 * 4
-            }),
-            n: len,
-            first,
+            keys: DevPtr::new(pass.keys),
+            values: DevPtr::new(pass.values),
+            width: rows.width,
+            tiles_per_row: tiles_per_row as u32,
+            pitch: pitches.input,
             shift: pass.shift,
             bits: pass.bits,
             descending: pass.descending,
             bases: DevPtr::new(bases),
-            next_bases: DevPtrMut::new(next_bases),
             status: DevPtrMut::new(status),
             out: DevPtrMut::new(pass.out),
+            out_pitch: pitches.keys,
             out_values: DevPtrMut::new(pass.out_values),
+            out_values_pitch: pitches.values,
+            limit: pitches.limit,
         };
         let shared = rank_shared(shape, K::BYTES, pairs);
-        // SAFETY: the statuses and the ticket zeroed for this launch; one
-        // block per tile, tiles by ticket; the slices as the caller
-        // promised.
+        // SAFETY: the statuses and the ticket zeroed for this launch
+        // (rows of several tiles); one block per tile, tiles by ticket;
+        // the slices as the caller promised.
         unsafe {
-            self.zero_words(status, STATUS_START + tiles * RADIX as usize)?;
+            if tiles_per_row > 1 {
+                self.zero_words(status, STATUS_START + tiles * RADIX as usize)?;
+            }
             self.launch(
                 entry,
                 LaunchConfig::linear(tiles as u32, SORT_BLOCK, shared),
@@ -689,6 +1257,35 @@ impl Context {
     }
 }
 
+/// One level of a selection: the keys (or candidates) of a row it reads,
+/// and its slices of a row, each keeping its first `k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Level {
+    width: usize,
+    slices: usize,
+}
+
+/// The levels that select the first `k` (at most `SELECT_MAX_K`) of rows
+/// of `width` keys: each level's slices keep `k` candidates each, which
+/// the next level reads, until a level has one slice a row.
+fn select_levels(width: usize, k: usize) -> Vec<Level> {
+    let mut levels = Vec::new();
+    let mut width = width;
+    loop {
+        let slices = width.div_ceil(SELECT_SLICE);
+        levels.push(Level { width, slices });
+        if slices <= 1 {
+            return levels;
+        }
+        width = slices * k;
+    }
+}
+
+/// Bits of the columns of rows of `width` keys (0 for one key a row).
+fn index_bits(width: usize) -> u32 {
+    usize::BITS - width.saturating_sub(1).leading_zeros()
+}
+
 /// Keys each thread of the histogram pass counts, about.
 const HISTOGRAM_KEYS: usize = 64;
 
@@ -700,6 +1297,23 @@ struct Io {
     /// `None`: an argsort, whose sorted keys stay in scratch.
     keys_out: Option<u64>,
     values_out: Option<u64>,
+}
+
+/// The pitches of one step 5 pass over rows (elements), and the places
+/// of each output row it keeps.
+#[derive(Clone, Copy, Debug)]
+struct Pitches {
+    input: usize,
+    keys: usize,
+    values: usize,
+    limit: usize,
+}
+
+fn too_many_rows(rows: &Shape) -> Error {
+    Error::InvalidArgument(format!(
+        "a sort of {} rows of {} keys needs more blocks than the device's grid holds",
+        rows.rows, rows.width
+    ))
 }
 
 /// One pass: where it reads and writes (values 0: none, or for
@@ -771,29 +1385,61 @@ mod tests {
     }
 
     /// The scratch regions a sort uses lie inside its layout's bytes, each
-    /// 256-byte aligned and none overlapping another it uses.
+    /// 256-byte aligned and none overlapping another it uses: one row or
+    /// many, every place kept or the first few.
     #[test]
     fn layout_regions_are_disjoint() {
-        for &variant in SortVariant::ALL {
-            let shape = variant.shape();
-            for n in [1usize, 255, 4096, 4097, 1_000_003, PORTION] {
+        let shapes = [1usize, 255, 4096, 4097, 1_000_003, PORTION]
+            .into_iter()
+            .map(Shape::flat)
+            .chain(
+                [
+                    (1, 7, 1),
+                    (4096, 3, 50),
+                    (4097, 3, 4097),
+                    (128_256, 64, 300),
+                ]
+                .map(|(width, rows, limit)| Shape {
+                    width,
+                    rows,
+                    pitch: width + 5,
+                    out_pitch: limit,
+                    out_values_pitch: limit + 1,
+                    limit,
+                }),
+            );
+        for rows in shapes {
+            for &variant in SortVariant::ALL {
+                let shape = variant.shape();
+                if !shape.onesweep && !rows.in_place() {
+                    continue;
+                }
+                let n = rows.keys();
                 for key_bytes in [4usize, 8] {
                     for (values, argsort) in [(false, false), (true, false), (true, true)] {
                         let count = passes(shape, &(0..key_bytes as u32 * 8)).len();
-                        let l = layout(shape, n, key_bytes, values, argsort, count);
+                        let l = layout(shape, &rows, key_bytes, values, argsort, count);
                         let tiles = n.div_ceil(shape.tile());
+                        let two = !rows.in_place();
                         let mut regions = vec![(l.keys[0], n * key_bytes)];
-                        if argsort {
+                        if argsort || two {
                             regions.push((l.keys[1], n * key_bytes));
                         }
                         if values {
-                            regions.push((l.values, n * 4));
+                            regions.push((l.values[0], n * 4));
+                        }
+                        if values && two {
+                            regions.push((l.values[1], n * 4));
                         }
                         if shape.onesweep {
-                            regions.push((l.counts, count * RADIX as usize * 4));
-                            regions.push((l.bases, BASE_ROWS * count * RADIX as usize * 4));
-                            let words = STATUS_START + tiles * RADIX as usize;
-                            regions.push((l.status, words * 4));
+                            let words = count * rows.rows * RADIX as usize * 4;
+                            regions.push((l.counts, words));
+                            regions.push((l.bases, words));
+                            if rows.tiles_per_row() > 1 {
+                                let tiles = rows.rows * rows.tiles_per_row();
+                                let words = STATUS_START + tiles * RADIX as usize;
+                                regions.push((l.status, words * 4));
+                            }
                         } else {
                             regions.push((l.counts, shape.digits() as usize * tiles * 4));
                         }
@@ -807,6 +1453,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A selection's levels end with one slice a row, each reading the
+    /// candidates the one before kept, fewer each level.
+    #[test]
+    fn select_levels_end_in_one_slice() {
+        for width in [
+            1usize,
+            2,
+            4095,
+            4096,
+            4097,
+            32_000,
+            128_256,
+            262_144,
+            300_000,
+            1 << 31,
+        ] {
+            for k in [1usize, 2, 50, 255, 256] {
+                if k > width {
+                    continue;
+                }
+                let levels = select_levels(width, k);
+                assert_eq!(levels[0].width, width);
+                assert_eq!(levels.last().unwrap().slices, 1, "{width} {k}");
+                for pair in levels.windows(2) {
+                    assert_eq!(pair[1].width, pair[0].slices * k);
+                    assert!(pair[1].width < pair[0].width);
+                }
+                for level in &levels {
+                    assert_eq!(level.slices, level.width.div_ceil(SELECT_SLICE));
+                }
+            }
+        }
+        assert_eq!(select_levels(128_256, 50).len(), 2);
+        assert_eq!(select_levels(300_000, 256).len(), 3);
+    }
+
+    /// Columns' bits: enough for the last column, none for one column.
+    #[test]
+    fn index_bits_cover_the_columns() {
+        assert_eq!(index_bits(1), 0);
+        assert_eq!(index_bits(2), 1);
+        assert_eq!(index_bits(4096), 12);
+        assert_eq!(index_bits(4097), 13);
+        assert_eq!(index_bits(128_256), 17);
+        assert_eq!(index_bits(1 << 32), 32);
     }
 
     /// Bit ranges outside the key or empty are refused.

@@ -401,6 +401,48 @@ pub const TARGETS: &[Target] = &[
         Peer,
         1.00,
     ),
+    Target {
+        peer: Some("CUB"),
+        ..target(
+            "row sorts of 64 × 128 256 and 8 × 32 000 (f32 descending, with columns) × CUB DeviceSegmentedSort",
+            "sort",
+            &["rows f32 64×128256", "rows f32 8×32000"],
+            None,
+            Peer,
+            1.00,
+        )
+    },
+    target(
+        "top-50 of 1, 8 and 64 rows × 32 000, 128 256 and 262 144 × torch.topk",
+        "sort",
+        &[
+            "top-50 f32 1×32000",
+            "top-50 f32 8×32000",
+            "top-50 f32 64×32000",
+            "top-50 f32 1×128256",
+            "top-50 f32 8×128256",
+            "top-50 f32 64×128256",
+            "top-50 f32 1×262144",
+            "top-50 f32 8×262144",
+            "top-50 f32 64×262144",
+        ],
+        None,
+        Peer,
+        2.00,
+    ),
+    target(
+        "argmax of rows (8 × 32 000 to 64 × 262 144) × torch.argmax",
+        "sort",
+        &[
+            "argmax f32 8×32000",
+            "argmax f32 64×128256",
+            "argmax f32 1×262144",
+            "argmax f32 64×262144",
+        ],
+        None,
+        Peer,
+        1.00,
+    ),
     target(
         "compaction (flagged, if) at 2^24 and 2^28 × CUB",
         "scan",

@@ -4,7 +4,9 @@
 //! reversed, of few values, or differ only in their top or bottom bits;
 //! `f32` with ±0, NaNs, ±∞ and subnormals; bit ranges; inputs past one
 //! portion and past 2^31 keys; many sorts on one queue while another
-//! works; and the refusals of bad arguments.
+//! works; the rows of a pitched matrix, sorted, their top-k (every path:
+//! one selection level, several, and the sort for large `k`), argmax and
+//! argmin, ties included; and the refusals of bad arguments.
 //!
 //! The reference is a stable sort of the indices by the key's ordered bits
 //! within the bit range (`SortKey::ordered`, the order the guide
@@ -20,7 +22,7 @@ use rand::RngExt;
 use rand::rngs::StdRng;
 use std::ops::Range;
 use warpspeed::sort::{Sort, SortVariant, Sortable};
-use warpspeed::{Context, Error, Pending};
+use warpspeed::{Context, Error, Matrix, MatrixMut, Pending};
 
 /// Sizes every step sorts: the edges of the lessons' 256-key tiles and of
 /// the 4 096-key tiles, many tiles, a prime past 2^20.
@@ -487,6 +489,211 @@ fn refusals(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+/// A pitched matrix's rows, each sorted, argsorted, its top-k for several
+/// `k` and its argmax and argmin, both directions, against the reference
+/// of each row on its own. Outputs are pitched too (one column more than
+/// their width) and poisoned first; the padding must stay untouched.
+fn rows_case<K: Key>(ctx: &Context, width: usize, height: usize, data: Data) -> Result<(), Failed> {
+    let pitch = width + 3;
+    let what = format!("rows {} {width}x{height} {data:?}", K::NAME);
+    let host: Vec<K> = data.keys(pitch * height, seed_of(&what));
+    let x = upload(ctx, &host)?;
+    let matrix = ok(Matrix::with_pitch(&x, width, height, pitch))?;
+    let row = |r: usize| &host[r * pitch..r * pitch + width];
+    let poison = K::from_small(12345);
+    let mut ks = vec![1, 2, 7, 50, 256, 257, 1000, width];
+    ks.retain(|&k| k >= 1 && k <= width);
+    ks.dedup();
+    for sort in [
+        Sort::ascending(),
+        Sort::descending(),
+        Sort::descending().bits(3..9),
+    ] {
+        let range = full_range::<K>(&sort);
+        let orders: Vec<Vec<u32>> = (0..height)
+            .map(|r| reference(row(r), sort.descending, &range))
+            .collect();
+        let case = format!("{what} descending={} bits={:?}", sort.descending, sort.bits);
+        // Every k, the width (the whole sort) among them.
+        for &k in &ks {
+            let out_pitch = k + 1;
+            let mut values = poisoned(ctx, out_pitch * height, poison)?;
+            let mut indices = poisoned(ctx, out_pitch * height, u32::MAX)?;
+            {
+                let mut v = ok(MatrixMut::with_pitch(&mut values, k, height, out_pitch))?;
+                let mut i = ok(MatrixMut::with_pitch(&mut indices, k, height, out_pitch))?;
+                if k == width {
+                    wait(ctx.sort_rows_with_indices_into(&sort, &matrix, &mut v, &mut i))?;
+                } else {
+                    wait(ctx.top_k_rows_into(&sort, k, &matrix, &mut v, &mut i))?;
+                }
+            }
+            let (got_v, got_i) = (download(ctx, &values)?, download(ctx, &indices)?);
+            for (r, order) in orders.iter().enumerate() {
+                let want_i: Vec<u32> = order[..k].to_vec();
+                let want_v: Vec<u64> = want_i.iter().map(|&c| row(r)[c as usize].bits()).collect();
+                let at = r * out_pitch;
+                let got: Vec<u64> = got_v[at..at + k].iter().map(|v| v.bits()).collect();
+                same(format!("{case} k={k} row {r}: key"), &got, &want_v)?;
+                same(
+                    format!("{case} k={k} row {r}: index"),
+                    &got_i[at..at + k],
+                    &want_i,
+                )?;
+                ensure(
+                    got_v[at + k].bits() == poison.bits() && got_i[at + k] == u32::MAX,
+                    || format!("{case} k={k} row {r}: the padding was written"),
+                )?;
+            }
+        }
+        // Keys alone, and the argsort.
+        let mut out = poisoned(ctx, pitch * height, poison)?;
+        {
+            let mut m = ok(MatrixMut::with_pitch(&mut out, width, height, pitch))?;
+            wait(ctx.sort_rows_into(&sort, &matrix, &mut m))?;
+        }
+        let got = download(ctx, &out)?;
+        let mut indices = poisoned(ctx, width * height, u32::MAX)?;
+        {
+            let mut m = ok(MatrixMut::new(&mut indices, width, height))?;
+            wait(ctx.argsort_rows_into(&sort, &matrix, &mut m))?;
+        }
+        let got_i = download(ctx, &indices)?;
+        for (r, order) in orders.iter().enumerate() {
+            let want: Vec<u64> = order.iter().map(|&c| row(r)[c as usize].bits()).collect();
+            let keys: Vec<u64> = got[r * pitch..r * pitch + width]
+                .iter()
+                .map(|v| v.bits())
+                .collect();
+            same(format!("{case} keys only, row {r}: key"), &keys, &want)?;
+            same(
+                format!("{case} argsort, row {r}: index"),
+                &got_i[r * width..(r + 1) * width],
+                order,
+            )?;
+        }
+    }
+    // argmax and argmin: the first of the descending and ascending sorts.
+    for descending in [true, false] {
+        let mut out = poisoned(ctx, height, u32::MAX)?;
+        if descending {
+            wait(ctx.argmax_rows_into(&matrix, &mut out))?;
+        } else {
+            wait(ctx.argmin_rows_into(&matrix, &mut out))?;
+        }
+        let want: Vec<u32> = (0..height)
+            .map(|r| reference(row(r), descending, &(0..K::BYTES * 8))[0])
+            .collect();
+        same(
+            format!("{what} argmax={descending}: row"),
+            &download(ctx, &out)?,
+            &want,
+        )?;
+    }
+    Ok(())
+}
+
+/// Row sorts of random shapes on one queue while another sorts rows
+/// too, each checked.
+fn rows_stress(ctx: &Context) -> Result<(), Failed> {
+    let rounds = if under_sanitizer() { 10 } else { 300 };
+    let mut r = rng(seed_of("sort/rows/stress"));
+    let keys: Vec<f32> = random_vec(1 << 20, seed_of("sort/rows/stress/keys"), draw_f32);
+    let x = upload(ctx, &keys)?;
+    let other = ok(ctx.new_stream())?;
+    let theirs_in = upload(&other, &keys)?;
+    let mut theirs = ok(other.alloc::<f32>(1 << 20))?;
+    let mut indices = ok(ctx.alloc::<u32>(1 << 20))?;
+    let sort = Sort::descending();
+    for round in 0..rounds {
+        {
+            let m = ok(Matrix::new(&theirs_in, 1 << 12, 1 << 8))?;
+            let mut o = ok(MatrixMut::new(&mut theirs, 1 << 12, 1 << 8))?;
+            ok(other.sort_rows_into(&sort, &m, &mut o).map(Pending::detach))?;
+        }
+        let width = r.random_range(1..=70_000usize);
+        let height = r.random_range(1..=(1 << 20) / width).min(40);
+        let k = if round % 3 == 0 {
+            width
+        } else {
+            r.random_range(1..=width.min(300))
+        };
+        let m = ok(Matrix::new(&x, width, height))?;
+        {
+            let mut i = ok(MatrixMut::new(&mut indices, k, height))?;
+            if k == width {
+                ok(ctx
+                    .argsort_rows_into(&sort, &m, &mut i)
+                    .map(Pending::detach))?;
+            } else {
+                let mut values = ok(ctx.alloc::<f32>(k * height))?;
+                let mut v = ok(MatrixMut::new(&mut values, k, height))?;
+                wait(ctx.top_k_rows_into(&sort, k, &m, &mut v, &mut i))?;
+            }
+        }
+        if round % 10 == 0 || round + 1 == rounds {
+            let got = download(ctx, &ok(indices.slice(..k * height))?)?;
+            for row in 0..height {
+                let want = reference(&keys[row * width..(row + 1) * width], true, &(0..32));
+                same(
+                    format!("rows stress {round} {width}x{height} k={k} row {row}: index"),
+                    &got[row * k..(row + 1) * k],
+                    &want[..k],
+                )?;
+            }
+        }
+    }
+    ok(other.synchronize())
+}
+
+fn rows_refusals(ctx: &Context) -> Result<(), Failed> {
+    let x = filled(ctx, 100, 1.0f32)?;
+    let m = ok(Matrix::new(&x, 10, 10))?;
+    let mut values = ok(ctx.alloc::<f32>(200))?;
+    let mut indices = ok(ctx.alloc::<u32>(200))?;
+    for k in [0usize, 11] {
+        let mut v = ok(MatrixMut::new(&mut values, k, 10))?;
+        let mut i = ok(MatrixMut::new(&mut indices, k, 10))?;
+        let r = ctx.top_k_rows_into(&Sort::descending(), k, &m, &mut v, &mut i);
+        expect_invalid(r, &format!("top-k of k = {k} over rows of 10"))?;
+    }
+    {
+        let mut v = ok(MatrixMut::new(&mut values, 3, 10))?;
+        let mut i = ok(MatrixMut::new(&mut indices, 4, 10))?;
+        match ctx.top_k_rows_into(&Sort::descending(), 3, &m, &mut v, &mut i) {
+            Err(Error::ShapeMismatch { .. }) => {}
+            other => return Err(format!("indices 4 wide for k = 3: {other:?}").into()),
+        }
+        let mut wide = ok(MatrixMut::new(&mut values, 10, 9))?;
+        match ctx.sort_rows_into(&Sort::ascending(), &m, &mut wide) {
+            Err(Error::ShapeMismatch { .. }) => {}
+            other => return Err(format!("9 rows for 10: {other:?}").into()),
+        }
+    }
+    {
+        let mut v = ok(MatrixMut::new(&mut values, 10, 10))?;
+        let mut i = ok(MatrixMut::new(&mut indices, 10, 10))?;
+        let r = ctx.sort_rows_with_indices_into(&Sort::ascending().bits(0..33), &m, &mut v, &mut i);
+        expect_invalid(r, "bits 0..33 of f32")?;
+    }
+    let mut out = ok(ctx.alloc::<u32>(9))?;
+    match ctx.argmax_rows_into(&m, &mut out) {
+        Err(Error::LengthMismatch { .. }) => {}
+        other => return Err(format!("argmax into 9 for 10 rows: {other:?}").into()),
+    }
+    let empty_rows = ok(Matrix::new(&x, 0, 5))?;
+    let mut five = ok(ctx.alloc::<u32>(5))?;
+    expect_invalid(
+        ctx.argmax_rows_into(&empty_rows, &mut five),
+        "argmax of rows of no key",
+    )?;
+    // Empty matrices are no error: nothing to do.
+    let none = ok(Matrix::new(&x, 10, 0))?;
+    let mut nothing = ok(ctx.alloc::<u32>(0))?;
+    ok(ok(ctx.argmax_rows_into(&none, &mut nothing))?.wait())?;
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     for &n in &LADDER_SIZES {
         for &variant in SortVariant::ALL {
@@ -537,4 +744,49 @@ pub fn trials(trials: &mut Vec<Trial>) {
     trials.push(sized_trial("sort::past_2^31", TWO_31 + 3, past_two_31));
     trials.push(sized_trial("sort::stress", 300_000, stress));
     trials.push(gpu_trial("sort::refusals", refusals));
+    // Row shapes: one key; the edges of a selection slice (4 096) and a
+    // sort tile (4 096); the vocabulary widths; several selection levels
+    // (300 000 with k = 256); argmax over several slices (past 4 096).
+    const ROWS: [(usize, usize); 13] = [
+        (1, 1),
+        (1, 5),
+        (3, 2),
+        (255, 3),
+        (257, 2),
+        (4095, 2),
+        (4096, 3),
+        (4097, 3),
+        (16_385, 2),
+        (32_000, 8),
+        (70_001, 3),
+        (128_256, 2),
+        (300_000, 2),
+    ];
+    for (width, height) in ROWS {
+        let n = width * height;
+        for data in [Data::Random, Data::AllEqual, Data::FewValues] {
+            trials.push(sized_trial(
+                format!("sort::rows::f32::{data:?}::{width}x{height}"),
+                n,
+                move |ctx| rows_case::<f32>(ctx, width, height, data),
+            ));
+        }
+        trials.push(sized_trial(
+            format!("sort::rows::u32::Random::{width}x{height}"),
+            n,
+            move |ctx| rows_case::<u32>(ctx, width, height, Data::Random),
+        ));
+        trials.push(sized_trial(
+            format!("sort::rows::i32::TopBits::{width}x{height}"),
+            n,
+            move |ctx| rows_case::<i32>(ctx, width, height, Data::TopBits),
+        ));
+        trials.push(sized_trial(
+            format!("sort::rows::u64::BottomBits::{width}x{height}"),
+            n,
+            move |ctx| rows_case::<u64>(ctx, width, height, Data::BottomBits),
+        ));
+    }
+    trials.push(sized_trial("sort::rows::stress", 1 << 20, rows_stress));
+    trials.push(gpu_trial("sort::rows::refusals", rows_refusals));
 }

@@ -1,9 +1,14 @@
 //! The sort ladder: `u32` keys at 2^24 and 2^28 through every step; `f32`
 //! keys and `u32` pairs on the fastest step; against CUB's
-//! `DeviceRadixSort` and `torch.sort` in the same run.
+//! `DeviceRadixSort` and `torch.sort` in the same run. Then the rows of a
+//! matrix (the vocabulary case: `f32` logits, descending, with their
+//! columns) against CUB's `DeviceSegmentedSort` and `torch.sort(dim=1)`,
+//! their top-50 against `torch.topk` and their argmax against
+//! `torch.argmax`.
 
 use crate::harness::{Bench, Case, Family, Row, device_copies, enqueued};
 use warpspeed::sort::{Sort, SortVariant, Sortable};
+use warpspeed::{Matrix, MatrixMut};
 
 pub const FAMILY: Family = Family { name: "sort", run };
 
@@ -55,6 +60,161 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         keys::<f32>(bench, log_n, false)?;
         pairs(bench, log_n)?;
     }
+    let widths: &[usize] = if bench.quick {
+        &[128_256]
+    } else {
+        &[32_000, 128_256, 262_144]
+    };
+    for (rows, width) in [(8, 32_000), (64, 128_256)] {
+        if bench.quick && rows == 8 {
+            continue;
+        }
+        row_case(bench, RowOp::Sort, rows, width)?;
+    }
+    for &width in widths {
+        for rows in [1, 8, 64] {
+            row_case(bench, RowOp::TopK(50), rows, width)?;
+        }
+    }
+    for (rows, width) in [(8, 32_000), (64, 128_256), (1, 262_144), (64, 262_144)] {
+        if bench.quick && rows != 64 {
+            continue;
+        }
+        row_case(bench, RowOp::Argmax, rows, width)?;
+    }
+    Ok(())
+}
+
+/// What a row case does to each row of `f32` logits.
+#[derive(Clone, Copy)]
+enum RowOp {
+    /// Sorted descending, with each key's column.
+    Sort,
+    /// The `k` largest and their columns, largest first.
+    TopK(usize),
+    /// The column of the largest.
+    Argmax,
+}
+
+/// One operation on every row of a `rows × width` matrix of the peers'
+/// keys, timed beside its peers and checked against a CPU sort of each
+/// row (spot rows for sorts, every row for the rest).
+fn row_case(bench: &mut Bench, op: RowOp, rows: usize, width: usize) -> Result<(), String> {
+    let n = rows * width;
+    let host: Vec<f32> = (0..n).map(f32::value).collect();
+    let inputs = device_copies(bench, &host)?;
+    let columns = match op {
+        RowOp::Sort => width,
+        RowOp::TopK(k) => k,
+        RowOp::Argmax => 1,
+    };
+    let err = |e: warpspeed::Error| e.to_string();
+    let mut values = bench.ctx.alloc::<f32>(rows * columns).map_err(err)?;
+    let mut indices = bench.ctx.alloc::<u32>(rows * columns).map_err(err)?;
+    let (peer_cases, case, variant, bytes) = match op {
+        RowOp::Sort => (
+            vec![
+                format!("segmented_sort:f32:desc:{rows}:{width}"),
+                format!("sort_rows:f32:desc:{rows}:{width}"),
+            ],
+            format!("rows f32 {rows}×{width}"),
+            "onesweep_rows",
+            // Keys read, keys and columns written.
+            3 * n * 4,
+        ),
+        RowOp::TopK(k) => (
+            vec![format!("topk:f32:{rows}:{width}:{k}")],
+            format!("top-{k} f32 {rows}×{width}"),
+            "select",
+            n * 4,
+        ),
+        RowOp::Argmax => (
+            vec![format!("argmax:f32:{rows}:{width}")],
+            format!("argmax f32 {rows}×{width}"),
+            "argmax",
+            n * 4,
+        ),
+    };
+    if !bench.runs(variant) {
+        return Ok(());
+    }
+    let peer_results = bench.peers.measure(&peer_cases);
+    let sort = Sort::descending();
+    let mut turn = 0;
+    let mut launch = |turn: usize| -> Result<warpspeed::Pending<'_>, String> {
+        let x = Matrix::new(&inputs[turn % inputs.len()], width, rows).map_err(err)?;
+        let mut i = MatrixMut::new(&mut indices, columns, rows).map_err(err)?;
+        match op {
+            RowOp::Sort => {
+                let mut v = MatrixMut::new(&mut values, columns, rows).map_err(err)?;
+                bench
+                    .ctx
+                    .sort_rows_with_indices_into(&sort, &x, &mut v, &mut i)
+                    .map_err(err)
+            }
+            RowOp::TopK(k) => {
+                let mut v = MatrixMut::new(&mut values, columns, rows).map_err(err)?;
+                bench
+                    .ctx
+                    .top_k_rows_into(&sort, k, &x, &mut v, &mut i)
+                    .map_err(err)
+            }
+            RowOp::Argmax => bench.ctx.argmax_rows_into(&x, &mut indices).map_err(err),
+        }
+    };
+    // Untimed first: the scratch memory grows on the first call only.
+    launch(0)?.wait().map_err(err)?;
+    let timing = bench.time(|| {
+        turn += 1;
+        launch(turn)?.detach();
+        Ok(())
+    })?;
+    let got = bench.ctx.download(&indices).map_err(err)?;
+    let spot: Vec<usize> = match op {
+        RowOp::Sort => vec![0, rows / 2, rows - 1],
+        _ => (0..rows).collect(),
+    };
+    for r in spot {
+        let row = &host[r * width..(r + 1) * width];
+        let mut order: Vec<u32> = (0..width as u32).collect();
+        order.sort_by(|&a, &b| row[b as usize].total_cmp(&row[a as usize]));
+        let got = &got[r * columns..(r + 1) * columns];
+        if got != &order[..columns] {
+            let i = got
+                .iter()
+                .zip(&order)
+                .position(|(g, w)| g != w)
+                .unwrap_or(0);
+            return Err(format!(
+                "{case}: row {r} place {i} holds column {}, want {}",
+                got[i], order[i]
+            ));
+        }
+    }
+    bench.progress(&format!("sort {case}"), timing);
+    let title = match op {
+        RowOp::Sort => format!(
+            "row sort f32 descending with columns, {rows} rows × {width} (GB/s: keys read, keys and columns written)"
+        ),
+        RowOp::TopK(k) => format!("top-{k} f32, {rows} rows × {width} (GB/s: keys read once)"),
+        RowOp::Argmax => format!("argmax f32, {rows} rows × {width} (GB/s: keys read once)"),
+    };
+    bench.record(
+        &title,
+        Case {
+            family: "sort",
+            case,
+            bytes: bytes as f64,
+            rows: vec![Row {
+                step: SortVariant::Onesweep.step(),
+                variant,
+                ms: timing.ms,
+                batch_ms: timing.batch_ms,
+                versus: "",
+            }],
+            peers: peer_results.into_iter().map(|p| ("", p)).collect(),
+        },
+    );
     Ok(())
 }
 
