@@ -681,7 +681,7 @@ impl Context {
         // and the buffers wait for this stream before they are freed.
         unsafe {
             if selects {
-                self.enqueue_select::<K>(sort.descending, range, rows, io, (0, x.width()))?;
+                self.enqueue_select::<K>(sort.descending, range, rows, io, (0, x.width()), 0)?;
             } else {
                 self.enqueue_sort_rows::<K>(
                     SortVariant::Onesweep,
@@ -747,13 +747,16 @@ impl Context {
     /// levels of [`select_levels`], each keeping the first keys of every
     /// slice of its rows. The keys' columns are their own, or (`columns`
     /// not 0) read from there, at the keys' pitch; they are below
-    /// `index_width`.
+    /// `index_width`. Its candidates use the scratch memory from
+    /// `scratch_from` bytes past the start of the partials on
+    /// ([`select_scratch`] bytes).
     ///
     /// # Safety
     /// `io.keys` (and `columns`) valid for reading `rows`, the outputs
     /// for writing `rows.limit` places of each row at their pitches, not
     /// overlapping, all alive and ordered after their other uses until
-    /// the stream has run the selection.
+    /// the stream has run the selection; none of them in scratch memory
+    /// at or past `scratch_from`.
     unsafe fn enqueue_select<K: Sortable>(
         &self,
         descending: bool,
@@ -761,12 +764,14 @@ impl Context {
         rows: Shape,
         io: Io,
         (columns, index_width): (u64, usize),
+        scratch_from: usize,
     ) -> Result<()> {
         let k = rows.limit;
         let levels = select_levels(rows.width, k);
-        let candidates = rows.rows * levels[0].slices * k;
-        let region = (candidates * (size_of::<K>() + 4)).next_multiple_of(256);
-        let base = self.scratch(PARTIALS_OFFSET + 2 * region)? + PARTIALS_OFFSET as u64;
+        let candidates = select_candidates(&rows);
+        let region = select_scratch(&rows, size_of::<K>()) / 2;
+        let base = self.scratch(PARTIALS_OFFSET + scratch_from + 2 * region)?
+            + (PARTIALS_OFFSET + scratch_from) as u64;
         let buffers = [base, base + region as u64];
         let keys_at = |b: u64| b;
         let columns_at = |b: u64| b + (candidates * size_of::<K>()).next_multiple_of(256) as u64;
@@ -838,12 +843,26 @@ impl Context {
     ) -> Result<()> {
         let slices = rows.width.div_ceil(ARGMAX_SLICE);
         let candidates = rows.rows * slices;
+        // The first of each row's candidates, with their columns (the
+        // argmax's) ranking ties.
+        let of_candidates = Shape {
+            width: slices,
+            rows: rows.rows,
+            pitch: slices,
+            out_pitch: 1,
+            out_values_pitch: 1,
+            limit: 1,
+        };
+        // The candidates, then the selection's scratch: asked for at once,
+        // before any launch, since growing the scratch memory frees what
+        // it held.
+        let keys_bytes = (candidates * size_of::<K>()).next_multiple_of(256);
+        let cand_bytes = keys_bytes + (candidates * 4).next_multiple_of(256);
         let (cand_keys, cand_columns) = if slices == 1 {
             (0, out)
         } else {
-            let keys_bytes = (candidates * size_of::<K>()).next_multiple_of(256);
-            let base = self.scratch(PARTIALS_OFFSET + keys_bytes + candidates * 4)?
-                + PARTIALS_OFFSET as u64;
+            let total = cand_bytes + select_scratch(&of_candidates, size_of::<K>());
+            let base = self.scratch(PARTIALS_OFFSET + total)? + PARTIALS_OFFSET as u64;
             (base, base + keys_bytes as u64)
         };
         let args = sort_argmax::Args::<K> {
@@ -867,16 +886,6 @@ impl Context {
         if slices == 1 {
             return Ok(());
         }
-        // The first of each row's candidates, with their columns (the
-        // argmax's) ranking ties.
-        let candidates = Shape {
-            width: slices,
-            rows: rows.rows,
-            pitch: slices,
-            out_pitch: 1,
-            out_values_pitch: 1,
-            limit: 1,
-        };
         let io = Io {
             keys: cand_keys,
             values: Values::Index,
@@ -888,7 +897,14 @@ impl Context {
         // index a row. The columns ranking the candidates are those of
         // the rows' keys (below 2^`index_bits(rows.width)`).
         unsafe {
-            self.enqueue_select::<K>(descending, full, candidates, io, (cand_columns, rows.width))
+            self.enqueue_select::<K>(
+                descending,
+                full,
+                of_candidates,
+                io,
+                (cand_columns, rows.width),
+                cand_bytes,
+            )
         }
     }
 
@@ -1281,6 +1297,20 @@ fn select_levels(width: usize, k: usize) -> Vec<Level> {
     }
 }
 
+/// Bytes of scratch memory a selection of the first `rows.limit` keys
+/// of `rows` takes: two buffers of candidates, each the first level's
+/// keys (of `key_bytes`) and then their columns, each part 256-byte
+/// aligned.
+fn select_scratch(rows: &Shape, key_bytes: usize) -> usize {
+    let candidates = select_candidates(rows);
+    2 * ((candidates * key_bytes).next_multiple_of(256) + (candidates * 4).next_multiple_of(256))
+}
+
+/// Candidates of a selection's first level, every row's.
+fn select_candidates(rows: &Shape) -> usize {
+    rows.rows * select_levels(rows.width, rows.limit)[0].slices * rows.limit
+}
+
 /// Bits of the columns of rows of `width` keys (0 for one key a row).
 fn index_bits(width: usize) -> u32 {
     usize::BITS - width.saturating_sub(1).leading_zeros()
@@ -1489,6 +1519,44 @@ mod tests {
         }
         assert_eq!(select_levels(128_256, 50).len(), 2);
         assert_eq!(select_levels(300_000, 256).len(), 3);
+    }
+
+    /// A selection's two buffers of candidates each hold the first
+    /// level's keys and then their columns, 256-byte aligned, and the
+    /// later levels' fit in them.
+    #[test]
+    fn select_scratch_holds_the_candidates() {
+        for (width, rows) in [
+            (1usize, 1usize),
+            (32_000, 1),
+            (32_000, 8),
+            (300_000, 2),
+            (1 << 24, 3),
+        ] {
+            for k in [1usize, 7, 50, 256] {
+                if k > width {
+                    continue;
+                }
+                let shape = Shape {
+                    width,
+                    rows,
+                    pitch: width,
+                    out_pitch: k,
+                    out_values_pitch: k,
+                    limit: k,
+                };
+                for key_bytes in [4usize, 8] {
+                    let bytes = select_scratch(&shape, key_bytes);
+                    assert!(bytes.is_multiple_of(512));
+                    let c = select_candidates(&shape);
+                    let keys = (c * key_bytes).next_multiple_of(256);
+                    assert!(keys + c * 4 <= bytes / 2, "{width}x{rows} k={k}");
+                    for level in select_levels(width, k) {
+                        assert!(rows * level.slices * k <= c);
+                    }
+                }
+            }
+        }
     }
 
     /// Columns' bits: enough for the last column, none for one column.

@@ -646,6 +646,40 @@ fn rows_stress(ctx: &Context) -> Result<(), Failed> {
     ok(other.synchronize())
 }
 
+/// The argmax and a top-k as the first calls of fresh queues, whose
+/// scratch memory grows on them: the argmax's candidates and its
+/// selection's levels (one row of 2^24 + 1 keys: 4 097 candidates, two
+/// levels) take the scratch memory in one request, before any launch.
+fn rows_fresh_queues(ctx: &Context) -> Result<(), Failed> {
+    let width = (1 << 24) + 1;
+    let keys: Vec<f32> = random_vec(width, seed_of("sort/rows/fresh"), draw_f32);
+    let want = reference(&keys, true, &(0..32));
+    let fresh = ok(ctx.new_stream())?;
+    let x = upload(&fresh, &keys)?;
+    let m = ok(Matrix::new(&x, width, 1))?;
+    let mut best = poisoned(&fresh, 1, u32::MAX)?;
+    wait(fresh.argmax_rows_into(&m, &mut best))?;
+    same(
+        "fresh argmax: row".into(),
+        &download(&fresh, &best)?,
+        &want[..1],
+    )?;
+    let fresh = ok(ctx.new_stream())?;
+    let k = 256;
+    let mut values = poisoned(&fresh, k, 0.0f32)?;
+    let mut indices = poisoned(&fresh, k, u32::MAX)?;
+    {
+        let mut v = ok(MatrixMut::new(&mut values, k, 1))?;
+        let mut i = ok(MatrixMut::new(&mut indices, k, 1))?;
+        wait(fresh.top_k_rows_into(&Sort::descending(), k, &m, &mut v, &mut i))?;
+    }
+    same(
+        "fresh top-256: index".into(),
+        &download(&fresh, &indices)?,
+        &want[..k],
+    )
+}
+
 fn rows_refusals(ctx: &Context) -> Result<(), Failed> {
     let x = filled(ctx, 100, 1.0f32)?;
     let m = ok(Matrix::new(&x, 10, 10))?;
@@ -788,5 +822,10 @@ pub fn trials(trials: &mut Vec<Trial>) {
         ));
     }
     trials.push(sized_trial("sort::rows::stress", 1 << 20, rows_stress));
+    trials.push(sized_trial(
+        "sort::rows::fresh_queues",
+        (1 << 24) + 1,
+        rows_fresh_queues,
+    ));
     trials.push(gpu_trial("sort::rows::refusals", rows_refusals));
 }
