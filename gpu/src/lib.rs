@@ -126,6 +126,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = {
         conv1d::SPILLS_ON_PURPOSE,
         image_sums::SPILLS_ON_PURPOSE,
         scan::SPILLS_ON_PURPOSE,
+        sort::SPILLS_ON_PURPOSE,
     ];
     &kernel::concat::<&str, { kernel::total_len(PARTS) }>(PARTS, "")
 };
@@ -147,6 +148,7 @@ pub const LAUNCH_BOUNDS: &[kernel::LaunchBounds] = {
         transpose::LAUNCH_BOUNDS,
         image_sums::LAUNCH_BOUNDS,
         scan::LAUNCH_BOUNDS,
+        sort::LAUNCH_BOUNDS,
     ];
     const NONE: kernel::LaunchBounds = kernel::LaunchBounds {
         entry: "",

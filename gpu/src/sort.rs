@@ -50,6 +50,13 @@ pub trait SortKey: KernelType {
     /// (`-inf < … < -0.0 < +0.0 < … < +inf`), every NaN after all the
     /// numbers in both directions.
     fn ordered(self, descending: bool) -> u64;
+
+    /// Bits `shift..shift + bits` of [`SortKey::ordered`], where `mask` is
+    /// `(1 << bits) - 1` and `shift + bits` at most the key's bits.
+    #[inline(always)]
+    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
+        (self.ordered(descending) >> shift) as u32 & mask
+    }
 }
 
 impl SortKey for u32 {
@@ -57,6 +64,11 @@ impl SortKey for u32 {
     #[inline(always)]
     fn ordered(self, descending: bool) -> u64 {
         (if descending { !self } else { self }) as u64
+    }
+
+    #[inline(always)]
+    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
+        ((if descending { !self } else { self }) >> (shift & 31)) & mask
     }
 }
 
@@ -66,6 +78,12 @@ impl SortKey for i32 {
     fn ordered(self, descending: bool) -> u64 {
         let o = (self as u32) ^ 0x8000_0000;
         (if descending { !o } else { o }) as u64
+    }
+
+    #[inline(always)]
+    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
+        let o = (self as u32) ^ 0x8000_0000;
+        ((if descending { !o } else { o }) >> (shift & 31)) & mask
     }
 }
 
@@ -79,6 +97,16 @@ impl SortKey for f32 {
         }
         let o = if b >> 31 == 1 { !b } else { b | 0x8000_0000 };
         (if descending { !o } else { o }) as u64
+    }
+
+    #[inline(always)]
+    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
+        let b = self.to_bits();
+        if b & 0x7fff_ffff > 0x7f80_0000 {
+            return mask;
+        }
+        let o = if b >> 31 == 1 { !b } else { b | 0x8000_0000 };
+        ((if descending { !o } else { o }) >> (shift & 31)) & mask
     }
 }
 
@@ -191,8 +219,14 @@ const RANK_HEADER: u32 = 16 + SORT_WARPS * 4 + 16;
 
 /// Shared memory of the histogram pass: a counter a digit and pass.
 pub const fn histogram_shared(passes: u32) -> u32 {
-    passes * RADIX * 4
+    HISTOGRAM_COPIES * passes * RADIX * 4
 }
+
+/// Copies of the histogram pass's counters: lane `l` of a warp counts
+/// into copy `l % HISTOGRAM_COPIES`, so that lanes adding to one digit
+/// (keys whose top bits hardly vary, as floats') meet fewer times on
+/// one shared counter.
+pub const HISTOGRAM_COPIES: u32 = 4;
 
 /// Threads of the histogram pass's blocks; each counts a slice of a row.
 pub const HISTOGRAM_BLOCK: u32 = 256;
@@ -216,8 +250,8 @@ pub const fn select_shared(key_bytes: u32) -> u32 {
     (16 + RADIX + SELECT_MAX_K) * 4 + SELECT_MAX_K * key_bytes
 }
 
-/// Shared memory of the argmax: each warp's best bits and column.
-pub const ARGMAX_SHARED: u32 = SORT_WARPS * 12;
+/// Shared memory of the argmax: each warp's best bits, column and place.
+pub const ARGMAX_SHARED: u32 = SORT_WARPS * 16;
 
 /// The step a multi-pass entry (`sort_count_*`, `sort_scatter_*`) runs,
 /// by its number.
@@ -359,7 +393,7 @@ mod device {
 
     #[inline(always)]
     fn digit_of<K: SortKey>(key: K, d: Digit) -> u32 {
-        ((key.ordered(d.descending != 0) >> d.shift) as u32) & ((1u32 << d.bits) - 1)
+        key.digit(d.descending != 0, d.shift, (1u32 << d.bits) - 1)
     }
 
     /// The block's shared memory, carved.
@@ -731,7 +765,8 @@ mod device {
         } else {
             (1u64 << bits) - 1
         };
-        let at = shared_address(counters);
+        let counted = a.passes * RADIX;
+        let at = shared_address(counters) + 4 * counted * (thread_idx_x() % HISTOGRAM_COPIES);
         let count = |key: K| {
             let o = (key.ordered(a.descending != 0) >> a.begin_bit) & mask;
             unroll!(p in [0 1 2 3 4 5 6 7] => {
@@ -744,7 +779,7 @@ mod device {
         let mut row = block_idx_y() as usize;
         while row < a.rows {
             let mut t = thread_idx_x();
-            while t < a.passes * RADIX {
+            while t < HISTOGRAM_COPIES * counted {
                 *counters.add(t as usize) = 0;
                 t += HISTOGRAM_BLOCK;
             }
@@ -776,8 +811,11 @@ mod device {
             }
             sync_threads();
             let mut t = thread_idx_x();
-            while t < a.passes * RADIX {
-                let c = *counters.add(t as usize);
+            while t < counted {
+                let mut c = 0;
+                for copy in 0..HISTOGRAM_COPIES {
+                    c += *counters.add((copy * counted + t) as usize);
+                }
                 if c != 0 {
                     let (pass, d) = ((t / RADIX) as usize, (t % RADIX) as usize);
                     atomic_add_u32(a.hist.add((pass * a.rows + row) * RADIX as usize + d), c);
@@ -943,9 +981,10 @@ mod device {
         pub sorted: u32,
     }
 
-    /// The arguments of the argmax's first launch.
+    /// The arguments of an argmax level.
     pub struct ArgmaxArgs<K> {
         pub keys: *const K,
+        pub columns: *const u32,
         pub width: usize,
         pub rows: usize,
         pub pitch: usize,
@@ -1175,22 +1214,32 @@ mod device {
         }
     }
 
-    /// The argmax's first launch over rows of `width` keys, `pitch` apart:
-    /// block `(b, y)` finds the first key in the order of [`Rank`] (all
-    /// bits) of slice `b` (`ARGMAX_SLICE` keys) of rows `y`, `y` plus the
-    /// grid's height, and so on, and writes it and its column to place
-    /// `row * slices + b` of the outputs (the key where `out_keys` is not
-    /// null): with one slice a row, the column is the row's answer.
+    /// One argmax level over rows of `width` keys, `pitch` apart (and
+    /// their columns in `columns`, at the same places, or their own
+    /// columns where that is null): block `(b, y)` finds the first key in
+    /// the order of [`Rank`] (all bits) of slice `b` (`ARGMAX_SLICE` keys)
+    /// of rows `y`, `y` plus the grid's height, and so on, and writes its
+    /// column (and the key, where `out_keys` is not null) to place
+    /// `row * slices + b` of the outputs: with one slice a row, the
+    /// column is the row's answer.
+    ///
+    /// A whole slice 16-byte aligned is read with 16-byte loads. Each
+    /// thread's columns rise (a level's candidates lie in the order of
+    /// their columns), so a key replaces the thread's best only if its
+    /// bits rank strictly before.
     ///
     /// # Safety
-    /// The common contract; outputs valid for `rows * slices` places.
+    /// The common contract; `columns` null or valid where `keys` is;
+    /// outputs valid for `rows * slices` places; nothing writes the keys
+    /// during the launch (they are read through the read-only path).
     #[inline(always)]
     pub unsafe fn argmax<K: SortKey>(a: ArgmaxArgs<K>) {
-        const LOADS: usize = 16;
         const STRIDE: usize = SORT_BLOCK as usize;
+        let per_vector = 16 / K::BYTES as usize;
         let shared = dynamic_shared::<u32>();
         let best_bits = shared.cast::<u64>();
         let best_columns = shared.add(2 * SORT_WARPS as usize);
+        let best_places = shared.add(3 * SORT_WARPS as usize);
         let order = Order::new(0, K::BYTES * 8, a.descending);
         let slices = grid_dim_x() as usize;
         let slice = block_idx_x() as usize;
@@ -1205,30 +1254,62 @@ mod device {
                 bits: u64::MAX,
                 column: NO_INDEX,
             };
-            // Each thread's columns rise: a key replaces the best only if
-            // it ranks strictly before it by its bits.
-            let mut i = first + me as usize;
-            while i + (LOADS - 1) * STRIDE < end {
-                // SAFETY: every key type is an integer or a float, for
-                // which all-zero bits are a value.
-                let mut k: [K; LOADS] = [core::mem::zeroed(); LOADS];
-                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                    k[u] = *keys.add(i + u * STRIDE);
-                });
-                unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                    let r = order.rank(k[u], (i + u * STRIDE) as u32);
-                    if r.bits < best.bits {
-                        best = r;
+            // Where the best key is in the row (its column, unless the
+            // columns are given).
+            let mut best_at = 0u32;
+            // `NO_INDEX` yields to any key, even one of all-one bits.
+            let mut offer = |r: Rank, i: usize| {
+                if r.bits < best.bits || best.column == NO_INDEX {
+                    best = r;
+                    best_at = i as u32;
+                }
+            };
+            let at = keys.add(first);
+            if a.columns.is_null()
+                && end - first == ARGMAX_SLICE
+                && (at as usize).is_multiple_of(16)
+            {
+                // Thread `me` takes vectors `me`, `me + STRIDE`, ... of
+                // the slice: 4 (or 8 of `u64`) 16-byte loads in flight.
+                let vectors = at.cast::<Words4>();
+                let mut w = [[0u32; 4]; 8];
+                unroll!(u in [0 1 2 3 4 5 6 7] => {
+                    if u < 16 / per_vector {
+                        w[u] = load_nc_v4(vectors.add(u * STRIDE + me as usize));
                     }
                 });
-                i += LOADS * STRIDE;
-            }
-            while i < end {
-                let r = order.rank(*keys.add(i), i as u32);
-                if r.bits < best.bits {
-                    best = r;
+                unroll!(u in [0 1 2 3 4 5 6 7] => {
+                    if u < 16 / per_vector {
+                        let v = (u * STRIDE + me as usize) * per_vector;
+                        let words = (&w[u] as *const Words4).cast::<K>();
+                        unroll!(j in [0 1 2 3] => {
+                            if j < per_vector {
+                                let key = words.add(j).read_unaligned();
+                                offer(order.rank(key, (first + v + j) as u32), first + v + j);
+                            }
+                        });
+                    }
+                });
+            } else {
+                let column = |i: usize| {
+                    if a.columns.is_null() {
+                        i as u32
+                    } else {
+                        *a.columns.add(row * a.pitch + i)
+                    }
+                };
+                let mut i = first + me as usize;
+                while i + 3 * STRIDE < end {
+                    let k = [0, 1, 2, 3].map(|u| *keys.add(i + u * STRIDE));
+                    unroll!(u in [0 1 2 3] => {
+                        offer(order.rank(k[u], column(i + u * STRIDE)), i + u * STRIDE);
+                    });
+                    i += 4 * STRIDE;
                 }
-                i += STRIDE;
+                while i < end {
+                    offer(order.rank(*keys.add(i), column(i)), i);
+                    i += STRIDE;
+                }
             }
             unroll!(b in [16 8 4 2 1] => {
                 let lanes = b as u32;
@@ -1237,13 +1318,16 @@ mod device {
                         | shfl_xor(best.bits as u32, lanes) as u64,
                     column: shfl_xor(best.column, lanes),
                 };
+                let other_at = shfl_xor(best_at, lanes);
                 if other < best {
                     best = other;
+                    best_at = other_at;
                 }
             });
             if lane == 0 {
                 *best_bits.add(warp as usize) = best.bits;
                 *best_columns.add(warp as usize) = best.column;
+                *best_places.add(warp as usize) = best_at;
             }
             sync_threads();
             if me == 0 {
@@ -1254,17 +1338,51 @@ mod device {
                     };
                     if other < best {
                         best = other;
+                        best_at = *best_places.add(w);
                     }
                 }
                 let at = row * slices + slice;
                 if !a.out_keys.is_null() {
-                    *a.out_keys.add(at) = *keys.add(best.column as usize);
+                    *a.out_keys.add(at) = *keys.add(best_at as usize);
                 }
                 *a.out_indices.add(at) = best.column;
             }
             sync_threads();
             row += grid_dim_y() as usize;
         }
+    }
+}
+
+/// Blocks per SM that one-sweep's passes over 4-byte keys without values
+/// are compiled for (gathered in [`crate::LAUNCH_BOUNDS`]): five of 256
+/// threads, 48 registers, no spills on sm_80 to sm_90a (unbounded, `f32`
+/// keys take 56 and four blocks). Measured on an H100
+/// (docs/notes/sort.md): `f32` keys of 2^28 in 7 055 µs against 7 310 at
+/// four blocks, 2^24 unchanged (518 against 516). Passes with values (64
+/// and 72 registers) are not bounded; their time is in their stores.
+const ONESWEEP_BLOCKS: u32 = 5;
+
+/// This family's launch bounds: one-sweep's passes over 4-byte keys.
+pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
+    onesweep_bounds("sort_onesweep_0_u32"),
+    onesweep_bounds("sort_onesweep_0_i32"),
+    onesweep_bounds("sort_onesweep_0_f32"),
+];
+
+/// This family's entries whose local memory is kept deliberately
+/// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
+/// allows).
+pub const SPILLS_ON_PURPOSE: &[&str] = &[
+    // Held by `LAUNCH_BOUNDS` to five blocks per SM: 4 bytes of spills
+    // for sm_70 only (none for sm_80, sm_90 and sm_90a).
+    "sort_onesweep_0_f32",
+];
+
+const fn onesweep_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: SORT_BLOCK,
+        blocks_per_sm: ONESWEEP_BLOCKS,
     }
 }
 
@@ -1308,8 +1426,8 @@ kernels! {
             out_indices_pitch: usize, sorted: u32) as SelectArgs {
             fn sort_select<T in u32, i32, f32, u64> = device::select::<T>;
         }
-        (keys: *const T, width: usize, rows: usize, pitch: usize, descending: u32,
-            out_keys: *mut T, out_indices: *mut u32) as ArgmaxArgs {
+        (keys: *const T, columns: *const u32, width: usize, rows: usize, pitch: usize,
+            descending: u32, out_keys: *mut T, out_indices: *mut u32) as ArgmaxArgs {
             fn sort_argmax<T in u32, i32, f32, u64> = device::argmax::<T>;
         }
     }

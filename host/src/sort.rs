@@ -827,8 +827,9 @@ impl Context {
     }
 
     /// Enqueues the argmax (`descending`) or argmin of every row to
-    /// `out`: the first keys of slices of each row, then (several slices
-    /// a row) the first of those by selection levels.
+    /// `out`: the first key of each slice of `ARGMAX_SLICE` keys of every
+    /// row, with its column, then the first of those candidates by the
+    /// same kernel, level after level, until one slice covers a row.
     ///
     /// # Safety
     /// `keys` valid for reading `rows`, `out` for writing an index a row,
@@ -841,71 +842,55 @@ impl Context {
         keys: u64,
         out: u64,
     ) -> Result<()> {
-        let slices = rows.width.div_ceil(ARGMAX_SLICE);
-        let candidates = rows.rows * slices;
-        // The first of each row's candidates, with their columns (the
-        // argmax's) ranking ties.
-        let of_candidates = Shape {
-            width: slices,
-            rows: rows.rows,
-            pitch: slices,
-            out_pitch: 1,
-            out_values_pitch: 1,
-            limit: 1,
-        };
-        // The candidates, then the selection's scratch: asked for at once,
-        // before any launch, since growing the scratch memory frees what
-        // it held.
+        let candidates = rows.rows * rows.width.div_ceil(ARGMAX_SLICE);
+        // Two sets of candidates (keys, then columns), one level's input
+        // and the next one's output, asked for at once before any launch:
+        // growing the scratch memory frees what it held.
         let keys_bytes = (candidates * size_of::<K>()).next_multiple_of(256);
-        let cand_bytes = keys_bytes + (candidates * 4).next_multiple_of(256);
-        let (cand_keys, cand_columns) = if slices == 1 {
-            (0, out)
+        let set_bytes = keys_bytes + (candidates * 4).next_multiple_of(256);
+        let sets = if rows.width > ARGMAX_SLICE {
+            let base = self.scratch(PARTIALS_OFFSET + 2 * set_bytes)? + PARTIALS_OFFSET as u64;
+            [base, base + set_bytes as u64]
         } else {
-            let total = cand_bytes + select_scratch(&of_candidates, size_of::<K>());
-            let base = self.scratch(PARTIALS_OFFSET + total)? + PARTIALS_OFFSET as u64;
-            (base, base + keys_bytes as u64)
+            [0, 0]
         };
-        let args = sort_argmax::Args::<K> {
-            keys: DevPtr::new(keys),
-            width: rows.width,
-            rows: rows.rows,
-            pitch: rows.pitch,
-            descending: descending as u32,
-            out_keys: DevPtrMut::new(cand_keys),
-            out_indices: DevPtrMut::new(cand_columns),
-        };
-        let cfg = LaunchConfig {
-            grid: (slices as u32, self.grid_rows(rows.rows)),
-            block: (SORT_BLOCK, 1),
-            shared_bytes: ARGMAX_SHARED,
-        };
-        // SAFETY: the kernel reads the rows and writes one key and column
-        // a slice of each row (or, one slice a row, the row's index to
-        // `out`).
-        unsafe { self.launch(sort_argmax::entry::<K>(), cfg, &args)? };
-        if slices == 1 {
-            return Ok(());
+        let (mut keys, mut columns) = (keys, 0);
+        let (mut width, mut pitch) = (rows.width, rows.pitch);
+        for level in 0.. {
+            let slices = width.div_ceil(ARGMAX_SLICE);
+            let set = sets[level % 2];
+            let (out_keys, out_indices) = if slices == 1 {
+                (0, out)
+            } else {
+                (set, set + keys_bytes as u64)
+            };
+            let args = sort_argmax::Args::<K> {
+                keys: DevPtr::new(keys),
+                columns: DevPtr::new(columns),
+                width,
+                rows: rows.rows,
+                pitch,
+                descending: descending as u32,
+                out_keys: DevPtrMut::new(out_keys),
+                out_indices: DevPtrMut::new(out_indices),
+            };
+            let cfg = LaunchConfig {
+                grid: (slices as u32, self.grid_rows(rows.rows)),
+                block: (SORT_BLOCK, 1),
+                shared_bytes: ARGMAX_SHARED,
+            };
+            // SAFETY: the kernel reads `width` keys (and columns) of each
+            // row, `pitch` apart, and writes one column (and key) a slice
+            // of each row: `slices` a row in one set of candidates, which
+            // is not the one it reads, or one a row to `out`.
+            unsafe { self.launch(sort_argmax::entry::<K>(), cfg, &args)? };
+            if slices == 1 {
+                break;
+            }
+            (keys, columns) = (out_keys, out_indices);
+            (width, pitch) = (slices, slices);
         }
-        let io = Io {
-            keys: cand_keys,
-            values: Values::Index,
-            keys_out: None,
-            values_out: Some(out),
-        };
-        let full = 0..K::BYTES * 8;
-        // SAFETY: the candidates in scratch, `slices` a row; `out` an
-        // index a row. The columns ranking the candidates are those of
-        // the rows' keys (below 2^`index_bits(rows.width)`).
-        unsafe {
-            self.enqueue_select::<K>(
-                descending,
-                full,
-                of_candidates,
-                io,
-                (cand_columns, rows.width),
-                cand_bytes,
-            )
-        }
+        Ok(())
     }
 
     /// Rows of a grid's height: the kernels walk the rows past it.

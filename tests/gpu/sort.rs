@@ -647,9 +647,10 @@ fn rows_stress(ctx: &Context) -> Result<(), Failed> {
 }
 
 /// The argmax and a top-k as the first calls of fresh queues, whose
-/// scratch memory grows on them: the argmax's candidates and its
-/// selection's levels (one row of 2^24 + 1 keys: 4 097 candidates, two
-/// levels) take the scratch memory in one request, before any launch.
+/// scratch memory grows on them: the argmax's candidates (one row of
+/// 2^24 + 1 keys: 4 097 candidates, then 2, three levels) and the
+/// selection's levels take the scratch memory in one request, before any
+/// launch.
 fn rows_fresh_queues(ctx: &Context) -> Result<(), Failed> {
     let width = (1 << 24) + 1;
     let keys: Vec<f32> = random_vec(width, seed_of("sort/rows/fresh"), draw_f32);
@@ -678,6 +679,49 @@ fn rows_fresh_queues(ctx: &Context) -> Result<(), Failed> {
         &download(&fresh, &indices)?,
         &want[..k],
     )
+}
+
+/// Rows whose every key has all-one (or all-zero) ordered bits: the
+/// argmin of `u64::MAX` keys, the argmax of zeros, and their top-3, are
+/// the first columns. One slice a row, and two (5 000 keys).
+fn rows_extremes(ctx: &Context) -> Result<(), Failed> {
+    for width in [7, 4096, 5000] {
+        for (descending, key) in [(false, u64::MAX), (true, 0)] {
+            let what = format!("{width} keys of {key:#x}, descending={descending}");
+            let x = filled(ctx, width * 2, key)?;
+            let m = ok(Matrix::new(&x, width, 2))?;
+            let mut best = poisoned(ctx, 2, u32::MAX)?;
+            if descending {
+                wait(ctx.argmax_rows_into(&m, &mut best))?;
+            } else {
+                wait(ctx.argmin_rows_into(&m, &mut best))?;
+            }
+            same(format!("{what}: argmax"), &download(ctx, &best)?, &[0, 0])?;
+            let sort = if descending {
+                Sort::descending()
+            } else {
+                Sort::ascending()
+            };
+            let mut values = poisoned(ctx, 6, 1u64)?;
+            let mut indices = poisoned(ctx, 6, u32::MAX)?;
+            {
+                let mut v = ok(MatrixMut::new(&mut values, 3, 2))?;
+                let mut i = ok(MatrixMut::new(&mut indices, 3, 2))?;
+                wait(ctx.top_k_rows_into(&sort, 3, &m, &mut v, &mut i))?;
+            }
+            same(
+                format!("{what}: top-3 index"),
+                &download(ctx, &indices)?,
+                &[0, 1, 2, 0, 1, 2],
+            )?;
+            same(
+                format!("{what}: top-3 key"),
+                &download(ctx, &values)?,
+                &[key; 6],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn rows_refusals(ctx: &Context) -> Result<(), Failed> {
@@ -827,5 +871,6 @@ pub fn trials(trials: &mut Vec<Trial>) {
         (1 << 24) + 1,
         rows_fresh_queues,
     ));
+    trials.push(gpu_trial("sort::rows::extremes", rows_extremes));
     trials.push(gpu_trial("sort::rows::refusals", rows_refusals));
 }

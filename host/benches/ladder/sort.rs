@@ -222,6 +222,15 @@ fn row_case(bench: &mut Bench, op: RowOp, rows: usize, width: usize) -> Result<(
 fn keys<T: Data>(bench: &mut Bench, log_n: u32, ladder: bool) -> Result<(), String> {
     let n = 1usize << log_n;
     let ty = T::NAME;
+    let steps: Vec<SortVariant> = if ladder {
+        SortVariant::ALL.to_vec()
+    } else {
+        vec![SortVariant::DEFAULT]
+    };
+    let steps: Vec<SortVariant> = steps.into_iter().filter(|v| bench.runs(v.name())).collect();
+    if steps.is_empty() {
+        return Ok(());
+    }
     let host: Vec<T> = (0..n).map(T::value).collect();
     let inputs = device_copies(bench, &host)?;
     let mut out = bench.ctx.alloc::<T>(n).map_err(|e| e.to_string())?;
@@ -233,16 +242,8 @@ fn keys<T: Data>(bench: &mut Bench, log_n: u32, ladder: bool) -> Result<(), Stri
     }
     let peer_results = bench.peers.measure(&peer_cases);
     let case = format!("keys {ty} 2^{log_n}");
-    let steps: Vec<SortVariant> = if ladder {
-        SortVariant::ALL.to_vec()
-    } else {
-        vec![SortVariant::DEFAULT]
-    };
     let mut rows = Vec::new();
     for variant in steps {
-        if !bench.runs(variant.name()) {
-            continue;
-        }
         let mut turn = 0;
         let sort = Sort::ascending();
         // Untimed first: the sort's scratch memory grows (and waits for
@@ -293,6 +294,10 @@ fn keys<T: Data>(bench: &mut Bench, log_n: u32, ladder: bool) -> Result<(), Stri
 /// `u32` keys with `u32` values (their indices), ascending.
 fn pairs(bench: &mut Bench, log_n: u32) -> Result<(), String> {
     let n = 1usize << log_n;
+    let variant = SortVariant::DEFAULT;
+    if !bench.runs(variant.name()) {
+        return Ok(());
+    }
     let host: Vec<u32> = (0..n).map(u32::value).collect();
     let indices: Vec<u32> = (0..n as u32).collect();
     let inputs = device_copies(bench, &host)?;
@@ -302,8 +307,7 @@ fn pairs(bench: &mut Bench, log_n: u32) -> Result<(), String> {
     let peer_results = bench.peers.measure(&[format!("sort_pairs:u32:asc:{n}")]);
     let case = format!("pairs u32 2^{log_n}");
     let mut rows = Vec::new();
-    let variant = SortVariant::DEFAULT;
-    if bench.runs(variant.name()) {
+    {
         let mut turn = 0;
         let sort = Sort::ascending();
         wait(bench.ctx.sort_pairs_with(
