@@ -55,7 +55,7 @@ impl Kernel {
 }
 
 /// The most parameters a kernel may take.
-pub const MAX_PARAMS: usize = 16;
+pub const MAX_PARAMS: usize = 20;
 
 /// One row of [`LAUNCH_BOUNDS`](crate::LAUNCH_BOUNDS): an entry compiled for a
 /// number of resident blocks per SM, declared beside its family's kernels.

@@ -63,7 +63,7 @@ pub const CUBIN_TARGETS: [&str; 2] = ["sm_80", "sm_90a"];
 pub const DRIVER_FUNCTIONS: [&str; 1] = ["vprintf"];
 
 /// The most parameters an entry may have for [`PtxEntry`] to record them.
-pub const MAX_PARAMS: usize = 16;
+pub const MAX_PARAMS: usize = crate::kernel::MAX_PARAMS;
 
 /// One `.entry` of a PTX module: its name and the byte size of each parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

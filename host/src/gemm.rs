@@ -143,14 +143,14 @@ use crate::context::scratch::{SPLIT_OFFSET, packed_offset};
 use crate::driver;
 use crate::error::{Error, Result, check};
 use crate::launch::{LaunchConfig, grid_stride_blocks};
-use crate::matrix::{Matrix, MatrixMut};
-use crate::memory::Call;
-use crate::overlap::refuse_overlap;
+use crate::matrix::{Matrix, MatrixBatch, MatrixBatchMut, MatrixMut};
+use crate::memory::{Call, View, ViewMut};
+use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use crate::transpose;
 use warpspeed_gpu::gemm::{
-    GemmArgs, GemmMapArgs, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs, SplitArgs,
-    TMA_FALLBACK, TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
+    GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
+    SplitArgs, TMA_FALLBACK, TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
     gemm_split_tf32, gemm_tma_tf32, gemm_tma_tf32_swapped, gemm_tma_tf32x3, split_launch,
     split_words, tma, tma_x3,
 };
@@ -470,13 +470,17 @@ const TMA_MAX_SIDE: usize = (1 << 31) - 256;
 /// One operand of a [`GemmVariant::Tf32Tma`] product as its tensor map
 /// describes it: `rows` rows of `width` elements (`k`, or `n` for the
 /// swapped kernel's `op(B)`), `pitch` apart, at `address` (16-byte
-/// aligned, a pitch of a multiple of 4), in place or packed.
+/// aligned, a pitch of a multiple of 4), in place or packed; for a
+/// batch, `count` such matrices `stride` elements apart (a multiple of 4,
+/// each after the previous one's rows), else a `count` of 1.
 #[derive(Clone, Copy, Debug)]
 struct Mapped {
     address: u64,
     pitch: usize,
     width: usize,
     rows: usize,
+    count: usize,
+    stride: usize,
 }
 
 /// How a [`GemmVariant::Tf32Tma`] product reads an operand.
@@ -503,12 +507,14 @@ struct TmaOperands<'m> {
 
 impl<'m> TmaOperands<'m> {
     /// `None` where a tensor map cannot describe the product: a side of
-    /// [`TMA_MAX_SIDE`] or more, or an operand stored along `k` whose
+    /// [`TMA_MAX_SIDE`] or more, 2^30 tiles or more, or an operand stored along `k` whose
     /// pitch is too long for a pitched copy (2^31 bytes). `B` stored `k ×
     /// n` goes to the swapped kernel where it lies (or repitched); only
     /// where even that copy cannot take it is it transposed.
     fn plan(gemm: &Gemm, a: &'m Matrix<'m, f32>, b: &'m Matrix<'m, f32>) -> Option<Self> {
-        if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE {
+        // The kernel counts its work in 32 bits: tiles below 2^30.
+        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
+        if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE || tiles >= 1 << 30 {
             return None;
         }
         // `x` as its map reads it: where it lies, repitched, or (not
@@ -524,6 +530,8 @@ impl<'m> TmaOperands<'m> {
                     pitch: x.pitch(),
                     width: x.width(),
                     rows: x.height(),
+                    count: 1,
+                    stride: 0,
                 }));
             }
             // The pitched copy's pitches in bytes below 2^31.
@@ -547,24 +555,77 @@ impl<'m> TmaOperands<'m> {
     }
 }
 
+impl<'m> TmaOperands<'m> {
+    /// The operands of a strided batch of `count` products, each batch's
+    /// first matrix `[a, b]` and `strides` `[A's, B's]`, where both can
+    /// be mapped in place as 3-dimensional tensors: `A` stored along `k`,
+    /// rows and strides on 16 bytes, each matrix after the previous one's
+    /// rows (the map's third dimension), the tiles of all products fewer
+    /// than 2^30 (the kernel counts its work in 32 bits). `None`
+    /// otherwise: the batch then runs [`TMA_FALLBACK`]'s kernel.
+    fn plan_batch(
+        gemm: &Gemm,
+        [a, b]: [&'m Matrix<'m, f32>; 2],
+        count: usize,
+        strides: [usize; 2],
+    ) -> Option<Self> {
+        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
+        if gemm.transpose_a
+            || gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE
+            || tiles.checked_mul(count).is_none_or(|t| t >= 1 << 30)
+        {
+            return None;
+        }
+        let place = |x: &'m Matrix<'m, f32>, stride: usize| {
+            let aligned = x.address().is_multiple_of(16)
+                && x.pitch().is_multiple_of(4)
+                && x.pitch() < 1 << 29
+                && stride.is_multiple_of(4)
+                && stride < 1 << 38;
+            let stacked = stride >= x.height() * x.pitch();
+            (aligned && stacked).then_some((
+                x,
+                Access::InPlace(Mapped {
+                    address: x.address(),
+                    pitch: x.pitch(),
+                    width: x.width(),
+                    rows: x.height(),
+                    count,
+                    stride,
+                }),
+            ))
+        };
+        let (a, b) = (place(a, strides[0])?, place(b, strides[1])?);
+        // `B` stored `k × n` goes to the swapped kernel, as for one product.
+        let swapped = !gemm.transpose_b;
+        Some(TmaOperands {
+            operands: if swapped { [b, a] } else { [a, b] },
+            swapped,
+        })
+    }
+}
+
 /// Encodes the tensor map of `x`: `x.rows` rows of `x.width` `f32`,
 /// boxes of `boxed` (elements of a row, rows), the 128-byte swizzle,
-/// zeros outside.
+/// zeros outside; for a batch, a third dimension of `x.count` matrices
+/// (boxes of one).
 fn encode_map(context: &Context, x: Mapped, boxed: [usize; 2]) -> Result<TensorMap> {
     let mut encoded = driver::TensorMapBytes([0; 16]);
-    let dims = [x.width as u64, x.rows as u64];
-    let strides = [x.pitch as u64 * 4];
-    let boxed = boxed.map(|b| b as u32);
-    let element_strides = [1u32; 2];
+    let rank = if x.count > 1 { 3 } else { 2 };
+    let dims = [x.width as u64, x.rows as u64, x.count as u64];
+    let strides = [x.pitch as u64 * 4, x.stride as u64 * 4];
+    let boxed = [boxed[0] as u32, boxed[1] as u32, 1];
+    let element_strides = [1u32; 3];
     // SAFETY: `encoded` is 128 bytes, 64-byte aligned; the arrays hold
-    // the rank's 2 dimensions (1 stride); the address is 16-byte aligned
-    // and the stride a multiple of 16 below 2^40 (`TmaOperands::plan`, or
-    // the packing's pitch); encoding touches no device memory.
+    // the rank's 2 or 3 dimensions (1 or 2 strides); the address is
+    // 16-byte aligned and the strides multiples of 16 below 2^40
+    // (`TmaOperands::plan`, `TmaOperands::plan_batch`, or the packing's
+    // pitch); encoding touches no device memory.
     let status = unsafe {
         driver::cuTensorMapEncodeTiled(
             &mut encoded,
             driver::tensor_map::FLOAT32,
-            2,
+            rank,
             x.address as *mut std::ffi::c_void,
             dims.as_ptr(),
             strides.as_ptr(),
@@ -606,14 +667,15 @@ impl Context {
         alpha: f32,
         operands: TmaOperands<'_>,
         beta: f32,
-        c: &mut MatrixMut<'_, f32>,
+        c: (u64, usize),
+        (count, batch_c): (usize, usize),
     ) -> Result<Pending<'a>> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let sms = self.info().multiprocessors as usize;
         // The kernel's tiles are `C`'s, or for the swapped kernel its
-        // transpose's.
+        // transpose's; a batch's, those of all its products.
         let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
-        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::TILE_N);
+        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::TILE_N) * count;
         let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
         let grid = (tiles * slices).min(sms);
         let split_words = split_words(tiles, slices, tma::TILE_ELEMENTS);
@@ -657,6 +719,8 @@ impl Context {
                     } else {
                         x.height()
                     },
+                    count: 1,
+                    stride: 0,
                 }),
                 (None, _) => None,
             };
@@ -733,8 +797,8 @@ impl Context {
             k: k as u32,
             alpha,
             beta,
-            c: DevPtrMut::new(c.address()),
-            ldc: c.pitch(),
+            c: DevPtrMut::new(c.0),
+            ldc: c.1,
             // At most `SPLIT_TICKETS` slices, and stages below 2^26.
             slices: slices as u32,
             slice_stages: slice_stages as u32,
@@ -742,6 +806,9 @@ impl Context {
                 0 => 0,
                 _ => base + SPLIT_OFFSET as u64,
             }),
+            // Below 2^30 (`TmaOperands::plan_batch`; 1 for one product).
+            count: count as u32,
+            batch_c,
             maps: DevPtrMut::new(base + maps_at as u64),
             map_a,
             map_b,
@@ -764,7 +831,11 @@ impl Context {
         // stream's scratch, whose tickets are zero between launches (as
         // for the pipelined step's splits, which share them) and which no
         // packing or slot overlaps (`packed_offset`); `C` as for `gemm_into`'s launch,
-        // overlapping neither (refused by the caller); the slots, 256
+        // overlapping neither (refused by the caller); for a batch
+        // (`count > 1`, fewer than 2^30 tiles in all), 3-dimensional maps
+        // of the batches in place (`TmaOperands::plan_batch`) and product
+        // `z`'s `C` at `c + 4·z·batch_c`, no two sharing an element (the
+        // caller's `MatrixBatchMut`); the slots, 256
         // bytes per block of the grid at a 256-byte boundary of this
         // stream's scratch, used by nothing else; blocks of
         // `TMA_TILES.threads` with its shared memory (the launch opts in
@@ -826,6 +897,8 @@ impl Context {
                     pitch,
                     width: k,
                     rows,
+                    count: 1,
+                    stride: 0,
                 };
                 maps.push(encode_map(self, part, [tma::BK, tma::TILE_M])?);
             }
@@ -934,78 +1007,47 @@ impl Context {
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
-        for (what, expected, given) in [
-            ("the GEMM's A", gemm.a_shape(), (a.width(), a.height())),
-            ("the GEMM's B", gemm.b_shape(), (b.width(), b.height())),
-            ("the GEMM's C", gemm.c_shape(), (c.width(), c.height())),
-        ] {
-            if given != expected {
-                return Err(Error::ShapeMismatch {
-                    what,
-                    expected,
-                    given,
-                });
-            }
-        }
-        let variant = self.gemm_variant(gemm);
+        let (variant, _call) = self.begin(
+            gemm,
+            "GEMM",
+            [
+                ((a.width(), a.height()), a.span()),
+                ((b.width(), b.height()), b.span()),
+                ((c.width(), c.height()), c.span()),
+            ],
+            ([a.data(), b.data()], c.data()),
+        )?;
         let target = self.info().ptx_target;
-        let instead = match variant.needs() {
-            Needs::Sm90a => "Gemm::precision picks the fastest step the device has",
-            _ => "Precision::Fp32 runs everywhere",
-        };
-        crate::ptx::require(variant.needs(), target, variant.name(), instead)?;
-        refuse_overlap("GEMM", ("C", c.span()), ("A", a.span()))?;
-        refuse_overlap("GEMM", ("C", c.span()), ("B", b.span()))?;
-        // From here on, whatever is enqueued (packing, scaling, the
-        // product) is ordered for the buffers, also when a later step fails.
-        let mut call = Call::new(self);
-        call.read(a.data())?;
-        call.read(b.data())?;
-        call.write(c.data())?;
         if m == 0 || n == 0 {
             return Ok(Pending::new(self));
         }
         // Below 2^32: each equals a side of a view (shapes checked above),
         // and views are checked to have sides below 2^32.
-        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let (m32, n32) = (m as u32, n as u32);
         if k == 0 || alpha == 0.0 {
             if beta == 1.0 {
                 // C = 1 · C: nothing changes.
                 return Ok(Pending::new(self));
             }
-            let info = self.info();
-            let grid = grid_stride_blocks(
-                m * n, // no overflow: both are below 2^32
-                SCALE_BLOCK,
-                info.multiprocessors,
-                info.max_threads_per_multiprocessor,
-            );
-            let args = ScaleArgs {
-                m: m32,
-                n: n32,
-                beta,
-                c: DevPtrMut::new(c.address()),
-                ldc: c.pitch(),
-            };
-            // SAFETY: the kernel's contract: `C`, `m × n` with pitch `ldc`,
-            // writable (and readable) — the view was checked to lie inside
-            // its slice for its shape and pitch (`MatrixMut::with_pitch`),
-            // and its shape is `n × m` (checked above); any 1D grid (a
-            // grid-stride loop over `m · n`, which fits `usize`). It reads
-            // neither `A` nor `B`. `call` orders the kernel after the other
-            // queues' uses of `C`, whose `Drop` waits for it.
-            unsafe {
-                self.launch(
-                    gemm_scale::entry::<f32>(),
-                    LaunchConfig::linear(grid, SCALE_BLOCK, 0),
-                    &args,
-                )?
-            };
+            // SAFETY: `C`, `m × n` with pitch `ldc`, lies inside its
+            // slice for its shape and pitch (`MatrixMut::with_pitch`), and
+            // its shape is `n × m` (checked above); `call` orders the
+            // kernel for its buffer.
+            unsafe { self.enqueue_scale((m32, n32), beta, (c.address(), c.pitch()))? };
             return Ok(Pending::new(self));
         }
         let variant = match variant {
             GemmVariant::Tf32Tma => match TmaOperands::plan(gemm, a, b) {
-                Some(operands) => return self.gemm_tma(gemm, alpha, operands, beta, c),
+                Some(operands) => {
+                    return self.gemm_tma(
+                        gemm,
+                        alpha,
+                        operands,
+                        beta,
+                        (c.address(), c.pitch()),
+                        (1, 0),
+                    );
+                }
                 None => TMA_FALLBACK,
             },
             GemmVariant::Tf32x3Tma if m.max(n).max(k) <= TMA_MAX_SIDE => {
@@ -1014,17 +1056,10 @@ impl Context {
             GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
             other => other,
         };
-        // Blocks of the splitting entry one SM holds (asked of the driver
-        // once per context): a split fills them all.
-        let resident = match variant {
-            GemmVariant::Pipelined => {
-                let (entry, tiles) = split_launch();
-                self.blocks_per_sm(entry, tiles.threads, tiles.shared_bytes)?
-            }
-            _ => 1,
-        };
+        let resident = self.split_resident(variant)?;
         let plan = variant.plan(m, n, k, self.info().multiprocessors, resident);
-        let grid = product_grid(m, n, plan.blocks(m, n))?;
+        // Refused here, before the packing's launches, not at the product's.
+        product_grid(m, n, plan.blocks(m, n))?;
         let split_words = plan.work_words(m, n);
         // Operands to pack, each after the split's workspace and the one
         // before it in the scratch memory; all checked before any launch.
@@ -1076,59 +1111,391 @@ impl Context {
             operands[o] = (to, strides(o == 0, p.pitch));
         }
         let [(a_at, (a_row, a_col)), (b_at, (b_row, b_col))] = operands;
-        // The same tiles, threads, shared memory and slices: the grid and
-        // the workspace above hold.
-        let plan = plan.on_operands(
-            target,
-            (m, n, k),
-            (a_at, a_row, a_col),
-            (b_at, b_row, b_col),
-            (c.address(), c.pitch()),
-        );
-        let args = GemmArgs {
-            m: m32,
-            n: n32,
-            k: k32,
-            alpha,
-            a: DevPtr::new(a_at),
-            a_row,
-            a_col,
-            b: DevPtr::new(b_at),
-            b_row,
-            b_col,
-            beta,
-            c: DevPtrMut::new(c.address()),
-            ldc: c.pitch(),
-            // At most `k / MIN_SLICE_K` slices, `k` below 2^32.
-            slices: plan.slices as u32,
-            work: DevPtrMut::new(work),
+        // SAFETY: `enqueue_products`' contract: the views lie inside their
+        // slices for their shapes and pitches (`Matrix::with_pitch`), the
+        // shapes are the Gemm's (checked above), so `op(A)` is readable at
+        // `(a_at, a_row, a_col)` (the view, or its packed copy in the
+        // scratch, which the packing wrote before on this stream) and
+        // likewise `op(B)`; `c` overlaps neither `a` nor `b` (refused
+        // above) nor the packed copies (scratch); one product; `plan`'s
+        // workspace at `work` in this context's scratch; `m`, `n`, `k` ≥
+        // 1; `call` orders the kernel for all three buffers.
+        unsafe {
+            self.enqueue_products(
+                target,
+                (plan, (m, n, k)),
+                (alpha, beta),
+                [(a_at, a_row, a_col), (b_at, b_row, b_col)],
+                (c.address(), c.pitch()),
+                (work, Batch::ONE),
+            )?
         };
-        let cfg = LaunchConfig::linear(grid, plan.tiles.threads, plan.tiles.shared_bytes);
-        // SAFETY: the kernels' contract (`gemm::device::Operands`): every
-        // view lies inside its slice for its shape and pitch
-        // (`Matrix::with_pitch`), and the shapes are the Gemm's (checked
-        // above), so `op(A)`'s `(i, p)`, `i < m`, `p < k`, at `a[i · a_row
-        // + p · a_col]` is `A[i][p]` (or `A[p][i]` transposed) inside `a`,
-        // likewise `op(B)`'s `(p, j)` inside `b`, and `C[i][j]` at `c[i ·
-        // ldc + j]` inside `c`; `c` overlaps neither `a` nor `b` (refused
-        // above); `k ≥ 1` (`k = 0` took the branch above); a 1D grid of
-        // exactly `plan.blocks(m, n)` blocks of `plan.tiles.threads`
-        // threads with `plan.tiles.shared_bytes` of dynamic shared memory;
-        // for a split plan, `plan.work_words(m, n)` words of this
-        // context's scratch at `work`, whose tickets (the first
-        // `SPLIT_TICKETS` words) are zero between launches (zeroed on
-        // allocation, reset by each split launch, written by nothing else)
-        // and which work enqueued later on this stream waits for
-        // (the launch opts in beyond 48 KiB and checks the device's
-        // limits); the tensor-core steps only on PTX for sm_80 or newer
-        // (checked above), and the whole-tile entry only where
-        // `takes_whole_tiles` holds for these very operands on such PTX
-        // (`on_operands`; it traps otherwise, before any copy). `call`
-        // orders the kernel after the other queues' uses of all three
-        // buffers, and their `Drop` waits for it.
-        unsafe { self.launch(plan.entry, cfg, &args)? };
         Ok(Pending::new(self))
     }
+
+    /// Enqueues a strided batch of products, `C_i = α · op(A_i) ·
+    /// op(B_i) + β · C_i` for every `i < count`, as [`Context::gemm_into`] does
+    /// each (shapes, transposes, precision, the BLAS rules and the
+    /// accuracy), in one launch: cuBLAS's `SgemmStridedBatched`. Every
+    /// matrix of a batch is `gemm`'s shape for its operand; the batches'
+    /// strides are free, and an input's may be 0 (one `A` for every
+    /// product); the outputs share no element ([`MatrixBatchMut`] checks
+    /// it when made) and no byte with the inputs' spans.
+    ///
+    /// One launch runs the tiles of every product, so a batch of small
+    /// products fills the GPU as one large product does (and one too
+    /// small for that splits `k` as one product would). No operand is
+    /// packed or copied: [`GemmVariant::Tf32Tma`] reads the batches in
+    /// place through 3-dimensional tensor maps where `A` is stored `m ×
+    /// k`, rows and strides are multiples of 4 elements on 16 bytes and
+    /// each matrix starts after the previous one's rows (dense batches
+    /// do); other batches run [`TMA_FALLBACK`]'s kernel, and
+    /// [`GemmVariant::Tf32x3Tma`] runs [`TMA_X3_FALLBACK`]'s.
+    ///
+    /// ```no_run
+    /// # fn main() -> warpspeed::Result<()> {
+    /// use warpspeed::gemm::{Gemm, Precision};
+    /// use warpspeed::{MatrixBatch, MatrixBatchMut};
+    /// let ctx = warpspeed::Context::new(0)?;
+    /// let (count, side) = (1000, 64);
+    /// let a = ctx.zeros::<f32>(count * side * side)?;
+    /// let b = ctx.zeros::<f32>(count * side * side)?;
+    /// let mut c = ctx.zeros::<f32>(count * side * side)?;
+    /// let gemm = Gemm::new(side, side, side).precision(Precision::Tf32);
+    /// ctx.gemm_batched_into(
+    ///     &gemm,
+    ///     1.0,
+    ///     &MatrixBatch::new(&a, side, side, count)?,
+    ///     &MatrixBatch::new(&b, side, side, count)?,
+    ///     0.0,
+    ///     &mut MatrixBatchMut::new(&mut c, side, side, count)?,
+    /// )?
+    /// .wait()?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// With `k = 0` or `α = 0` (and `β ≠ 1`), each `C_i = β · C_i` is a
+    /// small launch of its own.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for batches of different counts;
+    /// otherwise as [`Context::gemm_into`], all before any launch.
+    pub fn gemm_batched_into<'a>(
+        &'a self,
+        gemm: &Gemm,
+        alpha: f32,
+        a: &MatrixBatch<'_, f32>,
+        b: &MatrixBatch<'_, f32>,
+        beta: f32,
+        c: &mut MatrixBatchMut<'_, f32>,
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        let count = c.count();
+        for (what, given) in [
+            ("the batched GEMM's A (matrices)", a.count()),
+            ("the batched GEMM's B (matrices)", b.count()),
+        ] {
+            if given != count {
+                return Err(Error::LengthMismatch {
+                    what,
+                    expected: count,
+                    given,
+                });
+            }
+        }
+        let (variant, _call) = self.begin(
+            gemm,
+            "batched GEMM",
+            [
+                ((a.width(), a.height()), a.span()),
+                ((b.width(), b.height()), b.span()),
+                ((c.width(), c.height()), c.span()),
+            ],
+            ([a.data(), b.data()], c.data()),
+        )?;
+        let target = self.info().ptx_target;
+        if count == 0 || m == 0 || n == 0 || (beta == 1.0 && (k == 0 || alpha == 0.0)) {
+            return Ok(Pending::new(self));
+        }
+        let c_at = |i: usize| c.address() + (4 * i * c.stride()) as u64;
+        if k == 0 || alpha == 0.0 {
+            for i in 0..count {
+                // SAFETY: `C_i`, `m × n` with the batch's pitch at
+                // `c_at(i)`, lies inside the batch's slice
+                // (`MatrixBatchMut::with_strides`), its shape `n × m`
+                // (checked above); `call` orders the kernel for its buffer.
+                unsafe { self.enqueue_scale((m as u32, n as u32), beta, (c_at(i), c.pitch()))? };
+            }
+            return Ok(Pending::new(self));
+        }
+        if variant == GemmVariant::Tf32Tma {
+            // The first product of each input batch, for the maps (empty
+            // batches returned above: each holds a matrix).
+            let (a_first, b_first) = (a.first()?, b.first()?);
+            let strides = [a.stride(), b.stride()];
+            if let Some(operands) =
+                TmaOperands::plan_batch(gemm, [&a_first, &b_first], count, strides)
+            {
+                return self.gemm_tma(
+                    gemm,
+                    alpha,
+                    operands,
+                    beta,
+                    (c.address(), c.pitch()),
+                    (count, c.stride()),
+                );
+            }
+        }
+        let variant = match variant {
+            GemmVariant::Tf32Tma => TMA_FALLBACK,
+            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
+            other => other,
+        };
+        let resident = self.split_resident(variant)?;
+        let plan = variant.plan_batch(count, m, n, k, self.info().multiprocessors, resident);
+        product_grid(m, n, plan.blocks(m, n))?;
+        // The workspace of a split batch: its tiles numbered across the
+        // products (`split_slices` splits only where they number fewer
+        // than the block slots, so fewer than `SPLIT_TICKETS`).
+        let split_words = split_words(
+            plan.tile_count(m, n).saturating_mul(count),
+            plan.slices,
+            (plan.tiles.tile_m * plan.tiles.tile_n) as usize,
+        );
+        let work = match split_words {
+            0 => 0,
+            words => self.scratch(SPLIT_OFFSET + words * size_of::<f32>())? + SPLIT_OFFSET as u64,
+        };
+        let operand = |x: &MatrixBatch<'_, f32>, transposed| {
+            let (row, col) = strides(transposed, x.pitch());
+            (x.address(), row, col)
+        };
+        // SAFETY: `enqueue_products`' contract: each batch lies inside its
+        // slice, matrix `i` at `i · stride` of the batch's shape and pitch
+        // (`MatrixBatch::with_strides`), the shapes the Gemm's (checked
+        // above), so product `z`'s `op(A)` is readable through the
+        // strides at `a + 4·z·a.stride()`, likewise `op(B)`, and `C_z` is
+        // writable at `c + 4·z·c.stride()`; no two outputs share an
+        // element (`MatrixBatchMut::with_strides`), and none a byte with
+        // the inputs (refused above); `m`, `n`, `k` ≥ 1; the workspace of
+        // the batch's tiles at `work` in this context's scratch; `call`
+        // orders the kernels for all three buffers.
+        unsafe {
+            self.enqueue_products(
+                target,
+                (plan, (m, n, k)),
+                (alpha, beta),
+                [operand(a, gemm.transpose_a), operand(b, gemm.transpose_b)],
+                (c.address(), c.pitch()),
+                (
+                    work,
+                    Batch {
+                        count,
+                        a: a.stride(),
+                        b: b.stride(),
+                        c: c.stride(),
+                    },
+                ),
+            )?
+        };
+        Ok(Pending::new(self))
+    }
+
+    /// The checks every product makes before it enqueues anything, and
+    /// its `Call`: the operands' shapes (`(width, height)` of each matrix
+    /// of `[a, b, c]`) are the product's, the loaded module has the
+    /// step's instructions, and `C`'s span shares no byte with `A`'s or
+    /// `B`'s; then `A` and `B` are read and `C` written by whatever the
+    /// call enqueues (packing, scaling, the product), ordered for the
+    /// buffers also when a later step fails. Returns the step that runs.
+    #[allow(clippy::type_complexity)]
+    fn begin<'c>(
+        &'c self,
+        gemm: &Gemm,
+        family: &str,
+        [(a, a_span), (b, b_span), (c, c_span)]: [((usize, usize), Span); 3],
+        (reads, write): ([&View<'c, f32>; 2], &ViewMut<'c, f32>),
+    ) -> Result<(GemmVariant, Call<'c>)> {
+        for (what, expected, given) in [
+            ("the GEMM's A", gemm.a_shape(), a),
+            ("the GEMM's B", gemm.b_shape(), b),
+            ("the GEMM's C", gemm.c_shape(), c),
+        ] {
+            if given != expected {
+                return Err(Error::ShapeMismatch {
+                    what,
+                    expected,
+                    given,
+                });
+            }
+        }
+        let variant = self.gemm_variant(gemm);
+        let instead = match variant.needs() {
+            Needs::Sm90a => "Gemm::precision picks the fastest step the device has",
+            _ => "Precision::Fp32 runs everywhere",
+        };
+        crate::ptx::require(
+            variant.needs(),
+            self.info().ptx_target,
+            variant.name(),
+            instead,
+        )?;
+        refuse_overlap(family, ("C", c_span), ("A", a_span))?;
+        refuse_overlap(family, ("C", c_span), ("B", b_span))?;
+        let mut call = Call::new(self);
+        for read in reads {
+            call.read(read)?;
+        }
+        call.write(write)?;
+        Ok((variant, call))
+    }
+
+    /// Enqueues `C = β · C` over `m × n` (zeros for `β = 0`, without
+    /// reading `C`): `gemm_scale`, which reads neither operand.
+    ///
+    /// # Safety
+    /// `C`, `m × n` with pitch `c.1` at `c.0`, is writable (and readable
+    /// unless `β = 0`) device memory ordered for the stream by the
+    /// caller's `Call`.
+    unsafe fn enqueue_scale(&self, (m, n): (u32, u32), beta: f32, c: (u64, usize)) -> Result<()> {
+        let info = self.info();
+        let grid = grid_stride_blocks(
+            m as usize * n as usize, // no overflow: both are below 2^32
+            SCALE_BLOCK,
+            info.multiprocessors,
+            info.max_threads_per_multiprocessor,
+        );
+        let args = ScaleArgs {
+            m,
+            n,
+            beta,
+            c: DevPtrMut::new(c.0),
+            ldc: c.1,
+        };
+        // SAFETY: the kernel's contract, the caller's: `C`, `m × n` with
+        // pitch `ldc`, writable (and readable); any 1D grid (a grid-stride
+        // loop over `m · n`, which fits `usize`).
+        unsafe {
+            self.launch(
+                gemm_scale::entry::<f32>(),
+                LaunchConfig::linear(grid, SCALE_BLOCK, 0),
+                &args,
+            )
+        }
+    }
+
+    /// Blocks of [`split_launch`]'s entry one SM holds where `variant`
+    /// may split `k` (asked of the driver once per context): a split fills
+    /// them all. 1 for the other steps.
+    fn split_resident(&self, variant: GemmVariant) -> Result<u32> {
+        match variant {
+            GemmVariant::Pipelined => {
+                let (entry, tiles) = split_launch();
+                self.blocks_per_sm(entry, tiles.threads, tiles.shared_bytes)
+            }
+            _ => Ok(1),
+        }
+    }
+
+    /// Enqueues `plan`'s kernel for `batch.count` products of `m × n ×
+    /// k`: the grid's `y` is the product, in launches of at most the
+    /// device's grid height.
+    ///
+    /// # Safety
+    /// The kernels' contract (`warpspeed_gpu::gemm`'s `Operands`) for every
+    /// product `z < batch.count`: `op(A)` readable at `a.0 + 4·z·batch.a`
+    /// with the strides `(a.1, a.2)`, `op(B)` likewise, `C` writable at
+    /// `c.0 + 4·z·batch.c` with pitch `c.1`, overlapping neither, no two
+    /// products' `C` sharing an element; `m`, `n`, `k` ≥ 1; `plan`'s
+    /// workspace for the tiles of the whole batch at `work` (its tickets
+    /// zero, reset by each split launch) in this context's scratch, which
+    /// nothing else enqueued meanwhile uses; the buffers ordered for the
+    /// stream by the caller's `Call`.
+    unsafe fn enqueue_products(
+        &self,
+        target: &str,
+        (plan, (m, n, k)): (GemmPlan, (usize, usize, usize)),
+        (alpha, beta): (f32, f32),
+        [a, b]: [(u64, usize, usize); 2],
+        c: (u64, usize),
+        (work, batch): (u64, Batch),
+    ) -> Result<()> {
+        // The same tiles, threads, shared memory and slices: the grid and
+        // the workspace hold.
+        let plan = plan.on_operands(target, (m, n, k), a, b, c, [batch.a, batch.b, batch.c]);
+        let grid = product_grid(m, n, plan.blocks(m, n))?;
+        let cfg = LaunchConfig::linear(grid, plan.tiles.threads, plan.tiles.shared_bytes);
+        let rows = self.info().max_grid.1.max(1) as usize;
+        let mut first = 0;
+        while first < batch.count {
+            let count = (batch.count - first).min(rows);
+            let at = |x: u64, stride: usize| x + (4 * first * stride) as u64;
+            let args = GemmArgs {
+                // Below 2^32: each equals a side of a view, and views have
+                // sides below 2^32.
+                m: m as u32,
+                n: n as u32,
+                k: k as u32,
+                alpha,
+                a: DevPtr::new(at(a.0, batch.a)),
+                a_row: a.1,
+                a_col: a.2,
+                b: DevPtr::new(at(b.0, batch.b)),
+                b_row: b.1,
+                b_col: b.2,
+                beta,
+                c: DevPtrMut::new(at(c.0, batch.c)),
+                ldc: c.1,
+                // At most `k / MIN_SLICE_K` slices, `k` below 2^32.
+                slices: plan.slices as u32,
+                work: DevPtrMut::new(work),
+                batch_a: batch.a,
+                batch_b: batch.b,
+                batch_c: batch.c,
+            };
+            // Below the device's grid height.
+            let cfg = LaunchConfig {
+                grid: (cfg.grid.0, count as u32),
+                ..cfg
+            };
+            // SAFETY: the caller's contract for products `first ..
+            // first + count`, which this launch's grid rows are (its
+            // operands start `first` products on); a grid of exactly
+            // `plan.blocks(m, n)` blocks in `x` of `plan.tiles.threads`
+            // threads with `plan.tiles.shared_bytes` of dynamic shared
+            // memory (the launch opts in beyond 48 KiB and checks the
+            // device's limits); a split plan's launches follow each other
+            // on the stream, each leaving the tickets zero for the next;
+            // the tensor-core steps only on PTX for sm_80 or newer (the
+            // callers check), and the whole-tile entry only where
+            // `takes_whole_tiles` holds for every product on such PTX
+            // (`on_operands`; it traps otherwise, before any copy).
+            unsafe { self.launch(plan.entry, cfg, &args)? };
+            first += count;
+        }
+        Ok(())
+    }
+}
+
+/// How the products of a launch follow one another: their count and the
+/// elements from one to the next in `A`, `B` and `C`.
+#[derive(Clone, Copy, Debug)]
+struct Batch {
+    count: usize,
+    a: usize,
+    b: usize,
+    c: usize,
+}
+
+impl Batch {
+    /// A single product.
+    const ONE: Batch = Batch {
+        count: 1,
+        a: 0,
+        b: 0,
+        c: 0,
+    };
 }
 
 #[cfg(test)]
@@ -1390,8 +1757,10 @@ mod tests {
                     None => {
                         // A pitched copy's pitches in bytes stay below 2^31.
                         let long = |x: &Matrix<'_, f32>, along_k: bool| along_k && x.pitch().max(k) >= 1 << 29;
+                        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma::TILE_M);
                         prop_assert!(
                             m.max(n).max(k) > TMA_MAX_SIDE
+                                || tiles >= 1 << 30
                                 || long(&a, !transposes.0)
                                 || long(&b, transposes.1)
                         );
@@ -1399,6 +1768,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A batch is mapped in place as one 3-dimensional tensor per operand
+    /// where its rows and strides allow, and otherwise not at all (it
+    /// runs the strided kernel).
+    #[test]
+    fn tma_batches_map_in_place_or_not_at_all() {
+        // SAFETY: never dereferenced: planning reads addresses and shapes.
+        let data = unsafe { crate::memory::View::<f32>::from_raw_parts(0x1000_0000, 1 << 30, 0) };
+        let gemm = Gemm::new(64, 48, 32);
+        let a = Matrix::new(&data, 32, 64).unwrap(); // m × k
+        let b = Matrix::new(&data, 48, 32).unwrap(); // k × n
+        let plan = TmaOperands::plan_batch(&gemm, [&a, &b], 1000, [64 * 32, 32 * 48]).unwrap();
+        // `B` stored `k × n`: the swapped kernel, `op(B)` first.
+        assert!(plan.swapped);
+        let mapped = plan.operands.map(|(_, access)| match access {
+            Access::InPlace(m) => (m.rows, m.width, m.count, m.stride),
+            _ => panic!("a dense batch is mapped in place"),
+        });
+        assert_eq!(mapped, [(32, 48, 1000, 32 * 48), (64, 32, 1000, 64 * 32)]);
+        let bt = Matrix::new(&data, 32, 48).unwrap(); // n × k
+        let plan =
+            TmaOperands::plan_batch(&gemm.transpose_b(true), [&a, &bt], 3, [64 * 32, 48 * 32]);
+        assert!(plan.is_some_and(|p| !p.swapped));
+        for (gemm, strides) in [
+            (gemm, [64 * 32 + 2, 32 * 48]), // a stride off 16 bytes
+            (gemm, [64 * 32, 32 * 48 - 4]), // matrices that overlap their rows
+            (gemm, [0, 32 * 48]),           // one `A` for every product
+        ] {
+            assert!(
+                TmaOperands::plan_batch(&gemm, [&a, &b], 3, strides).is_none(),
+                "{strides:?}"
+            );
+        }
+        let at = Matrix::new(&data, 64, 32).unwrap(); // k × m
+        assert!(
+            TmaOperands::plan_batch(&gemm.transpose_a(true), [&at, &b], 3, [2048, 1536]).is_none()
+        );
     }
 
     #[test]

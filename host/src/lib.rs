@@ -117,7 +117,7 @@ pub use device::{DeviceInfo, KernelResources};
 pub use driver::code;
 pub use error::{Error, Result};
 pub use graph::Graph;
-pub use matrix::{Matrix, MatrixMut};
+pub use matrix::{Matrix, MatrixBatch, MatrixBatchMut, MatrixMut};
 pub use memory::{
     Buffer, DeviceRead, DeviceWrite, IntoView, IntoViewMut, PinnedBuffer, Pod, View, ViewMut,
 };

@@ -9,7 +9,9 @@
 //! `Tf32x3` against the FP32 kernel's own error; the BLAS rules (`k = 0`,
 //! `α = 0` with NaN operands, `β = 0` with NaN in `C`, `β ≠ 0`
 //! accumulating, empty products); `C = A·Aᵀ` from one view; repeatability;
-//! every refusal.
+//! every refusal. Strided batches (`gemm_batched_into`): 0 to 1000
+//! products, gaps between matrices, stride 0, heads side by side in one
+//! pitch, split `k`; the BLAS rules, repeatability and refusals again.
 //!
 //! Results are compared with `f64` CPU references within the bounds
 //! derived at [`gamma`], entry by entry and normwise. The operands' row
@@ -24,7 +26,9 @@ use rand::RngExt;
 use std::cell::RefCell;
 use std::rc::Rc;
 use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision};
-use warpspeed::{Buffer, Context, DeviceRead, Error, Matrix, MatrixMut, ViewMut};
+use warpspeed::{
+    Buffer, Context, DeviceRead, Error, Matrix, MatrixBatch, MatrixBatchMut, MatrixMut, ViewMut,
+};
 
 /// Written around `C`'s view (its offset and row padding): never a result,
 /// and it must keep its bits.
@@ -148,6 +152,10 @@ struct Case {
     steps: Steps,
     /// Whether operands stored along `k` are packed first.
     packing: Packing,
+    /// The key of the [`Batched`] product whose matrices these are, with
+    /// their index: their data are the batch's, so their reference must
+    /// be cached under a key of their own.
+    member: Option<String>,
 }
 
 impl Case {
@@ -165,6 +173,7 @@ impl Case {
             sampled: false,
             steps: Steps::All,
             packing: Packing::Auto,
+            member: None,
         }
     }
 
@@ -259,10 +268,14 @@ impl Case {
 
     /// The operands' cache key (their data depend on nothing else).
     fn key(&self) -> String {
-        format!(
+        let key = format!(
             "gemm/{}x{}x{}/{}{}/{:?}/{:?}",
             self.m, self.n, self.k, self.ta, self.tb, self.pads, self.offsets
-        )
+        );
+        match &self.member {
+            Some(member) => format!("{key}/{member}"),
+            None => key,
+        }
     }
 
     fn name(&self) -> String {
@@ -1154,6 +1167,596 @@ fn past_2_31(ctx: &Context) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The steps the batched products run.
+fn batched_step(step: GemmVariant) -> bool {
+    step == GemmVariant::Naive || FAST.contains(&step)
+}
+
+/// `count` products of `case`'s shape, transposes, `α`, `β` and pitches
+/// (its offsets stay 0) in one call: `A`'s matrices then `B`'s in one
+/// buffer (`B`'s from [`Batched::b_base`]), `C`'s in their own; matrix
+/// `i` of operand `o` starts `i · strides[o]` elements after the first.
+#[derive(Clone, Debug)]
+struct Batched {
+    case: Case,
+    count: usize,
+    strides: [usize; 3],
+}
+
+impl Batched {
+    /// Each matrix right after the previous one's last row: the closest
+    /// stacking that `MatrixBatchMut` takes.
+    fn new(case: Case, count: usize) -> Batched {
+        let strides = [0, 1, 2].map(|o| case.extent(o));
+        Batched {
+            case,
+            count,
+            strides,
+        }
+    }
+
+    /// `gaps[o]` elements between one matrix of operand `o` and the next.
+    fn gapped(self, gaps: [usize; 3]) -> Batched {
+        let strides = [0, 1, 2].map(|o| self.case.extent(o) + gaps[o]);
+        Batched { strides, ..self }
+    }
+
+    /// Pitches and strides that are multiples of 4 elements: every matrix
+    /// on the kernels' vector paths.
+    fn aligned(self) -> Batched {
+        let case = self.case.aligned();
+        let strides = [0, 1, 2].map(|o| case.extent(o).next_multiple_of(4));
+        Batched {
+            case,
+            strides,
+            ..self
+        }
+    }
+
+    fn strided(self, strides: [usize; 3]) -> Batched {
+        Batched { strides, ..self }
+    }
+
+    /// Elements from the first of operand `o`'s first matrix to the last
+    /// of its last.
+    fn len(&self, o: usize) -> usize {
+        match (self.count, self.case.extent(o)) {
+            (0, _) | (_, 0) => 0,
+            (count, extent) => (count - 1) * self.strides[o] + extent,
+        }
+    }
+
+    /// Where `B`'s region starts in the operands' buffer: after `A`'s, on
+    /// a 16-byte boundary (as [`Case::b_base`]).
+    fn b_base(&self) -> usize {
+        self.len(0).next_multiple_of(4)
+    }
+
+    fn elements(&self) -> usize {
+        self.count * self.case.elements()
+    }
+
+    fn key(&self) -> String {
+        format!(
+            "{}/batch_{}_{:?}",
+            self.case.key(),
+            self.count,
+            self.strides
+        )
+    }
+
+    fn name(&self) -> String {
+        let mut name = format!("count_{}::{}", self.count, self.case.name());
+        if self.strides != [0, 1, 2].map(|o| self.case.extent(o)) {
+            let [a, b, c] = self.strides;
+            name += &format!("::stride_{a}_{b}_{c}");
+        }
+        name
+    }
+
+    /// `(row, column, element of the region)` of each element of matrix
+    /// `i` of operand `o`.
+    fn cells(&self, o: usize, i: usize) -> impl Iterator<Item = (usize, usize, usize)> + use<> {
+        let ((w, h), pitch) = (self.case.shape(o), self.case.pitch(o));
+        let start = i * self.strides[o];
+        (0..h).flat_map(move |y| (0..w).map(move |x| (y, x, start + y * pitch + x)))
+    }
+
+    /// `A`'s region then `B`'s: uniform in `[-1, 1)` inside the matrices,
+    /// NaN outside (row padding, gaps, between the regions). A stride of
+    /// 0 draws its one matrix again for each product: the last draw stays.
+    fn input(&self) -> Vec<f32> {
+        let mut host = vec![f32::NAN; (self.b_base() + self.len(1)).max(1)];
+        let mut r = rng(seed_of(&self.key()));
+        for (o, base) in [(0, 0), (1, self.b_base())] {
+            for i in 0..self.count {
+                for (_, _, e) in self.cells(o, i) {
+                    host[base + e] = draw_f32(&mut r);
+                }
+            }
+        }
+        host
+    }
+
+    /// `C`'s buffer before the call: [`PAD`] outside the matrices (row
+    /// padding, gaps); inside, NaN where `β = 0`, else uniform in `[-1, 1)`.
+    fn initial_c(&self) -> Vec<f32> {
+        let mut c = vec![PAD; self.len(2).max(1)];
+        let mut r = rng(seed_of(&format!("{}/c", self.key())));
+        for i in 0..self.count {
+            for (_, _, e) in self.cells(2, i) {
+                c[e] = if self.case.beta == 0.0 {
+                    f32::NAN
+                } else {
+                    draw_f32(&mut r)
+                };
+            }
+        }
+        c
+    }
+
+    /// Checks `got` (`C`'s buffer after the call; `c0` before it): each
+    /// product by [`check_full`], on copies of its matrices laid out as
+    /// the case's single product ([`PAD`] around `C_i`, whose row padding
+    /// may hold its neighbours), and every element outside the matrices
+    /// for its old bits.
+    fn check(
+        &self,
+        step: GemmVariant,
+        host: &[f32],
+        c0: &[f32],
+        got: &[f32],
+        what: &str,
+    ) -> Result<(), Failed> {
+        let case = &self.case;
+        let mut inside = vec![false; got.len()];
+        for i in 0..self.count {
+            let member = Case {
+                member: Some(format!("{}/{i}", self.key())),
+                ..case.clone()
+            };
+            let mut operands = vec![f32::NAN; (case.b_base() + case.len(1)).max(1)];
+            for (o, from, to) in [(0, 0, 0), (1, self.b_base(), case.b_base())] {
+                let (start, extent) = (from + i * self.strides[o], case.extent(o));
+                operands[to..to + extent].copy_from_slice(&host[start..start + extent]);
+            }
+            let mut c0_i = vec![PAD; case.len(2).max(1)];
+            let mut got_i = c0_i.clone();
+            for (y, x, e) in self.cells(2, i) {
+                let at = y * case.pitch(2) + x;
+                (c0_i[at], got_i[at]) = (c0[e], got[e]);
+                inside[e] = true;
+            }
+            let what = format!("{what}, C_{i}");
+            check_full(&member, step, &operands, &c0_i, &got_i, &what)?;
+        }
+        for (e, (&g, &old)) in got.iter().zip(c0).enumerate() {
+            ensure(inside[e] || g.to_bits() == old.to_bits(), || {
+                format!("{what}: element {e} of C's buffer, outside the matrices, became {g}")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `gemm` (with the batch's `α` and `β`) on the batch's matrices of
+/// `ab` ([`Batched::input`]) into `c` (its `C` buffer), waiting.
+fn run_batched(
+    ctx: &Context,
+    gemm: &Gemm,
+    batch: &Batched,
+    ab: &Buffer<f32>,
+    c: &mut Buffer<f32>,
+) -> warpspeed::Result<()> {
+    let case = &batch.case;
+    let a_region = ab.slice(0..batch.len(0))?;
+    let b_region = ab.slice(batch.b_base()..batch.b_base() + batch.len(1))?;
+    let [(aw, ah), (bw, bh), (cw, ch)] = [0, 1, 2].map(|o| case.shape(o));
+    let [a_pitch, b_pitch, c_pitch] = [0, 1, 2].map(|o| case.pitch(o));
+    let ([a_stride, b_stride, c_stride], count) = (batch.strides, batch.count);
+    let a = MatrixBatch::with_strides(&a_region, aw, ah, a_pitch, count, a_stride)?;
+    let b = MatrixBatch::with_strides(&b_region, bw, bh, b_pitch, count, b_stride)?;
+    let mut cv = MatrixBatchMut::with_strides(c, cw, ch, c_pitch, count, c_stride)?;
+    ctx.gemm_batched_into(gemm, case.alpha, &a, &b, case.beta, &mut cv)?
+        .wait()
+}
+
+/// One batched trial: `step` on `batch`, every product checked in full;
+/// refused, touching nothing, where the loaded PTX lacks the step.
+fn check_batched(ctx: &Context, step: GemmVariant, batch: &Batched) -> Result<(), Failed> {
+    let input = cached_input(ctx, &batch.key(), || batch.input())?;
+    let (host, device) = (&input.0, &input.1);
+    let c0 = batch.initial_c();
+    let mut c = upload(ctx, &c0)?;
+    let result = run_batched(ctx, &batch.case.gemm().variant(step), batch, device, &mut c);
+    let what = format!("{step:?} {}", batch.name());
+    if !runs(ctx, step) {
+        return match result {
+            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
+            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
+        };
+    }
+    ok(result)?;
+    let got = download(ctx, &c)?;
+    batch.check(step, host, &c0, &got, &what)
+}
+
+fn batched_cases() -> Vec<Batched> {
+    let mut batches = Vec::new();
+    let transposes = [(false, false), (true, false), (false, true), (true, true)];
+    // No product, one, a few.
+    for count in [0, 1] {
+        batches.push(Batched::new(Case::new(1, 1, 1), count));
+    }
+    batches.push(Batched::new(Case::new(33, 17, 20), 0));
+    for (ta, tb) in transposes {
+        batches.push(Batched::new(Case::new(1, 1, 1).transposed(ta, tb), 3));
+    }
+    // Many products of one tile or less each: the batch alone fills the
+    // GPU; pitches beyond the widths and gaps between the matrices,
+    // β ≠ 0 accumulating.
+    batches.push(Batched::new(Case::new(8, 8, 8), 1000));
+    batches.push(
+        Batched::new(
+            Case::new(33, 17, 20)
+                .transposed(true, false)
+                .padded([1, 2, 3], [0; 3])
+                .scaled(-1.25, 0.5),
+            1000,
+        )
+        .gapped([3, 1, 2]),
+    );
+    // Within a tile, a multiple of 64 on every side, and just past tile
+    // edges (130 = 2·64 + 2, 70 = 64 + 6), every transpose combination.
+    for (m, n, k) in [(33, 17, 20), (64, 64, 64), (130, 70, 200)] {
+        for (ta, tb) in transposes {
+            batches.push(Batched::new(Case::new(m, n, k).transposed(ta, tb), 3));
+        }
+    }
+    batches.push(
+        Batched::new(
+            Case::new(130, 70, 200)
+                .transposed(true, true)
+                .padded([3, 5, 7], [0; 3])
+                .scaled(2.0, -1.0),
+            3,
+        )
+        .gapped([5, 2, 9]),
+    );
+    batches.push(Batched::new(Case::new(130, 70, 200).transposed(false, true), 3).aligned());
+    // 3 × 12 tiles of 64 × 128 with 1000 of `k`: fewer than an H100's or
+    // H200's SMs, so the pipelined step splits `k`, the slices of all
+    // three products meeting in one workspace.
+    for (ta, tb) in transposes {
+        batches.push(Batched::new(
+            Case::new(200, 300, 1000).transposed(ta, tb),
+            3,
+        ));
+    }
+    batches.push(
+        Batched::new(
+            Case::new(200, 300, 1000)
+                .padded([1, 6, 3], [0; 3])
+                .scaled(0.75, -2.0),
+            3,
+        )
+        .gapped([7, 1, 4]),
+    );
+    // A stride of 0: one `A` (or `B`) for every product.
+    let one_a = |case: Case| {
+        let batch = Batched::new(case, 3);
+        let [_, b, c] = batch.strides;
+        batch.strided([0, b, c])
+    };
+    batches.push(one_a(Case::new(33, 17, 20).transposed(true, false)));
+    batches.push(one_a(Case::new(200, 300, 1000).scaled(1.0, 1.0)));
+    let one_b = Batched::new(Case::new(130, 70, 200).transposed(false, true), 3);
+    let [a, _, c] = one_b.strides;
+    batches.push(one_b.strided([a, 0, c]));
+    // Attention heads side by side in rows of 64: `O_h = P_h · V_h` with
+    // `V_h` and `O_h` 16 columns of each row (`tokens × (heads · dim)`)
+    // and `P_h` stacked; 3 heads leave the fourth's columns of `C` alone.
+    // Then `S_h = Q_h · K_hᵀ` from heads side by side into stacked `S_h`.
+    let heads = |count, alpha, beta| {
+        let case = Case::new(8, 16, 8)
+            .padded([0, 48, 48], [0; 3])
+            .scaled(alpha, beta);
+        Batched::new(case, count).strided([64, 16, 16])
+    };
+    batches.push(heads(4, 1.0, 0.0));
+    batches.push(heads(3, 1.0, 0.0));
+    batches.push(heads(4, 0.5, -1.0));
+    batches.push(
+        Batched::new(
+            Case::new(8, 8, 16)
+                .transposed(false, true)
+                .padded([48, 48, 0], [0; 3]),
+            4,
+        )
+        .strided([16, 16, 64]),
+    );
+    batches
+}
+
+/// [`scaling`] for a batch: every `C_i = β · C_i` exactly, the operands
+/// unread (NaN where `nan_operands`), the row padding and gaps of `C`
+/// with their bits.
+fn scaling_batched(ctx: &Context, batch: &Batched, nan_operands: bool) -> Result<(), Failed> {
+    let mut ab = batch.input();
+    if nan_operands {
+        ab.fill(f32::NAN);
+    }
+    let ab = upload(ctx, &ab)?;
+    let c0 = batch.initial_c();
+    let mut c = upload(ctx, &c0)?;
+    let what = batch.name();
+    ok(run_batched(ctx, &batch.case.gemm(), batch, &ab, &mut c))?;
+    let got = download(ctx, &c)?;
+    let beta = batch.case.beta;
+    let mut want = c0.clone();
+    for i in 0..batch.count {
+        for (_, _, e) in batch.cells(2, i) {
+            want[e] = if beta == 0.0 {
+                0.0
+            } else if beta == 1.0 {
+                c0[e]
+            } else {
+                beta * c0[e]
+            };
+        }
+    }
+    for (e, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        ensure(g.to_bits() == w.to_bits(), || {
+            format!("{what}: element {e} of C's buffer is {g}, want {w}")
+        })?;
+    }
+    Ok(())
+}
+
+fn blas_rules_batched(ctx: &Context) -> Result<(), Failed> {
+    for beta in [0.0, -0.0, 1.0, 2.0, -0.5] {
+        for (ta, tb) in [(false, false), (true, true)] {
+            // k = 0: every A_i and B_i empty.
+            let case = Case::new(37, 45, 0)
+                .transposed(ta, tb)
+                .padded([0, 0, 3], [0; 3])
+                .scaled(1.0, beta);
+            scaling_batched(ctx, &Batched::new(case, 3).gapped([0, 0, 5]), false)?;
+            // α = 0 with A and B full of NaN: they are not read.
+            let case = Case::new(37, 45, 65)
+                .transposed(ta, tb)
+                .padded([1, 2, 3], [0; 3])
+                .scaled(0.0, beta);
+            scaling_batched(ctx, &Batched::new(case, 3).gapped([2, 1, 5]), true)?;
+        }
+    }
+    // m = 0 or n = 0: nothing to write, no error.
+    for (m, n, k) in [(0, 5, 10), (5, 0, 10)] {
+        let batch = Batched::new(Case::new(m, n, k).scaled(1.0, 0.5), 3);
+        let ab = upload(ctx, &batch.input())?;
+        let c0 = batch.initial_c();
+        let mut c = upload(ctx, &c0)?;
+        ok(run_batched(ctx, &batch.case.gemm(), &batch, &ab, &mut c))?;
+        untouched(ctx, &c, &c0, &batch.name())?;
+    }
+    // β = 0 ignores the NaN that `Batched::initial_c` writes into every C_i.
+    let batch = Batched::new(Case::new(129, 257, 100).scaled(0.5, 0.0), 3).gapped([1, 2, 3]);
+    let input = batch.input();
+    let ab = upload(ctx, &input)?;
+    let c0 = batch.initial_c();
+    let mut c = upload(ctx, &c0)?;
+    ok(run_batched(ctx, &batch.case.gemm(), &batch, &ab, &mut c))?;
+    let got = download(ctx, &c)?;
+    batch.check(GemmVariant::DEFAULT, &input, &c0, &got, "β = 0")
+}
+
+/// Passes if `r` is an error for which `is` holds, printing it.
+fn expect_refusal<T: std::fmt::Debug>(
+    r: warpspeed::Result<T>,
+    is: impl FnOnce(&Error) -> bool,
+    what: &str,
+) -> Result<(), Failed> {
+    match r {
+        Err(e) if is(&e) => {
+            eprintln!("  refused {what}: {e}");
+            Ok(())
+        }
+        other => Err(format!("{what}: {other:?}").into()),
+    }
+}
+
+fn refusals_batched(ctx: &Context) -> Result<(), Failed> {
+    let invalid = |e: &Error| matches!(e, Error::InvalidArgument(_));
+    let host = random_vec(4096, 6, draw_f32);
+    let buffer = upload(ctx, &host)?;
+    let c0 = vec![PAD; 256];
+    let mut c = upload(ctx, &c0)?;
+    // 3 products of 8 × 6 × 5: A_i is 5 wide and 8 high (40 elements), B_i
+    // 6 × 5 (30), C_i 6 × 8 (48); the regions hold 4 of each.
+    let gemm = Gemm::new(8, 6, 5);
+    let (a_region, b_region) = (ok(buffer.slice(0..160))?, ok(buffer.slice(300..420))?);
+    let a = ok(MatrixBatch::new(&a_region, 5, 8, 3))?;
+    let b = ok(MatrixBatch::new(&b_region, 6, 5, 3))?;
+    {
+        let mut cv = ok(MatrixBatchMut::new(&mut c, 6, 8, 3))?;
+        let (a2, b4) = (
+            ok(MatrixBatch::new(&a_region, 5, 8, 2))?,
+            ok(MatrixBatch::new(&b_region, 6, 5, 4))?,
+        );
+        let counts = |expected: usize, given: usize| {
+            move |e: &Error| match *e {
+                Error::LengthMismatch {
+                    expected: x,
+                    given: g,
+                    ..
+                } => (x, g) == (expected, given),
+                _ => false,
+            }
+        };
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, &a2, &b, 0.0, &mut cv),
+            counts(3, 2),
+            "A of 2 matrices for 3 products",
+        )?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, &a, &b4, 0.0, &mut cv),
+            counts(3, 4),
+            "B of 4 matrices for 3 products",
+        )?;
+        let shapes = |expected: (usize, usize), given: (usize, usize)| {
+            move |e: &Error| match *e {
+                Error::ShapeMismatch {
+                    expected: x,
+                    given: g,
+                    ..
+                } => (x, g) == (expected, given),
+                _ => false,
+            }
+        };
+        let short = ok(MatrixBatch::new(&a_region, 5, 7, 3))?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, &short, &b, 0.0, &mut cv),
+            shapes((5, 8), (5, 7)),
+            "A_i with 7 rows for m = 8",
+        )?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm.transpose_a(true), 1.0, &a, &b, 0.0, &mut cv),
+            shapes((8, 5), (5, 8)),
+            "untransposed A_i for op(A) = Aᵀ",
+        )?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm.transpose_b(true), 1.0, &a, &b, 0.0, &mut cv),
+            shapes((5, 6), (6, 5)),
+            "untransposed B_i for op(B) = Bᵀ",
+        )?;
+        let mut c2 = ok(MatrixBatchMut::new(&mut c, 6, 8, 2))?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut c2),
+            counts(2, 3),
+            "C of 2 matrices for A and B of 3",
+        )?;
+        let mut wrong = ok(MatrixBatchMut::new(&mut c, 8, 6, 3))?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut wrong),
+            shapes((6, 8), (8, 6)),
+            "C_i of 6 rows of 8 for 8 rows of 6",
+        )?;
+    }
+    // C's span sharing bytes with A's or B's, from views that only unsafe
+    // code can make (`buffer` is borrowed shared). The first: A's
+    // matrices 100 elements apart and C's in the gaps between them, no
+    // element shared, which the span rule refuses all the same. Refused
+    // also when α = 0 (nothing would read them).
+    let a_apart = ok(MatrixBatch::with_strides(&buffer, 5, 8, 5, 3, 100))?;
+    for (a, range, stride, what) in [
+        (&a_apart, 40..288, 100, "C's matrices between A's"),
+        (&a, 100..244, 48, "C overlapping A's last matrix"),
+        (&a, 320..464, 48, "C overlapping B"),
+    ] {
+        // SAFETY: elements `range` of the live `buffer`, which outlives
+        // the view (kept to the end of the block); the calls must refuse
+        // it before any launch, and had they launched, the refusal check's
+        // drop of their `Pending` waits for the stream before `buffer` is
+        // read again (`untouched` below) or freed.
+        let mut region = unsafe {
+            ViewMut::<f32>::from_raw_parts(
+                buffer.device_address() + (range.start * size_of::<f32>()) as u64,
+                range.len(),
+                buffer.device(),
+            )
+        };
+        let mut cv = ok(MatrixBatchMut::with_strides(
+            &mut region,
+            6,
+            8,
+            6,
+            3,
+            stride,
+        ))?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 1.0, a, &b, 0.0, &mut cv),
+            invalid,
+            what,
+        )?;
+        expect_refusal(
+            ctx.gemm_batched_into(&gemm, 0.0, a, &b, 0.5, &mut cv),
+            invalid,
+            what,
+        )?;
+    }
+    // Writable matrices that would share elements, each in a slice long
+    // enough for it: stacked too close, repeated, side by side past the
+    // pitch, side by side closer than the width. Their disjoint neighbours
+    // are taken.
+    for (pitch, count, stride, what) in [
+        (6, 3, 47, "C_i 47 apart, 48 long"),
+        (6, 2, 0, "two C_i at one place"),
+        (16, 3, 6, "three C_i of 6 columns in rows of 16"),
+        (24, 3, 5, "C_i of 6 columns 5 apart"),
+    ] {
+        expect_refusal(
+            MatrixBatchMut::with_strides(&mut c, 6, 8, pitch, count, stride),
+            invalid,
+            what,
+        )?;
+    }
+    for (pitch, count, stride) in [(6, 3, 48), (24, 4, 6), (6, 1, 0)] {
+        ok(MatrixBatchMut::with_strides(
+            &mut c, 6, 8, pitch, count, stride,
+        ))?;
+    }
+    // Batches whose last matrix runs past the slice.
+    expect_refusal(
+        MatrixBatch::new(&a_region, 5, 8, 5),
+        invalid,
+        "5 A_i of 40 in 160 elements",
+    )?;
+    expect_refusal(
+        MatrixBatch::with_strides(&a_region, 5, 8, 5, 3, 61),
+        invalid,
+        "3 A_i of 40, 61 apart, in 160 elements",
+    )?;
+    expect_refusal(
+        MatrixBatchMut::new(&mut c, 6, 8, 6),
+        invalid,
+        "6 C_i of 48 in 256 elements",
+    )?;
+    expect_refusal(
+        MatrixBatch::with_strides(&a_region, 5, 8, 5, usize::MAX, usize::MAX),
+        invalid,
+        "a batch whose last matrix starts past the address space",
+    )?;
+    // Nothing was launched: C and the operands' buffer are as they were.
+    untouched(ctx, &c, &c0, "batched refusals")?;
+    untouched(
+        ctx,
+        &buffer,
+        &host,
+        "batched refusals (the operands' buffer)",
+    )
+}
+
+/// The split batch twice gives the same bits (its slices may finish in
+/// any order).
+fn repeatable_batched(ctx: &Context) -> Result<(), Failed> {
+    let batch = Batched::new(Case::new(200, 300, 1000), 3);
+    let input = upload(ctx, &batch.input())?;
+    let gemm = batch.case.gemm().variant(GemmVariant::Pipelined);
+    let mut outs = Vec::new();
+    for _ in 0..2 {
+        let mut c = upload(ctx, &batch.initial_c())?;
+        ok(run_batched(ctx, &gemm, &batch, &input, &mut c))?;
+        outs.push(download(ctx, &c)?);
+    }
+    let same = outs[0]
+        .iter()
+        .zip(&outs[1])
+        .all(|(x, y)| x.to_bits() == y.to_bits());
+    ensure(same, || {
+        format!("Pipelined {}: two runs gave different bits", batch.name())
+    })
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     let cases: Vec<_> = cases()
         .into_iter()
@@ -1178,4 +1781,19 @@ pub fn trials(trials: &mut Vec<Trial>) {
     trials.push(gpu_trial("gemm::repeatable", repeatable));
     trials.push(gpu_trial("gemm::refuses_bad_arguments", refusals));
     trials.push(sized_trial("gemm::c_past_2_31", 65_537 * 32_769, past_2_31));
+    for batch in batched_cases() {
+        for &step in GemmVariant::ALL.iter().filter(|&&s| batched_step(s)) {
+            let name = format!("gemm::batched::{}::{}", step.name(), batch.name());
+            let batch = batch.clone();
+            trials.push(sized_trial(name, batch.elements(), move |ctx| {
+                check_batched(ctx, step, &batch)
+            }));
+        }
+    }
+    trials.push(gpu_trial("gemm::batched::blas_rules", blas_rules_batched));
+    trials.push(gpu_trial(
+        "gemm::batched::refuses_bad_arguments",
+        refusals_batched,
+    ));
+    trials.push(gpu_trial("gemm::batched::repeatable", repeatable_batched));
 }

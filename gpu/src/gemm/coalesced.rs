@@ -8,6 +8,7 @@ use {super::Operands, super::naive::SIDE, crate::prim::*};
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
+    let o = o.of_batch();
     let (tile_m, tile_n) = o.tile(SIDE, SIDE, 1);
     let t = thread_idx_x() as usize;
     let (i, j) = (tile_m * SIDE + t / SIDE, tile_n * SIDE + t % SIDE);

@@ -514,7 +514,9 @@ impl GemmPlan {
     /// operands' staging layouts (`pipelined_entry`), and its 128 × 128
     /// tiles the entry without checked copies where
     /// `pipelined::takes_whole_tiles` (sm_80 and newer: it stages by
-    /// `cp.async`); the same tiles, threads and shared memory.
+    /// `cp.async`) for every product of the batch (`batch`: the elements
+    /// from one product to the next in `A`, `B` and `C`, which must keep
+    /// 16-byte alignment); the same tiles, threads and shared memory.
     pub fn on_operands(
         self,
         target: &str,
@@ -522,6 +524,7 @@ impl GemmPlan {
         a: (u64, usize, usize),
         b: (u64, usize, usize),
         c: (u64, usize),
+        batch: [usize; 3],
     ) -> GemmPlan {
         let Some(config) = PIPELINED_CONFIGS.into_iter().find(|&config| {
             pipelined_entry(config, false, true).is_some_and(|e| e.index() == self.entry.index())
@@ -531,6 +534,7 @@ impl GemmPlan {
         let entry = if config == PIPELINED_CONFIGS[0]
             && self.slices == 1
             && Needs::Sm80.met_by(target)
+            && batch.iter().all(|s| s.is_multiple_of(4))
             && pipelined::takes_whole_tiles(m, n, k, a, b, c)
         {
             gemm_pipelined_whole::entry::<f32>()
@@ -591,6 +595,22 @@ impl GemmVariant {
     /// itself); its plan here is [`TMA_FALLBACK`]'s.
     #[doc(hidden)]
     pub fn plan(self, m: usize, n: usize, k: usize, sms: u32, resident: u32) -> GemmPlan {
+        self.plan_batch(1, m, n, k, sms, resident)
+    }
+
+    /// [`GemmVariant::plan`] for a batch of `count` products of one shape,
+    /// launched together (the grid's `y` is the product): the tiles of
+    /// them all fill the SMs.
+    #[doc(hidden)]
+    pub fn plan_batch(
+        self,
+        count: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+        sms: u32,
+        resident: u32,
+    ) -> GemmPlan {
         let fixed = |entry| GemmPlan {
             entry,
             tiles: self.shape().tiles,
@@ -610,11 +630,12 @@ impl GemmVariant {
             GemmVariant::Tf32x3Wgmma => fixed(gemm_wgmma_tf32x3::entry::<f32>()),
             // Its own kernel takes tensor maps (`GemmMapArgs`); this is
             // the plan of the products it cannot map.
-            GemmVariant::Tf32Tma => TMA_FALLBACK.plan(m, n, k, sms, resident),
-            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK.plan(m, n, k, sms, resident),
+            GemmVariant::Tf32Tma => TMA_FALLBACK.plan_batch(count, m, n, k, sms, resident),
+            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK.plan_batch(count, m, n, k, sms, resident),
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
-                let tiles = m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N);
+                let tiles =
+                    (m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N)).saturating_mul(count);
                 let value = if tiles >= sms as usize {
                     big
                 } else {
@@ -630,7 +651,7 @@ impl GemmVariant {
                         };
                         if pipelined::splits(value) {
                             plan.slices = split_slices(
-                                plan.tile_count(m, n),
+                                plan.tile_count(m, n).saturating_mul(count),
                                 k,
                                 sms as usize,
                                 resident.max(1) as usize,
@@ -673,8 +694,12 @@ mod device {
     /// Contract of every step: `op(A)` readable at `a[i·a_row + p·a_col]`
     /// for `i < m`, `p < k`; `op(B)` at `b[p·b_row + j·b_col]` for
     /// `p < k`, `j < n`; `C` writable (and readable unless `β = 0`) at
-    /// `c[i·ldc + j]`, overlapping neither; `k ≥ 1`; a 1D grid of at least
-    /// one block per tile and the step's block and shared memory.
+    /// `c[i·ldc + j]`, overlapping neither; `k ≥ 1`; a grid of at least
+    /// one block per tile in `x` and the step's block and shared memory.
+    /// A grid of `count` rows in `y` computes a strided batch: all of the
+    /// above holds for product `z < count`, its `A`, `B` and `C` at `a +
+    /// z·batch_a`, `b + z·batch_b` and `c + z·batch_c`, and no two
+    /// products' `C` share an element.
     #[derive(Clone, Copy)]
     pub struct Operands {
         pub m: usize,
@@ -694,9 +719,32 @@ mod device {
         /// workspace they meet in ([`super::split_words`]; null unsplit).
         pub slices: usize,
         pub work: *mut f32,
+        /// Elements from one product of a strided batch to the next, in
+        /// `A`, `B` and `C`; the grid's `y` is the product
+        /// ([`Operands::of_batch`]). A split batch's products share the
+        /// workspace, their tiles numbered across the batch.
+        pub batch_a: usize,
+        pub batch_b: usize,
+        pub batch_c: usize,
     }
 
     impl Operands {
+        /// The operands of the block's own product of a strided batch,
+        /// product `block_idx_y()`: `A`, `B` and `C` moved on by that
+        /// many strides. The first thing every step does; the
+        /// identity for a grid of one row. (Wrapping: the launch contract
+        /// puts every product of the batch inside its operands' memory.)
+        #[inline(always)]
+        pub fn of_batch(self) -> Operands {
+            let z = block_idx_y() as usize;
+            Operands {
+                a: self.a.wrapping_add(z * self.batch_a),
+                b: self.b.wrapping_add(z * self.batch_b),
+                c: self.c.wrapping_add(z * self.batch_c),
+                ..self
+            }
+        }
+
         /// Element `(i, p)` of `op(A)` (in range by the caller).
         #[inline(always)]
         pub unsafe fn a(&self, i: usize, p: usize) -> f32 {
@@ -825,7 +873,8 @@ kernels! {
         (m: u32, n: u32, k: u32, alpha: f32,
             a: *const T, a_row: usize, a_col: usize,
             b: *const T, b_row: usize, b_col: usize,
-            beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T) as Operands {
+            beta: f32, c: *mut T, ldc: usize, slices: u32, work: *mut T,
+            batch_a: usize, batch_b: usize, batch_c: usize) as Operands {
             fn gemm_naive<T in f32> = naive::kernel;
             fn gemm_coalesced<T in f32> = coalesced::kernel;
             fn gemm_shared_tiles<T in f32> = shared_tiles::kernel;
@@ -861,7 +910,7 @@ kernels! {
             fn gemm_wgmma_tf32x3<T in f32> = wgmma::kernel::<true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
-            slices: u32, slice_stages: u32, work: *mut T,
+            slices: u32, slice_stages: u32, work: *mut T, count: u32, batch_c: usize,
             maps: *mut u64, map_a: TensorMap, map_b: TensorMap) as MapOperands {
             /// Two 128-byte aggregate parameters, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
@@ -1096,7 +1145,8 @@ mod tests {
             for (a_k, b_k) in [(false, true), (true, true), (false, false), (true, false)] {
                 let plan = GemmVariant::Pipelined.plan(m, n, k, 132, 2);
                 let config = plan.tiles.tile_m;
-                let picked = plan.on_operands("sm_90a", (m, n, k), a(a_k), b(b_k), (0, 1001));
+                let picked =
+                    plan.on_operands("sm_90a", (m, n, k), a(a_k), b(b_k), (0, 1001), [0; 3]);
                 let wanted = pipelined_entry(config, a_k, b_k).unwrap();
                 assert_eq!(
                     picked.entry.index(),
@@ -1120,7 +1170,7 @@ mod tests {
         let entry = |(m, n, k): (usize, usize, usize), a, b, c, target| {
             GemmVariant::Pipelined
                 .plan(m, n, k, 132, 2)
-                .on_operands(target, (m, n, k), a, b, c)
+                .on_operands(target, (m, n, k), a, b, c, [0; 3])
                 .entry
                 .index()
         };

@@ -13,6 +13,7 @@ pub const SIDE: usize = 32;
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
+    let o = o.of_batch();
     let (tile_m, tile_n) = o.tile(SIDE, SIDE, 1);
     let t = thread_idx_x() as usize;
     // Lane `t` takes row `t % 32`: a warp's 32 lanes are 32 rows of one

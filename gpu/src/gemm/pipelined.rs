@@ -474,9 +474,10 @@ unsafe fn body<
 /// order (the same bits every run, whichever slice finishes last) into
 /// `acc`, resets the ticket for the next product and returns `true`, to
 /// store the tile as an unsplit block does; the others return `false`.
-/// `split` is `(tile, slice)`. Every thread of the block calls it, after
-/// the ring. Contract: [`super::split_words`] words at `o.work`, the
-/// tickets zero when the product starts.
+/// `split` is `(tile, slice)`, the tile numbered across a batch's
+/// products. Every thread of the block calls it, after the ring.
+/// Contract: [`super::split_words`] words at `o.work` for the tiles of
+/// the whole batch, the tickets zero when the product starts.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn join<const THREADS: usize>(
@@ -637,6 +638,7 @@ pub(crate) unsafe fn layout_kernel<const CONFIG: u32, const A_K: bool, const B_K
     o: Operands,
 ) {
     use super::{PIPELINED_CONFIGS, PIPELINED_TILE_N};
+    let o = o.of_batch();
     const BIG: u32 = PIPELINED_CONFIGS[0];
     const SMALL: u32 = PIPELINED_CONFIGS[1];
     macro_rules! with {
@@ -717,7 +719,9 @@ pub(crate) unsafe fn kernel<
     #[cfg(not(target_feature = "sm_80"))]
     let origin = from;
     let (a, b) = panels(&o, origin.0, origin.1, p0, len);
-    let split = (tile, slice);
+    // The tickets and partials of a batch's products follow each other:
+    // its tiles are numbered across the batch.
+    let split = (tile + block_idx_y() as usize * tiles_m * tiles_n, slice);
     if a.vectors() && b.vectors() && vector_stores(&o, origin.1, B_K) {
         body::<BM, BN, THREADS, QA, QB, SPLIT, false, false, A_K, B_K>(
             &o, origin, from, &a, &b, split,
@@ -755,6 +759,7 @@ pub(crate) unsafe fn whole_kernel<
     #[cfg(target_feature = "sm_80")]
     {
         const { assert!(BM == super::PIPELINED_CONFIGS[0] as usize && BN == super::PIPELINED_TILE_N) };
+        let o = o.of_batch();
         let whole = takes_whole_tiles(
             o.m,
             o.n,

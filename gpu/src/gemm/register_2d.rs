@@ -22,6 +22,7 @@ pub const THREADS: usize = (TILE / TT) * (TILE / TT);
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
+    let o = o.of_batch();
     let (tile_m, tile_n) = o.tile(TILE, TILE, 1);
     let t = thread_idx_x() as usize;
     let (row0, col0) = (tile_m * TILE, tile_n * TILE);

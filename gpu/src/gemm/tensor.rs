@@ -50,6 +50,7 @@ pub(crate) unsafe fn kernel<const SPLIT: bool>(o: Operands) {
     #[cfg(target_feature = "sm_80")]
     {
         use super::pipelined::{BAND, panels};
+        let o = o.of_batch();
         let (tile_m, tile_n) = o.tile(TENSOR_TILE, TENSOR_TILE, BAND);
         let (row0, col0) = (tile_m * TENSOR_TILE, tile_n * TENSOR_TILE);
         let (a, b) = panels(&o, row0, col0, 0, o.k);

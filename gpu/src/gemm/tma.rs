@@ -179,6 +179,10 @@ pub(crate) struct MapOperands {
     pub slices: usize,
     pub slice_stages: usize,
     pub work: *mut f32,
+    /// Products of a strided batch (1: one product) and the elements
+    /// from one product's `C` to the next.
+    pub count: usize,
+    pub batch_c: usize,
     pub maps: *mut u64,
     pub map_a: TensorMap,
     pub map_b: TensorMap,
@@ -192,10 +196,13 @@ pub(crate) struct MapOperands {
 /// of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k` innermost, `m`
 /// rows), boxes of [`BK`] × [`TILE_N`]; both `f32`, the 128-byte swizzle,
 /// zeros outside, over memory nothing writes during the kernel; `C`, `m ×
-/// n` with pitch `ldc`, writable, overlapping neither; `(slices,
-/// slice_stages)` [`tma_slices`] of the tiles, stages and any number of
-/// SMs, and for `slices > 1` [`super::split_words`]`(tiles, slices,
-/// TILE_ELEMENTS)` words at `work` that nothing else uses during the
+/// n` with pitch `ldc`, writable, overlapping neither. A batch of `count
+/// > 1` products has 3-dimensional maps instead, the product their third
+/// coordinate, and product `z`'s `C` at `c + z·batch_c`, no two sharing
+/// an element. `(slices, slice_stages)` [`tma_slices`] of the tiles of
+/// all products, the stages and any number of SMs, and for `slices > 1`
+/// [`super::split_words`]`(tiles, slices, TILE_ELEMENTS)` words (the
+/// tiles of all products) at `work` that nothing else uses during the
 /// kernel, the tickets (its first words) zero at the start; `maps` 2 ·
 /// [`MAP_BYTES`] of global memory per block, 64-byte aligned, that
 /// nothing else uses during the kernel; blocks of [`THREADS`] threads,
@@ -474,23 +481,38 @@ pub(super) mod device {
         let (tiles_m, tiles_n) = (rows.div_ceil(TILE_M), cols.div_ceil(TILE_N));
         let k_tiles = o.k.div_ceil(BK);
         // Work unit `u`: slice `u % slices` of tile `u / slices`, the
-        // slices of a tile consecutive (they run at once).
-        let units = tiles_m * tiles_n * o.slices;
-        let unit_of = |u: usize| {
-            let (tile, slice) = (u / o.slices, u % o.slices);
+        // slices of a tile consecutive (they run at once), the tiles of a
+        // batch's products one product after the other.
+        // In 32 bits (fewer registers than `usize`): the host launches
+        // batches of fewer than 2^32 units.
+        let tiles = (tiles_m * tiles_n) as u32;
+        let units = tiles * o.count as u32 * o.slices as u32;
+        let unit_of = |u: u32| {
+            let (tile, slice) = (u / o.slices as u32, u % o.slices as u32);
+            let (tile, slice) = (tile as usize, slice as usize);
             let first = slice * o.slice_stages;
             let end = if first + o.slice_stages < k_tiles {
                 first + o.slice_stages
             } else {
                 k_tiles
             };
+            let tiles = tiles as usize;
             (
-                super::super::tile_of(tile, tiles_m, tiles_n, BAND),
+                tile / tiles,
+                super::super::tile_of(tile % tiles, tiles_m, tiles_n, BAND),
                 (tile, slice),
                 first..end,
             )
         };
-        let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
+        // The copies of product `z`: 3-dimensional maps for a batch.
+        let copy = |dst: u32, map: u64, [x, y]: [i32; 2], z: usize, bar: u32| {
+            if o.count > 1 {
+                bulk::tensor_copy_3d_to_shared(dst, map, [x, y, z as i32], bar);
+            } else {
+                bulk::tensor_copy_2d_to_shared(dst, map, [x, y], bar);
+            }
+        };
+        let (first, step) = (block_idx_x(), grid_dim_x());
         if t == 0 {
             for s in 0..STAGES {
                 // SAFETY: 8-byte aligned barriers in this block's shared
@@ -510,7 +532,7 @@ pub(super) mod device {
             }
             // This block's two slots: the maps written, then acquired for
             // the copy engine.
-            let slot = o.maps.add(2 * MAP_BYTES / 8 * first);
+            let slot = o.maps.add(2 * MAP_BYTES / 8 * first as usize);
             for w in 0..MAP_BYTES / 8 {
                 *slot.add(w) = o.map_a.words[w];
                 *slot.add(MAP_BYTES / 8 + w) = o.map_b.words[w];
@@ -521,7 +543,7 @@ pub(super) mod device {
             let (mut s, mut phase) = (0usize, 0u32);
             let mut unit = first;
             while unit < units {
-                let ((tm, tn), _, stages) = unit_of(unit);
+                let (z, (tm, tn), _, stages) = unit_of(unit);
                 for kt in stages {
                     // The stage is free once every multiplying thread is
                     // done with what it held (at once in the first pass).
@@ -538,25 +560,22 @@ pub(super) mod device {
                     if SWAP {
                         // `op(B)`'s 128 columns as four boxes of 32.
                         unroll!(j in [0 1 2 3] => {
-                            bulk::tensor_copy_2d_to_shared(
+                            copy(
                                 at + (j * X_BOX_BYTES) as u32,
                                 map_a,
                                 [(tm * TILE_M + j * X_BOX) as i32, k0],
+                                z,
                                 full(s),
                             );
                         });
                     } else {
-                        bulk::tensor_copy_2d_to_shared(
-                            at,
-                            map_a,
-                            [k0, (tm * TILE_M) as i32],
-                            full(s),
-                        );
+                        copy(at, map_a, [k0, (tm * TILE_M) as i32], z, full(s));
                     }
-                    bulk::tensor_copy_2d_to_shared(
+                    copy(
                         at + A_BYTES as u32,
                         map_b,
                         [k0, (tn * TILE_N) as i32],
+                        z,
                         full(s),
                     );
                     s += 1;
@@ -590,7 +609,7 @@ pub(super) mod device {
         let (mut s, mut phase) = (0usize, 0u32);
         let mut unit = first;
         while unit < units {
-            let ((tm, tn), split, stages) = unit_of(unit);
+            let (_, (tm, tn), split, stages) = unit_of(unit);
             let start = stages.start;
             let mut held = 0;
             if SWAP {
@@ -682,6 +701,14 @@ pub(super) mod device {
                 unit += step;
                 continue;
             }
+            // Product `z`'s `C` (the contract puts it inside `C`'s memory),
+            // `z` worked out again here rather than held over the tile's
+            // products (held, the swapped entry spilled 12 bytes).
+            let z = (unit / o.slices as u32 / tiles) as usize;
+            let o = &MapOperands {
+                c: o.c.wrapping_add(z * o.batch_c),
+                ..*o
+            };
             if SWAP {
                 let n = tm * TILE_M + (2 * wg + warp / 2) * X_BOX + column;
                 let m = tn * TILE_N + 2 * q;

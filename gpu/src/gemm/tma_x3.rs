@@ -188,6 +188,8 @@ mod device {
             slices: 1,
             slice_stages: k_tiles,
             work: core::ptr::null_mut(),
+            count: 1,
+            batch_c: 0,
             maps: o.maps,
             map_a: o.map_a,
             map_b: o.map_b,

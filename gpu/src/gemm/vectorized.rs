@@ -19,6 +19,7 @@ pub const BK: usize = 8;
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
+    let o = o.of_batch();
     const Q: usize = TILE * BK / 4 / THREADS;
     let (tile_m, tile_n) = o.tile(TILE, TILE, 1);
     let t = thread_idx_x() as usize;

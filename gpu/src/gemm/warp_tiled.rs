@@ -183,6 +183,7 @@ pub(crate) unsafe fn store<const ROWS_BLOCKED: bool, const COLS_BLOCKED: bool>(
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel(o: Operands) {
+    let o = o.of_batch();
     const THREADS: usize = TILE / WARP_M * (TILE / WARP_N) * 32;
     const Q: usize = TILE * WARP_BK / 4 / THREADS;
     const LD: usize = TILE + STAGE_PAD;

@@ -157,6 +157,33 @@ pub unsafe fn tensor_copy_4d_to_shared(dst: u32, map: u64, coords: [i32; 4], bar
     }
 }
 
+/// `cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
+/// [`tensor_copy_4d_to_shared`] for a 3-dimensional tensor map: the box at
+/// `coords` (innermost first; outside the tensor, zeros) into shared
+/// `dst`, counted off on the barrier at `bar`.
+///
+/// # Safety
+/// As [`tensor_copy_4d_to_shared`]'s, for a 3-dimensional map; with the
+/// 128-byte swizzle, `dst` is 1024-byte aligned.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn tensor_copy_3d_to_shared(dst: u32, map: u64, coords: [i32; 3], bar: u32) {
+    // SAFETY: the caller's contract; shared memory changes under the
+    // program's feet once this returns, as for `bulk_copy_to_shared`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}];",
+            d = in(reg32) dst,
+            m = in(reg64) map,
+            c0 = in(reg32) coords[0],
+            c1 = in(reg32) coords[1],
+            c2 = in(reg32) coords[2],
+            b = in(reg32) bar,
+            options(nostack),
+        );
+    }
+}
+
 /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`:
 /// [`tensor_copy_4d_to_shared`] for a 2-dimensional tensor map: the box at
 /// `coords` (innermost first; outside the tensor, zeros) into shared

@@ -8,7 +8,11 @@
 //! both transposed at 4096³; and the scaling curve of the FP32 step the
 //! library uses (and of the same step reading `A` where it lies,
 //! `Packing::Never`, to show what packing buys) and of the fastest TF32
-//! and 3xTF32 steps over square sizes 256 to 8192. `--quick`: 4096³ from
+//! and 3xTF32 steps over square sizes 256 to 8192; the tall-skinny
+//! products `m × 4096 × 4096` of one decoding step by each precision's
+//! default step; and strided batches of small products beside cuBLAS's
+//! `SgemmStridedBatched` (the last two also alone, as the families
+//! `gemm_skinny` and `gemm_batched`). `--quick`: 4096³ from
 //! `register_2d` on, the transposes, and the curve at 256, 1024 and 4096.
 //!
 //! Rates are TFLOP/s of `2·m·n·k` against the device's FP32 peak
@@ -28,9 +32,30 @@ use crate::harness::{
     splitmix64,
 };
 use warpspeed::gemm::{Gemm, GemmVariant, Packing, Precision};
-use warpspeed::{Buffer, Context, Matrix, MatrixMut};
+use warpspeed::{Buffer, Context, Matrix, MatrixBatch, MatrixBatchMut, MatrixMut};
 
 pub const FAMILY: Family = Family { name: "gemm", run };
+
+/// The strided batched products alone (recorded as `gemm` cases), so that
+/// they can be run without the ladder: `--families gemm_batched`.
+pub const BATCHED: Family = Family {
+    name: "gemm_batched",
+    run: batched,
+};
+
+/// The tall-skinny products alone (one decoding step's shapes, recorded
+/// as `gemm` cases): `--families gemm_skinny`.
+pub const SKINNY: Family = Family {
+    name: "gemm_skinny",
+    run: skinny,
+};
+
+/// The rows `m` of the tall-skinny products `m × 4096 × 4096`.
+const SKINNY_ROWS: [usize; 4] = [1, 16, 64, 128];
+
+/// The batches timed: `(count, side)` of `count` products of `side³`,
+/// the shapes of cuBLAS's strided batched figures.
+const BATCHES: [(usize, usize); 4] = [(1024, 64), (1024, 128), (1024, 256), (256, 512)];
 
 /// A product's `(m, n, k)`: `A` is `m × k`, `B` `k × n`, `C` `m × n`.
 type Shape = (usize, usize, usize);
@@ -128,7 +153,23 @@ fn run(bench: &mut Bench) -> Result<(), String> {
         ladder(bench, shape, |v| steps(v) && runs(target, v))?;
     }
     transposes(bench)?;
-    scaling(bench)
+    scaling(bench)?;
+    skinny(bench)?;
+    batched(bench)
+}
+
+/// `m × 4096 × 4096` for each of [`SKINNY_ROWS`] by the default step of
+/// each precision, against the same peers as the ladder.
+fn skinny(bench: &mut Bench) -> Result<(), String> {
+    let target = bench.ctx.info().ptx_target;
+    let defaults = [Precision::Fp32, Precision::Tf32, Precision::Tf32x3]
+        .map(|p| GemmVariant::fastest_for(p, target));
+    for m in SKINNY_ROWS {
+        ladder(bench, (m, 4096, 4096), |v| {
+            defaults.contains(&v) && runs(target, v)
+        })?;
+    }
+    Ok(())
 }
 
 /// Device copies of `A` and `B` (enough of each to keep every launch out of
@@ -228,8 +269,8 @@ impl Operands {
                     Precision::Tf32 => 2f64.powi(-10),
                     Precision::Tf32x3 => 3.0 * 2f64.powi(-22),
                 });
-        let rows = [0, 1, 63, 64, 127, 128, m / 2, m - 2, m - 1];
-        let columns = [0, 1, 63, 64, 127, 128, n / 2, n - 2, n - 1];
+        let rows = [0, 1, 63, 64, 127, 128, m / 2, m.saturating_sub(2), m - 1];
+        let columns = [0, 1, 63, 64, 127, 128, n / 2, n.saturating_sub(2), n - 1];
         for &i in rows.iter().filter(|&&i| i < m) {
             for &j in columns.iter().filter(|&&j| j < n) {
                 let (mut want, mut magnitude) = (0.0f64, 0.0f64);
@@ -470,5 +511,108 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         },
         |p| Work::Flops(Gemm::new(p.n, p.n, p.n).flops()),
     );
+    Ok(())
+}
+
+/// Strided batched products ([`BATCHES`], dense operands one matrix after
+/// the other) by the steps that run batches, against cuBLAS's
+/// `SgemmStridedBatched` (FP32) and its TF32 at its best (the faster of
+/// `SgemmStridedBatched` in TF32 math and `GemmStridedBatchedEx`).
+fn batched(bench: &mut Bench) -> Result<(), String> {
+    let target = bench.ctx.info().ptx_target;
+    let steps = |v: GemmVariant| {
+        matches!(
+            v,
+            GemmVariant::Pipelined
+                | GemmVariant::Tf32
+                | GemmVariant::Tf32x3
+                | GemmVariant::Tf32Wgmma
+                | GemmVariant::Tf32x3Wgmma
+                | GemmVariant::Tf32Tma
+        ) && runs(target, v)
+    };
+    for (count, side) in BATCHES {
+        let shape = (side, side, side);
+        let case = format!("f32 {count} × {side}³ batched");
+        let matrix = side * side;
+        let a_host: Vec<f32> = (0..(count * matrix) as u64).map(uniform).collect();
+        let b_host: Vec<f32> = (0..(count * matrix) as u64)
+            .map(|i| uniform(OFFSET_B + i))
+            .collect();
+        let a = bench.ctx.upload(&a_host).map_err(|e| e.to_string())?;
+        let b = bench.ctx.upload(&b_host).map_err(|e| e.to_string())?;
+        let mut c = bench
+            .ctx
+            .zeros::<f32>(count * matrix)
+            .map_err(|e| e.to_string())?;
+        let mut rows = ladder_rows(bench, &case, "", steps, |bench, variant| {
+            let gemm = Gemm::new(side, side, side).variant(variant);
+            bench
+                .ctx
+                .fill(&mut c, f32::NAN)
+                .map_err(|e| e.to_string())?;
+            let ms = bench.time_reps(bench.reps, || {
+                let a = MatrixBatch::new(&a, side, side, count).map_err(|e| e.to_string())?;
+                let b = MatrixBatch::new(&b, side, side, count).map_err(|e| e.to_string())?;
+                let mut c =
+                    MatrixBatchMut::new(&mut c, side, side, count).map_err(|e| e.to_string())?;
+                enqueued(bench.ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
+            })?;
+            // The first and the last product of the batch, checked as a
+            // single product's outputs are.
+            for at in [0, count - 1] {
+                let one = |host: &[f32]| host[at * matrix..(at + 1) * matrix].to_vec();
+                let product = Operands {
+                    shape,
+                    a_host: one(&a_host),
+                    b_host: one(&b_host),
+                    a: Vec::new(),
+                    b: Vec::new(),
+                    c: bench
+                        .ctx
+                        .upload(&{
+                            let mut host = vec![0.0f32; matrix];
+                            c.slice(at * matrix..(at + 1) * matrix)
+                                .and_then(|v| bench.ctx.copy_to_host(&v, &mut host))
+                                .map_err(|e| e.to_string())?;
+                            host
+                        })
+                        .map_err(|e| e.to_string())?,
+                };
+                product
+                    .check(bench.ctx, variant, (false, false))
+                    .map_err(|e| format!("gemm {case} {}, product {at}: {e}", variant.name()))?;
+            }
+            Ok(ms)
+        })?;
+        for row in &mut rows {
+            if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
+                row.versus = group(v);
+            }
+        }
+        drop((a, b, c));
+        let mut measured = bench
+            .peers
+            .measure(&[
+                format!("sgemm_batched:{count}:{side}:{side}:{side}"),
+                format!("sgemm_batched_tf32:{count}:{side}:{side}:{side}"),
+            ])
+            .into_iter();
+        let peers = ["", "tf32"]
+            .into_iter()
+            .filter_map(|group| measured.next().map(|p| (group, p)))
+            .collect();
+        bench.record_work(
+            &format!("gemm {case} (TFLOP/s: 2·n³ per product)"),
+            Case {
+                family: "gemm",
+                case,
+                bytes: count as f64 * traffic(shape),
+                rows,
+                peers,
+            },
+            Work::Flops(count as f64 * Gemm::new(side, side, side).flops()),
+        );
+    }
     Ok(())
 }

@@ -58,6 +58,8 @@ const FAMILIES: &[Family] = &[
     histogram::FAMILY,
     conv1d::FAMILY,
     gemm::FAMILY,
+    gemm::BATCHED,
+    gemm::SKINNY,
     rng::FAMILY,
     scan::FAMILY,
     sort::FAMILY,

@@ -4,14 +4,14 @@
 //! Two small programs beside this benchmark do the measuring
 //! (`host/benches/peers/`): `peers.cu` (CUB `DeviceReduce`,
 //! `DeviceHistogram`, `DeviceScan`, `DeviceSelect`, `DeviceRadixSort` and
-//! `DeviceSegmentedSort`, cuBLAS `Sgeam` and `Sgemm`, cuRAND's host API,
-//! built here with `nvcc` and linked with cuBLAS and cuRAND when nvcc is
-//! found; without cuRAND it is built again without its cases) and
-//! `torch_peers.py` (PyTorch, for what no C library offers, such as an
-//! 8-bit transpose, and for torch's own `sort`, `topk` and `argmax`). Both
-//! take `<reps> <case>...` (and the least warm-up of each case in
-//! milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it) and print one
-//! JSON object per case. Whatever cannot run is reported as
+//! `DeviceSegmentedSort`, cuBLAS `Sgeam`, `Sgemm` and its strided batched
+//! forms, cuRAND's host API, built here with `nvcc` and linked with cuBLAS
+//! and cuRAND when nvcc is found; without cuRAND it is built again without
+//! its cases) and `torch_peers.py` (PyTorch, for what no C library offers,
+//! such as an 8-bit transpose, and for torch's own `sort`, `topk` and
+//! `argmax`). Both take `<reps> <case>...` (and the least warm-up of each
+//! case in milliseconds from `WARPSPEED_WARMUP_MS`, 200 without it) and
+//! print one JSON object per case. Whatever cannot run is reported as
 //! "not available" with the reason, never estimated.
 //! They are measurement tooling and never part of the library.
 
@@ -157,7 +157,8 @@ impl Peers {
 
     /// Measures `cases` (`reduce:sum:f32:16777216`, `geam:f32:8192:8192`,
     /// `histogram:uniform:268435456`, `sgemm:4096:4096:4096`,
-    /// `sgemm_tf32:4096:4096:4096`, `transpose:u8:8192:8192`,
+    /// `sgemm_tf32:4096:4096:4096`, `sgemm_batched:1024:256:256:256`,
+    /// `sgemm_batched_tf32:1024:256:256:256`, `transpose:u8:8192:8192`,
     /// `conv1d:67108864:7`, `curand:philox:normal:268435456`, ...); one
     /// result per case, in order.
     pub fn measure(&self, cases: &[String]) -> Vec<PeerResult> {
@@ -317,6 +318,8 @@ fn expected_name(case: &str) -> String {
         ["sgemm", ..] => "cuBLAS Sgemm".into(),
         ["sgemm_tf32", ..] => "cuBLAS TF32 (best of Sgemm, Lt)".into(),
         ["sgemm_3xtf32_cutlass", ..] => "CUTLASS 3xTF32".into(),
+        ["sgemm_batched", ..] => "cuBLAS SgemmStridedBatched".into(),
+        ["sgemm_batched_tf32", ..] => "cuBLAS TF32 strided batched (best of Sgemm, GemmEx)".into(),
         ["conv1d", ..] => "cuDNN (torch conv1d)".into(),
         ["curand", generator, distribution, ..] => {
             let generator = match *generator {

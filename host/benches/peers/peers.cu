@@ -35,6 +35,11 @@
 //                                             values, the column (0..width); segment r is [r * width, (r + 1) * width)
 //     sgemm:<m>:<n>:<k>                       cuBLAS Sgemm, FP32 (no TF32): row-major C (m x n) = A (m x k) . B (k x n)
 //     sgemm_tf32:<m>:<n>:<k>                  the same on the TF32 tensor cores, cuBLAS at its best
+//     sgemm_batched:<count>:<m>:<n>:<k>       cuBLAS SgemmStridedBatched, FP32 (no TF32): count products
+//                                             C_z = A_z . B_z of sgemm's shapes, each operand's matrices
+//                                             packed one after the other (strides m*k, k*n, m*n)
+//     sgemm_batched_tf32:<count>:<m>:<n>:<k>  the same on the TF32 tensor cores, the faster of
+//                                             SgemmStridedBatched and GemmStridedBatchedEx
 //     sgemm_3xtf32_cutlass:<m>:<n>:<k>        CUTLASS's 3xTF32 (OpMultiplyAddFastF32), the faster of B
 //                                             as stored and B transposed first (untimed)
 //     curand:<gen>:<dist>:<n>                 cuRAND host API, n values of one distribution;
@@ -1587,6 +1592,146 @@ Outcome sgemm_case(const Device& device, int reps, GemmMath math, uint64_t m, ui
 }
 
 // ---------------------------------------------------------------------------
+// sgemm_batched:<count>:<m>:<n>:<k> and sgemm_batched_tf32:<count>:<m>:<n>:<k>
+// ---------------------------------------------------------------------------
+
+/// cuBLAS TF32 at its best for a strided batch: `cublasSgemmStridedBatched`
+/// in CUBLAS_TF32_TENSOR_OP_MATH (`sgemm`) and `cublasGemmStridedBatchedEx`
+/// with CUBLAS_COMPUTE_32F_FAST_TF32 (`gemm_ex`), the two ways cuBLAS's own
+/// API asks for it, which need not pick the same kernels, each timed
+/// briefly; the faster is timed over `reps` and its median returned. The
+/// candidates and the choice go to stderr, as `best_tf32_ms`'s do.
+template <class Sgemm, class GemmEx>
+double best_tf32_batched_ms(const Device& device, int reps, Sgemm&& sgemm, GemmEx&& gemm_ex) {
+    const int trial = std::max(4, reps / 4);
+    const double sgemm_ms = device.median_ms(trial, sgemm);
+    const double gemm_ex_ms = device.median_ms(trial, gemm_ex);
+    std::fprintf(stderr, "peers: TF32 candidates: SgemmStridedBatched %.4f ms, GemmStridedBatchedEx %.4f ms\n",
+                 sgemm_ms, gemm_ex_ms);
+    // The winner runs last, so that the output holds its result for the check.
+    if (gemm_ex_ms < sgemm_ms) {
+        std::fprintf(stderr, "peers: TF32 best: cublasGemmStridedBatchedEx\n");
+        return device.median_ms(reps, gemm_ex);
+    }
+    std::fprintf(stderr, "peers: TF32 best: cublasSgemmStridedBatched\n");
+    return device.median_ms(reps, sgemm);
+}
+
+/// `count` row-major products C_z (m x n) = A_z (m x k) . B_z (k x n),
+/// alpha = 1, beta = 0, the matrices of each operand packed one after the
+/// other (strides m * k, k * n and m * n elements), as a batch of equal
+/// shapes usually sits in memory.
+///
+/// Each operand is filled as one long matrix with `sgemm_case`'s formula:
+/// element i of A_z is value z * m * k + i (offset 0), of B_z value
+/// z * k * n + i (offset 2^40), so that no two products of the batch share
+/// their numbers and a stride that cuBLAS got wrong shows in the check.
+///
+/// Each product is `sgemm_case`'s column-major C_z^T = B_z^T . A_z^T: the
+/// first operand B (ld n, stride k * n), the second A (ld k, stride m * k),
+/// the result C (ld n, stride m * n). Checked with `sgemm_case`'s bound and
+/// spot positions in the first and the last product of the batch: a
+/// wrong stride leaves the first right but reads or writes the wrong
+/// matrices for the last.
+Outcome sgemm_batched_case(const Device& device, int reps, GemmMath math, uint64_t count, uint64_t m, uint64_t n,
+                           uint64_t k) {
+    const uint64_t limit = static_cast<uint64_t>(INT_MAX);
+    if (count == 0 || m == 0 || n == 0 || k == 0 || count > limit || m > limit || n > limit || k > limit) {
+        throw Failure("count, m, n and k must be in 1..=" + std::to_string(INT_MAX));
+    }
+    const uint64_t a_size = m * k;
+    const uint64_t b_size = k * n;
+    const uint64_t c_size = m * n;
+    // Past this the byte counts below would wrap instead of failing to allocate.
+    if (std::max({a_size, b_size, c_size}) > (1ull << 60) / count) {
+        throw Failure("the batch's operands are too large to allocate");
+    }
+    const std::vector<DeviceMemory> as = device_copies<float>(device, count * a_size, UniformValues{kGemmOffsetA});
+    const std::vector<DeviceMemory> bs = device_copies<float>(device, count * b_size, UniformValues{kGemmOffsetB});
+    const DeviceMemory out(count * c_size * sizeof(float));
+    const Blas blas(device.stream.get(), math == GemmMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    const int batch = static_cast<int>(count);
+    const int rows = static_cast<int>(m);
+    const int cols = static_cast<int>(n);
+    const int depth = static_cast<int>(k);
+    const long long a_stride = static_cast<long long>(a_size);
+    const long long b_stride = static_cast<long long>(b_size);
+    const long long c_stride = static_cast<long long>(c_size);
+    std::fprintf(stderr, "peers: %zu + %zu input copies\n", as.size(), bs.size());
+
+    const auto sgemm = [&](int turn) {
+        const float* a = as[turn % as.size()].as<float>();
+        const float* b = bs[turn % bs.size()].as<float>();
+        check(cublasSgemmStridedBatched(blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, depth, &alpha, b, cols,
+                                        b_stride, a, depth, a_stride, &beta, out.as<float>(), cols, c_stride, batch),
+              "cublasSgemmStridedBatched");
+    };
+    double ms = 0.0;
+    if (math == GemmMath::Fp32) {
+        ms = device.median_ms(reps, sgemm);
+    } else {
+        // The compute type asks for TF32 whatever the handle's math mode
+        // (short of CUBLAS_PEDANTIC_MATH), so this one needs no mode of its own.
+        const auto gemm_ex = [&](int turn) {
+            const float* a = as[turn % as.size()].as<float>();
+            const float* b = bs[turn % bs.size()].as<float>();
+            check(cublasGemmStridedBatchedEx(blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, depth, &alpha, b,
+                                             CUDA_R_32F, cols, b_stride, a, CUDA_R_32F, depth, a_stride, &beta,
+                                             out.as<float>(), CUDA_R_32F, cols, c_stride, batch,
+                                             CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmStridedBatchedEx");
+        };
+        ms = best_tf32_batched_ms(device, reps, sgemm, gemm_ex);
+    }
+
+    const UniformValues a_values{kGemmOffsetA};
+    const UniformValues b_values{kGemmOffsetB};
+    const double u = std::ldexp(1.0, -24);
+    const double gamma = (k + 2) * u / (1.0 - (k + 2) * u);
+    const double relative = gamma + (math == GemmMath::Tf32 ? std::ldexp(1.0, -9) : 0.0);
+    std::vector<std::pair<uint64_t, uint64_t>> spots = {{0, 0}, {0, n - 1}, {m - 1, 0}, {m - 1, n - 1}};
+    for (uint64_t i : spot_positions(m * n)) {
+        spots.emplace_back(i / n, i % n);
+    }
+    std::vector<uint64_t> products = {0};
+    if (count > 1) {
+        products.push_back(count - 1);
+    }
+    bool ok = true;
+    double worst = 0.0;
+    for (const uint64_t z : products) {
+        const uint64_t a_first = z * a_size;
+        const uint64_t b_first = z * b_size;
+        const float* c = out.as<float>() + z * c_size;
+        for (const auto& [i, j] : spots) {
+            double want = 0.0;
+            double magnitude = 0.0;
+            for (uint64_t p = 0; p < k; ++p) {
+                const double term = static_cast<double>(a_values(a_first + i * k + p)) *
+                                    static_cast<double>(b_values(b_first + p * n + j));
+                want += term;
+                magnitude += std::fabs(term);
+            }
+            const double got = static_cast<double>(read_back(c + i * n + j));
+            const double error = std::fabs(got - want);
+            if (magnitude > 0.0) {
+                worst = std::max(worst, error / magnitude);
+            }
+            if (!(error <= relative * magnitude)) {
+                std::fprintf(stderr,
+                             "peers: sgemm_batched: C_%" PRIu64 "(%" PRIu64 ", %" PRIu64 "): got %.9g, want %.9g\n", z,
+                             i, j, got, want);
+                ok = false;
+            }
+        }
+    }
+    std::fprintf(stderr, "peers: largest error %.3g of sum |a*b| (bound %.3g)\n", worst, relative);
+    return {ms, ok};
+}
+
+// ---------------------------------------------------------------------------
 // curand:<gen>:<dist>:<n>
 // ---------------------------------------------------------------------------
 
@@ -1872,6 +2017,8 @@ std::string peer_of(const std::string& spec) {
     if (f[0] == "sgemm") return "cuBLAS Sgemm";
     if (f[0] == "sgemm_tf32") return "cuBLAS TF32 (best of Sgemm, Lt)";
     if (f[0] == "sgemm_3xtf32_cutlass") return "CUTLASS 3xTF32";
+    if (f[0] == "sgemm_batched") return "cuBLAS SgemmStridedBatched";
+    if (f[0] == "sgemm_batched_tf32") return "cuBLAS TF32 strided batched (best of Sgemm, GemmEx)";
     if (f[0] == "memcpy") return "cudaMemcpy D2D";
     if (f[0] == "curand" && f.size() > 2) return rand_peer(f[1], f[2]);
     return "unknown";
@@ -1945,6 +2092,11 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
         const GemmMath math = f[0] == "sgemm" ? GemmMath::Fp32 : GemmMath::Tf32;
         return sgemm_case(device, reps, math, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
     }
+    if ((f[0] == "sgemm_batched" || f[0] == "sgemm_batched_tf32") && f.size() == 5) {
+        const GemmMath math = f[0] == "sgemm_batched" ? GemmMath::Fp32 : GemmMath::Tf32;
+        return sgemm_batched_case(device, reps, math, parse_u64(f[1], "count"), parse_u64(f[2], "m"),
+                                  parse_u64(f[3], "n"), parse_u64(f[4], "k"));
+    }
     if (f[0] == "sgemm_3xtf32_cutlass" && f.size() == 4) {
 #ifdef PEERS_CUTLASS
         return cutlass_3xtf32_case(device, reps, parse_u64(f[1], "m"), parse_u64(f[2], "n"), parse_u64(f[3], "k"));
@@ -1964,7 +2116,8 @@ Outcome run_case(const Device& device, int reps, const std::string& spec) {
         "select_flagged:<u32|f32>:<n>, select_if:<u32|f32>:<n>, "
         "sort_keys:<u32|i32|f32|u64>:<asc|desc>:<n>, sort_pairs:<u32|f32>:<asc|desc>:<n>, "
         "segmented_sort:f32:desc:<rows>:<width>, "
-        "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, curand:<gen>:<dist>:<n>, memcpy:<bytes>)");
+        "sgemm:<m>:<n>:<k>, sgemm_tf32:<m>:<n>:<k>, sgemm_batched:<count>:<m>:<n>:<k>, "
+        "sgemm_batched_tf32:<count>:<m>:<n>:<k>, curand:<gen>:<dist>:<n>, memcpy:<bytes>)");
 }
 
 /// `text` as a JSON string literal.
@@ -2006,7 +2159,8 @@ int main(int argc, char** argv) {
                         "scan_rows:sum:f32:<rows>:<width>  select_flagged:<u32|f32>:<n>  select_if:<u32|f32>:<n>  "
                         "sort_keys:<u32|i32|f32|u64>:<asc|desc>:<n>  sort_pairs:<u32|f32>:<asc|desc>:<n>  "
                         "segmented_sort:f32:desc:<rows>:<width>  "
-                        "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  curand:<gen>:<dist>:<n>  memcpy:<bytes>\n";
+                        "sgemm:<m>:<n>:<k>  sgemm_tf32:<m>:<n>:<k>  sgemm_batched:<count>:<m>:<n>:<k>  "
+                        "sgemm_batched_tf32:<count>:<m>:<n>:<k>  curand:<gen>:<dist>:<n>  memcpy:<bytes>\n";
     if (argc < 3) {
         std::fputs(usage, stderr);
         return 2;
