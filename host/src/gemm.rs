@@ -97,9 +97,11 @@
 //!   kernel gives each 8 of `k` a fresh accumulator (3 `mma`, truncated
 //!   sums of at most 24 products) and adds it to the running sum with one
 //!   rounded `f32` add: the bound is about `(13 + 8·(k + 2)) · u · Σ`, and
-//!   on random data the error stays within twice the `Fp32` steps' (tested
-//!   at 1024³; summing all of `k` in the tensor cores' accumulator measured
-//!   12 times theirs).
+//!   on random data the error stays within twice the `Fp32` steps' at
+//!   1024³ (summing all of `k` in the tensor cores' accumulator measured
+//!   12 times theirs). It grows faster with `k` than theirs: at `32 × 48 ×
+//!   k` on an H100, 3.1 times theirs at `k = 10^5` and 3.9 times at
+//!   `10^6` (tested: at most 5 times, up to `k = 10^6`).
 //!
 //! * The steps that round operands to TF32 to nearest (all but
 //!   [`GemmVariant::Tf32Tma`]) turn an operand within about `2^-12` of
@@ -127,6 +129,22 @@
 //! GPU of two slots per SM), allocated, with a wait for the stream, by
 //! the first product that needs more than it holds.
 //!
+//! # Batches
+//!
+//! [`Context::gemm_batched_into`] runs `count` products of one shape in
+//! one launch over strided batches ([`MatrixBatch`], [`MatrixBatchMut`]:
+//! matrix `i` starts `i · stride` elements after the first), as cuBLAS's
+//! `SgemmStridedBatched`; [`Context::gemm_each_into`] takes lists of
+//! views anywhere. The rules above hold for every product.
+//!
+//! # Which kernel runs
+//!
+//! One plan per call decides it, from the product, where its operands
+//! lie and the device: nothing, the scaling kernel, the step's kernel
+//! (the TMA steps' strided fallbacks where no tensor map can describe the
+//! operands), its tiles and slices of `k`, and which operands are packed
+//! first. [`Context::gemm_variant`] names the step a product asks for.
+//!
 //! # Packing
 //!
 //! The fast steps compute outer products and read both operands fastest
@@ -138,6 +156,8 @@
 //! on the stream and `k × m` (or `k × n`) floats of scratch, for about 9%
 //! at 4096³ ([`Packing`] says when, and how to turn it off).
 
+mod plan;
+
 use crate::context::Context;
 use crate::context::scratch::{SPLIT_OFFSET, packed_offset};
 use crate::driver;
@@ -148,6 +168,7 @@ use crate::memory::{Call, View, ViewMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 use crate::transpose;
+use plan::{Access, Device, Mapped, Plan, TmaOperands};
 use warpspeed_gpu::gemm::{
     GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
     SplitArgs, TMA_FALLBACK, TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
@@ -426,6 +447,25 @@ fn product_grid(m: usize, n: usize, blocks: usize) -> Result<u32> {
     })
 }
 
+/// The stride, in elements, at which views `(address, pitch)` follow one
+/// another: all of one pitch, each the same number of 4-byte elements
+/// after the one before (0 for a single view); `None` otherwise.
+fn progression(mut views: impl Iterator<Item = (u64, usize)>) -> Option<usize> {
+    let Some((first, pitch)) = views.next() else {
+        return Some(0);
+    };
+    let mut stride = None;
+    let mut at = first;
+    for (address, p) in views {
+        let step = address.checked_sub(at)?;
+        if p != pitch || !step.is_multiple_of(4) || *stride.get_or_insert(step) != step {
+            return None;
+        }
+        at = address;
+    }
+    usize::try_from(stride.unwrap_or(0) / 4).ok()
+}
+
 /// An operand stored along `k` packed into scratch memory: its transpose,
 /// `k` rows of `pitch` elements at byte `at` of the scratch, from the
 /// `shape` (width `k`, height `side`) at `from` (address, pitch).
@@ -458,149 +498,6 @@ impl Pack {
             pitch,
             at: at.next_multiple_of(256),
             bytes: x.width() * pitch * size_of::<f32>(),
-        })
-    }
-}
-
-/// The largest side (`m`, `n` or `k`) of a [`GemmVariant::Tf32Tma`]
-/// product that its tensor maps describe: the copies' coordinates are
-/// 32-bit signed, and the last tile's start must fit them.
-const TMA_MAX_SIDE: usize = (1 << 31) - 256;
-
-/// One operand of a [`GemmVariant::Tf32Tma`] product as its tensor map
-/// describes it: `rows` rows of `width` elements (`k`, or `n` for the
-/// swapped kernel's `op(B)`), `pitch` apart, at `address` (16-byte
-/// aligned, a pitch of a multiple of 4), in place or packed; for a
-/// batch, `count` such matrices `stride` elements apart (a multiple of 4,
-/// each after the previous one's rows), else a `count` of 1.
-#[derive(Clone, Copy, Debug)]
-struct Mapped {
-    address: u64,
-    pitch: usize,
-    width: usize,
-    rows: usize,
-    count: usize,
-    stride: usize,
-}
-
-/// How a [`GemmVariant::Tf32Tma`] product reads an operand.
-#[derive(Clone, Copy, Debug)]
-enum Access {
-    /// Mapped where it lies, its rows on 16 bytes: stored along `k` (`A`
-    /// untransposed, `B` transposed), or `B` untransposed for the swapped
-    /// kernel.
-    InPlace(Mapped),
-    /// As for `InPlace`, its rows off 16 bytes: copied into the scratch
-    /// memory with rows rounded up to 4 elements first.
-    Repitched,
-    /// Stored the other way: transposed into the scratch memory first.
-    Transposed,
-}
-
-/// The operands of a [`GemmVariant::Tf32Tma`] product in the kernel's
-/// order, each with how it is read: `[op(A), op(B)]`, or for the swapped
-/// kernel (`Cᵀ = op(B)ᵀ · op(A)ᵀ`, [`tma`]) `[op(B), op(A)]`.
-struct TmaOperands<'m> {
-    operands: [(&'m Matrix<'m, f32>, Access); 2],
-    swapped: bool,
-}
-
-impl<'m> TmaOperands<'m> {
-    /// `None` where a tensor map cannot describe the product: a side of
-    /// [`TMA_MAX_SIDE`] or more, 2^30 tiles or more, or an operand stored along `k` whose
-    /// pitch is too long for a pitched copy (2^31 bytes). `B` stored `k ×
-    /// n` goes to the swapped kernel where it lies (or repitched); only
-    /// where even that copy cannot take it is it transposed.
-    fn plan(gemm: &Gemm, a: &'m Matrix<'m, f32>, b: &'m Matrix<'m, f32>) -> Option<Self> {
-        // The kernel counts its work in 32 bits: tiles below 2^30.
-        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
-        if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE || tiles >= 1 << 30 {
-            return None;
-        }
-        // `x` as its map reads it: where it lies, repitched, or (not
-        // `as_stored`) transposed.
-        let place = |x: &Matrix<'_, f32>, as_stored: bool| -> Option<Access> {
-            if !as_stored {
-                return Some(Access::Transposed);
-            }
-            if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29
-            {
-                return Some(Access::InPlace(Mapped {
-                    address: x.address(),
-                    pitch: x.pitch(),
-                    width: x.width(),
-                    rows: x.height(),
-                    count: 1,
-                    stride: 0,
-                }));
-            }
-            // The pitched copy's pitches in bytes below 2^31.
-            (x.pitch().max(x.width().next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
-        };
-        let a_access = place(a, !gemm.transpose_a)?;
-        let swapped = match gemm.transpose_b {
-            false => place(b, true),
-            true => None,
-        };
-        if let Some(b_access) = swapped {
-            return Some(TmaOperands {
-                operands: [(b, b_access), (a, a_access)],
-                swapped: true,
-            });
-        }
-        Some(TmaOperands {
-            operands: [(a, a_access), (b, place(b, gemm.transpose_b)?)],
-            swapped: false,
-        })
-    }
-}
-
-impl<'m> TmaOperands<'m> {
-    /// The operands of a strided batch of `count` products, each batch's
-    /// first matrix `[a, b]` and `strides` `[A's, B's]`, where both can
-    /// be mapped in place as 3-dimensional tensors: `A` stored along `k`,
-    /// rows and strides on 16 bytes, each matrix after the previous one's
-    /// rows (the map's third dimension), the tiles of all products fewer
-    /// than 2^30 (the kernel counts its work in 32 bits). `None`
-    /// otherwise: the batch then runs [`TMA_FALLBACK`]'s kernel.
-    fn plan_batch(
-        gemm: &Gemm,
-        [a, b]: [&'m Matrix<'m, f32>; 2],
-        count: usize,
-        strides: [usize; 2],
-    ) -> Option<Self> {
-        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
-        if gemm.transpose_a
-            || gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE
-            || tiles.checked_mul(count).is_none_or(|t| t >= 1 << 30)
-        {
-            return None;
-        }
-        let place = |x: &'m Matrix<'m, f32>, stride: usize| {
-            let aligned = x.address().is_multiple_of(16)
-                && x.pitch().is_multiple_of(4)
-                && x.pitch() < 1 << 29
-                && stride.is_multiple_of(4)
-                && stride < 1 << 38;
-            let stacked = stride >= x.height() * x.pitch();
-            (aligned && stacked).then_some((
-                x,
-                Access::InPlace(Mapped {
-                    address: x.address(),
-                    pitch: x.pitch(),
-                    width: x.width(),
-                    rows: x.height(),
-                    count,
-                    stride,
-                }),
-            ))
-        };
-        let (a, b) = (place(a, strides[0])?, place(b, strides[1])?);
-        // `B` stored `k × n` goes to the swapped kernel, as for one product.
-        let swapped = !gemm.transpose_b;
-        Some(TmaOperands {
-            operands: if swapped { [b, a] } else { [a, b] },
-            swapped,
         })
     }
 }
@@ -661,15 +558,15 @@ impl Context {
     /// `α ≠ 0`, shapes and overlaps checked, the buffers in the caller's
     /// `Call`): packs the operands not mapped in place, encodes the maps,
     /// and launches one block per SM at most.
-    fn gemm_tma<'a>(
-        &'a self,
+    fn gemm_tma(
+        &self,
         gemm: &Gemm,
         alpha: f32,
         operands: TmaOperands<'_>,
         beta: f32,
         c: (u64, usize),
         (count, batch_c): (usize, usize),
-    ) -> Result<Pending<'a>> {
+    ) -> Result<()> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let sms = self.info().multiprocessors as usize;
         // The kernel's tiles are `C`'s, or for the swapped kernel its
@@ -843,22 +740,22 @@ impl Context {
         // the step's needs). The caller's `call` orders the kernel for all
         // three buffers.
         unsafe { self.launch(entry, cfg, &args)? };
-        Ok(Pending::new(self))
+        Ok(())
     }
 
     /// Enqueues a [`GemmVariant::Tf32x3Tma`] product (as
     /// [`Context::gemm_tma`]'s caller guarantees, and sides below
-    /// [`TMA_MAX_SIDE`]): each operand, transposed first where it is not
+    /// [`plan::TMA_MAX_SIDE`]): each operand, transposed first where it is not
     /// stored along `k`, split into its big and small TF32 parts in the
     /// scratch memory, then the product over the four parts' maps.
-    fn gemm_tma_x3<'a>(
-        &'a self,
+    fn gemm_tma_x3(
+        &self,
         gemm: &Gemm,
         alpha: f32,
         operands: [&Matrix<'_, f32>; 2],
         beta: f32,
-        c: &mut MatrixMut<'_, f32>,
-    ) -> Result<Pending<'a>> {
+        c: (u64, usize),
+    ) -> Result<()> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let info = self.info();
         let sms = info.multiprocessors as usize;
@@ -954,8 +851,8 @@ impl Context {
             k: k as u32,
             alpha,
             beta,
-            c: DevPtrMut::new(c.address()),
-            ldc: c.pitch(),
+            c: DevPtrMut::new(c.0),
+            ldc: c.1,
             maps: DevPtrMut::new(base + maps_at as u64),
             map_a,
             map_a_small,
@@ -971,7 +868,7 @@ impl Context {
         // tile's columns too), `MAPS_BYTES` of slots per block after every
         // other region, and no split of `k`.
         unsafe { self.launch(gemm_tma_tf32x3::entry::<f32>(), cfg, &args)? };
-        Ok(Pending::new(self))
+        Ok(())
     }
 
     /// The step that runs `gemm` on this context's device
@@ -1006,7 +903,6 @@ impl Context {
         c: &mut MatrixMut<'_, f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
-        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let (variant, _call) = self.begin(
             gemm,
             "GEMM",
@@ -1017,53 +913,55 @@ impl Context {
             ],
             ([a.data(), b.data()], c.data()),
         )?;
+        // SAFETY: `enqueue_one`'s contract: the views lie inside their
+        // slices for their shapes and pitches (`Matrix::with_pitch`), the
+        // shapes the Gemm's, `c` overlapping neither input (checked
+        // above); `call` orders the kernels for all three buffers.
+        unsafe { self.enqueue_one(gemm, variant, alpha, [a, b], beta, (c.address(), c.pitch()))? };
+        Ok(Pending::new(self))
+    }
+
+    /// Enqueues one product of `gemm`, run as `variant`: nothing, the
+    /// scaling, step 13 or 14, or a strided kernel after its packing, as
+    /// its [`Plan`] says.
+    ///
+    /// # Safety
+    /// `a` and `b` are `gemm`'s shapes, `c` (address, pitch) its `C`'s
+    /// shape in writable device memory sharing no byte with either; the
+    /// caller's `Call` orders the kernels for all three; `variant` runs
+    /// on the loaded module (checked).
+    unsafe fn enqueue_one(
+        &self,
+        gemm: &Gemm,
+        variant: GemmVariant,
+        alpha: f32,
+        [a, b]: [&Matrix<'_, f32>; 2],
+        beta: f32,
+        c: (u64, usize),
+    ) -> Result<()> {
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let target = self.info().ptx_target;
-        if m == 0 || n == 0 {
-            return Ok(Pending::new(self));
-        }
-        // Below 2^32: each equals a side of a view (shapes checked above),
-        // and views are checked to have sides below 2^32.
-        let (m32, n32) = (m as u32, n as u32);
-        if k == 0 || alpha == 0.0 {
-            if beta == 1.0 {
-                // C = 1 · C: nothing changes.
-                return Ok(Pending::new(self));
-            }
-            // SAFETY: `C`, `m × n` with pitch `ldc`, lies inside its
-            // slice for its shape and pitch (`MatrixMut::with_pitch`), and
-            // its shape is `n × m` (checked above); `call` orders the
-            // kernel for its buffer.
-            unsafe { self.enqueue_scale((m32, n32), beta, (c.address(), c.pitch()))? };
-            return Ok(Pending::new(self));
-        }
-        let variant = match variant {
-            GemmVariant::Tf32Tma => match TmaOperands::plan(gemm, a, b) {
-                Some(operands) => {
-                    return self.gemm_tma(
-                        gemm,
-                        alpha,
-                        operands,
-                        beta,
-                        (c.address(), c.pitch()),
-                        (1, 0),
-                    );
+        let device = self.plan_device()?;
+        let (plan, [pack_a, pack_b]) =
+            match Plan::new(gemm, variant, (alpha, beta), [a, b], None, &device) {
+                Plan::Nothing => return Ok(()),
+                Plan::Scale => {
+                    // SAFETY: `C`, `m × n` with pitch `c.1`, writable (the
+                    // caller's contract; both sides below 2^32, as every
+                    // view's).
+                    return unsafe { self.enqueue_scale((m as u32, n as u32), beta, c) };
                 }
-                None => TMA_FALLBACK,
-            },
-            GemmVariant::Tf32x3Tma if m.max(n).max(k) <= TMA_MAX_SIDE => {
-                return self.gemm_tma_x3(gemm, alpha, [a, b], beta, c);
-            }
-            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
-            other => other,
-        };
-        let resident = self.split_resident(variant)?;
-        let plan = variant.plan(m, n, k, self.info().multiprocessors, resident);
+                Plan::Tma(operands) => {
+                    return self.gemm_tma(gemm, alpha, operands, beta, c, (1, 0));
+                }
+                Plan::TmaX3 => return self.gemm_tma_x3(gemm, alpha, [a, b], beta, c),
+                Plan::Strided { plan, packs } => (plan, packs),
+            };
         // Refused here, before the packing's launches, not at the product's.
         product_grid(m, n, plan.blocks(m, n))?;
         let split_words = plan.work_words(m, n);
         // Operands to pack, each after the split's workspace and the one
         // before it in the scratch memory; all checked before any launch.
-        let [pack_a, pack_b] = gemm.packing.packs(variant, gemm);
         let mut scratch_bytes = match split_words {
             0 => 0,
             words => SPLIT_OFFSET + words * size_of::<f32>(),
@@ -1126,11 +1024,11 @@ impl Context {
                 (plan, (m, n, k)),
                 (alpha, beta),
                 [(a_at, a_row, a_col), (b_at, b_row, b_col)],
-                (c.address(), c.pitch()),
+                c,
                 (work, Batch::ONE),
             )?
         };
-        Ok(Pending::new(self))
+        Ok(())
     }
 
     /// Enqueues a strided batch of products, `C_i = α · op(A_i) ·
@@ -1190,7 +1088,6 @@ impl Context {
         c: &mut MatrixBatchMut<'_, f32>,
     ) -> Result<Pending<'a>> {
         self.ensure_alive()?;
-        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let count = c.count();
         for (what, given) in [
             ("the batched GEMM's A (matrices)", a.count()),
@@ -1214,46 +1111,220 @@ impl Context {
             ],
             ([a.data(), b.data()], c.data()),
         )?;
-        let target = self.info().ptx_target;
-        if count == 0 || m == 0 || n == 0 || (beta == 1.0 && (k == 0 || alpha == 0.0)) {
+        if count == 0 {
             return Ok(Pending::new(self));
         }
-        let c_at = |i: usize| c.address() + (4 * i * c.stride()) as u64;
-        if k == 0 || alpha == 0.0 {
-            for i in 0..count {
-                // SAFETY: `C_i`, `m × n` with the batch's pitch at
-                // `c_at(i)`, lies inside the batch's slice
-                // (`MatrixBatchMut::with_strides`), its shape `n × m`
-                // (checked above); `call` orders the kernel for its buffer.
-                unsafe { self.enqueue_scale((m as u32, n as u32), beta, (c_at(i), c.pitch()))? };
+        // The first matrix of each input batch (each holds one), for the
+        // plan.
+        let (a_first, b_first) = (a.first()?, b.first()?);
+        // SAFETY: `enqueue_batch`'s contract: each batch lies inside its
+        // slice, matrix `i` at `i · stride` of the batch's shape and
+        // pitch (`MatrixBatch::with_strides`), the shapes the Gemm's
+        // (checked above); no two outputs share an element
+        // (`MatrixBatchMut::with_strides`), and none a byte with the
+        // inputs (refused above); `call` orders the kernels for all three
+        // buffers.
+        unsafe {
+            self.enqueue_batch(
+                gemm,
+                variant,
+                (alpha, beta),
+                ([&a_first, &b_first], [a.stride(), b.stride()]),
+                (c.address(), c.pitch(), c.stride()),
+                count,
+            )?
+        };
+        Ok(Pending::new(self))
+    }
+
+    /// Enqueues `C_i = α · op(A_i) · op(B_i) + β · C_i` for every `i` of
+    /// three lists of views of one product's shapes, as
+    /// [`Context::gemm_into`] does each: a batch whose matrices lie
+    /// anywhere. Where each list's views share their pitch and follow one
+    /// another at one stride (views cut from one buffer at equal steps),
+    /// the products run as one strided batch, as
+    /// [`Context::gemm_batched_into`] runs them; otherwise one after the
+    /// other.
+    ///
+    /// No two outputs may share a byte, nor an output and an input
+    /// (inputs may overlap each other): outputs whose matrices interleave
+    /// within rows, which [`MatrixBatchMut`] takes, share bytes of their
+    /// spans here, and are refused.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for lists of different lengths;
+    /// [`Error::InvalidArgument`] for outputs that share a byte with each
+    /// other or with an input; otherwise as [`Context::gemm_into`]; all
+    /// before any launch.
+    pub fn gemm_each_into<'a>(
+        &'a self,
+        gemm: &Gemm,
+        alpha: f32,
+        a: &[Matrix<'_, f32>],
+        b: &[Matrix<'_, f32>],
+        beta: f32,
+        c: &mut [MatrixMut<'_, f32>],
+    ) -> Result<Pending<'a>> {
+        self.ensure_alive()?;
+        let count = c.len();
+        for (what, given) in [
+            ("the GEMM list's A (matrices)", a.len()),
+            ("the GEMM list's B (matrices)", b.len()),
+        ] {
+            if given != count {
+                return Err(Error::LengthMismatch {
+                    what,
+                    expected: count,
+                    given,
+                });
             }
+        }
+        // The step, refused where the module lacks it (an empty list too,
+        // as every product call), then each product's shapes.
+        let own = [gemm.a_shape(), gemm.b_shape(), gemm.c_shape()];
+        let variant = self.checked_step(gemm, own)?;
+        for ((a, b), c) in a.iter().zip(b).zip(c.iter()) {
+            let shapes = [
+                (a.width(), a.height()),
+                (b.width(), b.height()),
+                (c.width(), c.height()),
+            ];
+            self.checked_step(gemm, shapes)?;
+        }
+        if count == 0 {
             return Ok(Pending::new(self));
         }
-        if variant == GemmVariant::Tf32Tma {
-            // The first product of each input batch, for the maps (empty
-            // batches returned above: each holds a matrix).
-            let (a_first, b_first) = (a.first()?, b.first()?);
-            let strides = [a.stride(), b.stride()];
-            if let Some(operands) =
-                TmaOperands::plan_batch(gemm, [&a_first, &b_first], count, strides)
-            {
-                return self.gemm_tma(
+        // Outputs apart from each other, then from every input: sorted by
+        // start, disjoint outputs have sorted ends too, so the last one
+        // starting before an input's end is the one it could meet.
+        let mut outputs: Vec<Span> = c.iter().map(|c| c.span()).collect();
+        outputs.sort_by_key(|s| s.start);
+        for pair in outputs.windows(2) {
+            refuse_overlap("GEMM list", ("C", pair[1]), ("C", pair[0]))?;
+        }
+        for (what, x) in a.iter().map(|x| ("A", x)).chain(b.iter().map(|x| ("B", x))) {
+            let span = x.span();
+            let before = outputs.partition_point(|o| o.start < span.end);
+            if let Some(&output) = before.checked_sub(1).map(|i| &outputs[i]) {
+                refuse_overlap("GEMM list", ("C", output), (what, span))?;
+            }
+        }
+        let mut call = Call::new(self);
+        for x in a.iter().chain(b) {
+            call.read(x.data())?;
+        }
+        for x in c.iter() {
+            call.write(x.data())?;
+        }
+        let views = |x: &[Matrix<'_, f32>]| progression(x.iter().map(|x| (x.address(), x.pitch())));
+        let strided = (
+            views(a),
+            views(b),
+            progression(c.iter().map(|c| (c.address(), c.pitch()))),
+        );
+        match strided {
+            (Some(a_stride), Some(b_stride), Some(c_stride)) if count > 1 => {
+                // SAFETY: `enqueue_batch`'s contract: product `z`'s
+                // operands, `z` strides after the first, are the views
+                // `a[z]`, `b[z]` and `c[z]` themselves (one pitch each,
+                // addresses `z` strides apart), each inside its slice for
+                // its shape (the Gemm's, checked above); no two outputs
+                // share a byte, nor an output and an input (refused
+                // above); `call` orders the kernels for every view.
+                unsafe {
+                    self.enqueue_batch(
+                        gemm,
+                        variant,
+                        (alpha, beta),
+                        ([&a[0], &b[0]], [a_stride, b_stride]),
+                        (c[0].address(), c[0].pitch(), c_stride),
+                        count,
+                    )?
+                };
+            }
+            _ => {
+                for ((a, b), c) in a.iter().zip(b).zip(c.iter()) {
+                    // SAFETY: `enqueue_one`'s contract for each product:
+                    // views inside their slices, of the Gemm's shapes, the
+                    // output apart from every input (all checked above);
+                    // `call` orders the kernels for every view.
+                    unsafe {
+                        self.enqueue_one(
+                            gemm,
+                            variant,
+                            alpha,
+                            [a, b],
+                            beta,
+                            (c.address(), c.pitch()),
+                        )?
+                    };
+                }
+            }
+        }
+        Ok(Pending::new(self))
+    }
+
+    /// Enqueues `count` products of `gemm`, run as `variant`, `C_z = α ·
+    /// op(A_z) · op(B_z) + β · C_z`, product `z`'s operands `z` strides
+    /// after the first (`first`: `A_0`, `B_0` and the strides of `A` and
+    /// `B`; `c`: `C_0`'s address, pitch and stride), in one launch where
+    /// a kernel takes them all.
+    ///
+    /// # Safety
+    /// `count ≥ 1`; for every `z < count`, `A_z` and `B_z` (the first
+    /// matrices' shapes, which are `gemm`'s, and pitches, moved on by `z`
+    /// strides) lie in device memory, and so does `C_z` (`gemm`'s `C`
+    /// shape), writable; no two `C_z` share an element, and none a byte
+    /// with any `A_z` or `B_z`; the caller's `Call` orders the kernels
+    /// for all of them; `variant` runs on the loaded module (checked).
+    unsafe fn enqueue_batch(
+        &self,
+        gemm: &Gemm,
+        variant: GemmVariant,
+        (alpha, beta): (f32, f32),
+        ([a_first, b_first], [a_stride, b_stride]): ([&Matrix<'_, f32>; 2], [usize; 2]),
+        (c_address, c_pitch, c_stride): (u64, usize, usize),
+        count: usize,
+    ) -> Result<()> {
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        let target = self.info().ptx_target;
+        let device = self.plan_device()?;
+        let batch = Some((count, [a_stride, b_stride]));
+        let plan = match Plan::new(
+            gemm,
+            variant,
+            (alpha, beta),
+            [a_first, b_first],
+            batch,
+            &device,
+        ) {
+            Plan::Nothing => return Ok(()),
+            Plan::Scale => {
+                for i in 0..count {
+                    let at = c_address + (4 * i * c_stride) as u64;
+                    // SAFETY: `C_i`, `m × n` with pitch `c_pitch` at `at`,
+                    // writable (the caller's contract; both sides below
+                    // 2^32, as every view's).
+                    unsafe { self.enqueue_scale((m as u32, n as u32), beta, (at, c_pitch))? };
+                }
+                return Ok(());
+            }
+            Plan::Tma(operands) => {
+                let c = (c_address, c_pitch);
+                return self.gemm_tma(gemm, alpha, operands, beta, c, (count, c_stride));
+            }
+            // A batch of one (`Plan::new` plans step 14 for no other).
+            Plan::TmaX3 => {
+                return self.gemm_tma_x3(
                     gemm,
                     alpha,
-                    operands,
+                    [a_first, b_first],
                     beta,
-                    (c.address(), c.pitch()),
-                    (count, c.stride()),
+                    (c_address, c_pitch),
                 );
             }
-        }
-        let variant = match variant {
-            GemmVariant::Tf32Tma => TMA_FALLBACK,
-            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
-            other => other,
+            Plan::Strided { plan, .. } => plan,
         };
-        let resident = self.split_resident(variant)?;
-        let plan = variant.plan_batch(count, m, n, k, self.info().multiprocessors, resident);
         product_grid(m, n, plan.blocks(m, n))?;
         // The workspace of a split batch: its tiles numbered across the
         // products (`split_slices` splits only where they number fewer
@@ -1267,39 +1338,37 @@ impl Context {
             0 => 0,
             words => self.scratch(SPLIT_OFFSET + words * size_of::<f32>())? + SPLIT_OFFSET as u64,
         };
-        let operand = |x: &MatrixBatch<'_, f32>, transposed| {
+        let operand = |x: &Matrix<'_, f32>, transposed| {
             let (row, col) = strides(transposed, x.pitch());
             (x.address(), row, col)
         };
-        // SAFETY: `enqueue_products`' contract: each batch lies inside its
-        // slice, matrix `i` at `i · stride` of the batch's shape and pitch
-        // (`MatrixBatch::with_strides`), the shapes the Gemm's (checked
-        // above), so product `z`'s `op(A)` is readable through the
-        // strides at `a + 4·z·a.stride()`, likewise `op(B)`, and `C_z` is
-        // writable at `c + 4·z·c.stride()`; no two outputs share an
-        // element (`MatrixBatchMut::with_strides`), and none a byte with
-        // the inputs (refused above); `m`, `n`, `k` ≥ 1; the workspace of
-        // the batch's tiles at `work` in this context's scratch; `call`
-        // orders the kernels for all three buffers.
+        // SAFETY: `enqueue_products`' contract, the caller's: product
+        // `z`'s `op(A)` is readable through the strides at `a + 4·z·
+        // a_stride`, likewise `op(B)`, and `C_z` is writable at `c + 4·z·
+        // c_stride`, none overlapping an output; `m`, `n`, `k` ≥ 1 (else
+        // the plan is `Nothing` or `Scale`); the workspace of the batch's
+        // tiles at `work` in this context's scratch.
         unsafe {
             self.enqueue_products(
                 target,
                 (plan, (m, n, k)),
                 (alpha, beta),
-                [operand(a, gemm.transpose_a), operand(b, gemm.transpose_b)],
-                (c.address(), c.pitch()),
+                [
+                    operand(a_first, gemm.transpose_a),
+                    operand(b_first, gemm.transpose_b),
+                ],
+                (c_address, c_pitch),
                 (
                     work,
                     Batch {
                         count,
-                        a: a.stride(),
-                        b: b.stride(),
-                        c: c.stride(),
+                        a: a_stride,
+                        b: b_stride,
+                        c: c_stride,
                     },
                 ),
-            )?
-        };
-        Ok(Pending::new(self))
+            )
+        }
     }
 
     /// The checks every product makes before it enqueues anything, and
@@ -1317,6 +1386,21 @@ impl Context {
         [(a, a_span), (b, b_span), (c, c_span)]: [((usize, usize), Span); 3],
         (reads, write): ([&View<'c, f32>; 2], &ViewMut<'c, f32>),
     ) -> Result<(GemmVariant, Call<'c>)> {
+        let variant = self.checked_step(gemm, [a, b, c])?;
+        refuse_overlap(family, ("C", c_span), ("A", a_span))?;
+        refuse_overlap(family, ("C", c_span), ("B", b_span))?;
+        let mut call = Call::new(self);
+        for read in reads {
+            call.read(read)?;
+        }
+        call.write(write)?;
+        Ok((variant, call))
+    }
+
+    /// The step that runs `gemm` here, once the shapes (`(width, height)`
+    /// of `[a, b, c]`) are the product's and the loaded module has the
+    /// step's instructions.
+    fn checked_step(&self, gemm: &Gemm, [a, b, c]: [(usize, usize); 3]) -> Result<GemmVariant> {
         for (what, expected, given) in [
             ("the GEMM's A", gemm.a_shape(), a),
             ("the GEMM's B", gemm.b_shape(), b),
@@ -1341,14 +1425,7 @@ impl Context {
             variant.name(),
             instead,
         )?;
-        refuse_overlap(family, ("C", c_span), ("A", a_span))?;
-        refuse_overlap(family, ("C", c_span), ("B", b_span))?;
-        let mut call = Call::new(self);
-        for read in reads {
-            call.read(read)?;
-        }
-        call.write(write)?;
-        Ok((variant, call))
+        Ok(variant)
     }
 
     /// Enqueues `C = β · C` over `m × n` (zeros for `β = 0`, without
@@ -1385,17 +1462,15 @@ impl Context {
         }
     }
 
-    /// Blocks of [`split_launch`]'s entry one SM holds where `variant`
-    /// may split `k` (asked of the driver once per context): a split fills
-    /// them all. 1 for the other steps.
-    fn split_resident(&self, variant: GemmVariant) -> Result<u32> {
-        match variant {
-            GemmVariant::Pipelined => {
-                let (entry, tiles) = split_launch();
-                self.blocks_per_sm(entry, tiles.threads, tiles.shared_bytes)
-            }
-            _ => Ok(1),
-        }
+    /// The device facts a [`Plan`] takes: the SMs, and how many blocks
+    /// of [`split_launch`]'s entry one SM holds (asked of the driver once
+    /// per context).
+    fn plan_device(&self) -> Result<Device> {
+        let (entry, tiles) = split_launch();
+        Ok(Device {
+            sms: self.info().multiprocessors,
+            resident: self.blocks_per_sm(entry, tiles.threads, tiles.shared_bytes)?,
+        })
     }
 
     /// Enqueues `plan`'s kernel for `batch.count` products of `m × n ×
@@ -1646,166 +1721,17 @@ mod tests {
         }
     }
 
-    /// The TMA step maps an operand stored along `k` where it lies when
-    /// its rows are on 16 bytes, copies it to such rows otherwise, and
-    /// transposes one stored the other way; sides past what a map's
-    /// coordinates reach go to the fallback.
     #[test]
-    fn tma_operands_are_mapped_copied_or_transposed() {
-        let (m, n, k) = (64, 48, 40);
-        let words = vec![0u64; 64 * 1024];
-        let at = (words.as_ptr().addr() as u64).next_multiple_of(256);
-        // SAFETY: planning reads only the views' addresses and shapes.
-        let view = |offset: u64, len: usize| unsafe {
-            crate::memory::View::<f32>::from_raw_parts(at + 4 * offset, len, 0)
-        };
-        let places = |gemm: &Gemm, a: &Matrix<'_, f32>, b: &Matrix<'_, f32>| {
-            let plan = TmaOperands::plan(gemm, a, b).unwrap();
-            plan.operands.map(|(_, access)| match access {
-                Access::InPlace(_) => "in place",
-                Access::Repitched => "repitch",
-                Access::Transposed => "transpose",
-            })
-        };
-        let a_data = view(0, m * k);
-        let b_data = view(0, n * k);
-        let a = Matrix::new(&a_data, k, m).unwrap();
-        let b_t = Matrix::new(&b_data, k, n).unwrap();
-        let b = Matrix::new(&b_data, n, k).unwrap();
-        let nt = Gemm::new(m, n, k).transpose_b(true);
-        assert_eq!(places(&nt, &a, &b_t), ["in place", "in place"]);
-        // `B` stored `k × n`: the swapped kernel, `op(B)` first, in place.
-        let nn = Gemm::new(m, n, k);
-        assert_eq!(places(&nn, &a, &b), ["in place", "in place"]);
-        assert!(TmaOperands::plan(&nn, &a, &b).unwrap().swapped);
-        assert!(!TmaOperands::plan(&nt, &a, &b_t).unwrap().swapped);
-        // Rows along `k` off 16 bytes: an odd start, a pitch of 41.
-        let odd = view(1, m * k);
-        let a_odd = Matrix::new(&odd, k, m).unwrap();
-        assert_eq!(places(&nt, &a_odd, &b_t), ["repitch", "in place"]);
-        let pitched = view(0, m * 41);
-        let a_pitched = Matrix::with_pitch(&pitched, k, m, 41).unwrap();
-        assert_eq!(places(&nt, &a_pitched, &b_t), ["repitch", "in place"]);
-        let tn = Gemm::new(m, n, k).transpose_a(true);
-        let a_t_odd = Matrix::new(&odd, m, k).unwrap();
-        assert_eq!(places(&tn, &a_t_odd, &b), ["in place", "transpose"]);
-        let b_odd = Matrix::new(&odd, n, k).unwrap();
-        assert_eq!(places(&tn, &a_t_odd, &b_odd), ["repitch", "transpose"]);
-        // A side a map's coordinates do not reach: the fallback.
-        let long = Gemm::new(1, 1, TMA_MAX_SIDE + 1).transpose_b(true);
-        let a_long_data = view(0, TMA_MAX_SIDE + 1);
-        let a_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
-        let b_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
-        assert!(TmaOperands::plan(&long, &a_long, &b_long).is_none());
-    }
-
-    mod properties {
-        use super::*;
-        use proptest::prelude::*;
-
-        proptest! {
-            /// Any product's operands, at any start, pitch and transpose:
-            /// the TMA step's plan never panics; an operand it maps in
-            /// place is on 16 bytes with a pitch of a multiple of 4, and it
-            /// gives up only for sides past `TMA_MAX_SIDE` or an operand
-            /// along `k` whose pitch or `k` reaches 2^29 elements.
-            #[test]
-            fn tma_plans_map_only_aligned_rows(
-                m in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
-                n in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
-                k in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
-                transposes in any::<(bool, bool)>(),
-                pads in (0usize..9, 0usize..9),
-                starts in (0u64..8, 0u64..8),
-                huge_pitch in any::<bool>(),
-            ) {
-                let gemm = Gemm::new(m, n, k).transpose_a(transposes.0).transpose_b(transposes.1);
-                let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
-                let pitch = |w: usize, pad: usize| {
-                    if huge_pitch { (1 << 29) + pad } else { w + pad }
-                };
-                let (ap, bp) = (pitch(aw, pads.0), pitch(bw, pads.1));
-                // Views of memory that is never touched: planning reads
-                // only addresses and shapes.
-                let view = |start: u64, pitch: usize, width: usize, height: usize| {
-                    let len = pitch.checked_mul(height - 1).and_then(|l| l.checked_add(width));
-                    // SAFETY: never dereferenced; see above.
-                    len.map(|len| unsafe {
-                        crate::memory::View::<f32>::from_raw_parts(0x1000_0000 + 4 * start, len, 0)
-                    })
-                };
-                let (Some(a_data), Some(b_data)) = (view(starts.0, ap, aw, ah), view(starts.1, bp, bw, bh)) else {
-                    return Ok(());
-                };
-                let (Ok(a), Ok(b)) = (
-                    Matrix::with_pitch(&a_data, aw, ah, ap),
-                    Matrix::with_pitch(&b_data, bw, bh, bp),
-                ) else {
-                    return Ok(());
-                };
-                match TmaOperands::plan(&gemm, &a, &b) {
-                    Some(plan) => {
-                        prop_assert!(m.max(n).max(k) <= TMA_MAX_SIDE);
-                        for (x, access) in plan.operands {
-                            if let Access::InPlace(mapped) = access {
-                                prop_assert!(mapped.address % 16 == 0 && mapped.pitch % 4 == 0);
-                                prop_assert_eq!(mapped.address, x.address());
-                                prop_assert_eq!(mapped.rows, x.height());
-                            }
-                        }
-                    }
-                    None => {
-                        // A pitched copy's pitches in bytes stay below 2^31.
-                        let long = |x: &Matrix<'_, f32>, along_k: bool| along_k && x.pitch().max(k) >= 1 << 29;
-                        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma::TILE_M);
-                        prop_assert!(
-                            m.max(n).max(k) > TMA_MAX_SIDE
-                                || tiles >= 1 << 30
-                                || long(&a, !transposes.0)
-                                || long(&b, transposes.1)
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    /// A batch is mapped in place as one 3-dimensional tensor per operand
-    /// where its rows and strides allow, and otherwise not at all (it
-    /// runs the strided kernel).
-    #[test]
-    fn tma_batches_map_in_place_or_not_at_all() {
-        // SAFETY: never dereferenced: planning reads addresses and shapes.
-        let data = unsafe { crate::memory::View::<f32>::from_raw_parts(0x1000_0000, 1 << 30, 0) };
-        let gemm = Gemm::new(64, 48, 32);
-        let a = Matrix::new(&data, 32, 64).unwrap(); // m × k
-        let b = Matrix::new(&data, 48, 32).unwrap(); // k × n
-        let plan = TmaOperands::plan_batch(&gemm, [&a, &b], 1000, [64 * 32, 32 * 48]).unwrap();
-        // `B` stored `k × n`: the swapped kernel, `op(B)` first.
-        assert!(plan.swapped);
-        let mapped = plan.operands.map(|(_, access)| match access {
-            Access::InPlace(m) => (m.rows, m.width, m.count, m.stride),
-            _ => panic!("a dense batch is mapped in place"),
-        });
-        assert_eq!(mapped, [(32, 48, 1000, 32 * 48), (64, 32, 1000, 64 * 32)]);
-        let bt = Matrix::new(&data, 32, 48).unwrap(); // n × k
-        let plan =
-            TmaOperands::plan_batch(&gemm.transpose_b(true), [&a, &bt], 3, [64 * 32, 48 * 32]);
-        assert!(plan.is_some_and(|p| !p.swapped));
-        for (gemm, strides) in [
-            (gemm, [64 * 32 + 2, 32 * 48]), // a stride off 16 bytes
-            (gemm, [64 * 32, 32 * 48 - 4]), // matrices that overlap their rows
-            (gemm, [0, 32 * 48]),           // one `A` for every product
-        ] {
-            assert!(
-                TmaOperands::plan_batch(&gemm, [&a, &b], 3, strides).is_none(),
-                "{strides:?}"
-            );
-        }
-        let at = Matrix::new(&data, 64, 32).unwrap(); // k × m
-        assert!(
-            TmaOperands::plan_batch(&gemm.transpose_a(true), [&at, &b], 3, [2048, 1536]).is_none()
-        );
+    fn views_at_equal_steps_make_a_progression() {
+        let p = |v: &[(u64, usize)]| progression(v.iter().copied());
+        assert_eq!(p(&[]), Some(0));
+        assert_eq!(p(&[(64, 7)]), Some(0));
+        assert_eq!(p(&[(64, 7), (64 + 40, 7), (64 + 80, 7)]), Some(10));
+        assert_eq!(p(&[(64, 7), (64, 7), (64, 7)]), Some(0)); // one input, repeated
+        assert_eq!(p(&[(64, 7), (104, 7), (148, 7)]), None); // unequal steps
+        assert_eq!(p(&[(64, 7), (104, 8)]), None); // another pitch
+        assert_eq!(p(&[(104, 7), (64, 7)]), None); // backwards
+        assert_eq!(p(&[(64, 7), (66, 7)]), None); // half an element
     }
 
     #[test]

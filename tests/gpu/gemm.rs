@@ -12,6 +12,8 @@
 //! every refusal. Strided batches (`gemm_batched_into`): 0 to 1000
 //! products, gaps between matrices, stride 0, heads side by side in one
 //! pitch, split `k`; the BLAS rules, repeatability and refusals again.
+//! Lists of views (`gemm_each_into`): strided, scattered, repeated, and
+//! its refusals. 3xTF32's error against FP32's over `k` up to 10^6.
 //!
 //! Results are compared with `f64` CPU references within the bounds
 //! derived at [`gamma`], entry by entry and normwise. The operands' row
@@ -62,10 +64,10 @@ const FAST: [GemmVariant; 8] = [
 /// path, each a relative error of at most `u = 2^-24`. Higham (*Accuracy
 /// and Stability of Numerical Algorithms*, §3.1) then bounds the error by
 /// `γ_{k+2} = (k+2)·u / (1 − (k+2)·u)` times the sum of magnitudes above.
-/// Up to the largest `k` tested (65 536) `(k+2)·u` is about 2^-8, so
-/// `γ_{k+2} ≤ 1.004·(k+2)·u`; the `f64` reference errs by about `k·2^-53`
-/// relative to the same sum, 2^-29 of that. Hence `c = 2`: `γ =
-/// 2·(k+2)·u`, with room.
+/// Up to the largest `k` tested (10^6, [`tf32x3_long_k`]) `(k+2)·u` is
+/// below 0.06, so `γ_{k+2} ≤ 1.07·(k+2)·u`; the `f64` reference errs by
+/// about `k·2^-53` relative to the same sum, 2^-29 of that. Hence `c =
+/// 2`: `γ = 2·(k+2)·u`, with room.
 ///
 /// Tensor cores: a `mma.sync` adds 8 exact products (TF32 × TF32 fits an
 /// `f32`) to its `f32` accumulator, but NVIDIA's tensor cores were measured
@@ -85,7 +87,8 @@ const FAST: [GemmVariant; 8] = [
 ///   per product (13u with the second-order terms). Its `k`-proportional
 ///   part exceeds FP32's `2·(k+2)·u` only through the truncation above;
 ///   [`tf32x3_against_fp32`] holds it to the project's accuracy target,
-///   at most twice the FP32 kernel's error on random data.
+///   at most twice the FP32 kernel's error on random data, and
+///   [`tf32x3_long_k`] to [`LONG_K_RATIO`] times it over `k = 10^6`.
 ///
 /// [`GemmVariant::Tf32Tma`] hands the tensor cores its operands as they
 /// lie, and the tensor cores truncate an `f32` to TF32 (its low 13 bits
@@ -823,6 +826,116 @@ fn tf32x3_against_fp32(ctx: &Context) -> Result<(), Failed> {
                 "{tf32_step:?}'s error {tf32:e} is not 10 times {x3_step:?}'s {x3:e}: is TF32 rounding?"
             )
         })?;
+    }
+    Ok(())
+}
+
+/// How many times FP32's normwise error 3xTF32's may reach over `k` =
+/// 10^5 and 10^6 ([`tf32x3_long_k`]). Measured, not derived: on an H100
+/// the trial printed 3.07 at `k` = 10^5 (relative errors 1.38e-6 against
+/// FP32's 4.48e-7) and 3.93 at 10^6 (4.47e-6 against 1.14e-6), for
+/// `Tf32x3Tma` and `Tf32x3Wgmma` alike. 3xTF32's error grows about as
+/// `√k` (a few `k` at a time summed from a fresh accumulator whose sums
+/// the tensor cores truncate), FP32's more slowly (the step splits `k`
+/// across blocks and adds the slices at the end), so the ratio grows with
+/// `k`; twice FP32's holds at 1024³ ([`tf32x3_against_fp32`]), and the
+/// guide states this bound for `k` up to 10^6.
+const LONG_K_RATIO: f64 = 5.0;
+
+/// [`reference`] of an untransposed case of few outputs over a long `k`,
+/// cached as it caches (so that [`check_full`] finds it). `p` outermost:
+/// `B` is read in order, `A` as `m` rows read in order side by side, and
+/// the sums stay in the L1 cache, where [`reference`]'s `f64` copies of
+/// both operands would take 640 MB at `k = 10^6`.
+fn reference_long_k(case: &Case, host: &[f32]) -> Rc<Reference> {
+    debug_assert!(!case.ta && !case.tb);
+    let (m, n, k) = (case.m, case.n, case.k);
+    let (a, b) = (
+        &host[case.offsets[0]..],
+        &host[case.b_base() + case.offsets[1]..],
+    );
+    let (a_pitch, b_pitch) = (case.pitch(0), case.pitch(1));
+    let mut product = vec![0.0f64; m * n];
+    let mut magnitude = vec![0.0f64; m * n];
+    for p in 0..k {
+        let b_row = &b[p * b_pitch..][..n];
+        let outputs = product.chunks_mut(n).zip(magnitude.chunks_mut(n));
+        for (i, (prow, mrow)) in outputs.enumerate() {
+            let a_ip = a[i * a_pitch + p] as f64;
+            for ((s, mag), &b_pj) in prow.iter_mut().zip(mrow.iter_mut()).zip(b_row) {
+                let t = a_ip * b_pj as f64;
+                *s += t;
+                *mag += t.abs();
+            }
+        }
+    }
+    let reference = Rc::new(Reference { product, magnitude });
+    REFERENCE.with(|c| *c.borrow_mut() = Some((case.key(), reference.clone())));
+    reference
+}
+
+/// 3xTF32 over a long `k` on `32 × 48 × k` products of operands uniform
+/// in `[-1, 1)`: its normwise error, relative to `‖C_ref‖_F`, at most
+/// [`LONG_K_RATIO`] times the FP32 step's; every output of every step
+/// within its bound of [`gamma_of`] (and the FP32 step's normwise error
+/// within the bound's consequence). Both steps of 3xTF32 where the module
+/// has them: the default one and the `wgmma` one.
+fn tf32x3_long_k(ctx: &Context) -> Result<(), Failed> {
+    for k in [100_000, 1_000_000] {
+        let case = Case::new(32, 48, k);
+        let host = case.input();
+        let ab = upload(ctx, &host)?;
+        let reference = reference_long_k(&case, &host);
+        let norm = reference.product.iter().map(|r| r * r).sum::<f64>().sqrt();
+        let error = |gemm: &Gemm, step: GemmVariant| -> Result<f64, Failed> {
+            let c0 = case.initial_c();
+            let mut c = upload(ctx, &c0)?;
+            ok(run(ctx, gemm, &case, &ab, &mut c))?;
+            let got = download(ctx, &c)?;
+            check_full(&case, step, &host, &c0, &got, &format!("{step:?}, k = {k}"))?;
+            let sum: f64 = got
+                .iter()
+                .zip(&reference.product)
+                .map(|(&g, &r)| (g as f64 - r).powi(2))
+                .sum();
+            Ok(sum.sqrt() / norm)
+        };
+        let gemm = case.gemm();
+        let fp32 = error(
+            &gemm.variant(GemmVariant::Pipelined),
+            GemmVariant::Pipelined,
+        )?;
+        eprintln!("tf32x3_long_k: k = {k}, Pipelined: ‖C − C_ref‖_F / ‖C_ref‖_F = {fp32:e}");
+        let tf32x3 = gemm.precision(Precision::Tf32x3);
+        if !runs(ctx, GemmVariant::Tf32x3) {
+            let mut c = upload(ctx, &case.initial_c())?;
+            match run(ctx, &tf32x3, &case, &ab, &mut c) {
+                Err(Error::Unsupported { .. }) => continue,
+                other => {
+                    return Err(format!("Tf32x3 on {}: {other:?}", ctx.info().ptx_target).into());
+                }
+            }
+        }
+        let default = ctx.gemm_variant(&tf32x3);
+        let mut steps = vec![(tf32x3, default)];
+        let wgmma = GemmVariant::Tf32x3Wgmma;
+        if default != wgmma && runs(ctx, wgmma) {
+            steps.push((gemm.variant(wgmma), wgmma));
+        }
+        for (gemm, step) in steps {
+            let x3 = error(&gemm, step)?;
+            let ratio = x3 / fp32;
+            eprintln!(
+                "tf32x3_long_k: k = {k}, {step:?}: ‖C − C_ref‖_F / ‖C_ref‖_F = {x3:e}, \
+                 Pipelined's {fp32:e}, ratio {ratio:.3}"
+            );
+            ensure(ratio <= LONG_K_RATIO, || {
+                format!(
+                    "k = {k}: {step:?}'s error {x3:e} is {ratio:.3} times Pipelined's {fp32:e} \
+                     (bound {LONG_K_RATIO})"
+                )
+            })?;
+        }
     }
     Ok(())
 }
@@ -1565,6 +1678,30 @@ fn expect_refusal<T: std::fmt::Debug>(
     }
 }
 
+/// Whether an error is a refusal of `given` matrices for `expected`.
+fn length_mismatch(expected: usize, given: usize) -> impl Fn(&Error) -> bool {
+    move |e: &Error| match *e {
+        Error::LengthMismatch {
+            expected: x,
+            given: g,
+            ..
+        } => (x, g) == (expected, given),
+        _ => false,
+    }
+}
+
+/// Whether an error is a refusal of a `given` shape for `expected`.
+fn shape_mismatch(expected: (usize, usize), given: (usize, usize)) -> impl Fn(&Error) -> bool {
+    move |e: &Error| match *e {
+        Error::ShapeMismatch {
+            expected: x,
+            given: g,
+            ..
+        } => (x, g) == (expected, given),
+        _ => false,
+    }
+}
+
 fn refusals_batched(ctx: &Context) -> Result<(), Failed> {
     let invalid = |e: &Error| matches!(e, Error::InvalidArgument(_));
     let host = random_vec(4096, 6, draw_f32);
@@ -1583,62 +1720,42 @@ fn refusals_batched(ctx: &Context) -> Result<(), Failed> {
             ok(MatrixBatch::new(&a_region, 5, 8, 2))?,
             ok(MatrixBatch::new(&b_region, 6, 5, 4))?,
         );
-        let counts = |expected: usize, given: usize| {
-            move |e: &Error| match *e {
-                Error::LengthMismatch {
-                    expected: x,
-                    given: g,
-                    ..
-                } => (x, g) == (expected, given),
-                _ => false,
-            }
-        };
         expect_refusal(
             ctx.gemm_batched_into(&gemm, 1.0, &a2, &b, 0.0, &mut cv),
-            counts(3, 2),
+            length_mismatch(3, 2),
             "A of 2 matrices for 3 products",
         )?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm, 1.0, &a, &b4, 0.0, &mut cv),
-            counts(3, 4),
+            length_mismatch(3, 4),
             "B of 4 matrices for 3 products",
         )?;
-        let shapes = |expected: (usize, usize), given: (usize, usize)| {
-            move |e: &Error| match *e {
-                Error::ShapeMismatch {
-                    expected: x,
-                    given: g,
-                    ..
-                } => (x, g) == (expected, given),
-                _ => false,
-            }
-        };
         let short = ok(MatrixBatch::new(&a_region, 5, 7, 3))?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm, 1.0, &short, &b, 0.0, &mut cv),
-            shapes((5, 8), (5, 7)),
+            shape_mismatch((5, 8), (5, 7)),
             "A_i with 7 rows for m = 8",
         )?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm.transpose_a(true), 1.0, &a, &b, 0.0, &mut cv),
-            shapes((8, 5), (5, 8)),
+            shape_mismatch((8, 5), (5, 8)),
             "untransposed A_i for op(A) = Aᵀ",
         )?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm.transpose_b(true), 1.0, &a, &b, 0.0, &mut cv),
-            shapes((5, 6), (6, 5)),
+            shape_mismatch((5, 6), (6, 5)),
             "untransposed B_i for op(B) = Bᵀ",
         )?;
         let mut c2 = ok(MatrixBatchMut::new(&mut c, 6, 8, 2))?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut c2),
-            counts(2, 3),
+            length_mismatch(2, 3),
             "C of 2 matrices for A and B of 3",
         )?;
         let mut wrong = ok(MatrixBatchMut::new(&mut c, 8, 6, 3))?;
         expect_refusal(
             ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut wrong),
-            shapes((6, 8), (8, 6)),
+            shape_mismatch((6, 8), (8, 6)),
             "C_i of 6 rows of 8 for 8 rows of 6",
         )?;
     }
@@ -1757,6 +1874,512 @@ fn repeatable_batched(ctx: &Context) -> Result<(), Failed> {
     })
 }
 
+/// Elements from the first of a `shape` (`(width, height)`) view with
+/// rows `pitch` apart to its last.
+fn extent((w, h): (usize, usize), pitch: usize) -> usize {
+    match (w, h) {
+        (0, _) | (_, 0) => 0,
+        (w, h) => (h - 1) * pitch + w,
+    }
+}
+
+/// Products of `case`'s shape, transposes, `α` and `β` over lists of
+/// views (`gemm_each_into`): view `i` of operand `o` starts at element
+/// `places[o][i].0` of its buffer, rows `places[o][i].1` apart. `A`'s
+/// and `B`'s views lie in one buffer (`B`'s region after `A`'s, unless
+/// `B`'s views are `A`'s), `C`'s in its own; the case's pads and offsets
+/// are not used.
+#[derive(Clone, Debug)]
+struct Listed {
+    case: Case,
+    places: [Vec<(usize, usize)>; 3],
+    name: String,
+}
+
+impl Listed {
+    /// `places` within each operand's region; `B`'s region starts after
+    /// `A`'s last view, on a 16-byte boundary (as [`Case::b_base`]).
+    fn new(case: Case, places: [Vec<(usize, usize)>; 3], name: String) -> Listed {
+        let mut list = Listed { case, places, name };
+        let b_base = list.end(0).next_multiple_of(4);
+        for place in &mut list.places[1] {
+            place.0 += b_base;
+        }
+        list
+    }
+
+    /// `batch`'s matrices, a view each: one pitch and equal steps in each
+    /// list, so the products run as one strided batch.
+    fn strided(batch: &Batched) -> Listed {
+        let places = [0, 1, 2].map(|o| {
+            let pitch = batch.case.pitch(o);
+            (0..batch.count)
+                .map(|i| (i * batch.strides[o], pitch))
+                .collect()
+        });
+        Listed::new(
+            batch.case.clone(),
+            places,
+            format!("strided::{}", batch.name()),
+        )
+    }
+
+    /// `count` views in each list at unequal gaps, each with a pitch of
+    /// its own: no list is a progression, so the products run one at a
+    /// time.
+    fn scattered(case: Case, count: usize) -> Listed {
+        // Cycled with the view and the operand: neighbouring views differ
+        // in both, and so do the lists.
+        const PADS: [usize; 3] = [2, 0, 5];
+        const GAPS: [usize; 3] = [1, 6, 3];
+        let places = [0, 1, 2].map(|o| {
+            let (shape, mut end) = (case.shape(o), 0);
+            (0..count)
+                .map(|i| {
+                    let pitch = shape.0 + PADS[(i + o) % 3];
+                    let start = end + GAPS[(i + o) % 3];
+                    end = start + extent(shape, pitch);
+                    (start, pitch)
+                })
+                .collect()
+        });
+        let name = format!("scattered::count_{count}::{}", case.name());
+        Listed::new(case, places, name)
+    }
+
+    /// The lists last view first: descending addresses, which no stride
+    /// describes, so the products run one at a time, each `C_i` still
+    /// from its own `A_i` and `B_i`.
+    fn reversed(mut self) -> Listed {
+        for list in &mut self.places {
+            list.reverse();
+        }
+        self.name += "::reversed";
+        self
+    }
+
+    /// Every view of input `o` its first: one matrix read by every
+    /// product.
+    fn repeated(mut self, o: usize) -> Listed {
+        if let Some(&first) = self.places[o].first() {
+            self.places[o].fill(first);
+        }
+        self.name += ["::one_a", "::one_b"][o];
+        self
+    }
+
+    /// `B`'s views `A`'s (the shapes must agree: `op(B) = Aᵀ`, `m = n`):
+    /// inputs that are one view, `C_i = A_i · A_iᵀ`.
+    fn b_is_a(mut self) -> Listed {
+        self.places[1] = self.places[0].clone();
+        self.name += "::b_is_a";
+        self
+    }
+
+    fn count(&self) -> usize {
+        self.places[2].len()
+    }
+
+    /// The end of operand `o`'s last view in its buffer.
+    fn end(&self, o: usize) -> usize {
+        let shape = self.case.shape(o);
+        self.places[o]
+            .iter()
+            .map(|&(start, pitch)| start + extent(shape, pitch))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn elements(&self) -> usize {
+        self.count() * self.case.elements()
+    }
+
+    fn key(&self) -> String {
+        format!("{}/each_{:?}", self.case.key(), self.places)
+    }
+
+    /// `(row, column, element of the buffer)` of each element of view `i`
+    /// of operand `o`.
+    fn cells(&self, o: usize, i: usize) -> impl Iterator<Item = (usize, usize, usize)> + use<> {
+        let ((w, h), (start, pitch)) = (self.case.shape(o), self.places[o][i]);
+        (0..h).flat_map(move |y| (0..w).map(move |x| (y, x, start + y * pitch + x)))
+    }
+
+    /// The inputs' buffer: uniform in `[-1, 1)` inside the views, NaN
+    /// outside. A view listed twice is drawn twice: the last draw stays.
+    fn input(&self) -> Vec<f32> {
+        let mut host = vec![f32::NAN; self.end(0).max(self.end(1)).max(1)];
+        let mut r = rng(seed_of(&self.key()));
+        for o in [0, 1] {
+            for i in 0..self.count() {
+                for (_, _, e) in self.cells(o, i) {
+                    host[e] = draw_f32(&mut r);
+                }
+            }
+        }
+        host
+    }
+
+    /// `C`'s buffer before the call: [`PAD`] outside the views; inside,
+    /// NaN where `β = 0`, else uniform in `[-1, 1)`.
+    fn initial_c(&self) -> Vec<f32> {
+        let mut c = vec![PAD; self.end(2).max(1)];
+        let mut r = rng(seed_of(&format!("{}/c", self.key())));
+        for i in 0..self.count() {
+            for (_, _, e) in self.cells(2, i) {
+                c[e] = if self.case.beta == 0.0 {
+                    f32::NAN
+                } else {
+                    draw_f32(&mut r)
+                };
+            }
+        }
+        c
+    }
+
+    /// Checks `got` (`C`'s buffer after the call; `c0` before it) as
+    /// [`Batched::check`] does: each product by [`check_full`] on copies
+    /// of its views laid out as one product of their pitches ([`PAD`]
+    /// around `C_i`), and every element outside the views for its old
+    /// bits.
+    fn check(
+        &self,
+        step: GemmVariant,
+        host: &[f32],
+        c0: &[f32],
+        got: &[f32],
+        what: &str,
+    ) -> Result<(), Failed> {
+        let mut inside = vec![false; got.len()];
+        for i in 0..self.count() {
+            let [a, b, c] = [0, 1, 2].map(|o| self.places[o][i]);
+            let member = Case {
+                pads: [(0, a.1), (1, b.1), (2, c.1)].map(|(o, pitch)| pitch - self.case.shape(o).0),
+                offsets: [0; 3],
+                member: Some(format!("{}/{i}", self.key())),
+                ..self.case.clone()
+            };
+            let mut operands = vec![f32::NAN; (member.b_base() + member.len(1)).max(1)];
+            for (o, from, to) in [(0, a.0, 0), (1, b.0, member.b_base())] {
+                let extent = member.extent(o);
+                operands[to..to + extent].copy_from_slice(&host[from..from + extent]);
+            }
+            let mut c0_i = vec![PAD; member.len(2).max(1)];
+            let mut got_i = c0_i.clone();
+            for (y, x, e) in self.cells(2, i) {
+                let at = y * member.pitch(2) + x;
+                (c0_i[at], got_i[at]) = (c0[e], got[e]);
+                inside[e] = true;
+            }
+            let what = format!("{what}, C_{i}");
+            check_full(&member, step, &operands, &c0_i, &got_i, &what)?;
+        }
+        for (e, (&g, &old)) in got.iter().zip(c0).enumerate() {
+            ensure(inside[e] || g.to_bits() == old.to_bits(), || {
+                format!("{what}: element {e} of C's buffer, outside the views, became {g}")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Read-only views of `shape` at `places` (`(start, pitch)` each) of
+/// `data`.
+fn input_views<'a>(
+    data: &'a Buffer<f32>,
+    places: &[(usize, usize)],
+    (w, h): (usize, usize),
+) -> warpspeed::Result<Vec<Matrix<'a, f32>>> {
+    places
+        .iter()
+        .map(|&(start, pitch)| {
+            let len = extent((w, h), pitch);
+            Matrix::with_pitch(&data.slice(start..start + len)?, w, h, pitch)
+        })
+        .collect()
+}
+
+/// Writable views of `shape` at `places` (`(start, pitch)` each) of
+/// `data`, in the order of `places`, cut from it in the order of their
+/// starts (so they must not overlap).
+fn output_views<'a>(
+    data: ViewMut<'a, f32>,
+    places: &[(usize, usize)],
+    (w, h): (usize, usize),
+) -> warpspeed::Result<Vec<MatrixMut<'a, f32>>> {
+    let mut order: Vec<usize> = (0..places.len()).collect();
+    order.sort_by_key(|&i| places[i].0);
+    let (mut rest, mut at) = (data, 0);
+    let mut views = Vec::with_capacity(places.len());
+    for i in order {
+        let (start, pitch) = places[i];
+        let len = extent((w, h), pitch);
+        let gap = start.checked_sub(at).ok_or_else(|| {
+            Error::InvalidArgument(format!("output view {i} overlaps the one before it"))
+        })?;
+        let (_, tail) = rest.split_at_mut(gap)?;
+        let (view, tail) = tail.split_at_mut(len)?;
+        views.push((i, MatrixMut::with_pitch(view, w, h, pitch)?));
+        (rest, at) = (tail, start + len);
+    }
+    views.sort_by_key(|&(i, _)| i);
+    Ok(views.into_iter().map(|(_, view)| view).collect())
+}
+
+/// Runs `gemm` (with the list's `α` and `β`) on the list's views of `ab`
+/// ([`Listed::input`]) into its views of `c` (its `C` buffer), waiting.
+fn run_listed(
+    ctx: &Context,
+    gemm: &Gemm,
+    list: &Listed,
+    ab: &Buffer<f32>,
+    c: &mut Buffer<f32>,
+) -> warpspeed::Result<()> {
+    let case = &list.case;
+    let a = input_views(ab, &list.places[0], case.shape(0))?;
+    let b = input_views(ab, &list.places[1], case.shape(1))?;
+    let mut cv = output_views(c.slice_mut(..)?, &list.places[2], case.shape(2))?;
+    ctx.gemm_each_into(gemm, case.alpha, &a, &b, case.beta, &mut cv)?
+        .wait()
+}
+
+/// One list trial: `step` on `list`, every product checked in full;
+/// refused, touching nothing, where the loaded PTX lacks the step (an
+/// empty list included).
+fn check_listed(ctx: &Context, step: GemmVariant, list: &Listed) -> Result<(), Failed> {
+    let input = cached_input(ctx, &list.key(), || list.input())?;
+    let (host, device) = (&input.0, &input.1);
+    let c0 = list.initial_c();
+    let mut c = upload(ctx, &c0)?;
+    let result = run_listed(ctx, &list.case.gemm().variant(step), list, device, &mut c);
+    let what = format!("{step:?} {}", list.name);
+    if !runs(ctx, step) {
+        return match result {
+            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
+            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
+        };
+    }
+    ok(result)?;
+    let got = download(ctx, &c)?;
+    list.check(step, host, &c0, &got, &what)
+}
+
+fn listed_cases() -> Vec<Listed> {
+    let mut lists = Vec::new();
+    let transposes = [(false, false), (true, false), (false, true), (true, true)];
+    // No product; one (a list of one view each is no progression: it
+    // runs alone).
+    lists.push(Listed::strided(&Batched::new(Case::new(1, 1, 1), 0)));
+    lists.push(Listed::scattered(
+        Case::new(33, 17, 20).transposed(true, false),
+        0,
+    ));
+    lists.push(Listed::strided(&Batched::new(Case::new(1, 1, 1), 1)));
+    lists.push(Listed::scattered(
+        Case::new(130, 70, 200)
+            .transposed(false, true)
+            .scaled(0.5, -1.0),
+        1,
+    ));
+    // Three products in one launch and one at a time: within a tile, past
+    // tile edges, and `k` split across blocks by the pipelined step (as
+    // in the batched trials), every transpose combination.
+    for (m, n, k) in [(1, 1, 1), (33, 17, 20), (130, 70, 200), (200, 300, 1000)] {
+        for (ta, tb) in transposes {
+            let case = Case::new(m, n, k).transposed(ta, tb);
+            lists.push(Listed::strided(&Batched::new(case.clone(), 3)));
+            lists.push(Listed::scattered(case, 3));
+        }
+    }
+    // Equal steps with gaps and pitches beyond the widths, and on the
+    // vector paths; β ≠ 0 accumulating, through both paths.
+    lists.push(Listed::strided(
+        &Batched::new(
+            Case::new(130, 70, 200)
+                .transposed(true, true)
+                .padded([3, 5, 7], [0; 3])
+                .scaled(2.0, -1.0),
+            3,
+        )
+        .gapped([5, 2, 9]),
+    ));
+    lists.push(Listed::strided(
+        &Batched::new(Case::new(130, 70, 200).transposed(false, true), 3).aligned(),
+    ));
+    lists.push(Listed::scattered(
+        Case::new(200, 300, 1000).scaled(0.75, -2.0),
+        3,
+    ));
+    lists.push(Listed::strided(&Batched::new(Case::new(130, 70, 200), 3)).reversed());
+    // Inputs that are one view repeated: `A` at a stride of 0 in one
+    // launch, `B` one at a time; one view as `A` and `B`, repeated (both
+    // strides 0) and not.
+    lists.push(
+        Listed::strided(&Batched::new(
+            Case::new(33, 17, 20).transposed(true, false),
+            3,
+        ))
+        .repeated(0),
+    );
+    lists.push(
+        Listed::strided(&Batched::new(Case::new(200, 300, 1000).scaled(1.0, 1.0), 3)).repeated(0),
+    );
+    lists.push(Listed::scattered(Case::new(130, 70, 200).transposed(false, true), 3).repeated(1));
+    let gram = Case::new(64, 64, 40).transposed(false, true);
+    lists.push(
+        Listed::strided(&Batched::new(gram.clone(), 3))
+            .repeated(0)
+            .b_is_a(),
+    );
+    lists.push(Listed::scattered(gram, 3).b_is_a());
+    lists
+}
+
+/// `gemm_each_into`'s refusals, each before any launch: lists of
+/// different lengths, a view of the wrong shape, outputs that share bytes
+/// with each other or with an input.
+fn refusals_each(ctx: &Context) -> Result<(), Failed> {
+    let invalid = |e: &Error| matches!(e, Error::InvalidArgument(_));
+    let host = random_vec(4096, 7, draw_f32);
+    let buffer = upload(ctx, &host)?;
+    let c0 = vec![PAD; 256];
+    let mut c = upload(ctx, &c0)?;
+    // Products of 8 × 6 × 5: A_i is 5 wide and 8 high (40 elements), B_i
+    // 6 × 5 (30), C_i 6 × 8 (48); each list's views at unequal gaps, one
+    // more than 3 of each input.
+    let gemm = Gemm::new(8, 6, 5);
+    let a = ok(input_views(
+        &buffer,
+        &[(0, 5), (40, 5), (100, 5), (150, 5)],
+        (5, 8),
+    ))?;
+    let b = ok(input_views(
+        &buffer,
+        &[(300, 6), (330, 6), (400, 6), (440, 6)],
+        (6, 5),
+    ))?;
+    let (a, a4, b, b4) = (&a[..3], &a[..], &b[..3], &b[..]);
+    {
+        let mut cv = ok(output_views(
+            ok(c.slice_mut(..))?,
+            &[(0, 6), (50, 6), (120, 6)],
+            (6, 8),
+        ))?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, &a[..2], b, 0.0, &mut cv),
+            length_mismatch(3, 2),
+            "2 A for 3 C",
+        )?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, a, b4, 0.0, &mut cv),
+            length_mismatch(3, 4),
+            "4 B for 3 C",
+        )?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, a4, b4, 0.0, &mut cv[..2]),
+            length_mismatch(2, 4),
+            "2 C for 4 A and 4 B",
+        )?;
+        // One view of the wrong shape, after good ones: the whole list is
+        // checked before the first product runs.
+        let mut short = a.to_vec();
+        short[2] = ok(Matrix::new(&ok(buffer.slice(100..140))?, 5, 7))?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, &short, b, 0.0, &mut cv),
+            shape_mismatch((5, 8), (5, 7)),
+            "A_2 with 7 rows for m = 8",
+        )?;
+        let mut narrow = b.to_vec();
+        narrow[1] = ok(Matrix::new(&ok(buffer.slice(330..355))?, 5, 5))?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, a, &narrow, 0.0, &mut cv),
+            shape_mismatch((6, 5), (5, 5)),
+            "B_1 with 5 columns for n = 6",
+        )?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm.transpose_a(true), 1.0, a, b, 0.0, &mut cv),
+            shape_mismatch((8, 5), (5, 8)),
+            "untransposed A_i for op(A) = Aᵀ",
+        )?;
+    }
+    {
+        let (c_0, rest) = ok(c.split_at_mut(48))?;
+        let (c_1, c_2) = ok(rest.split_at_mut(100))?;
+        let mut cv = vec![
+            ok(MatrixMut::new(c_0, 6, 8))?,
+            ok(MatrixMut::new(c_1, 8, 6))?,
+            ok(MatrixMut::new(c_2, 6, 8))?,
+        ];
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, a, b, 0.0, &mut cv),
+            shape_mismatch((6, 8), (8, 6)),
+            "C_1 of 6 rows of 8 for 8 rows of 6",
+        )?;
+    }
+    // Outputs sharing bytes with each other (outputs side by side within
+    // rows of 16 share none of their elements, but bytes of their spans),
+    // or with an input, another product's too. Refused also when α = 0
+    // (nothing would read the inputs).
+    for (outputs, what) in [
+        (
+            [(&c, 0, 6), (&c, 47, 6), (&c, 120, 6)],
+            "C_0 and C_1 sharing an element",
+        ),
+        (
+            [(&c, 0, 6), (&c, 120, 6), (&c, 0, 6)],
+            "C_0 and C_2 one view",
+        ),
+        (
+            [(&c, 0, 16), (&c, 6, 16), (&c, 150, 6)],
+            "C_0 and C_1 side by side in rows of 16",
+        ),
+        (
+            [(&buffer, 130, 6), (&c, 50, 6), (&c, 120, 6)],
+            "C_0 overlapping A_2",
+        ),
+        (
+            [(&c, 0, 6), (&buffer, 70, 6), (&c, 120, 6)],
+            "C_1 overlapping its A_1",
+        ),
+        (
+            [(&c, 0, 6), (&c, 50, 6), (&buffer, 420, 6)],
+            "C_2 overlapping its B_2",
+        ),
+    ] {
+        let mut cv = Vec::new();
+        for (of, start, pitch) in outputs {
+            let len = extent((6, 8), pitch);
+            // SAFETY: elements `start..start + len` of the live `c` or
+            // `buffer`, which outlive the view (kept to the end of the
+            // iteration); the calls must refuse it before any launch, and
+            // had they launched, the refusal check's drop of their
+            // `Pending` waits for the stream before either buffer is read
+            // again (`untouched` below) or freed.
+            let region = unsafe {
+                ViewMut::<f32>::from_raw_parts(
+                    of.device_address() + (start * size_of::<f32>()) as u64,
+                    len,
+                    of.device(),
+                )
+            };
+            cv.push(ok(MatrixMut::with_pitch(region, 6, 8, pitch))?);
+        }
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 1.0, a, b, 0.0, &mut cv),
+            invalid,
+            what,
+        )?;
+        expect_refusal(
+            ctx.gemm_each_into(&gemm, 0.0, a, b, 0.5, &mut cv),
+            invalid,
+            what,
+        )?;
+    }
+    // Nothing was launched: C and the operands' buffer are as they were.
+    untouched(ctx, &c, &c0, "list refusals")?;
+    untouched(ctx, &buffer, &host, "list refusals (the operands' buffer)")
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     let cases: Vec<_> = cases()
         .into_iter()
@@ -1767,6 +2390,11 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "gemm::tf32x3_within_twice_fp32::1024x1024x1024",
         3 << 20,
         tf32x3_against_fp32,
+    ));
+    trials.push(sized_trial(
+        "gemm::tf32x3_long_k",
+        Case::new(32, 48, 1_000_000).elements(),
+        tf32x3_long_k,
     ));
     trials.push(gpu_trial("gemm::blas_rules", blas_rules));
     trials.push(sized_trial(
@@ -1796,4 +2424,17 @@ pub fn trials(trials: &mut Vec<Trial>) {
         refusals_batched,
     ));
     trials.push(gpu_trial("gemm::batched::repeatable", repeatable_batched));
+    for list in listed_cases() {
+        for step in FAST {
+            let name = format!("gemm::each::{}::{}", step.name(), list.name);
+            let list = list.clone();
+            trials.push(sized_trial(name, list.elements(), move |ctx| {
+                check_listed(ctx, step, &list)
+            }));
+        }
+    }
+    trials.push(gpu_trial(
+        "gemm::each::refuses_bad_arguments",
+        refusals_each,
+    ));
 }

@@ -589,7 +589,8 @@ impl GemmVariant {
     /// `sms` multiprocessors, each holding `resident` blocks of
     /// [`split_launch`] at once (the driver's occupancy):
     /// [`GemmVariant::Pipelined`] takes 64 × 128 tiles when 128 × 128 ones
-    /// would not give every SM a tile, and splits `k` when even those leave
+    /// would not give every SM a tile or `m` is at most 64, and splits `k`
+    /// when even those leave
     /// block slots empty ([`split_slices`]). [`GemmVariant::Tf32Tma`]'s
     /// kernel takes tensor maps instead of strides (the host launches it
     /// itself); its plan here is [`TMA_FALLBACK`]'s.
@@ -636,10 +637,13 @@ impl GemmVariant {
                 let big = PIPELINED_CONFIGS[0];
                 let tiles =
                     (m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N)).saturating_mul(count);
-                let value = if tiles >= sms as usize {
+                // A product no taller than the small tile leaves at least
+                // half of every big one empty, however many there are.
+                let small = PIPELINED_CONFIGS[1];
+                let value = if tiles >= sms as usize && m > small as usize {
                     big
                 } else {
-                    PIPELINED_CONFIGS[1]
+                    small
                 };
                 // The layouts' entry replaces it in `on_operands`.
                 match pipelined_entry(value, false, true) {
@@ -1130,6 +1134,11 @@ mod tests {
             1
         );
         assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132, 2).slices, 1);
+        // A batch of many short products: the 64-row tiles, no split.
+        let short = GemmVariant::Pipelined.plan_batch(1024, 64, 64, 64, 132, 2);
+        assert_eq!((short.tiles.tile_m, short.slices), (64, 1));
+        let tall = GemmVariant::Pipelined.plan_batch(1024, 65, 64, 64, 132, 2);
+        assert_eq!((tall.tiles.tile_m, tall.slices), (128, 1));
     }
 
     /// Each pair of staging layouts runs its own entry, in both tile

@@ -199,7 +199,8 @@ pub(crate) struct MapOperands {
 /// n` with pitch `ldc`, writable, overlapping neither. A batch of `count
 /// > 1` products has 3-dimensional maps instead, the product their third
 /// coordinate, and product `z`'s `C` at `c + z·batch_c`, no two sharing
-/// an element. `(slices, slice_stages)` [`tma_slices`] of the tiles of
+/// an element; the tiles of all products fewer than 2^30 (the walk
+/// counts its units in 32 bits). `(slices, slice_stages)` [`tma_slices`] of the tiles of
 /// all products, the stages and any number of SMs, and for `slices > 1`
 /// [`super::split_words`]`(tiles, slices, TILE_ELEMENTS)` words (the
 /// tiles of all products) at `work` that nothing else uses during the

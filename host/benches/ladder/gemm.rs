@@ -9,8 +9,8 @@
 //! library uses (and of the same step reading `A` where it lies,
 //! `Packing::Never`, to show what packing buys) and of the fastest TF32
 //! and 3xTF32 steps over square sizes 256 to 8192; the tall-skinny
-//! products `m × 4096 × 4096` of one decoding step by each precision's
-//! default step; and strided batches of small products beside cuBLAS's
+//! products `m × 4096 × 4096` of one decoding step by the steps from the
+//! pipelined one on; and strided batches of small products beside cuBLAS's
 //! `SgemmStridedBatched` (the last two also alone, as the families
 //! `gemm_skinny` and `gemm_batched`). `--quick`: 4096³ from
 //! `register_2d` on, the transposes, and the curve at 256, 1024 and 4096.
@@ -158,15 +158,15 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     batched(bench)
 }
 
-/// `m × 4096 × 4096` for each of [`SKINNY_ROWS`] by the default step of
-/// each precision, against the same peers as the ladder.
+/// `m × 4096 × 4096` for each of [`SKINNY_ROWS`] by the steps from the
+/// pipelined one on (which one a precision should run at these shapes is
+/// what the table shows), against the same peers as the ladder.
 fn skinny(bench: &mut Bench) -> Result<(), String> {
     let target = bench.ctx.info().ptx_target;
-    let defaults = [Precision::Fp32, Precision::Tf32, Precision::Tf32x3]
-        .map(|p| GemmVariant::fastest_for(p, target));
+    let from_pipelined = |v: GemmVariant| v.step() >= GemmVariant::Pipelined.step();
     for m in SKINNY_ROWS {
         ladder(bench, (m, 4096, 4096), |v| {
-            defaults.contains(&v) && runs(target, v)
+            from_pipelined(v) && runs(target, v)
         })?;
     }
     Ok(())

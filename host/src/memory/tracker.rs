@@ -189,7 +189,10 @@ pub(crate) enum Order<'a> {
 /// clock is recorded behind that number when someone must wait for it).
 pub(crate) struct Call<'c> {
     ctx: &'c Context,
-    uses: [Option<(Order<'c>, bool)>; MAX_USES],
+    /// The buffers used, each once (a write where any use writes): the
+    /// first [`INLINE_USES`] here, any more in `more`.
+    uses: [Option<(Order<'c>, bool)>; INLINE_USES],
+    more: Vec<(Order<'c>, bool)>,
     count: usize,
     finished: bool,
     /// In a recording: whether the call's branch could be made (its
@@ -201,8 +204,20 @@ pub(crate) struct Call<'c> {
     held: Vec<crate::interop::Held>,
 }
 
-/// Buffers one call may use (the most any family passes is five).
-const MAX_USES: usize = 8;
+/// Buffers one call lists without allocating (the most any family but a
+/// list of products passes is five).
+const INLINE_USES: usize = 8;
+
+impl Order<'_> {
+    /// Whether two uses are of the same memory (views of one buffer).
+    fn same_memory(&self, other: &Order<'_>) -> bool {
+        match (self, other) {
+            (Order::Buffer(a), Order::Buffer(b)) => Arc::ptr_eq(a, b),
+            (Order::Pinned(a), Order::Pinned(b)) => std::ptr::eq(*a, *b),
+            _ => false,
+        }
+    }
+}
 
 impl<'c> Call<'c> {
     pub(crate) fn new(ctx: &'c Context) -> Call<'c> {
@@ -211,7 +226,8 @@ impl<'c> Call<'c> {
         let begun = ctx.begin_recorded_call();
         Call {
             ctx,
-            uses: [None; MAX_USES],
+            uses: [None; INLINE_USES],
+            more: Vec::new(),
             count: 0,
             finished: false,
             begun,
@@ -234,10 +250,15 @@ impl<'c> Call<'c> {
         if let (Order::Caller, false) = (order, self.ctx.capturing()) {
             return Ok(());
         }
-        if self.count == MAX_USES {
-            return Err(Error::InvalidArgument(format!(
-                "one call uses more than {MAX_USES} buffers"
-            )));
+        // A buffer the call already uses (views of one buffer): the use
+        // listed stands for this one where it writes or this one only
+        // reads; a read that becomes a write is ordered again, as a
+        // write, and listed as one in its place.
+        let again = self.listed().position(|(o, _)| o.same_memory(&order));
+        if let Some(i) = again
+            && (self.listed().nth(i).is_some_and(|&(_, wrote)| wrote) || !write)
+        {
+            return Ok(());
         }
         if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
             // Recorded in a graph: after the recorded calls it conflicts
@@ -255,7 +276,7 @@ impl<'c> Call<'c> {
                     // cudarc's write protocol takes the slice exclusively:
                     // one call may not also read or write it through
                     // another view (two halves of `split_at_mut`).
-                    let again = self.uses[..self.count].iter().flatten().any(|(o, w)| {
+                    let again = self.listed().any(|(o, w)| {
                         matches!(o, Order::Cudarc(e) if e.same_slice(&events) && (*w || write))
                     });
                     if again {
@@ -273,9 +294,24 @@ impl<'c> Call<'c> {
                 "ordering a call after the other queues that use its buffers".into()
             }))?;
         }
-        self.uses[self.count] = Some((order, write));
-        self.count += 1;
+        match again {
+            Some(i) if i < INLINE_USES => self.uses[i] = Some((order, true)),
+            Some(i) => self.more[i - INLINE_USES] = (order, true),
+            None if self.count < INLINE_USES => {
+                self.uses[self.count] = Some((order, write));
+                self.count += 1;
+            }
+            None => {
+                self.more.push((order, write));
+                self.count += 1;
+            }
+        }
         Ok(())
+    }
+
+    /// The uses listed, in order.
+    fn listed(&self) -> impl Iterator<Item = &(Order<'c>, bool)> {
+        self.uses.iter().flatten().chain(self.more.iter())
     }
 
     /// Orders this call's work after every other queue's writes to `view`
@@ -329,7 +365,7 @@ impl Drop for Call<'_> {
         // Numbered only now that all of the call's work is enqueued: a
         // recording of the clock that covers this number comes after it.
         let seq = clock.issue();
-        for (order, wrote) in self.uses[..self.count].iter().flatten() {
+        for (order, wrote) in self.listed() {
             match order {
                 Order::Caller => {}
                 Order::Buffer(allocation) => {

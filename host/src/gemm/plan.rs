@@ -1,0 +1,501 @@
+//! What one product runs, decided in one place: from the product (shape,
+//! transposes, step, α and β), where its operands lie, the batch, and the
+//! device (its PTX target, SMs, and how many blocks of the splitting
+//! entry an SM holds), [`Plan::new`] chooses nothing at all, the scaling
+//! kernel, step 13's tensor maps (in place, or after which copy), step
+//! 14, or a strided kernel with its tiles, slices of `k` and packing. The
+//! device crate says what each kernel can take ([`GemmVariant::plan_batch`],
+//! `tma::tma_slices`, `pipelined::takes_whole_tiles`); the context only
+//! carries the plan out. Planning reads addresses and shapes, never
+//! device memory, so the tests below plan any product without a GPU.
+
+use super::{Gemm, GemmVariant, TMA_FALLBACK, TMA_X3_FALLBACK};
+use crate::matrix::Matrix;
+use warpspeed_gpu::gemm::{GemmPlan, tma};
+
+/// The device facts a plan depends on (the step's instructions are the
+/// caller's check).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Device {
+    /// Multiprocessors.
+    pub sms: u32,
+    /// Blocks of `split_launch`'s entry one SM holds (the driver's
+    /// occupancy): a split fills them all.
+    pub resident: u32,
+}
+
+/// What a call runs.
+pub(crate) enum Plan<'m> {
+    /// `m = 0`, `n = 0`, an empty batch, or `C = 1 · C`: nothing.
+    Nothing,
+    /// `k = 0` or `α = 0`: `C = β · C` by `gemm_scale`, reading neither
+    /// operand.
+    Scale,
+    /// Step 13's kernel over the tensor maps of these operands.
+    Tma(TmaOperands<'m>),
+    /// Step 14: the split passes, then its product (one product only).
+    TmaX3,
+    /// A kernel that reads the operands through strides: `plan`'s entry,
+    /// tiles and slices of `k`, after packing the operands `packs` names
+    /// (`[A, B]`).
+    Strided { plan: GemmPlan, packs: [bool; 2] },
+}
+
+impl<'m> Plan<'m> {
+    /// The plan of `gemm` run as `step` (which the device runs: checked
+    /// by the caller), with `α` and `β`, over `[a, b]`; for a strided
+    /// batch, `[a, b]` are each batch's first matrix and `batch` is
+    /// `Some((count, [A's stride, B's stride]))`.
+    pub(crate) fn new(
+        gemm: &Gemm,
+        step: GemmVariant,
+        (alpha, beta): (f32, f32),
+        [a, b]: [&'m Matrix<'m, f32>; 2],
+        batch: Option<(usize, [usize; 2])>,
+        device: &Device,
+    ) -> Plan<'m> {
+        let (m, n, k) = (gemm.m, gemm.n, gemm.k);
+        let count = batch.map_or(1, |(count, _)| count);
+        if count == 0 || m == 0 || n == 0 {
+            return Plan::Nothing;
+        }
+        if k == 0 || alpha == 0.0 {
+            // The reference BLAS's quick return for `β = 1`.
+            return if beta == 1.0 {
+                Plan::Nothing
+            } else {
+                Plan::Scale
+            };
+        }
+        // A batch of one is one product (its stride means nothing).
+        let step = match step {
+            GemmVariant::Tf32Tma => {
+                let operands = match batch {
+                    Some((count, strides)) if count > 1 => {
+                        TmaOperands::plan_batch(gemm, [a, b], count, strides)
+                    }
+                    _ => TmaOperands::plan(gemm, a, b),
+                };
+                match operands {
+                    Some(operands) => return Plan::Tma(operands),
+                    None => TMA_FALLBACK,
+                }
+            }
+            GemmVariant::Tf32x3Tma if count == 1 && m.max(n).max(k) <= TMA_MAX_SIDE => {
+                return Plan::TmaX3;
+            }
+            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
+            other => other,
+        };
+        // A batch packs nothing: each `A` would be moved for a product
+        // too small to pay it back (`PACK_MIN_SIDE`).
+        let packs = match batch {
+            None => gemm.packing.packs(step, gemm),
+            Some(_) => [false; 2],
+        };
+        Plan::Strided {
+            plan: step.plan_batch(count, m, n, k, device.sms, device.resident),
+            packs,
+        }
+    }
+}
+
+/// The largest side (`m`, `n` or `k`) of a [`GemmVariant::Tf32Tma`]
+/// product that its tensor maps describe: the copies' coordinates are
+/// 32-bit signed, and the last tile's start must fit them.
+pub(super) const TMA_MAX_SIDE: usize = (1 << 31) - 256;
+
+/// One operand of a [`GemmVariant::Tf32Tma`] product as its tensor map
+/// describes it: `rows` rows of `width` elements (`k`, or `n` for the
+/// swapped kernel's `op(B)`), `pitch` apart, at `address` (16-byte
+/// aligned, a pitch of a multiple of 4), in place or packed; for a
+/// batch, `count` such matrices `stride` elements apart (a multiple of 4,
+/// each after the previous one's rows), else a `count` of 1.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Mapped {
+    pub address: u64,
+    pub pitch: usize,
+    pub width: usize,
+    pub rows: usize,
+    pub count: usize,
+    pub stride: usize,
+}
+
+/// How a [`GemmVariant::Tf32Tma`] product reads an operand.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Access {
+    /// Mapped where it lies, its rows on 16 bytes: stored along `k` (`A`
+    /// untransposed, `B` transposed), or `B` untransposed for the swapped
+    /// kernel.
+    InPlace(Mapped),
+    /// As for `InPlace`, its rows off 16 bytes: copied into the scratch
+    /// memory with rows rounded up to 4 elements first.
+    Repitched,
+    /// Stored the other way: transposed into the scratch memory first.
+    Transposed,
+}
+
+/// The operands of a [`GemmVariant::Tf32Tma`] product in the kernel's
+/// order, each with how it is read: `[op(A), op(B)]`, or for the swapped
+/// kernel (`Cᵀ = op(B)ᵀ · op(A)ᵀ`, [`tma`]) `[op(B), op(A)]`.
+pub(crate) struct TmaOperands<'m> {
+    pub operands: [(&'m Matrix<'m, f32>, Access); 2],
+    pub swapped: bool,
+}
+
+impl<'m> TmaOperands<'m> {
+    /// `None` where a tensor map cannot describe the product: a side of
+    /// [`TMA_MAX_SIDE`] or more, 2^30 tiles or more, or an operand stored along `k` whose
+    /// pitch is too long for a pitched copy (2^31 bytes). `B` stored `k ×
+    /// n` goes to the swapped kernel where it lies (or repitched); only
+    /// where even that copy cannot take it is it transposed.
+    pub(super) fn plan(
+        gemm: &Gemm,
+        a: &'m Matrix<'m, f32>,
+        b: &'m Matrix<'m, f32>,
+    ) -> Option<Self> {
+        // The kernel counts its work in 32 bits: tiles below 2^30.
+        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
+        if gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE || tiles >= 1 << 30 {
+            return None;
+        }
+        // `x` as its map reads it: where it lies, repitched, or (not
+        // `as_stored`) transposed.
+        let place = |x: &Matrix<'_, f32>, as_stored: bool| -> Option<Access> {
+            if !as_stored {
+                return Some(Access::Transposed);
+            }
+            if x.address().is_multiple_of(16) && x.pitch().is_multiple_of(4) && x.pitch() < 1 << 29
+            {
+                return Some(Access::InPlace(Mapped {
+                    address: x.address(),
+                    pitch: x.pitch(),
+                    width: x.width(),
+                    rows: x.height(),
+                    count: 1,
+                    stride: 0,
+                }));
+            }
+            // The pitched copy's pitches in bytes below 2^31.
+            (x.pitch().max(x.width().next_multiple_of(4)) < 1 << 29).then_some(Access::Repitched)
+        };
+        let a_access = place(a, !gemm.transpose_a)?;
+        let swapped = match gemm.transpose_b {
+            false => place(b, true),
+            true => None,
+        };
+        if let Some(b_access) = swapped {
+            return Some(TmaOperands {
+                operands: [(b, b_access), (a, a_access)],
+                swapped: true,
+            });
+        }
+        Some(TmaOperands {
+            operands: [(a, a_access), (b, place(b, gemm.transpose_b)?)],
+            swapped: false,
+        })
+    }
+}
+
+impl<'m> TmaOperands<'m> {
+    /// The operands of a strided batch of `count` products, each batch's
+    /// first matrix `[a, b]` and `strides` `[A's, B's]`, where both can
+    /// be mapped in place as 3-dimensional tensors: `A` stored along `k`,
+    /// rows and strides on 16 bytes, each matrix after the previous one's
+    /// rows (the map's third dimension), the tiles of all products fewer
+    /// than 2^30 (the kernel counts its work in 32 bits). `None`
+    /// otherwise: the batch then runs [`TMA_FALLBACK`]'s kernel.
+    pub(super) fn plan_batch(
+        gemm: &Gemm,
+        [a, b]: [&'m Matrix<'m, f32>; 2],
+        count: usize,
+        strides: [usize; 2],
+    ) -> Option<Self> {
+        let tiles = gemm.m.div_ceil(tma::TILE_M) * gemm.n.div_ceil(tma::TILE_M);
+        if gemm.transpose_a
+            || gemm.m.max(gemm.n).max(gemm.k) > TMA_MAX_SIDE
+            || tiles.checked_mul(count).is_none_or(|t| t >= 1 << 30)
+        {
+            return None;
+        }
+        let place = |x: &'m Matrix<'m, f32>, stride: usize| {
+            let aligned = x.address().is_multiple_of(16)
+                && x.pitch().is_multiple_of(4)
+                && x.pitch() < 1 << 29
+                && stride.is_multiple_of(4)
+                && stride < 1 << 38;
+            let stacked = stride >= x.height() * x.pitch();
+            (aligned && stacked).then_some((
+                x,
+                Access::InPlace(Mapped {
+                    address: x.address(),
+                    pitch: x.pitch(),
+                    width: x.width(),
+                    rows: x.height(),
+                    count,
+                    stride,
+                }),
+            ))
+        };
+        let (a, b) = (place(a, strides[0])?, place(b, strides[1])?);
+        // `B` stored `k × n` goes to the swapped kernel, as for one product.
+        let swapped = !gemm.transpose_b;
+        Some(TmaOperands {
+            operands: if swapped { [b, a] } else { [a, b] },
+            swapped,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TMA step maps an operand stored along `k` where it lies when
+    /// its rows are on 16 bytes, copies it to such rows otherwise, and
+    /// transposes one stored the other way; sides past what a map's
+    /// coordinates reach go to the fallback.
+    #[test]
+    fn tma_operands_are_mapped_copied_or_transposed() {
+        let (m, n, k) = (64, 48, 40);
+        let words = vec![0u64; 64 * 1024];
+        let at = (words.as_ptr().addr() as u64).next_multiple_of(256);
+        // SAFETY: planning reads only the views' addresses and shapes.
+        let view = |offset: u64, len: usize| unsafe {
+            crate::memory::View::<f32>::from_raw_parts(at + 4 * offset, len, 0)
+        };
+        let places = |gemm: &Gemm, a: &Matrix<'_, f32>, b: &Matrix<'_, f32>| {
+            let plan = TmaOperands::plan(gemm, a, b).unwrap();
+            plan.operands.map(|(_, access)| match access {
+                Access::InPlace(_) => "in place",
+                Access::Repitched => "repitch",
+                Access::Transposed => "transpose",
+            })
+        };
+        let a_data = view(0, m * k);
+        let b_data = view(0, n * k);
+        let a = Matrix::new(&a_data, k, m).unwrap();
+        let b_t = Matrix::new(&b_data, k, n).unwrap();
+        let b = Matrix::new(&b_data, n, k).unwrap();
+        let nt = Gemm::new(m, n, k).transpose_b(true);
+        assert_eq!(places(&nt, &a, &b_t), ["in place", "in place"]);
+        // `B` stored `k × n`: the swapped kernel, `op(B)` first, in place.
+        let nn = Gemm::new(m, n, k);
+        assert_eq!(places(&nn, &a, &b), ["in place", "in place"]);
+        assert!(TmaOperands::plan(&nn, &a, &b).unwrap().swapped);
+        assert!(!TmaOperands::plan(&nt, &a, &b_t).unwrap().swapped);
+        // Rows along `k` off 16 bytes: an odd start, a pitch of 41.
+        let odd = view(1, m * k);
+        let a_odd = Matrix::new(&odd, k, m).unwrap();
+        assert_eq!(places(&nt, &a_odd, &b_t), ["repitch", "in place"]);
+        let pitched = view(0, m * 41);
+        let a_pitched = Matrix::with_pitch(&pitched, k, m, 41).unwrap();
+        assert_eq!(places(&nt, &a_pitched, &b_t), ["repitch", "in place"]);
+        let tn = Gemm::new(m, n, k).transpose_a(true);
+        let a_t_odd = Matrix::new(&odd, m, k).unwrap();
+        assert_eq!(places(&tn, &a_t_odd, &b), ["in place", "transpose"]);
+        let b_odd = Matrix::new(&odd, n, k).unwrap();
+        assert_eq!(places(&tn, &a_t_odd, &b_odd), ["repitch", "transpose"]);
+        // A side a map's coordinates do not reach: the fallback.
+        let long = Gemm::new(1, 1, TMA_MAX_SIDE + 1).transpose_b(true);
+        let a_long_data = view(0, TMA_MAX_SIDE + 1);
+        let a_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
+        let b_long = Matrix::new(&a_long_data, TMA_MAX_SIDE + 1, 1).unwrap();
+        assert!(TmaOperands::plan(&long, &a_long, &b_long).is_none());
+    }
+
+    /// A batch is mapped in place as one 3-dimensional tensor per operand
+    /// where its rows and strides allow, and otherwise not at all (it
+    /// runs the strided kernel).
+    #[test]
+    fn tma_batches_map_in_place_or_not_at_all() {
+        // SAFETY: never dereferenced: planning reads addresses and shapes.
+        let data = unsafe { crate::memory::View::<f32>::from_raw_parts(0x1000_0000, 1 << 30, 0) };
+        let gemm = Gemm::new(64, 48, 32);
+        let a = Matrix::new(&data, 32, 64).unwrap(); // m × k
+        let b = Matrix::new(&data, 48, 32).unwrap(); // k × n
+        let plan = TmaOperands::plan_batch(&gemm, [&a, &b], 1000, [64 * 32, 32 * 48]).unwrap();
+        // `B` stored `k × n`: the swapped kernel, `op(B)` first.
+        assert!(plan.swapped);
+        let mapped = plan.operands.map(|(_, access)| match access {
+            Access::InPlace(m) => (m.rows, m.width, m.count, m.stride),
+            _ => panic!("a dense batch is mapped in place"),
+        });
+        assert_eq!(mapped, [(32, 48, 1000, 32 * 48), (64, 32, 1000, 64 * 32)]);
+        let bt = Matrix::new(&data, 32, 48).unwrap(); // n × k
+        let plan =
+            TmaOperands::plan_batch(&gemm.transpose_b(true), [&a, &bt], 3, [64 * 32, 48 * 32]);
+        assert!(plan.is_some_and(|p| !p.swapped));
+        for (gemm, strides) in [
+            (gemm, [64 * 32 + 2, 32 * 48]), // a stride off 16 bytes
+            (gemm, [64 * 32, 32 * 48 - 4]), // matrices that overlap their rows
+            (gemm, [0, 32 * 48]),           // one `A` for every product
+        ] {
+            assert!(
+                TmaOperands::plan_batch(&gemm, [&a, &b], 3, strides).is_none(),
+                "{strides:?}"
+            );
+        }
+        let at = Matrix::new(&data, 64, 32).unwrap(); // k × m
+        assert!(
+            TmaOperands::plan_batch(&gemm.transpose_a(true), [&at, &b], 3, [2048, 1536]).is_none()
+        );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any product, step, scalars and batch, operands anywhere:
+            /// the plan runs nothing exactly for an empty product or `C =
+            /// 1 · C`, only scales for `k = 0` or `α = 0`; maps only
+            /// operands on 16-byte rows, a batch's only in place; runs
+            /// step 14 only for one product; otherwise the requested
+            /// step's kernel (its fallback's for the tensor-map steps),
+            /// packing only a single product's operands as `Packing`
+            /// says, and splitting `k` only where the tiles of all the
+            /// products leave block slots empty.
+            #[test]
+            fn plans_choose_what_runs(
+                (m, n, k) in (prop_oneof![0usize..200, Just(2048)], 0usize..200, prop_oneof![0usize..200, Just(2048)]),
+                transposes in any::<(bool, bool)>(),
+                step in 0..GemmVariant::ALL.len(),
+                (alpha, beta) in (prop_oneof![Just(0.0f32), Just(1.5)], prop_oneof![Just(0.0f32), Just(1.0), Just(-2.0)]),
+                (starts, pads, gaps) in (any::<(bool, bool)>(), (0usize..5, 0usize..5), (0usize..9, 0usize..9)),
+                count in prop_oneof![Just(None), (0usize..40).prop_map(Some)],
+                (sms, resident) in (prop_oneof![Just(1u32), Just(132)], 1u32..3),
+            ) {
+                let step = GemmVariant::ALL[step];
+                let gemm = Gemm::new(m, n, k).transpose_a(transposes.0).transpose_b(transposes.1);
+                let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
+                let (ap, bp) = (aw + pads.0, bw + pads.1);
+                let extent = |w: usize, h: usize, p: usize| if w == 0 || h == 0 { 0 } else { (h - 1) * p + w };
+                let strides = [extent(aw, ah, ap) + gaps.0, extent(bw, bh, bp) + gaps.1];
+                let words = |x: usize, stride: usize| match count {
+                    Some(c) if c > 1 => (c - 1) * stride + x,
+                    _ => x,
+                };
+                // SAFETY: never dereferenced: planning reads addresses and
+                // shapes only.
+                let view = |start: bool, len: usize| unsafe {
+                    crate::memory::View::<f32>::from_raw_parts(0x1000_0000 + 4 * start as u64, len, 0)
+                };
+                let a_data = view(starts.0, words(extent(aw, ah, ap), strides[0]));
+                let b_data = view(starts.1, words(extent(bw, bh, bp), strides[1]));
+                let a = Matrix::with_pitch(&a_data, aw, ah, ap).unwrap();
+                let b = Matrix::with_pitch(&b_data, bw, bh, bp).unwrap();
+                let batch = count.map(|c| (c, strides));
+                let device = Device { sms, resident };
+                let plan = Plan::new(&gemm, step, (alpha, beta), [&a, &b], batch, &device);
+                let products = count.unwrap_or(1);
+                let empty = products == 0 || m == 0 || n == 0;
+                let scaling = k == 0 || alpha == 0.0;
+                match plan {
+                    Plan::Nothing => prop_assert!(empty || (scaling && beta == 1.0)),
+                    Plan::Scale => prop_assert!(!empty && scaling && beta != 1.0),
+                    Plan::Tma(operands) => {
+                        prop_assert!(!empty && !scaling && step == GemmVariant::Tf32Tma);
+                        for (x, access) in operands.operands {
+                            match access {
+                                Access::InPlace(mapped) => {
+                                    prop_assert!(mapped.address % 16 == 0 && mapped.pitch % 4 == 0);
+                                    prop_assert_eq!(mapped.address, x.address());
+                                    prop_assert_eq!(mapped.count, if count.is_some() { products } else { 1 });
+                                    if products > 1 {
+                                        prop_assert!(mapped.stride % 4 == 0 && mapped.stride >= mapped.rows * mapped.pitch);
+                                    }
+                                }
+                                _ => prop_assert!(products == 1, "a batch is copied nowhere"),
+                            }
+                        }
+                    }
+                    Plan::TmaX3 => {
+                        prop_assert!(!empty && !scaling && step == GemmVariant::Tf32x3Tma && products == 1);
+                    }
+                    Plan::Strided { plan, packs } => {
+                        prop_assert!(!empty && !scaling);
+                        let runs = match step {
+                            GemmVariant::Tf32Tma => TMA_FALLBACK,
+                            GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
+                            other => other,
+                        };
+                        prop_assert!(plan.entry.kernel().name.starts_with(runs.shape().kernel));
+                        match count {
+                            None => prop_assert_eq!(packs, gemm.packing.packs(runs, &gemm)),
+                            Some(_) => prop_assert_eq!(packs, [false; 2]),
+                        }
+                        if plan.slices > 1 {
+                            let blocks = plan.tile_count(m, n) * products * plan.slices;
+                            prop_assert!(blocks <= (sms * resident) as usize);
+                        }
+                    }
+                }
+            }
+
+            /// Any product's operands, at any start, pitch and transpose:
+            /// the TMA step's plan never panics; an operand it maps in
+            /// place is on 16 bytes with a pitch of a multiple of 4, and it
+            /// gives up only for sides past `TMA_MAX_SIDE` or an operand
+            /// along `k` whose pitch or `k` reaches 2^29 elements.
+            #[test]
+            fn tma_plans_map_only_aligned_rows(
+                m in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                n in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                k in prop_oneof![1usize..300, (TMA_MAX_SIDE - 2)..(TMA_MAX_SIDE + 2)],
+                transposes in any::<(bool, bool)>(),
+                pads in (0usize..9, 0usize..9),
+                starts in (0u64..8, 0u64..8),
+                huge_pitch in any::<bool>(),
+            ) {
+                let gemm = Gemm::new(m, n, k).transpose_a(transposes.0).transpose_b(transposes.1);
+                let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
+                let pitch = |w: usize, pad: usize| {
+                    if huge_pitch { (1 << 29) + pad } else { w + pad }
+                };
+                let (ap, bp) = (pitch(aw, pads.0), pitch(bw, pads.1));
+                // Views of memory that is never touched: planning reads
+                // only addresses and shapes.
+                let view = |start: u64, pitch: usize, width: usize, height: usize| {
+                    let len = pitch.checked_mul(height - 1).and_then(|l| l.checked_add(width));
+                    // SAFETY: never dereferenced; see above.
+                    len.map(|len| unsafe {
+                        crate::memory::View::<f32>::from_raw_parts(0x1000_0000 + 4 * start, len, 0)
+                    })
+                };
+                let (Some(a_data), Some(b_data)) = (view(starts.0, ap, aw, ah), view(starts.1, bp, bw, bh)) else {
+                    return Ok(());
+                };
+                let (Ok(a), Ok(b)) = (
+                    Matrix::with_pitch(&a_data, aw, ah, ap),
+                    Matrix::with_pitch(&b_data, bw, bh, bp),
+                ) else {
+                    return Ok(());
+                };
+                match TmaOperands::plan(&gemm, &a, &b) {
+                    Some(plan) => {
+                        prop_assert!(m.max(n).max(k) <= TMA_MAX_SIDE);
+                        for (x, access) in plan.operands {
+                            if let Access::InPlace(mapped) = access {
+                                prop_assert!(mapped.address % 16 == 0 && mapped.pitch % 4 == 0);
+                                prop_assert_eq!(mapped.address, x.address());
+                                prop_assert_eq!(mapped.rows, x.height());
+                            }
+                        }
+                    }
+                    None => {
+                        // A pitched copy's pitches in bytes stay below 2^31.
+                        let long = |x: &Matrix<'_, f32>, along_k: bool| along_k && x.pitch().max(k) >= 1 << 29;
+                        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma::TILE_M);
+                        prop_assert!(
+                            m.max(n).max(k) > TMA_MAX_SIDE
+                                || tiles >= 1 << 30
+                                || long(&a, !transposes.0)
+                                || long(&b, transposes.1)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
