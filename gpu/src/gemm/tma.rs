@@ -196,8 +196,8 @@ pub(crate) struct MapOperands {
 /// of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k` innermost, `m`
 /// rows), boxes of [`BK`] × [`TILE_N`]; both `f32`, the 128-byte swizzle,
 /// zeros outside, over memory nothing writes during the kernel; `C`, `m ×
-/// n` with pitch `ldc`, writable, overlapping neither. A batch of `count
-/// > 1` products has 3-dimensional maps instead, the product their third
+/// n` with pitch `ldc`, writable, overlapping neither. A batch (`count`
+/// above 1) has 3-dimensional maps instead, the product their third
 /// coordinate, and product `z`'s `C` at `c + z·batch_c`, no two sharing
 /// an element; the tiles of all products fewer than 2^30 (the walk
 /// counts its units in 32 bits). `(slices, slice_stages)` [`tma_slices`] of the tiles of
