@@ -255,9 +255,10 @@ impl<'c> Call<'c> {
         // reads; a read that becomes a write is ordered again, as a
         // write, and listed as one in its place.
         let again = self.listed().position(|(o, _)| o.same_memory(&order));
-        if let Some(i) = again
-            && (self.listed().nth(i).is_some_and(|&(_, wrote)| wrote) || !write)
-        {
+        let wrote = again
+            .and_then(|i| self.listed().nth(i))
+            .is_some_and(|&(_, w)| w);
+        if again.is_some() && (wrote || !write) {
             return Ok(());
         }
         if let Some(recording) = self.ctx.recording.borrow_mut().as_mut() {
