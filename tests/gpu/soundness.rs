@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 use warpspeed::gemm::{Gemm, Packing, Precision};
 use warpspeed::image_sums::ColumnSumVariant;
 use warpspeed::reduce::{Op, ReduceVariant};
-use warpspeed::{Buffer, Context, Error, Matrix, MatrixMut, Pending, Pod};
+use warpspeed::{
+    Buffer, Context, Error, Matrix, MatrixBatch, MatrixBatchMut, MatrixMut, Pending, Pod,
+};
 
 /// The child process that drops every `Context` of the device while a
 /// buffer lives (the suite's own context would keep the device's CUDA
@@ -370,9 +372,78 @@ fn gemm_leaked<const TF32: bool>(ctx: &Context, how: Leak) -> Result<(), Failed>
     )
 }
 
+/// Products in [`gemm_batch_case`] and [`gemm_list_case`].
+const PRODUCTS: usize = 4;
+
+/// The side of each of their products: `PRODUCTS` of them fit the first
+/// quarter of the input.
+fn product_side() -> usize {
+    side() / 32
+}
+
+/// The `PRODUCTS` squares of the input's first elements, each by itself
+/// (small integers, exact sums).
+fn products_reference(x: &[f32]) -> Vec<f32> {
+    let m = product_side();
+    (0..PRODUCTS)
+        .flat_map(|z| {
+            let x = &x[z * m * m..(z + 1) * m * m];
+            (0..m * m).map(move |i| (0..m).map(|p| x[(i / m) * m + p] * x[p * m + i % m]).sum())
+        })
+        .collect()
+}
+
+/// A strided batch of products in one launch, under a leaked guard.
+fn gemm_batch_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    leaked(
+        ctx,
+        how,
+        Case {
+            input: small_floats,
+            out_len: |_| PRODUCTS * product_side() * product_side(),
+            run: |ctx, x, out| {
+                let m = product_side();
+                let batch = MatrixBatch::new(x, m, m, PRODUCTS)?;
+                let mut c = MatrixBatchMut::new(out, m, m, PRODUCTS)?;
+                ctx.gemm_batched_into(&Gemm::new(m, m, m), 1.0, &batch, &batch, 0.0, &mut c)
+            },
+            reference: products_reference,
+        },
+    )
+}
+
+/// A list of products over views of one buffer each (its reads and
+/// writes listed once in the call), in one launch, under a leaked guard.
+fn gemm_list_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    leaked(
+        ctx,
+        how,
+        Case {
+            input: small_floats,
+            out_len: |_| PRODUCTS * product_side() * product_side(),
+            run: |ctx, x, out| {
+                let m = product_side();
+                let inputs = (0..PRODUCTS)
+                    .map(|z| Matrix::new(&x.slice(z * m * m..(z + 1) * m * m)?, m, m))
+                    .collect::<warpspeed::Result<Vec<_>>>()?;
+                let (front, back) = out.split_at_mut(2 * m * m)?;
+                let (c0, c1) = front.split_at_mut(m * m)?;
+                let (c2, c3) = back.split_at_mut(m * m)?;
+                let mut outputs = [c0, c1, c2, c3]
+                    .into_iter()
+                    .map(|c| MatrixMut::new(c, m, m))
+                    .collect::<warpspeed::Result<Vec<_>>>()?;
+                let gemm = Gemm::new(m, m, m);
+                ctx.gemm_each_into(&gemm, 1.0, &inputs, &inputs, 0.0, &mut outputs)
+            },
+            reference: products_reference,
+        },
+    )
+}
+
 type Run = fn(&Context, Leak) -> Result<(), Failed>;
 
-const FAMILIES: [(&str, Run); 8] = [
+const FAMILIES: [(&str, Run); 10] = [
     ("sum", sum_case),
     ("transpose", transpose_case),
     ("histogram", histogram_case),
@@ -381,6 +452,8 @@ const FAMILIES: [(&str, Run); 8] = [
     ("conv1d", conv1d_case),
     ("gemm", gemm_case),
     ("gemm_tf32", gemm_tf32_case),
+    ("gemm_batch", gemm_batch_case),
+    ("gemm_list", gemm_list_case),
 ];
 
 /// A kernel reads a buffer on one queue while another queue wants to fill
