@@ -171,9 +171,10 @@ use crate::transpose;
 use plan::{Access, Device, Mapped, Plan, TmaOperands};
 use warpspeed_gpu::gemm::{
     GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
-    SplitArgs, TMA_FALLBACK, TMA_TILES, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
-    gemm_split_tf32, gemm_tma_tf32, gemm_tma_tf32_swapped, gemm_tma_tf32x3, split_launch,
-    split_words, tma, tma_x3,
+    SplitArgs, TMA_FALLBACK, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
+    gemm_split_tf32, gemm_tma_tf32, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped,
+    gemm_tma_tf32_swapped_narrow, gemm_tma_tf32x3, split_launch, split_words, tma, tma_tiles,
+    tma_x3,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -207,6 +208,7 @@ pub struct Gemm {
     /// of the precision that the device's module has, not `variant` itself.
     by_precision: bool,
     packing: Packing,
+    tma_tiles: TmaTiles,
 }
 
 /// Whether [`Context::gemm_into`] first transposes an operand whose
@@ -257,6 +259,30 @@ pub enum Packing {
     Never,
 }
 
+/// The tiles of [`GemmVariant::Tf32Tma`]'s kernels: `C` in tiles of 128
+/// rows by 256 columns ([`TmaTiles::Wide`], one `wgmma.m64n256k8` per
+/// warpgroup and 8 of `k`) or by 64 ([`TmaTiles::Narrow`], `m64n64k8`).
+/// Wide tiles read less shared memory per multiply-add and run large
+/// products faster; narrow ones make four times the tiles, which fill the
+/// SMs where wide ones would leave most idle (products up to about 1024³,
+/// batches of small matrices) and waste less on the padding of a product
+/// a few rows wide. (For `B` stored `k × n`, the kernel computes `Cᵀ`:
+/// the tiles are then 128 columns of `C` by 256 or 64 rows.) Other steps
+/// ignore the choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TmaTiles {
+    /// Chosen per product from its shape, its batch and the SMs: the
+    /// width whose estimate (waves of tiles and slices of `k` times their
+    /// stages, and each split's partials) is lower.
+    #[default]
+    Auto,
+    /// 128 × 256.
+    Wide,
+    /// 128 × 64 (wide tiles where a product would have 2^30 narrow tiles
+    /// or more).
+    Narrow,
+}
+
 /// The least length of the other side (`n` for `A`, `m` for `B`) at
 /// which [`Packing::Auto`] packs an operand.
 pub const PACK_MIN_SIDE: usize = 2048;
@@ -296,6 +322,7 @@ impl Gemm {
             variant: GemmVariant::DEFAULT,
             by_precision: true,
             packing: Packing::Auto,
+            tma_tiles: TmaTiles::Auto,
         }
     }
 
@@ -348,6 +375,17 @@ impl Gemm {
     /// The [`Packing`] policy.
     pub const fn get_packing(&self) -> Packing {
         self.packing
+    }
+
+    /// The tiles [`GemmVariant::Tf32Tma`] multiplies ([`TmaTiles`];
+    /// [`TmaTiles::Auto`] by default).
+    pub const fn tma_tiles(self, tma_tiles: TmaTiles) -> Gemm {
+        Gemm { tma_tiles, ..self }
+    }
+
+    /// The [`TmaTiles`] choice.
+    pub const fn get_tma_tiles(&self) -> TmaTiles {
+        self.tma_tiles
     }
 
     /// Rows of `op(A)` and of `C`.
@@ -572,10 +610,11 @@ impl Context {
         // The kernel's tiles are `C`'s, or for the swapped kernel its
         // transpose's; a batch's, those of all its products.
         let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
-        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::TILE_N) * count;
+        let width = operands.width;
+        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(width) * count;
         let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
         let grid = (tiles * slices).min(sms);
-        let split_words = split_words(tiles, slices, tma::TILE_ELEMENTS);
+        let split_words = split_words(tiles, slices, tma::tile_elements(width));
         // The split's workspace, the packings, then the blocks' map slots,
         // in the scratch memory; all planned before any launch.
         let mut end = packed_offset(split_words);
@@ -634,7 +673,7 @@ impl Context {
         };
         let (map_a, map_b) = (
             encode_map(self, first, first_box)?,
-            encode_map(self, second, [tma::BK, tma::TILE_N])?,
+            encode_map(self, second, [tma::BK, width])?,
         );
         for (o, (x, _)) in operands.operands.iter().enumerate() {
             match copies[o].as_ref() {
@@ -710,10 +749,14 @@ impl Context {
             map_a,
             map_b,
         };
-        let cfg = LaunchConfig::linear(grid as u32, TMA_TILES.threads, TMA_TILES.shared_bytes);
-        let entry = match operands.swapped {
-            true => gemm_tma_tf32_swapped::entry::<f32>(),
-            false => gemm_tma_tf32::entry::<f32>(),
+        let tiles_config = tma_tiles(width);
+        let cfg =
+            LaunchConfig::linear(grid as u32, tiles_config.threads, tiles_config.shared_bytes);
+        let entry = match (operands.swapped, width == tma::TILE_N) {
+            (true, true) => gemm_tma_tf32_swapped::entry::<f32>(),
+            (false, true) => gemm_tma_tf32::entry::<f32>(),
+            (true, false) => gemm_tma_tf32_swapped_narrow::entry::<f32>(),
+            (false, false) => gemm_tma_tf32_narrow::entry::<f32>(),
         };
         // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
         // and below 2^31 − 256; the maps describe `op(A)` (`m` rows of
@@ -723,7 +766,8 @@ impl Context {
         // (`Matrix::with_pitch`, shapes checked by the caller), or their
         // copies above, which nothing writes while the kernel runs (this
         // stream's scratch); `(slices, slice_stages)` from
-        // `tma_slices` for this device's SMs, and for a split the
+        // `tma_slices` of the tiles `width` wide (the entry's) for this
+        // device's SMs, and for a split the
         // workspace of `split_words` words at `SPLIT_OFFSET` of this
         // stream's scratch, whose tickets are zero between launches (as
         // for the pipelined step's splits, which share them) and which no
@@ -735,7 +779,7 @@ impl Context {
         // caller's `MatrixBatchMut`); the slots, 256
         // bytes per block of the grid at a 256-byte boundary of this
         // stream's scratch, used by nothing else; blocks of
-        // `TMA_TILES.threads` with its shared memory (the launch opts in
+        // `tma_tiles(width).threads` with its shared memory (the launch opts in
         // and checks the device's limits); sm_90a PTX (the caller checked
         // the step's needs). The caller's `call` orders the kernel for all
         // three buffers.

@@ -27,7 +27,7 @@ use libtest_mimic::{Failed, Trial};
 use rand::RngExt;
 use std::cell::RefCell;
 use std::rc::Rc;
-use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision};
+use warpspeed::gemm::{Gemm, GemmVariant, Needs, Packing, Precision, TmaTiles};
 use warpspeed::{
     Buffer, Context, DeviceRead, Error, Matrix, MatrixBatch, MatrixBatchMut, MatrixMut, ViewMut,
 };
@@ -582,22 +582,51 @@ fn check_sampled(
 fn check(ctx: &Context, step: GemmVariant, case: &Case) -> Result<(), Failed> {
     let input = cached_input(ctx, &case.key(), || case.input())?;
     let (host, device) = (&input.0, &input.1);
-    let c0 = case.initial_c();
-    let mut c = upload(ctx, &c0)?;
-    let result = run(ctx, &case.gemm().variant(step), case, device, &mut c);
     let what = format!("{step:?} {}", case.name());
-    if !runs(ctx, step) {
-        return match result {
-            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
-            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
-        };
+    each_tiling(
+        ctx,
+        (step, case.gemm(), &case.initial_c(), &what),
+        |gemm, c| run(ctx, gemm, case, device, c),
+        |c0, got, what| match case.sampled {
+            true => check_sampled(case, step, host, c0, got, what),
+            false => check_full(case, step, host, c0, got, what),
+        },
+    )
+}
+
+/// Runs `gemm` as `step` from `C = c0` by `run`, once for each of
+/// [`tiles_of`]`(step)`, and checks each result by `check(c0, C, what)`;
+/// where the device lacks the step, passes if `run` refuses it as
+/// unsupported and leaves `C` untouched.
+fn each_tiling(
+    ctx: &Context,
+    (step, gemm, c0, what): (GemmVariant, Gemm, &[f32], &str),
+    run: impl Fn(&Gemm, &mut Buffer<f32>) -> warpspeed::Result<()>,
+    check: impl Fn(&[f32], &[f32], &str) -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    for tiles in tiles_of(step) {
+        let mut c = upload(ctx, c0)?;
+        let result = run(&gemm.variant(step).tma_tiles(tiles), &mut c);
+        let what = format!("{what} ({tiles:?} tiles)");
+        if !runs(ctx, step) {
+            return match result {
+                Err(Error::Unsupported { .. }) => untouched(ctx, &c, c0, &what),
+                other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
+            };
+        }
+        ok(result)?;
+        check(c0, &download(ctx, &c)?, &what)?;
     }
-    ok(result)?;
-    let got = download(ctx, &c)?;
-    if case.sampled {
-        check_sampled(case, step, host, &c0, &got, &what)
-    } else {
-        check_full(case, step, host, &c0, &got, &what)
+    Ok(())
+}
+
+/// The tiles a trial of `step` runs: both widths of
+/// [`GemmVariant::Tf32Tma`] (the default picks one of them per product),
+/// the default for every other step (which ignores it).
+fn tiles_of(step: GemmVariant) -> Vec<TmaTiles> {
+    match step {
+        GemmVariant::Tf32Tma => vec![TmaTiles::Wide, TmaTiles::Narrow],
+        _ => vec![TmaTiles::Auto],
     }
 }
 
@@ -1479,19 +1508,13 @@ fn run_batched(
 fn check_batched(ctx: &Context, step: GemmVariant, batch: &Batched) -> Result<(), Failed> {
     let input = cached_input(ctx, &batch.key(), || batch.input())?;
     let (host, device) = (&input.0, &input.1);
-    let c0 = batch.initial_c();
-    let mut c = upload(ctx, &c0)?;
-    let result = run_batched(ctx, &batch.case.gemm().variant(step), batch, device, &mut c);
     let what = format!("{step:?} {}", batch.name());
-    if !runs(ctx, step) {
-        return match result {
-            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
-            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
-        };
-    }
-    ok(result)?;
-    let got = download(ctx, &c)?;
-    batch.check(step, host, &c0, &got, &what)
+    each_tiling(
+        ctx,
+        (step, batch.case.gemm(), &batch.initial_c(), &what),
+        |gemm, c| run_batched(ctx, gemm, batch, device, c),
+        |c0, got, what| batch.check(step, host, c0, got, what),
+    )
 }
 
 fn batched_cases() -> Vec<Batched> {
@@ -2149,19 +2172,13 @@ fn run_listed(
 fn check_listed(ctx: &Context, step: GemmVariant, list: &Listed) -> Result<(), Failed> {
     let input = cached_input(ctx, &list.key(), || list.input())?;
     let (host, device) = (&input.0, &input.1);
-    let c0 = list.initial_c();
-    let mut c = upload(ctx, &c0)?;
-    let result = run_listed(ctx, &list.case.gemm().variant(step), list, device, &mut c);
     let what = format!("{step:?} {}", list.name);
-    if !runs(ctx, step) {
-        return match result {
-            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
-            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
-        };
-    }
-    ok(result)?;
-    let got = download(ctx, &c)?;
-    list.check(step, host, &c0, &got, &what)
+    each_tiling(
+        ctx,
+        (step, list.case.gemm(), &list.initial_c(), &what),
+        |gemm, c| run_listed(ctx, gemm, list, device, c),
+        |c0, got, what| list.check(step, host, c0, got, what),
+    )
 }
 
 fn listed_cases() -> Vec<Listed> {

@@ -276,15 +276,22 @@ pub const WGMMA_TILES: TileConfig = TileConfig {
     shared_bytes: wgmma::shared_bytes(),
 };
 
-/// The tiles of [`GemmVariant::Tf32Tma`]: 128 × 256, three warpgroups,
-/// the ring and its barriers ([`tma::shared_bytes`]).
+/// The wide tiles of [`GemmVariant::Tf32Tma`]: 128 × 256, three
+/// warpgroups, the ring and its barriers ([`tma::shared_bytes`]).
 #[doc(hidden)]
-pub const TMA_TILES: TileConfig = TileConfig {
-    tile_m: tma::TILE_M as u32,
-    tile_n: tma::TILE_N as u32,
-    threads: tma::THREADS as u32,
-    shared_bytes: tma::shared_bytes(),
-};
+pub const TMA_TILES: TileConfig = tma_tiles(tma::TILE_N);
+
+/// The tiles of [`GemmVariant::Tf32Tma`]'s kernels `width` columns wide
+/// ([`tma::TILE_N`] or [`tma::NARROW_N`]).
+#[doc(hidden)]
+pub const fn tma_tiles(width: usize) -> TileConfig {
+    TileConfig {
+        tile_m: tma::TILE_M as u32,
+        tile_n: width as u32,
+        threads: tma::THREADS as u32,
+        shared_bytes: tma::shared_bytes(width),
+    }
+}
 
 /// The tiles of [`GemmVariant::Tf32x3Tma`]: 128 × 128, three warpgroups.
 #[doc(hidden)]
@@ -919,11 +926,16 @@ kernels! {
             /// Two 128-byte aggregate parameters, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32<T in f32> = tma::kernel::<false>;
+            fn gemm_tma_tf32<T in f32> = tma::kernel::<true, false>;
             /// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, `op(B)` read where it lies, `n`
             /// innermost (the swapped kernel of [`tma`]).
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<true>;
+            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<true, true>;
+            /// The same two kernels over tiles [`tma::NARROW_N`] wide.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_narrow<T in f32> = tma::kernel::<false, false>;
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_swapped_narrow<T in f32> = tma::kernel::<false, true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
@@ -1014,6 +1026,16 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     },
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32_swapped_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_narrow_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_swapped_narrow_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
     },
@@ -1229,7 +1251,7 @@ mod tests {
     #[test]
     fn shared_memory_fits_every_device_with_opt_in() {
         // The TMA steps' own launches (their plans are their fallbacks').
-        for tiles in [TMA_TILES, TMA_X3_TILES] {
+        for tiles in [TMA_TILES, tma_tiles(tma::NARROW_N), TMA_X3_TILES] {
             assert!(tiles.shared_bytes <= 227 * 1024 && tiles.threads == 384);
         }
         for v in GemmVariant::ALL {

@@ -13,6 +13,14 @@
 //! operands read from shared memory, four per stage, and keeps the
 //! products of one stage running while it waits for the next.
 //!
+//! The narrow kernels (`kernel::<false, _>`, the `_narrow` entries) are
+//! the same over tiles [`NARROW_N`] = 64 columns wide (`wgmma.m64n64k8`,
+//! 32 accumulator registers, eight stages of 24 KiB): four times the tiles
+//! of a product, for the products whose wide tiles would leave SMs idle
+//! (up to about 1024³, batches of small matrices) or hold mostly padding
+//! (a few rows against a wide matrix). What differs between the two is
+//! the accumulator (`device::Accumulator`); the host's plan chooses.
+//!
 //! Each stage has two barriers: *full*, which completes when the copy
 //! engine has written the stage's bytes (the copying thread arrives on it
 //! and announces the bytes), and *empty*, which completes when every
@@ -54,15 +62,18 @@ use crate::kernel::TensorMap;
 /// Rows of `C` per tile: two warpgroups of 64.
 #[doc(hidden)]
 pub const TILE_M: usize = 128;
-/// Columns of `C` per tile: one `wgmma.m64n256k8`.
+/// Columns of `C` per tile of the wide kernels: one `wgmma.m64n256k8`.
 #[doc(hidden)]
 pub const TILE_N: usize = 256;
+/// Columns of `C` per tile of the narrow kernels (the `_narrow` entries):
+/// one `wgmma.m64n64k8`, four times the wide kernels' tiles, for products
+/// whose wide tiles would leave SMs idle or lie mostly outside `C` (the
+/// host's plan chooses).
+#[doc(hidden)]
+pub const NARROW_N: usize = 64;
 /// `k` per stage: one 128-byte row of TF32, the swizzle's row.
 #[doc(hidden)]
 pub const BK: usize = 32;
-/// Stages of the ring.
-#[doc(hidden)]
-pub const STAGES: usize = 4;
 /// Threads of a block: a copying warpgroup and two multiplying ones.
 #[doc(hidden)]
 pub const THREADS: usize = 384;
@@ -76,9 +87,6 @@ pub const BAND: usize = 16;
 /// The fewest stages a slice of a split product takes.
 #[doc(hidden)]
 pub const MIN_SLICE_STAGES: usize = 4;
-/// Elements of a tile: a slice's partial in the workspace.
-#[doc(hidden)]
-pub const TILE_ELEMENTS: usize = TILE_M * TILE_N;
 /// Columns of `C` per copy box of the swapped kernel's `B` tile: one
 /// 128-byte row of the swizzle; four boxes make a stage's [`TILE_M`].
 #[doc(hidden)]
@@ -87,6 +95,20 @@ pub const X_BOX: usize = 32;
 #[doc(hidden)]
 pub const X_BOX_BYTES: usize = X_BOX * BK * 4;
 
+/// Stages of the ring of tiles `width` columns wide ([`TILE_N`] or
+/// [`NARROW_N`]): four of 48 KiB, or eight of 24 KiB (the narrow tiles'
+/// products take a quarter of the time, so more of them are in flight).
+#[doc(hidden)]
+pub const fn stages(width: usize) -> usize {
+    if width == TILE_N { 4 } else { 8 }
+}
+
+/// Elements of a tile `width` columns wide: a slice's partial in the
+/// workspace.
+#[doc(hidden)]
+pub const fn tile_elements(width: usize) -> usize {
+    TILE_M * width
+}
 /// The first of the two adjacent columns (within its box of [`X_BOX`])
 /// that the swapped kernel's fragment rows `g` and `g + 8` of a warp hold
 /// (`g = lane / 4`; `half` the warp's half of the box, 0 or 1). The order
@@ -134,22 +156,26 @@ pub const CONSUMER_REGS: u32 = 232;
 /// Bytes of a stage's tile of `A`.
 #[doc(hidden)]
 pub const A_BYTES: usize = TILE_M * BK * 4;
-/// Bytes of a stage's tile of `B`.
+/// Bytes of a stage's tile of `B`, `width` columns of `C`.
 #[doc(hidden)]
-pub const B_BYTES: usize = TILE_N * BK * 4;
-/// Bytes of a stage.
+pub const fn b_bytes(width: usize) -> usize {
+    width * BK * 4
+}
+/// Bytes of a stage of tiles `width` columns wide.
 #[doc(hidden)]
-pub const STAGE_BYTES: usize = A_BYTES + B_BYTES;
+pub const fn stage_bytes(width: usize) -> usize {
+    A_BYTES + b_bytes(width)
+}
 /// Bytes of a tensor map, and of each of a block's two slots for them.
 #[doc(hidden)]
 pub const MAP_BYTES: usize = 128;
 
-/// Shared memory of a block: 1024 bytes to align the ring (the 128-byte
-/// swizzle repeats every 1024), the ring, each stage's two barriers, then
-/// the split's verdict word.
+/// Shared memory of a block of tiles `width` columns wide: 1024 bytes to
+/// align the ring (the 128-byte swizzle repeats every 1024), the ring,
+/// each stage's two barriers, then the split's verdict word.
 #[doc(hidden)]
-pub const fn shared_bytes() -> u32 {
-    (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8 + 8) as u32
+pub const fn shared_bytes(width: usize) -> u32 {
+    (1024 + stages(width) * stage_bytes(width) + 2 * stages(width) * 8 + 8) as u32
 }
 
 const _: () = assert!(
@@ -157,7 +183,10 @@ const _: () = assert!(
         && CONSUMER_THREADS as usize == THREADS - 128
         && BK * 4 == 128
         && A_BYTES.is_multiple_of(1024)
-        && B_BYTES.is_multiple_of(1024)
+        && b_bytes(TILE_N).is_multiple_of(1024)
+        && b_bytes(NARROW_N).is_multiple_of(1024)
+        && shared_bytes(TILE_N) <= 227 * 1024
+        && shared_bytes(NARROW_N) <= 227 * 1024
         && TILE_N <= 256
         && TILE_M <= 256
 );
@@ -188,45 +217,50 @@ pub(crate) struct MapOperands {
     pub map_b: TensorMap,
 }
 
-/// Contract: `m`, `n`, `k` at least 1 and below 2^31 − 256; for `SWAP =
-/// false`, `map_a` the 2-dimensional tensor map of `op(A)` (`k`
-/// innermost, `m` rows) and `map_b` of `op(B)ᵀ` (`k` innermost, `n`
-/// rows), boxes of [`BK`] × [`TILE_M`] and [`BK`] × [`TILE_N`]; for `SWAP
-/// = true`, `map_a` the map of `op(B)` (`n` innermost, `k` rows), boxes
-/// of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k` innermost, `m`
-/// rows), boxes of [`BK`] × [`TILE_N`]; both `f32`, the 128-byte swizzle,
-/// zeros outside, over memory nothing writes during the kernel; `C`, `m ×
-/// n` with pitch `ldc`, writable, overlapping neither. A batch (`count`
-/// above 1) has 3-dimensional maps instead, the product their third
-/// coordinate, and product `z`'s `C` at `c + z·batch_c`, no two sharing
-/// an element; the tiles of all products fewer than 2^30 (the walk
-/// counts its units in 32 bits). `(slices, slice_stages)` [`tma_slices`] of the tiles of
-/// all products, the stages and any number of SMs, and for `slices > 1`
-/// [`super::split_words`]`(tiles, slices, TILE_ELEMENTS)` words (the
+/// Contract: `WIDE` the tiles' width, [`TILE_N`] (`true`) or
+/// [`NARROW_N`] (`false`), written `W` below; `m`, `n`, `k` at least 1 and
+/// below 2^31 − 256; for `SWAP = false`, `map_a` the 2-dimensional tensor
+/// map of `op(A)` (`k` innermost, `m` rows) and `map_b` of `op(B)ᵀ` (`k`
+/// innermost, `n` rows), boxes of [`BK`] × [`TILE_M`] and [`BK`] × `W`;
+/// for `SWAP = true`, `map_a` the map of `op(B)` (`n` innermost, `k`
+/// rows), boxes of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k`
+/// innermost, `m` rows), boxes of [`BK`] × `W`; both `f32`, the 128-byte
+/// swizzle, zeros outside, over memory nothing writes during the kernel;
+/// `C`, `m × n` with pitch `ldc`, writable, overlapping neither. A batch
+/// (`count` above 1) has 3-dimensional maps instead, the product their
+/// third coordinate, and product `z`'s `C` at `c + z·batch_c`, no two
+/// sharing an element; the tiles of all products fewer than 2^30 (the
+/// walk counts its units in 32 bits). `(slices, slice_stages)`
+/// [`tma_slices`] of the tiles (`W` wide) of all products, the stages and
+/// any number of SMs, and for `slices > 1`
+/// [`super::split_words`]`(tiles, slices, tile_elements(W))` words (the
 /// tiles of all products) at `work` that nothing else uses during the
 /// kernel, the tickets (its first words) zero at the start; `maps` 2 ·
 /// [`MAP_BYTES`] of global memory per block, 64-byte aligned, that
 /// nothing else uses during the kernel; blocks of [`THREADS`] threads,
-/// [`shared_bytes`] of shared memory, one block per multiprocessor at
-/// most (launch bounds); any 1D grid; PTX for sm_90a (other targets trap:
-/// the host refuses them first).
+/// [`shared_bytes`]`(W)` of shared memory, one block per multiprocessor
+/// at most (launch bounds); any 1D grid; PTX for sm_90a (other targets
+/// trap: the host refuses them first).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn kernel<const SWAP: bool>(o: MapOperands) {
+pub(crate) unsafe fn kernel<const WIDE: bool, const SWAP: bool>(o: MapOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = o;
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
-    device::body::<SWAP>(&o)
+    match WIDE {
+        true => device::body::<device::Wide, SWAP>(&o),
+        false => device::body::<device::Narrow, SWAP>(&o),
+    }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub(super) mod device {
     use super::*;
     use crate::descriptor;
-    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+    use crate::prim::wgmma::{self, WGMMA_N64_REGS, WGMMA_N128_REGS};
     use crate::prim::*;
 
     /// `C[i][j] = α · acc[r] + β · C[i][j]` (not reading `C` for `β = 0`)
@@ -240,9 +274,9 @@ pub(super) mod device {
     /// branched (the straight-line stores raise ptxas's register demand
     /// for the whole kernel).
     #[inline(always)]
-    unsafe fn store_tested<const PREDICATED: bool>(
+    unsafe fn store_tested<const PREDICATED: bool, const R: usize>(
         o: &MapOperands,
-        acc: &[f32; WGMMA_N128_REGS],
+        acc: &[f32; R],
         at: impl Fn(usize) -> (usize, usize),
     ) {
         // Where `C[i][j]` is (computed for every element, touched only
@@ -258,40 +292,52 @@ pub(super) mod device {
             };
             (inside, c)
         };
+        // The registers past `R` (a narrow accumulator's) are no code.
         if o.beta == 0.0 {
             unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
-                let (inside, c) = target(r);
-                if PREDICATED {
-                    store_if(inside, c, o.alpha * acc[r]);
-                } else if inside {
-                    *c = o.alpha * acc[r];
+                if r < R {
+                    let (inside, c) = target(r);
+                    if PREDICATED {
+                        store_if(inside, c, o.alpha * acc[r]);
+                    } else if inside {
+                        *c = o.alpha * acc[r];
+                    }
                 }
             });
         } else {
             unroll!(r in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
-                let (inside, c) = target(r);
-                if PREDICATED {
-                    store_if(inside, c, fma_f32(o.alpha, acc[r], o.beta * load_if(inside, c)));
-                } else if inside {
-                    *c = fma_f32(o.alpha, acc[r], o.beta * *c);
+                if r < R {
+                    let (inside, c) = target(r);
+                    if PREDICATED {
+                        store_if(inside, c, fma_f32(o.alpha, acc[r], o.beta * load_if(inside, c)));
+                    } else if inside {
+                        *c = fma_f32(o.alpha, acc[r], o.beta * *c);
+                    }
                 }
             });
         }
     }
 
     /// The straight run of an epilogue whose outputs all lie inside `C` on
-    /// 8 bytes: for each `i` of 16, the two 8-byte pairs `at(i)` gives
-    /// (where, and the two accumulator values), `α` and `β` applied, no
-    /// test per element. The tested path, once run by every tile, took
-    /// 12 600 cycles a tile on an H100 (docs/notes/gemm.md).
+    /// 8 bytes: for each `i` below `groups` (at most 16), the two 8-byte
+    /// pairs `at(i)` gives (where, and the two accumulator values), `α`
+    /// and `β` applied, no test per element. The tested path, once run by
+    /// every tile, took 12 600 cycles a tile on an H100
+    /// (docs/notes/gemm.md).
     #[inline(always)]
-    unsafe fn store_run(o: &MapOperands, at: impl Fn(usize) -> [(*mut f32, [f32; 2]); 2]) {
+    unsafe fn store_run(
+        o: &MapOperands,
+        groups: usize,
+        at: impl Fn(usize) -> [(*mut f32, [f32; 2]); 2],
+    ) {
         if o.beta == 0.0 {
             let put = |p: *mut f32, v: [f32; 2]| store2(p, [o.alpha * v[0], o.alpha * v[1]]);
             unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                let [(p, v), (q, w)] = at(i);
-                put(p, v);
-                put(q, w);
+                if i < groups {
+                    let [(p, v), (q, w)] = at(i);
+                    put(p, v);
+                    put(q, w);
+                }
             });
         } else {
             let put = |p: *mut f32, v: [f32; 2]| {
@@ -305,30 +351,33 @@ pub(super) mod device {
                 );
             };
             unroll!(i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                let [(p, v), (q, w)] = at(i);
-                put(p, v);
-                put(q, w);
+                if i < groups {
+                    let [(p, v), (q, w)] = at(i);
+                    put(p, v);
+                    put(q, w);
+                }
             });
         }
     }
 
-    /// Stores half the accumulator, whose register `4i + e` holds row
-    /// `row + 8(e / 2)`, column `col + 8i + e % 2` (`row`, `col` this
-    /// thread's first; `col` even); edges as [`store_tested`] with
-    /// `PREDICATED`.
+    /// Stores an accumulator of `R` registers (64 or 32: 128 or 64
+    /// columns), whose register `4i + e` holds row `row + 8(e / 2)`,
+    /// column `col + 8i + e % 2` (`row`, `col` this thread's first; `col`
+    /// even); edges as [`store_tested`] with `PREDICATED`.
     #[inline(always)]
-    pub(in crate::gemm) unsafe fn store_half<const PREDICATED: bool>(
+    pub(in crate::gemm) unsafe fn store_half<const PREDICATED: bool, const R: usize>(
         o: &MapOperands,
-        acc: &[f32; WGMMA_N128_REGS],
+        acc: &[f32; R],
         row: usize,
         col: usize,
     ) {
+        let groups = R / 4;
         let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
-        if pairs && row + 8 < o.m && col + 8 * 15 + 1 < o.n {
+        if pairs && row + 8 < o.m && col + 8 * (groups - 1) + 1 < o.n {
             // Both rows, every column.
             let top = o.c.add(row * o.ldc + col);
             let bottom = top.add(8 * o.ldc);
-            store_run(o, |i| {
+            store_run(o, groups, |i| {
                 [
                     (top.add(8 * i), [acc[4 * i], acc[4 * i + 1]]),
                     (bottom.add(8 * i), [acc[4 * i + 2], acc[4 * i + 3]]),
@@ -336,26 +385,27 @@ pub(super) mod device {
             });
             return;
         }
-        store_tested::<PREDICATED>(o, acc, |r| {
+        store_tested::<PREDICATED, R>(o, acc, |r| {
             (row + 8 * (r % 4 / 2), col + 8 * (r / 4) + r % 2)
         });
     }
 
-    /// Stores half the swapped kernel's accumulator, whose register `4i +
-    /// e` holds `C[m + 8i + e % 2][n + e / 2]` (`m`, `n` this thread's
-    /// first, both even): registers `4i` and `4i + 2` make one 8-byte pair
-    /// of `C`'s row, `4i + 1` and `4i + 3` the next row's.
+    /// Stores the swapped kernel's accumulator of `R` registers, whose
+    /// register `4i + e` holds `C[m + 8i + e % 2][n + e / 2]` (`m`, `n`
+    /// this thread's first, both even): registers `4i` and `4i + 2` make
+    /// one 8-byte pair of `C`'s row, `4i + 1` and `4i + 3` the next row's.
     #[inline(always)]
-    unsafe fn store_half_swapped(
+    unsafe fn store_half_swapped<const R: usize>(
         o: &MapOperands,
-        acc: &[f32; WGMMA_N128_REGS],
+        acc: &[f32; R],
         n: usize,
         m: usize,
     ) {
+        let groups = R / 4;
         let pairs = o.c.addr().is_multiple_of(8) && o.ldc.is_multiple_of(2);
-        if pairs && n + 1 < o.n && m + 8 * 15 + 1 < o.m {
+        if pairs && n + 1 < o.n && m + 8 * (groups - 1) + 1 < o.m {
             let first = o.c.add(m * o.ldc + n);
-            store_run(o, |i| {
+            store_run(o, groups, |i| {
                 let row = first.add(8 * i * o.ldc);
                 [
                     (row, [acc[4 * i], acc[4 * i + 2]]),
@@ -364,7 +414,7 @@ pub(super) mod device {
             });
             return;
         }
-        store_tested::<true>(o, acc, |r| (m + 8 * (r / 4) + r % 2, n + r % 4 / 2));
+        store_tested::<true, R>(o, acc, |r| (m + 8 * (r / 4) + r % 2, n + r % 4 / 2));
     }
 
     /// Loads this thread's swapped-kernel `A` fragment of the `kk`-th 8
@@ -380,62 +430,208 @@ pub(super) mod device {
         [top[0], top[1], bottom[0], bottom[1]]
     }
 
-    /// `acc` = the sum over slices `0..slices`, in order, of the 16 quads
-    /// at `at(s)`, 256 quads apart (this thread's half of a partial).
+    /// Threads whose quads make a partial: the two multiplying warpgroups.
+    const PARTIAL_THREADS: usize = CONSUMER_THREADS as usize;
+
+    /// Leaves `acc` (`R` registers) at `part`, quad `q` at `[q · 256]`: a
+    /// warp's 16-byte stores cover 512 consecutive bytes.
     #[inline(always)]
-    unsafe fn sum_half(
-        acc: &mut [f32; WGMMA_N128_REGS],
+    unsafe fn put_part<const R: usize>(acc: &[f32; R], part: *mut Words4) {
+        unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+            if q < R / 4 {
+                let w = core::array::from_fn(|e| acc[4 * q + e].to_bits());
+                store_v4(part.add(q * PARTIAL_THREADS), w);
+            }
+        });
+    }
+
+    /// `acc` = the sum over slices `0..slices`, in order, of the `R / 4`
+    /// quads at `at(s)`, 256 quads apart (this thread's share of a
+    /// partial, as [`put_part`] left it).
+    #[inline(always)]
+    unsafe fn sum_half<const R: usize>(
+        acc: &mut [f32; R],
         slices: usize,
         at: impl Fn(usize) -> *mut Words4,
     ) {
-        const THREADS: usize = CONSUMER_THREADS as usize;
         for s in 0..slices {
             let part = at(s);
             unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-                let w = load_cg_v4(part.add(q * THREADS));
-                unroll!(e in [0 1 2 3] => {
-                    let v = f32::from_bits(w[e]);
-                    acc[4 * q + e] = if s == 0 { v } else { acc[4 * q + e] + v };
-                });
+                if q < R / 4 {
+                    let w = load_cg_v4(part.add(q * PARTIAL_THREADS));
+                    unroll!(e in [0 1 2 3] => {
+                        let v = f32::from_bits(w[e]);
+                        acc[4 * q + e] = if s == 0 { v } else { acc[4 * q + e] + v };
+                    });
+                }
             });
+        }
+    }
+
+    /// A multiplying warpgroup's accumulator of its 64 rows of a tile,
+    /// and what differs with the tile's width: the products, their wait,
+    /// the partials of a split, the stores.
+    pub(super) trait Accumulator {
+        /// Columns of a tile.
+        const WIDTH: usize;
+        fn zero() -> Self;
+        /// [`wgmma`]'s product with both operands in shared memory.
+        ///
+        /// # Safety
+        /// As `wgmma::mma_tf32_m64n256k8_ss`'s.
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool);
+        /// The product with `A`'s fragment `a` in registers.
+        ///
+        /// # Safety
+        /// As `wgmma::mma_tf32_m64n256k8_rs`'s.
+        unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool);
+        /// `wgmma.wait_group PENDING`, the accumulator its operand.
+        fn wait<const PENDING: u32>(&mut self);
+        /// Leaves the partial at `part` (this thread's first quad).
+        ///
+        /// # Safety
+        /// `part` as [`put_part`]'s, for every register array.
+        unsafe fn put(&self, part: *mut Words4);
+        /// The sum of the slices' partials, in slice order.
+        ///
+        /// # Safety
+        /// As [`sum_half`]'s.
+        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4);
+        /// Stores the tile (unswapped): this thread's first row and column.
+        ///
+        /// # Safety
+        /// As [`store_half`]'s.
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize);
+        /// Stores the swapped kernel's tile: this thread's first column
+        /// `n` and row `m` of `C`.
+        ///
+        /// # Safety
+        /// As [`store_half_swapped`]'s.
+        unsafe fn store_swapped(&self, o: &MapOperands, n: usize, m: usize);
+    }
+
+    /// `m64n256`: 128 registers in two arrays (registers 0 to 63 and 64 to
+    /// 127, columns 0 to 127 and 128 to 255).
+    pub(super) struct Wide {
+        lo: [f32; WGMMA_N128_REGS],
+        hi: [f32; WGMMA_N128_REGS],
+    }
+
+    impl Accumulator for Wide {
+        const WIDTH: usize = TILE_N;
+        #[inline(always)]
+        fn zero() -> Self {
+            Wide {
+                lo: [0.0; WGMMA_N128_REGS],
+                hi: [0.0; WGMMA_N128_REGS],
+            }
+        }
+        #[inline(always)]
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n256k8_ss(&mut self.lo, &mut self.hi, a, b, accumulate);
+        }
+        #[inline(always)]
+        unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n256k8_rs(&mut self.lo, &mut self.hi, a, b, accumulate);
+        }
+        #[inline(always)]
+        fn wait<const PENDING: u32>(&mut self) {
+            wgmma::wait_wide::<PENDING>(&mut self.lo, &mut self.hi);
+        }
+        #[inline(always)]
+        unsafe fn put(&self, part: *mut Words4) {
+            put_part(&self.lo, part);
+            put_part(&self.hi, part.add(WGMMA_N128_REGS / 4 * PARTIAL_THREADS));
+        }
+        #[inline(always)]
+        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
+            // Half by half, in slice order.
+            sum_half(&mut self.lo, slices, &at);
+            sum_half(&mut self.hi, slices, |s| {
+                at(s).add(WGMMA_N128_REGS / 4 * PARTIAL_THREADS)
+            });
+        }
+        #[inline(always)]
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
+            store_half::<true, WGMMA_N128_REGS>(o, &self.lo, row, col);
+            store_half::<true, WGMMA_N128_REGS>(o, &self.hi, row, col + 128);
+        }
+        #[inline(always)]
+        unsafe fn store_swapped(&self, o: &MapOperands, n: usize, m: usize) {
+            store_half_swapped(o, &self.lo, n, m);
+            store_half_swapped(o, &self.hi, n, m + 128);
+        }
+    }
+
+    /// `m64n64`: 32 registers.
+    pub(super) struct Narrow {
+        d: [f32; WGMMA_N64_REGS],
+    }
+
+    impl Accumulator for Narrow {
+        const WIDTH: usize = NARROW_N;
+        #[inline(always)]
+        fn zero() -> Self {
+            Narrow {
+                d: [0.0; WGMMA_N64_REGS],
+            }
+        }
+        #[inline(always)]
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n64k8_ss(&mut self.d, a, b, accumulate);
+        }
+        #[inline(always)]
+        unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n64k8_rs(&mut self.d, a, b, accumulate);
+        }
+        #[inline(always)]
+        fn wait<const PENDING: u32>(&mut self) {
+            wgmma::wait_narrow::<PENDING>(&mut self.d);
+        }
+        #[inline(always)]
+        unsafe fn put(&self, part: *mut Words4) {
+            put_part(&self.d, part);
+        }
+        #[inline(always)]
+        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
+            sum_half(&mut self.d, slices, at);
+        }
+        #[inline(always)]
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
+            store_half::<true, WGMMA_N64_REGS>(o, &self.d, row, col);
+        }
+        #[inline(always)]
+        unsafe fn store_swapped(&self, o: &MapOperands, n: usize, m: usize) {
+            store_half_swapped(o, &self.d, n, m);
         }
     }
 
     /// Where the slices of a split product meet, as the pipelined step's
     /// `join` for a block: each multiplying thread (`ct`, 0 to 255) leaves
-    /// its partial (`lo`, `hi`) in the workspace, and once all 256 have
-    /// (named barrier 1), thread 0 takes the tile's ticket; the threads of
-    /// the block that takes the last add the partials in slice order into
-    /// `lo`, `hi` and return `true`, to store the tile; the others return
-    /// `false`. The verdict reaches the 256 through the shared word at
-    /// `verdict` (the next join's first barrier keeps its next write after
-    /// every read of this one). `split` is `(tile, slice)`.
+    /// its partial in the workspace, and once all 256 have (named barrier
+    /// 1), thread 0 takes the tile's ticket; the threads of the block that
+    /// takes the last add the partials in slice order into `acc` and
+    /// return `true`, to store the tile; the others return `false`. The
+    /// verdict reaches the 256 through the shared word at `verdict` (the
+    /// next join's first barrier keeps its next write after every read of
+    /// this one). `split` is `(tile, slice)`.
     #[inline(always)]
-    unsafe fn join(
+    unsafe fn join<A: Accumulator>(
         o: &MapOperands,
-        lo: &mut [f32; WGMMA_N128_REGS],
-        hi: &mut [f32; WGMMA_N128_REGS],
+        acc: &mut A,
         (tile, slice): (usize, usize),
         ct: usize,
         verdict: *mut u32,
     ) -> bool {
-        const THREADS: usize = CONSUMER_THREADS as usize;
         let ticket = o.work.cast::<u32>().add(tile);
-        // Quad `q` of thread `ct` at `[q · 256 + ct]`: a warp's 16-byte
-        // accesses cover 512 consecutive bytes.
         let partial = |s: usize| {
             o.work
-                .add(super::super::SPLIT_TICKETS + (tile * o.slices + s) * TILE_ELEMENTS)
+                .add(super::super::SPLIT_TICKETS + (tile * o.slices + s) * tile_elements(A::WIDTH))
                 .cast::<Words4>()
                 .add(ct)
         };
-        let mine = partial(slice);
-        unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
-            let w = |x: &[f32; WGMMA_N128_REGS]| core::array::from_fn(|e| x[4 * q + e].to_bits());
-            store_v4(mine.add(q * THREADS), w(lo));
-            store_v4(mine.add((16 + q) * THREADS), w(hi));
-        });
-        sync_named(1, THREADS as u32);
+        acc.put(partial(slice));
+        sync_named(1, PARTIAL_THREADS as u32);
         if ct == 0 {
             // SAFETY: the workspace's ticket of this tile, touched only
             // here (the contract); the acquire-release add publishes the
@@ -448,38 +644,39 @@ pub(super) mod device {
             }
             *verdict = last as u32;
         }
-        sync_named(1, THREADS as u32);
+        sync_named(1, PARTIAL_THREADS as u32);
         if *verdict == 0 {
             return false;
         }
-        // Half by half, in slice order.
         // The closure, not `partial` itself: LLVM orders the join's code
         // differently for the two, and this is the order measured and
         // sanitised on the GPU.
         #[allow(clippy::redundant_closure)]
-        sum_half(lo, o.slices, |s| partial(s));
-        sum_half(hi, o.slices, |s| partial(s).add(16 * THREADS));
+        acc.sum(o.slices, |s| partial(s));
         true
     }
 
     #[inline(always)]
-    pub(super) unsafe fn body<const SWAP: bool>(o: &MapOperands) {
+    pub(super) unsafe fn body<A: Accumulator, const SWAP: bool>(o: &MapOperands) {
+        let width = A::WIDTH;
+        let stages = stages(width);
+        let stage_bytes = stage_bytes(width);
         let t = thread_idx_x() as usize;
         let group = t / 128;
         // The ring on 1024 bytes, then the barriers: *full* of stage `s`
-        // at `bars + 8s`, *empty* at `bars + 8(STAGES + s)`.
+        // at `bars + 8s`, *empty* at `bars + 8(stages + s)`.
         let window = dynamic_shared::<u8>();
         let ring = (shared_address(window) + 1023) & !1023;
-        let bars = ring + (STAGES * STAGE_BYTES) as u32;
+        let bars = ring + (stages * stage_bytes) as u32;
         let full = |s: usize| bars + 8 * s as u32;
-        let empty = |s: usize| bars + 8 * (STAGES + s) as u32;
+        let empty = |s: usize| bars + 8 * (stages + s) as u32;
         // The split's verdict word, after the barriers.
         let verdict = window
-            .add((ring - shared_address(window)) as usize + STAGES * STAGE_BYTES + 2 * STAGES * 8)
+            .add((ring - shared_address(window)) as usize + stages * stage_bytes + 2 * stages * 8)
             .cast::<u32>();
         // The tiles' rows and columns: `C`'s, or its transpose's.
         let (rows, cols) = if SWAP { (o.n, o.m) } else { (o.m, o.n) };
-        let (tiles_m, tiles_n) = (rows.div_ceil(TILE_M), cols.div_ceil(TILE_N));
+        let (tiles_m, tiles_n) = (rows.div_ceil(TILE_M), cols.div_ceil(width));
         let k_tiles = o.k.div_ceil(BK);
         // Work unit `u`: slice `u % slices` of tile `u / slices`, the
         // slices of a tile consecutive (they run at once), the tiles of a
@@ -515,7 +712,7 @@ pub(super) mod device {
         };
         let (first, step) = (block_idx_x(), grid_dim_x());
         if t == 0 {
-            for s in 0..STAGES {
+            for s in 0..stages {
                 // SAFETY: 8-byte aligned barriers in this block's shared
                 // memory, nothing else there; the block barrier below
                 // comes before any other use.
@@ -544,19 +741,19 @@ pub(super) mod device {
             let (mut s, mut phase) = (0usize, 0u32);
             let mut unit = first;
             while unit < units {
-                let (z, (tm, tn), _, stages) = unit_of(unit);
-                for kt in stages {
+                let (z, (tm, tn), _, k_range) = unit_of(unit);
+                for kt in k_range {
                     // The stage is free once every multiplying thread is
                     // done with what it held (at once in the first pass).
                     bulk::wait_parity(empty(s), phase ^ 1);
-                    let at = ring + (s * STAGE_BYTES) as u32;
+                    let at = ring + (s * stage_bytes) as u32;
                     // SAFETY: the maps are acquired; the stage, 1024-byte
                     // aligned, is free (waited above) and read by nothing
                     // until its *full* phase completes, which expects
                     // exactly these bytes (whole boxes, zeros outside);
                     // the multiplying threads wait for every phase they
                     // read, so the block outlives the copies.
-                    bulk::expect_bytes(full(s), STAGE_BYTES as u32);
+                    bulk::expect_bytes(full(s), stage_bytes as u32);
                     let k0 = (kt * BK) as i32;
                     if SWAP {
                         // `op(B)`'s 128 columns as four boxes of 32.
@@ -575,12 +772,12 @@ pub(super) mod device {
                     copy(
                         at + A_BYTES as u32,
                         map_b,
-                        [k0, (tn * TILE_N) as i32],
+                        [k0, (tn * width) as i32],
                         z,
                         full(s),
                     );
                     s += 1;
-                    if s == STAGES {
+                    if s == stages {
                         s = 0;
                         phase ^= 1;
                     }
@@ -593,10 +790,7 @@ pub(super) mod device {
         let wg = group - 1;
         let (warp, lane) = ((t % 128) / 32, t % 32);
         let (g, q) = (lane / 4, lane % 4);
-        // The accumulator's registers 0 to 63 and 64 to 127 (columns 0 to
-        // 127 and 128 to 255 of the warpgroup's rows).
-        let mut lo = [0.0f32; WGMMA_N128_REGS];
-        let mut hi = [0.0f32; WGMMA_N128_REGS];
+        let mut acc = A::zero();
         // The swapped kernel's fragments: warp `warp` of the warpgroup
         // reads box `2 wg + warp / 2`, half `warp % 2` of it
         // ([`pair_column`]).
@@ -610,8 +804,8 @@ pub(super) mod device {
         let (mut s, mut phase) = (0usize, 0u32);
         let mut unit = first;
         while unit < units {
-            let (_, (tm, tn), split, stages) = unit_of(unit);
-            let start = stages.start;
+            let (_, (tm, tn), split, k_range) = unit_of(unit);
+            let start = k_range.start;
             let mut held = 0;
             if SWAP {
                 // Each 8 of `k` its own group of products, reading its own
@@ -622,13 +816,13 @@ pub(super) mod device {
                 // fourth such wait retires the whole stage before, which
                 // is then freed. Three groups stay queued throughout; the
                 // fragments cost 16 registers, not the 32 of two sets.
-                for kt in stages {
+                for kt in k_range {
                     bulk::wait_parity(full(s), phase);
-                    let at_stage = ring + (s * STAGE_BYTES) as u32;
+                    let at_stage = ring + (s * stage_bytes) as u32;
                     let b = descriptor::swizzled_128(at_stage + A_BYTES as u32);
                     unroll!(kk in [0 1 2 3] => {
                         if kt > start {
-                            wgmma::wait_wide::<3>(&mut lo, &mut hi);
+                            acc.wait::<3>();
                             wgmma::hold(&f[kk]);
                             if kk == 3 {
                                 // The stage before is done: free it.
@@ -642,26 +836,20 @@ pub(super) mod device {
                         // SAFETY: as for the unswapped products below;
                         // `f[kk]` is not written again until a wait
                         // retires this product.
-                        wgmma::mma_tf32_m64n256k8_rs(
-                            &mut lo,
-                            &mut hi,
-                            f[kk],
-                            b + 2 * kk as u64,
-                            kt > start || kk > 0,
-                        );
+                        acc.mma_rs(f[kk], b + 2 * kk as u64, kt > start || kk > 0);
                         wgmma::commit();
                     });
                     held = s;
                     s += 1;
-                    if s == STAGES {
+                    if s == stages {
                         s = 0;
                         phase ^= 1;
                     }
                 }
             } else {
-                for kt in stages {
+                for kt in k_range {
                     bulk::wait_parity(full(s), phase);
-                    let at = ring + (s * STAGE_BYTES) as u32;
+                    let at = ring + (s * stage_bytes) as u32;
                     let a = descriptor::swizzled_128(at + (wg * A_BYTES / 2) as u32);
                     let b = descriptor::swizzled_128(at + A_BYTES as u32);
                     // Orders the epilogue's reads of the accumulator (the tile
@@ -674,31 +862,25 @@ pub(super) mod device {
                         // stage's tiles, written by the copy engine (its
                         // phase waited for), stay until this thread arrives
                         // on *empty* after a wait that covers these products.
-                        wgmma::mma_tf32_m64n256k8_ss(
-                            &mut lo,
-                            &mut hi,
-                            a + 2 * kk as u64,
-                            b + 2 * kk as u64,
-                            kt > start || kk > 0,
-                        );
+                        acc.mma_ss(a + 2 * kk as u64, b + 2 * kk as u64, kt > start || kk > 0);
                     }
                     wgmma::commit();
                     if kt > start {
                         // The products of the stage before are done: free it.
-                        wgmma::wait_wide::<1>(&mut lo, &mut hi);
+                        acc.wait::<1>();
                         bulk::arrive(empty(held));
                     }
                     held = s;
                     s += 1;
-                    if s == STAGES {
+                    if s == stages {
                         s = 0;
                         phase ^= 1;
                     }
                 }
             }
-            wgmma::wait_wide::<0>(&mut lo, &mut hi);
+            acc.wait::<0>();
             bulk::arrive(empty(held));
-            if o.slices > 1 && !join(o, &mut lo, &mut hi, split, t - 128, verdict) {
+            if o.slices > 1 && !join(o, &mut acc, split, t - 128, verdict) {
                 unit += step;
                 continue;
             }
@@ -712,14 +894,12 @@ pub(super) mod device {
             };
             if SWAP {
                 let n = tm * TILE_M + (2 * wg + warp / 2) * X_BOX + column;
-                let m = tn * TILE_N + 2 * q;
-                store_half_swapped(o, &lo, n, m);
-                store_half_swapped(o, &hi, n, m + 128);
+                let m = tn * width + 2 * q;
+                acc.store_swapped(o, n, m);
             } else {
                 let row = tm * TILE_M + wg * 64 + warp * 16 + g;
-                let col = tn * TILE_N + 2 * q;
-                store_half::<true>(o, &lo, row, col);
-                store_half::<true>(o, &hi, row, col + 128);
+                let col = tn * width + 2 * q;
+                acc.store(o, row, col);
             }
             unit += step;
         }

@@ -250,7 +250,7 @@ mod device {
             let row = tm * TILE_M + wg * 64 + warp * 16 + g;
             // Branched edges: predicated ones slowed the whole kernel
             // (`store_tested`).
-            store_half::<false>(&stores, &acc, row, tn * TILE_N + 2 * q);
+            store_half::<false, WGMMA_N128_REGS>(&stores, &acc, row, tn * TILE_N + 2 * q);
             tile += step;
         }
     }

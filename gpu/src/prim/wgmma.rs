@@ -547,6 +547,128 @@ pub fn wait_wide<const PENDING: u32>(
     }
 }
 
+/// [`asm_with_accumulator`] for the 32 registers of an `m64n64`
+/// accumulator: `{d0}` to `{d31}`.
+macro_rules! asm_with_narrow_accumulator {
+    ($d:ident; $($template_and_operands:tt)*) => {
+        asm!(
+            $($template_and_operands)*
+            d0 = inout(reg32) $d[0],
+            d1 = inout(reg32) $d[1],
+            d2 = inout(reg32) $d[2],
+            d3 = inout(reg32) $d[3],
+            d4 = inout(reg32) $d[4],
+            d5 = inout(reg32) $d[5],
+            d6 = inout(reg32) $d[6],
+            d7 = inout(reg32) $d[7],
+            d8 = inout(reg32) $d[8],
+            d9 = inout(reg32) $d[9],
+            d10 = inout(reg32) $d[10],
+            d11 = inout(reg32) $d[11],
+            d12 = inout(reg32) $d[12],
+            d13 = inout(reg32) $d[13],
+            d14 = inout(reg32) $d[14],
+            d15 = inout(reg32) $d[15],
+            d16 = inout(reg32) $d[16],
+            d17 = inout(reg32) $d[17],
+            d18 = inout(reg32) $d[18],
+            d19 = inout(reg32) $d[19],
+            d20 = inout(reg32) $d[20],
+            d21 = inout(reg32) $d[21],
+            d22 = inout(reg32) $d[22],
+            d23 = inout(reg32) $d[23],
+            d24 = inout(reg32) $d[24],
+            d25 = inout(reg32) $d[25],
+            d26 = inout(reg32) $d[26],
+            d27 = inout(reg32) $d[27],
+            d28 = inout(reg32) $d[28],
+            d29 = inout(reg32) $d[29],
+            d30 = inout(reg32) $d[30],
+            d31 = inout(reg32) $d[31],
+            options(nostack),
+        )
+    };
+}
+
+/// Accumulator registers per thread of an `m64n64` product.
+#[doc(hidden)]
+pub const WGMMA_N64_REGS: usize = 32;
+
+/// [`mma_tf32_m64n256k8_ss`] for a 64 × 64 × 8 tile: `d` (32 registers,
+/// register `4i + e` holding row `16w + g + 8(e / 2)`, column `8i + 2t +
+/// e % 2`) `= A · B + (accumulate ? d : 0)`, both operands read from
+/// shared memory through the descriptors `a` (64 × 8) and `b` (64 × 8),
+/// `k`-major, TF32 (an `f32`'s low 13 bits ignored).
+///
+/// # Safety
+/// As [`mma_tf32_m64n256k8_ss`]'s, with [`wait_narrow`] for its wait.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn mma_tf32_m64n64k8_ss(
+    d: &mut [f32; WGMMA_N64_REGS],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm_with_narrow_accumulator!(d;
+            "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
+            "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}},",
+            "{a}, {b}, p, 1, 1; }}",
+            a = in(reg64) a,
+            b = in(reg64) b,
+            scale = in(reg32) accumulate as u32,
+        );
+    }
+}
+
+/// [`mma_tf32_m64n64k8_ss`] with `A` from registers: `a` this thread's
+/// fragment of the 64 × 8 tile (the layout of [`mma_tf32_m64n128k8`]'s),
+/// `b` the descriptor of `B`'s 64 × 8 tile, `k`-major, in shared memory.
+///
+/// # Safety
+/// As [`mma_tf32_m64n256k8_rs`]'s, with [`wait_narrow`] for its wait.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn mma_tf32_m64n64k8_rs(
+    d: &mut [f32; WGMMA_N64_REGS],
+    a: [u32; 4],
+    b: u64,
+    accumulate: bool,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        asm_with_narrow_accumulator!(d;
+            "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
+            "{{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}},",
+            "{{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b = in(reg64) b,
+            scale = in(reg32) accumulate as u32,
+        );
+    }
+}
+
+/// [`wait`] for an `m64n64` accumulator.
+#[inline(always)]
+#[doc(hidden)]
+pub fn wait_narrow<const PENDING: u32>(d: &mut [f32; WGMMA_N64_REGS]) {
+    // SAFETY: a wait; the accumulator is an in-out operand only to order
+    // the surrounding code (the PTX comment names them).
+    unsafe {
+        asm_with_narrow_accumulator!(d;
+            "wgmma.wait_group.sync.aligned {n}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}",
+            n = const PENDING,
+        );
+    }
+}
+
 /// `setmaxnreg.dec.sync.aligned.u32 REGS`: gives back this warpgroup's
 /// registers above `REGS` per thread to the multiprocessor's pool, for
 /// another warpgroup's [`registers_up`]. All threads of the warpgroup call

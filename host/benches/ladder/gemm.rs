@@ -50,6 +50,13 @@ pub const SKINNY: Family = Family {
     run: skinny,
 };
 
+/// The scaling curve alone (recorded as the `gemm` family's):
+/// `--families gemm_scaling`.
+pub const SCALING: Family = Family {
+    name: "gemm_scaling",
+    run: scaling,
+};
+
 /// The rows `m` of the tall-skinny products `m × 4096 × 4096`.
 const SKINNY_ROWS: [usize; 4] = [1, 16, 64, 128];
 
@@ -227,7 +234,8 @@ impl Operands {
             .transpose_a(ta)
             .transpose_b(tb)
             .variant(variant)
-            .packing(packing);
+            .packing(packing)
+            .tma_tiles(bench.tma_tiles);
         let ((a_w, a_h), (b_w, b_h)) = (gemm.a_shape(), gemm.b_shape());
         bench
             .ctx
@@ -425,7 +433,7 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
     let sides: Vec<usize> = if bench.quick {
         vec![256, 1024, 4096]
     } else {
-        (8..=13).map(|l| 1usize << l).collect()
+        (7..=13).map(|l| 1usize << l).collect()
     };
     let peer_cases: Vec<String> = sides
         .iter()
@@ -468,6 +476,8 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
             format!("warpspeed tf32x3 ({})", tf32x3.name()),
         ));
     }
+    // `--steps` keeps the series of the steps it names.
+    ours.retain(|(variant, _, _)| bench.runs(variant.name()));
     let mut points = Vec::new();
     let mut unavailable: Vec<(String, String)> = Vec::new();
     for &side in &sides {
@@ -546,7 +556,9 @@ fn batched(bench: &mut Bench) -> Result<(), String> {
             .zeros::<f32>(count * matrix)
             .map_err(|e| e.to_string())?;
         let mut rows = ladder_rows(bench, &case, "", steps, |bench, variant| {
-            let gemm = Gemm::new(side, side, side).variant(variant);
+            let gemm = Gemm::new(side, side, side)
+                .variant(variant)
+                .tma_tiles(bench.tma_tiles);
             bench
                 .ctx
                 .fill(&mut c, f32::NAN)

@@ -11,6 +11,7 @@ use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use std::io::Write;
 use std::time::{Duration, Instant};
+use warpspeed::gemm::TmaTiles;
 use warpspeed::{Buffer, Context, KernelResources, Ladder, Pending, Pod};
 
 /// One family of the benchmark: its name on the command line and what runs it.
@@ -201,6 +202,9 @@ pub struct Bench<'a> {
     pub steps: Vec<String>,
     /// The names of `steps` that some ladder had.
     pub steps_found: Vec<String>,
+    /// The tiles of the GEMM's TMA step (`--tma-tiles wide`: one width
+    /// against the other at the shapes where the plan chooses).
+    pub tma_tiles: TmaTiles,
     /// Every case recorded, with what its rate counts.
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
@@ -339,6 +343,7 @@ impl<'a> Bench<'a> {
             masks: Vec::new(),
             steps: Vec::new(),
             steps_found: Vec::new(),
+            tma_tiles: TmaTiles::Auto,
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),

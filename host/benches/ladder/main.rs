@@ -8,6 +8,7 @@
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng,scan] [--quick]
 //!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
+//!        [--tma-tiles auto|wide|narrow]
 //! ```
 //!
 //! Prints each case's table as it is measured and writes `ladder.json`
@@ -48,6 +49,7 @@ use harness::{Bench, Family, KernelUse};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use warpspeed::gemm::TmaTiles;
 use warpspeed::{Context, Error};
 
 /// Every family, in order: registering a family is one row here.
@@ -60,6 +62,7 @@ const FAMILIES: &[Family] = &[
     gemm::FAMILY,
     gemm::BATCHED,
     gemm::SKINNY,
+    gemm::SCALING,
     rng::FAMILY,
     scan::FAMILY,
     sort::FAMILY,
@@ -80,6 +83,7 @@ struct Options {
     hold: bool,
     masks: Vec<usize>,
     steps: Vec<String>,
+    tma_tiles: TmaTiles,
 }
 
 fn options() -> Result<Options, String> {
@@ -93,6 +97,7 @@ fn options() -> Result<Options, String> {
         hold: true,
         masks: Vec::new(),
         steps: Vec::new(),
+        tma_tiles: TmaTiles::Auto,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -117,6 +122,18 @@ fn options() -> Result<Options, String> {
                 }
             }
             "--steps" => o.steps.extend(value()?.split(',').map(str::to_string)),
+            "--tma-tiles" => {
+                o.tma_tiles = match value()?.as_str() {
+                    "auto" => TmaTiles::Auto,
+                    "wide" => TmaTiles::Wide,
+                    "narrow" => TmaTiles::Narrow,
+                    other => {
+                        return Err(format!(
+                            "--tma-tiles: `{other}` is not auto, wide or narrow"
+                        ));
+                    }
+                }
+            }
             // Flags cargo bench passes to every bench target.
             "--bench" | "--nocapture" => {}
             family if names().contains(&family) => o.families.push(family.to_string()),
@@ -176,6 +193,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     bench.kernels = kernels;
     bench.masks = o.masks.clone();
     bench.steps = o.steps.clone();
+    bench.tma_tiles = o.tma_tiles;
     for family in FAMILIES
         .iter()
         .filter(|f| o.families.iter().any(|n| n == f.name))

@@ -9,7 +9,7 @@
 //! carries the plan out. Planning reads addresses and shapes, never
 //! device memory, so the tests below plan any product without a GPU.
 
-use super::{Gemm, GemmVariant, TMA_FALLBACK, TMA_X3_FALLBACK};
+use super::{Gemm, GemmVariant, TMA_FALLBACK, TMA_X3_FALLBACK, TmaTiles};
 use crate::matrix::Matrix;
 use warpspeed_gpu::gemm::{GemmPlan, tma};
 
@@ -77,7 +77,14 @@ impl<'m> Plan<'m> {
                     _ => TmaOperands::plan(gemm, a, b),
                 };
                 match operands {
-                    Some(operands) => return Plan::Tma(operands),
+                    Some(mut operands) => {
+                        // The kernel's tiles are `C`'s, or the swapped
+                        // kernel's `Cᵀ`'s.
+                        let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
+                        operands.width =
+                            tma_width(gemm.tma_tiles, rows, cols, k, count, device.sms as usize);
+                        return Plan::Tma(operands);
+                    }
                     None => TMA_FALLBACK,
                 }
             }
@@ -98,6 +105,64 @@ impl<'m> Plan<'m> {
             packs,
         }
     }
+}
+
+/// Time of a narrow tile's column against a wide one's, in quarters: a
+/// narrow tile's products read as many shared-memory bytes per
+/// multiply-add as the SM's shared memory delivers, the wide tile's
+/// about two thirds of that.
+const NARROW_RATE: usize = 5;
+/// The same for the wide tiles.
+const WIDE_RATE: usize = 4;
+/// What a split costs per slice and column of the tile, in the units of
+/// [`tma_width`]'s estimate: a partial written to the workspace and read
+/// back by the tile's last block, about four wide stages' time.
+const SLICE_COST: usize = 16;
+
+/// The tile width of step 13's kernels (`tma::TILE_N`, or `tma::NARROW_N`
+/// where its estimate is lower) for `count` products of `rows × cols`
+/// tiles' sides (`C`'s, or the swapped kernel's `Cᵀ`'s) over `k`, on
+/// `sms` SMs: the waves of work units (tiles, and slices of `k` where
+/// they do not fill the SMs, `tma::tma_slices`) times each unit's stages
+/// and columns at the width's rate, and each split's partials. Narrow
+/// tiles take small products (four times the tiles: no split, or a
+/// shallower one) and products a few rows wide (the padding of a wide
+/// tile is multiplied too); wide tiles, which read less shared memory
+/// per product, everything that fills the SMs without them.
+/// [`TmaTiles::Wide`] and [`TmaTiles::Narrow`] choose for themselves
+/// (narrow where the tiles stay below 2^30).
+pub(super) fn tma_width(
+    tiles: TmaTiles,
+    rows: usize,
+    cols: usize,
+    k: usize,
+    count: usize,
+    sms: usize,
+) -> usize {
+    // In 128 bits: the stages of a long `k` times many waves.
+    let estimate = |width: usize, rate: usize| {
+        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(width) * count;
+        let (slices, per) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
+        let waves = (tiles * slices).div_ceil(sms.max(1));
+        let split = if slices > 1 {
+            slices * width * SLICE_COST
+        } else {
+            0
+        };
+        (waves * per) as u128 * (width * rate) as u128 + split as u128
+    };
+    // The kernel's walk counts tiles in 32 bits: fewer than 2^30 (as
+    // `TmaOperands::plan` checks for tiles 128 wide).
+    let narrow_tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::NARROW_N) * count;
+    let narrow = narrow_tiles < 1 << 30
+        && match tiles {
+            TmaTiles::Auto => {
+                estimate(tma::NARROW_N, NARROW_RATE) < estimate(tma::TILE_N, WIDE_RATE)
+            }
+            TmaTiles::Wide => false,
+            TmaTiles::Narrow => true,
+        };
+    if narrow { tma::NARROW_N } else { tma::TILE_N }
 }
 
 /// The largest side (`m`, `n` or `k`) of a [`GemmVariant::Tf32Tma`]
@@ -141,6 +206,9 @@ pub(super) enum Access {
 pub(crate) struct TmaOperands<'m> {
     pub operands: [(&'m Matrix<'m, f32>, Access); 2],
     pub swapped: bool,
+    /// Columns of the kernel's tiles: `tma::TILE_N` or `tma::NARROW_N`
+    /// ([`tma_width`]).
+    pub width: usize,
 }
 
 impl<'m> TmaOperands<'m> {
@@ -188,11 +256,13 @@ impl<'m> TmaOperands<'m> {
             return Some(TmaOperands {
                 operands: [(b, b_access), (a, a_access)],
                 swapped: true,
+                width: tma::TILE_N,
             });
         }
         Some(TmaOperands {
             operands: [(a, a_access), (b, place(b, gemm.transpose_b)?)],
             swapped: false,
+            width: tma::TILE_N,
         })
     }
 }
@@ -243,6 +313,7 @@ impl<'m> TmaOperands<'m> {
         Some(TmaOperands {
             operands: if swapped { [b, a] } else { [a, b] },
             swapped,
+            width: tma::TILE_N,
         })
     }
 }
@@ -250,6 +321,42 @@ impl<'m> TmaOperands<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On 132 SMs: narrow tiles for products that wide ones would split
+    /// (up to 1024³, one decoding step's rows) and batches of matrices
+    /// narrower than a wide tile; wide ones from 2048³ and for batches of
+    /// 256³ and up.
+    #[test]
+    fn tma_tiles_by_shape() {
+        let width = |(rows, cols, k): (usize, usize, usize), count: usize| {
+            tma_width(TmaTiles::Auto, rows, cols, k, count, 132)
+        };
+        for side in [128, 256, 512, 1000, 1024] {
+            assert_eq!(width((side, side, side), 1), tma::NARROW_N, "{side}³");
+        }
+        for side in [2048, 4096, 8192] {
+            assert_eq!(width((side, side, side), 1), tma::TILE_N, "{side}³");
+        }
+        // `m × 4096 × 4096` with `B` stored `k × n`: the swapped kernel's
+        // tiles are 128 columns of `C` by `m` rows.
+        for m in [1, 16, 64, 128] {
+            assert_eq!(width((4096, m, 4096), 1), tma::NARROW_N, "m = {m}");
+        }
+        assert_eq!(width((64, 64, 64), 1024), tma::NARROW_N);
+        assert_eq!(width((128, 128, 128), 1024), tma::NARROW_N);
+        assert_eq!(width((256, 256, 256), 1024), tma::TILE_N);
+        assert_eq!(width((512, 512, 512), 256), tma::TILE_N);
+        // Asked for: narrow unless its tiles would reach 2^30.
+        assert_eq!(
+            tma_width(TmaTiles::Narrow, 1 << 20, 1 << 20, 8, 1, 132),
+            tma::NARROW_N
+        );
+        assert_eq!(
+            tma_width(TmaTiles::Narrow, 1 << 24, 1 << 20, 8, 1, 132),
+            tma::TILE_N
+        );
+        assert_eq!(tma_width(TmaTiles::Wide, 64, 64, 64, 1, 132), tma::TILE_N);
+    }
 
     /// The TMA step maps an operand stored along `k` where it lies when
     /// its rows are on 16 bytes, copies it to such rows otherwise, and
@@ -365,9 +472,13 @@ mod tests {
                 (starts, pads, gaps) in (any::<(bool, bool)>(), (0usize..5, 0usize..5), (0usize..9, 0usize..9)),
                 count in prop_oneof![Just(None), (0usize..40).prop_map(Some)],
                 (sms, resident) in (prop_oneof![Just(1u32), Just(132)], 1u32..3),
+                tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow)],
             ) {
                 let step = GemmVariant::ALL[step];
-                let gemm = Gemm::new(m, n, k).transpose_a(transposes.0).transpose_b(transposes.1);
+                let gemm = Gemm::new(m, n, k)
+                    .transpose_a(transposes.0)
+                    .transpose_b(transposes.1)
+                    .tma_tiles(tiles);
                 let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
                 let (ap, bp) = (aw + pads.0, bw + pads.1);
                 let extent = |w: usize, h: usize, p: usize| if w == 0 || h == 0 { 0 } else { (h - 1) * p + w };
@@ -396,6 +507,11 @@ mod tests {
                     Plan::Scale => prop_assert!(!empty && scaling && beta != 1.0),
                     Plan::Tma(operands) => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32Tma);
+                        match tiles {
+                            TmaTiles::Auto => prop_assert!(operands.width == tma::TILE_N || operands.width == tma::NARROW_N),
+                            TmaTiles::Wide => prop_assert_eq!(operands.width, tma::TILE_N),
+                            TmaTiles::Narrow => prop_assert_eq!(operands.width, tma::NARROW_N),
+                        }
                         for (x, access) in operands.operands {
                             match access {
                                 Access::InPlace(mapped) => {
