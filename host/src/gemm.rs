@@ -171,10 +171,10 @@ use crate::transpose;
 use plan::{Access, Device, Mapped, Plan, TmaOperands};
 use warpspeed_gpu::gemm::{
     GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
-    SplitArgs, TMA_FALLBACK, TMA_X3_FALLBACK, TMA_X3_TILES, gemm_repitch, gemm_scale,
-    gemm_split_tf32, gemm_tma_tf32, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped,
-    gemm_tma_tf32_swapped_narrow, gemm_tma_tf32x3, split_launch, split_words, tma, tma_tiles,
-    tma_x3,
+    SplitArgs, TMA_FALLBACK, TMA_X3_FALLBACK, gemm_repitch, gemm_scale, gemm_split_tf32,
+    gemm_tma_tf32, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped, gemm_tma_tf32_swapped_narrow,
+    gemm_tma_tf32x3, gemm_tma_tf32x3_narrow, split_launch, split_words, tma, tma_tiles, tma_x3,
+    tma_x3_tiles,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -267,8 +267,9 @@ pub enum Packing {
 /// SMs where wide ones would leave most idle (products up to about 1024³,
 /// batches of small matrices) and waste less on the padding of a product
 /// a few rows wide. (For `B` stored `k × n`, the kernel computes `Cᵀ`:
-/// the tiles are then 128 columns of `C` by 256 or 64 rows.) Other steps
-/// ignore the choice.
+/// the tiles are then 128 columns of `C` by 256 or 64 rows.)
+/// [`GemmVariant::Tf32x3Tma`] takes the same choice between its 128 × 128
+/// tiles (`Wide`) and 128 × 64 ones (`Narrow`); other steps ignore it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TmaTiles {
     /// Chosen per product from its shape, its batch and the SMs: the
@@ -276,7 +277,7 @@ pub enum TmaTiles {
     /// stages, and each split's partials) is lower.
     #[default]
     Auto,
-    /// 128 × 256.
+    /// 128 × 256 (step 14: 128 × 128).
     Wide,
     /// 128 × 64 (wide tiles where a product would have 2^30 narrow tiles
     /// or more).
@@ -799,11 +800,12 @@ impl Context {
         operands: [&Matrix<'_, f32>; 2],
         beta: f32,
         c: (u64, usize),
+        width: usize,
     ) -> Result<()> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let info = self.info();
         let sms = info.multiprocessors as usize;
-        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(tma_x3::TILE_N);
+        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(width);
         let grid = tiles.min(sms);
         let pitch = k.next_multiple_of(4);
         let along_k = [!gemm.transpose_a, gemm.transpose_b];
@@ -831,7 +833,8 @@ impl Context {
         // The four parts' maps, checked by the driver before anything is
         // enqueued: `A`'s big and small parts, then `B`'s.
         let mut maps = Vec::with_capacity(4);
-        for &(_, rows, big, small) in &plans {
+        // `A`'s boxes are a tile's 128 rows, `B`'s its `width` columns.
+        for (&(_, rows, big, small), box_rows) in plans.iter().zip([tma::TILE_M, width]) {
             for at in [big, small] {
                 let part = Mapped {
                     address: base + at as u64,
@@ -841,7 +844,7 @@ impl Context {
                     count: 1,
                     stride: 0,
                 };
-                maps.push(encode_map(self, part, [tma::BK, tma::TILE_M])?);
+                maps.push(encode_map(self, part, [tma::BK, box_rows])?);
             }
         }
         for (x, (pack, rows, big, small)) in operands.iter().zip(plans) {
@@ -903,15 +906,21 @@ impl Context {
             map_b,
             map_b_small,
         };
+        let tiles_config = tma_x3_tiles(width);
         let cfg =
-            LaunchConfig::linear(grid as u32, TMA_X3_TILES.threads, TMA_X3_TILES.shared_bytes);
+            LaunchConfig::linear(grid as u32, tiles_config.threads, tiles_config.shared_bytes);
+        let entry = match width == tma_x3::TILE_N {
+            true => gemm_tma_tf32x3::entry::<f32>(),
+            false => gemm_tma_tf32x3_narrow::entry::<f32>(),
+        };
         // SAFETY: the kernel's contract (`tma_x3::kernel`): as for
         // `gemm_tma`'s launch, with the four maps over the parts written
         // above on this stream (256-byte aligned, rows of `pitch`, a
-        // multiple of 4), boxes of `BK` × 128 (`tma::TILE_M`, the x3
-        // tile's columns too), `MAPS_BYTES` of slots per block after every
-        // other region, and no split of `k`.
-        unsafe { self.launch(gemm_tma_tf32x3::entry::<f32>(), cfg, &args)? };
+        // multiple of 4), boxes of `BK` × 128 (`tma::TILE_M`) for `A`'s
+        // and `BK` × `width` (the entry's tile width) for `B`'s,
+        // `MAPS_BYTES` of slots per block after every other region, the
+        // entry's shared memory, and no split of `k`.
+        unsafe { self.launch(entry, cfg, &args)? };
         Ok(())
     }
 
@@ -998,7 +1007,9 @@ impl Context {
                 Plan::Tma(operands) => {
                     return self.gemm_tma(gemm, alpha, operands, beta, c, (1, 0));
                 }
-                Plan::TmaX3 => return self.gemm_tma_x3(gemm, alpha, [a, b], beta, c),
+                Plan::TmaX3 { width } => {
+                    return self.gemm_tma_x3(gemm, alpha, [a, b], beta, c, width);
+                }
                 Plan::Strided { plan, packs } => (plan, packs),
             };
         // Refused here, before the packing's launches, not at the product's.
@@ -1358,13 +1369,14 @@ impl Context {
                 return self.gemm_tma(gemm, alpha, operands, beta, c, (count, c_stride));
             }
             // A batch of one (`Plan::new` plans step 14 for no other).
-            Plan::TmaX3 => {
+            Plan::TmaX3 { width } => {
                 return self.gemm_tma_x3(
                     gemm,
                     alpha,
                     [a_first, b_first],
                     beta,
                     (c_address, c_pitch),
+                    width,
                 );
             }
             Plan::Strided { plan, .. } => plan,

@@ -621,11 +621,12 @@ fn each_tiling(
 }
 
 /// The tiles a trial of `step` runs: both widths of
-/// [`GemmVariant::Tf32Tma`] (the default picks one of them per product),
-/// the default for every other step (which ignores it).
+/// [`GemmVariant::Tf32Tma`] and [`GemmVariant::Tf32x3Tma`] (the default
+/// picks one of them per product), the default for every other step
+/// (which ignores it).
 fn tiles_of(step: GemmVariant) -> Vec<TmaTiles> {
     match step {
-        GemmVariant::Tf32Tma => vec![TmaTiles::Wide, TmaTiles::Narrow],
+        GemmVariant::Tf32Tma | GemmVariant::Tf32x3Tma => vec![TmaTiles::Wide, TmaTiles::Narrow],
         _ => vec![TmaTiles::Auto],
     }
 }

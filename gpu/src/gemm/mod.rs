@@ -295,12 +295,19 @@ pub const fn tma_tiles(width: usize) -> TileConfig {
 
 /// The tiles of [`GemmVariant::Tf32x3Tma`]: 128 × 128, three warpgroups.
 #[doc(hidden)]
-pub const TMA_X3_TILES: TileConfig = TileConfig {
-    tile_m: tma::TILE_M as u32,
-    tile_n: tma_x3::TILE_N as u32,
-    threads: tma::THREADS as u32,
-    shared_bytes: tma_x3::shared_bytes(),
-};
+pub const TMA_X3_TILES: TileConfig = tma_x3_tiles(tma_x3::TILE_N);
+
+/// The tiles of [`GemmVariant::Tf32x3Tma`]'s kernels `width` columns wide
+/// ([`tma_x3::TILE_N`] or [`tma_x3::NARROW_N`]).
+#[doc(hidden)]
+pub const fn tma_x3_tiles(width: usize) -> TileConfig {
+    TileConfig {
+        tile_m: tma::TILE_M as u32,
+        tile_n: width as u32,
+        threads: tma::THREADS as u32,
+        shared_bytes: tma_x3::shared_bytes(width),
+    }
+}
 
 /// The step whose kernel runs a [`GemmVariant::Tf32x3Tma`] product that no
 /// tensor map can describe (a side of 2^31 − 256 or more).
@@ -942,7 +949,10 @@ kernels! {
             map_b: TensorMap, map_b_small: TensorMap) as SplitOperands {
             /// Four 128-byte aggregate parameters, as `gemm_tma_tf32`'s two.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32x3<T in f32> = tma_x3::kernel;
+            fn gemm_tma_tf32x3<T in f32> = tma_x3::kernel::<true>;
+            /// The same over tiles [`tma_x3::NARROW_N`] wide.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32x3_narrow<T in f32> = tma_x3::kernel::<false>;
         }
         (rows: u32, cols: u32, src: *const T, src_pitch: usize,
             big: *mut T, small: *mut T, pitch: usize) {
@@ -1041,6 +1051,11 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     },
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32x3_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32x3_narrow_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
     },
@@ -1251,7 +1266,12 @@ mod tests {
     #[test]
     fn shared_memory_fits_every_device_with_opt_in() {
         // The TMA steps' own launches (their plans are their fallbacks').
-        for tiles in [TMA_TILES, tma_tiles(tma::NARROW_N), TMA_X3_TILES] {
+        for tiles in [
+            TMA_TILES,
+            tma_tiles(tma::NARROW_N),
+            TMA_X3_TILES,
+            tma_x3_tiles(tma_x3::NARROW_N),
+        ] {
             assert!(tiles.shared_bytes <= 227 * 1024 && tiles.threads == 384);
         }
         for v in GemmVariant::ALL {

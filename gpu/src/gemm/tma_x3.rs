@@ -13,8 +13,9 @@
 //! which joins the first with one rounded `f32` add each: the tensor cores
 //! truncate their sums, so a fresh accumulator per 16 of `k` keeps 3xTF32
 //! at FP32's accuracy, as step 12 does. 64 KiB stages, three of them.
-//!
-//! Not yet run on a GPU: a step of the branch it was written on.
+//! The narrow kernel (`kernel::<false>`, entry `gemm_tma_tf32x3_narrow`)
+//! takes tiles of 128 × 64 (`wgmma.m64n64k8`, four stages of 48 KiB):
+//! twice the tiles, for products whose 128-wide tiles would leave SMs idle.
 
 #[cfg(target_arch = "nvptx64")]
 use crate::kernel::TensorMap;
@@ -22,28 +23,47 @@ use crate::kernel::TensorMap;
 /// Columns of `C` per tile: one `wgmma.m64n128k8` per warpgroup.
 #[doc(hidden)]
 pub const TILE_N: usize = 128;
-/// Stages of the ring.
+/// Columns of `C` per tile of the narrow kernel: one `wgmma.m64n64k8`.
 #[doc(hidden)]
-pub const STAGES: usize = 3;
-/// Bytes of one part's tile of an operand (128 rows of 32 TF32).
+pub const NARROW_N: usize = 64;
+/// Bytes of one part's tile of `A` (128 rows of 32 TF32).
 #[doc(hidden)]
 pub const PART_BYTES: usize = 128 * super::tma::BK * 4;
-/// Bytes of a stage: `A`'s big and small parts, then `B`'s.
+/// Bytes of one part's tile of `B`, `width` rows of 32 TF32.
 #[doc(hidden)]
-pub const STAGE_BYTES: usize = 4 * PART_BYTES;
+pub const fn b_part_bytes(width: usize) -> usize {
+    width * super::tma::BK * 4
+}
+/// Bytes of a stage of tiles `width` wide: `A`'s big and small parts,
+/// then `B`'s.
+#[doc(hidden)]
+pub const fn stage_bytes(width: usize) -> usize {
+    2 * PART_BYTES + 2 * b_part_bytes(width)
+}
+/// Stages of the ring of tiles `width` wide: three of 64 KiB, or four of
+/// 48 KiB.
+#[doc(hidden)]
+pub const fn stages(width: usize) -> usize {
+    if width == TILE_N { 3 } else { 4 }
+}
 /// Bytes of the four tensor maps' slots of a block.
 #[doc(hidden)]
 pub const MAPS_BYTES: usize = 4 * super::tma::MAP_BYTES;
 
-/// Shared memory of a block: 1024 bytes to align the ring, the ring, then
-/// each stage's two barriers.
+/// Shared memory of a block of tiles `width` wide: 1024 bytes to align
+/// the ring, the ring, then each stage's two barriers.
 #[doc(hidden)]
-pub const fn shared_bytes() -> u32 {
-    (1024 + STAGES * STAGE_BYTES + 2 * STAGES * 8) as u32
+pub const fn shared_bytes(width: usize) -> u32 {
+    (1024 + stages(width) * stage_bytes(width) + 2 * stages(width) * 8) as u32
 }
 
-const _: () =
-    assert!(super::tma::TILE_M == 128 && TILE_N == 128 && PART_BYTES.is_multiple_of(1024));
+const _: () = assert!(
+    super::tma::TILE_M == 128
+        && PART_BYTES.is_multiple_of(1024)
+        && b_part_bytes(NARROW_N).is_multiple_of(1024)
+        && shared_bytes(TILE_N) <= 227 * 1024
+        && shared_bytes(NARROW_N) <= 227 * 1024
+);
 
 /// The step's operands: [`super::tma::MapOperands`]'s shape, scalars and
 /// `C`, and the maps of the four parts (big `A`, small `A`, big `B`, small
@@ -66,20 +86,27 @@ pub(crate) struct SplitOperands {
     pub map_b_small: TensorMap,
 }
 
-/// Contract: [`super::tma::kernel`]'s, with four maps (each as `map_a` or
-/// `map_b` there, over the parts [`super::gemm_split_tf32`] wrote), boxes
-/// of `BK` × 128 for all four, [`MAPS_BYTES`] of slots per block, and
-/// [`shared_bytes`] of shared memory; no split of `k`.
+/// Contract: [`super::tma::kernel`]'s, with `W` [`TILE_N`] (`WIDE`) or
+/// [`NARROW_N`], four maps (each as `map_a` or `map_b` there, over the
+/// parts [`super::gemm_split_tf32`] wrote), boxes of `BK` × 128 for `A`'s
+/// two and `BK` × `W` for `B`'s, [`MAPS_BYTES`] of slots per block, and
+/// [`shared_bytes`]`(W)` of shared memory; no split of `k`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn kernel(o: SplitOperands) {
+pub(crate) unsafe fn kernel<const WIDE: bool>(o: SplitOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = o;
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
-    device::body(&o)
+    {
+        use crate::prim::wgmma::{WGMMA_N64_REGS, WGMMA_N128_REGS};
+        match WIDE {
+            true => device::body::<[f32; WGMMA_N128_REGS]>(&o),
+            false => device::body::<[f32; WGMMA_N64_REGS]>(&o),
+        }
+    }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -90,33 +117,115 @@ mod device {
     };
     use super::*;
     use crate::descriptor;
-    use crate::prim::wgmma::{self, WGMMA_N128_REGS};
+    use crate::prim::wgmma::{self, WGMMA_N64_REGS, WGMMA_N128_REGS};
     use crate::prim::*;
 
     /// `acc += part`, spelled out: a rolled loop would keep both arrays in
     /// local memory.
     #[inline(always)]
-    fn add_into(acc: &mut [f32; WGMMA_N128_REGS], part: &[f32; WGMMA_N128_REGS]) {
+    fn add_into<const R: usize>(acc: &mut [f32; R], part: &[f32; R]) {
         unroll!(e in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63] => {
-            acc[e] += part[e];
+            if e < R {
+                acc[e] += part[e];
+            }
         });
     }
 
+    /// A warpgroup's accumulator of its 64 rows of a tile, by the tile's
+    /// width: 64 registers (128 columns) or 32 (64 columns).
+    pub(super) trait Accumulator: Copy {
+        /// Columns of a tile.
+        const WIDTH: usize;
+        fn zero() -> Self;
+        /// The product with both operands in shared memory.
+        ///
+        /// # Safety
+        /// As `wgmma::mma_tf32_m64n128k8_ss`'s.
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool);
+        /// `wgmma.wait_group 0`, the accumulator its operand.
+        fn wait_all(&mut self);
+        /// `self += part`.
+        fn add(&mut self, part: &Self);
+        /// Stores the tile with branched edges (predicated ones slowed
+        /// the whole kernel: `store_tested`).
+        ///
+        /// # Safety
+        /// As `store_half`'s.
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize);
+    }
+
+    impl Accumulator for [f32; WGMMA_N128_REGS] {
+        const WIDTH: usize = TILE_N;
+        #[inline(always)]
+        fn zero() -> Self {
+            [0.0; WGMMA_N128_REGS]
+        }
+        #[inline(always)]
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n128k8_ss(self, a, b, accumulate);
+        }
+        #[inline(always)]
+        fn wait_all(&mut self) {
+            wgmma::wait::<0>(self);
+        }
+        #[inline(always)]
+        fn add(&mut self, part: &Self) {
+            add_into(self, part);
+        }
+        #[inline(always)]
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
+            store_half::<false, WGMMA_N128_REGS>(o, self, row, col);
+        }
+    }
+
+    impl Accumulator for [f32; WGMMA_N64_REGS] {
+        const WIDTH: usize = NARROW_N;
+        #[inline(always)]
+        fn zero() -> Self {
+            [0.0; WGMMA_N64_REGS]
+        }
+        #[inline(always)]
+        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
+            wgmma::mma_tf32_m64n64k8_ss(self, a, b, accumulate);
+        }
+        #[inline(always)]
+        fn wait_all(&mut self) {
+            wgmma::wait_narrow::<0>(self);
+        }
+        #[inline(always)]
+        fn add(&mut self, part: &Self) {
+            add_into(self, part);
+        }
+        #[inline(always)]
+        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
+            store_half::<false, WGMMA_N64_REGS>(o, self, row, col);
+        }
+    }
+
     #[inline(always)]
-    pub(super) unsafe fn body(o: &SplitOperands) {
+    pub(super) unsafe fn body<P: Accumulator>(o: &SplitOperands) {
+        let width = P::WIDTH;
+        let (stages, stage_bytes) = (stages(width), stage_bytes(width));
         let t = thread_idx_x() as usize;
         let group = t / 128;
         let window = dynamic_shared::<u8>();
         let ring = (shared_address(window) + 1023) & !1023;
-        let bars = ring + (STAGES * STAGE_BYTES) as u32;
+        let bars = ring + (stages * stage_bytes) as u32;
         let full = |s: usize| bars + 8 * s as u32;
-        let empty = |s: usize| bars + 8 * (STAGES + s) as u32;
-        let (tiles_m, tiles_n) = (o.m.div_ceil(TILE_M), o.n.div_ceil(TILE_N));
+        let empty = |s: usize| bars + 8 * (stages + s) as u32;
+        let (tiles_m, tiles_n) = (o.m.div_ceil(TILE_M), o.n.div_ceil(width));
+        // The parts in a stage: `A`'s big and small, then `B`'s.
+        let part_at = [
+            0,
+            PART_BYTES,
+            2 * PART_BYTES,
+            2 * PART_BYTES + b_part_bytes(width),
+        ];
         let tiles = tiles_m * tiles_n;
         let k_tiles = o.k.div_ceil(BK);
         let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
         if t == 0 {
-            for s in 0..STAGES {
+            for s in 0..stages {
                 // SAFETY: 8-byte aligned barriers in this block's shared
                 // memory, nothing else there; the block barrier below
                 // comes before any other use.
@@ -147,24 +256,24 @@ mod device {
             let mut tile = first;
             while tile < tiles {
                 let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
-                let rows = [(tm * TILE_M) as i32, (tn * TILE_N) as i32];
+                let rows = [(tm * TILE_M) as i32, (tn * width) as i32];
                 for kt in 0..k_tiles {
                     bulk::wait_parity(empty(s), phase ^ 1);
-                    let at = ring + (s * STAGE_BYTES) as u32;
+                    let at = ring + (s * stage_bytes) as u32;
                     // SAFETY: as in `tma`: the maps acquired, the stage
                     // free and 1024-byte aligned, the phase expecting
                     // exactly these four boxes' bytes.
-                    bulk::expect_bytes(full(s), STAGE_BYTES as u32);
+                    bulk::expect_bytes(full(s), stage_bytes as u32);
                     for part in 0..4 {
                         bulk::tensor_copy_2d_to_shared(
-                            at + (part * PART_BYTES) as u32,
+                            at + part_at[part] as u32,
                             map(part),
                             [(kt * BK) as i32, rows[part / 2]],
                             full(s),
                         );
                     }
                     s += 1;
-                    if s == STAGES {
+                    if s == stages {
                         s = 0;
                         phase ^= 1;
                     }
@@ -194,21 +303,22 @@ mod device {
             map_a: o.map_a,
             map_b: o.map_b,
         };
-        let mut acc = [0.0f32; WGMMA_N128_REGS];
-        let mut part = [0.0f32; WGMMA_N128_REGS];
+        let mut acc = P::zero();
+        let mut part = P::zero();
         let (mut s, mut phase) = (0usize, 0u32);
         let mut tile = first;
         while tile < tiles {
             let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
             for kt in 0..k_tiles {
                 bulk::wait_parity(full(s), phase);
-                let at = ring + (s * STAGE_BYTES) as u32;
-                // This warpgroup's 64 rows of each part of `A`; `B`'s 128.
+                let at = ring + (s * stage_bytes) as u32;
+                // This warpgroup's 64 rows of each part of `A`; `B`'s
+                // whole width.
                 let a_rows = (wg * PART_BYTES / 2) as u32;
                 let a_big = descriptor::swizzled_128(at + a_rows);
-                let a_small = descriptor::swizzled_128(at + PART_BYTES as u32 + a_rows);
-                let b_big = descriptor::swizzled_128(at + 2 * PART_BYTES as u32);
-                let b_small = descriptor::swizzled_128(at + 3 * PART_BYTES as u32);
+                let a_small = descriptor::swizzled_128(at + part_at[1] as u32 + a_rows);
+                let b_big = descriptor::swizzled_128(at + part_at[2] as u32);
+                let b_small = descriptor::swizzled_128(at + part_at[3] as u32);
                 for half in 0..2 {
                     // A fresh accumulator for 16 of `k`: orders the adds of
                     // the half before (and the stores of the tile before)
@@ -222,35 +332,28 @@ mod device {
                         // phase waited for), stay until this thread arrives
                         // on *empty* after the wait below.
                         // Small terms first: the least significant.
-                        wgmma::mma_tf32_m64n128k8_ss(
-                            &mut part,
-                            a_small + d,
-                            b_big + d,
-                            kk > 2 * half,
-                        );
-                        wgmma::mma_tf32_m64n128k8_ss(&mut part, a_big + d, b_small + d, true);
-                        wgmma::mma_tf32_m64n128k8_ss(&mut part, a_big + d, b_big + d, true);
+                        part.mma_ss(a_small + d, b_big + d, kk > 2 * half);
+                        part.mma_ss(a_big + d, b_small + d, true);
+                        part.mma_ss(a_big + d, b_big + d, true);
                     }
                     wgmma::commit();
-                    wgmma::wait::<0>(&mut part);
+                    part.wait_all();
                     if kt == 0 && half == 0 {
                         acc = part;
                     } else {
-                        add_into(&mut acc, &part);
+                        acc.add(&part);
                     }
                 }
                 // SAFETY: an initialised barrier expecting this arrival.
                 bulk::arrive(empty(s));
                 s += 1;
-                if s == STAGES {
+                if s == stages {
                     s = 0;
                     phase ^= 1;
                 }
             }
             let row = tm * TILE_M + wg * 64 + warp * 16 + g;
-            // Branched edges: predicated ones slowed the whole kernel
-            // (`store_tested`).
-            store_half::<false, WGMMA_N128_REGS>(&stores, &acc, row, tn * TILE_N + 2 * q);
+            acc.store(&stores, row, tn * width + 2 * q);
             tile += step;
         }
     }

@@ -11,7 +11,7 @@
 
 use super::{Gemm, GemmVariant, TMA_FALLBACK, TMA_X3_FALLBACK, TmaTiles};
 use crate::matrix::Matrix;
-use warpspeed_gpu::gemm::{GemmPlan, tma};
+use warpspeed_gpu::gemm::{GemmPlan, tma, tma_x3};
 
 /// The device facts a plan depends on (the step's instructions are the
 /// caller's check).
@@ -33,8 +33,10 @@ pub(crate) enum Plan<'m> {
     Scale,
     /// Step 13's kernel over the tensor maps of these operands.
     Tma(TmaOperands<'m>),
-    /// Step 14: the split passes, then its product (one product only).
-    TmaX3,
+    /// Step 14: the split passes, then its product (one product only)
+    /// over tiles `width` columns wide (`tma_x3::TILE_N` or
+    /// `tma_x3::NARROW_N`, [`tma_x3_width`]).
+    TmaX3 { width: usize },
     /// A kernel that reads the operands through strides: `plan`'s entry,
     /// tiles and slices of `k`, after packing the operands `packs` names
     /// (`[A, B]`).
@@ -89,7 +91,9 @@ impl<'m> Plan<'m> {
                 }
             }
             GemmVariant::Tf32x3Tma if count == 1 && m.max(n).max(k) <= TMA_MAX_SIDE => {
-                return Plan::TmaX3;
+                return Plan::TmaX3 {
+                    width: tma_x3_width(gemm.tma_tiles, m, n, device.sms as usize),
+                };
             }
             GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
             other => other,
@@ -163,6 +167,39 @@ pub(super) fn tma_width(
             TmaTiles::Narrow => true,
         };
     if narrow { tma::NARROW_N } else { tma::TILE_N }
+}
+
+/// Time of a narrow 3xTF32 tile's column against a 128-wide one's, in
+/// thirds: the narrow tile's products read a third more shared memory
+/// per multiply-add.
+const X3_NARROW_RATE: usize = 4;
+/// The same for the 128-wide tiles.
+const X3_WIDE_RATE: usize = 3;
+
+/// The tile width of step 14's kernel (`tma_x3::TILE_N`, or
+/// `tma_x3::NARROW_N` where its estimate is lower) for an `m × n` product
+/// on `sms` SMs: the waves of tiles times their width at the width's rate
+/// (step 14 does not split `k`, so the stages are the same for both).
+/// Narrow tiles take the products whose 128-wide tiles leave SMs idle (up
+/// to about 1024³). [`TmaTiles::Wide`] and [`TmaTiles::Narrow`] choose for
+/// themselves.
+pub(super) fn tma_x3_width(tiles: TmaTiles, m: usize, n: usize, sms: usize) -> usize {
+    let estimate = |width: usize, rate: usize| {
+        let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(width);
+        tiles.div_ceil(sms.max(1)) as u128 * (width * rate) as u128
+    };
+    let narrow = match tiles {
+        TmaTiles::Auto => {
+            estimate(tma_x3::NARROW_N, X3_NARROW_RATE) < estimate(tma_x3::TILE_N, X3_WIDE_RATE)
+        }
+        TmaTiles::Wide => false,
+        TmaTiles::Narrow => true,
+    };
+    if narrow {
+        tma_x3::NARROW_N
+    } else {
+        tma_x3::TILE_N
+    }
 }
 
 /// The largest side (`m`, `n` or `k`) of a [`GemmVariant::Tf32Tma`]
@@ -358,6 +395,29 @@ mod tests {
         assert_eq!(tma_width(TmaTiles::Wide, 64, 64, 64, 1, 132), tma::TILE_N);
     }
 
+    /// Step 14 on 132 SMs: narrow tiles up to 1024³ (128-wide ones fill
+    /// at most half the SMs there), 128-wide from 2048³.
+    #[test]
+    fn tma_x3_tiles_by_shape() {
+        for side in [128, 512, 1000, 1024] {
+            assert_eq!(
+                tma_x3_width(TmaTiles::Auto, side, side, 132),
+                tma_x3::NARROW_N
+            );
+        }
+        for side in [2048, 4096, 8192] {
+            assert_eq!(
+                tma_x3_width(TmaTiles::Auto, side, side, 132),
+                tma_x3::TILE_N
+            );
+        }
+        assert_eq!(tma_x3_width(TmaTiles::Wide, 64, 64, 132), tma_x3::TILE_N);
+        assert_eq!(
+            tma_x3_width(TmaTiles::Narrow, 8192, 8192, 132),
+            tma_x3::NARROW_N
+        );
+    }
+
     /// The TMA step maps an operand stored along `k` where it lies when
     /// its rows are on 16 bytes, copies it to such rows otherwise, and
     /// transposes one stored the other way; sides past what a map's
@@ -526,8 +586,13 @@ mod tests {
                             }
                         }
                     }
-                    Plan::TmaX3 => {
+                    Plan::TmaX3 { width } => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32x3Tma && products == 1);
+                        match tiles {
+                            TmaTiles::Auto => prop_assert!(width == tma_x3::TILE_N || width == tma_x3::NARROW_N),
+                            TmaTiles::Wide => prop_assert_eq!(width, tma_x3::TILE_N),
+                            TmaTiles::Narrow => prop_assert_eq!(width, tma_x3::NARROW_N),
+                        }
                     }
                     Plan::Strided { plan, packs } => {
                         prop_assert!(!empty && !scaling);
