@@ -302,10 +302,8 @@ pub const TMA_X3_TILES: TileConfig = tma_x3_tiles(tma_x3::TILE_N);
 #[doc(hidden)]
 pub const fn tma_x3_tiles(width: usize) -> TileConfig {
     TileConfig {
-        tile_m: tma::TILE_M as u32,
-        tile_n: width as u32,
-        threads: tma::THREADS as u32,
         shared_bytes: tma_x3::shared_bytes(width),
+        ..tma_tiles(width)
     }
 }
 
