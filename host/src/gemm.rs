@@ -145,6 +145,17 @@
 //! operands), its tiles and slices of `k`, and which operands are packed
 //! first. [`Context::gemm_variant`] names the step a product asks for.
 //!
+//! A precision is a floor: a product asked for by precision
+//! ([`Gemm::new`], [`Gemm::precision`]) may run a kernel at least as
+//! accurate where it is faster. One of one row or one column of `C` (`m =
+//! 1` or `n = 1`) runs as a matrix times a vector (GEMV) in `f32` fused
+//! multiply-adds whatever the precision: it reads each element of the
+//! matrix once, and memory, not arithmetic, sets its time. On sm_90a, a
+//! [`Precision::Tf32x3`] product with `min(m, n) ≤ 128` or at most 2^28
+//! multiply-adds runs [`GemmVariant::Pipelined`], faster there than
+//! 3xTF32's passes over its operands. Both keep the `Fp32` bound above.
+//! A step set with [`Gemm::variant`] always runs itself.
+//!
 //! # Packing
 //!
 //! The fast steps compute outer products and read both operands fastest
@@ -924,8 +935,11 @@ impl Context {
         Ok(())
     }
 
-    /// The step that runs `gemm` on this context's device
-    /// ([`Gemm::step_on`] its loaded module).
+    /// The step `gemm` asks for on this context's device ([`Gemm::step_on`]
+    /// its loaded module): the one that runs it, but where a product asked
+    /// for by precision runs a kernel at least as accurate (one row or
+    /// column of `C`, small 3xTF32 products: the [module docs](crate::gemm)
+    /// say which).
     pub fn gemm_variant(&self, gemm: &Gemm) -> GemmVariant {
         gemm.step_on(self.info().ptx_target)
     }

@@ -946,8 +946,13 @@ fn tf32x3_long_k(ctx: &Context) -> Result<(), Failed> {
                 }
             }
         }
+        // The kernel itself: asked for by precision, a product this
+        // narrow runs the FP32 step (checked within its bound too).
         let default = ctx.gemm_variant(&tf32x3);
-        let mut steps = vec![(tf32x3, default)];
+        let mut steps = vec![(gemm.variant(default), default)];
+        if default == GemmVariant::Tf32x3Tma {
+            steps.push((tf32x3, GemmVariant::Pipelined));
+        }
         let wgmma = GemmVariant::Tf32x3Wgmma;
         if default != wgmma && runs(ctx, wgmma) {
             steps.push((gemm.variant(wgmma), wgmma));
@@ -2398,6 +2403,170 @@ fn refusals_each(ctx: &Context) -> Result<(), Failed> {
     untouched(ctx, &buffer, &host, "list refusals (the operands' buffer)")
 }
 
+/// The precisions a product may ask for.
+const PRECISIONS: [Precision; 3] = [Precision::Fp32, Precision::Tf32, Precision::Tf32x3];
+
+/// Products of one row or one column of `C` (`m = 1` or `n = 1`), which
+/// every precision runs as a matrix times a vector in `f32`: both layouts
+/// of the matrix in every transpose combination, output groups and `k`
+/// split across blocks (a dot product, 4096-wide rows, `k` up to 2^20),
+/// edges of the vector paths (odd sizes, odd pitches and starts: the
+/// element paths), `β ≠ 0` accumulating.
+fn gemv_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    let transposes = [(false, false), (true, false), (false, true), (true, true)];
+    for (m, n, k) in [
+        (1, 1, 1),
+        (1, 1, 4099),
+        (1, 4096, 4096),
+        (4096, 1, 4096),
+        (1, 1000, 999),
+        (999, 1, 1001),
+        (1, 130, 3),
+        (1, 33, 100_000),
+        (65, 1, 1 << 20),
+    ] {
+        for (ta, tb) in transposes {
+            cases.push(Case::new(m, n, k).transposed(ta, tb));
+        }
+    }
+    for (ta, tb) in transposes {
+        cases.push(Case::new(1, 1000, 999).transposed(ta, tb).aligned());
+        cases.push(Case::new(999, 1, 1001).transposed(ta, tb).aligned());
+        cases.push(
+            Case::new(1, 1000, 999)
+                .transposed(ta, tb)
+                .padded([1, 3, 2], [1, 2, 3])
+                .scaled(0.5, -1.5),
+        );
+        cases.push(
+            Case::new(999, 1, 1001)
+                .transposed(ta, tb)
+                .padded([2, 1, 3], [3, 1, 1])
+                .scaled(-2.0, 0.25),
+        );
+    }
+    cases
+}
+
+/// `case` asked for in `precision`: within the FP32 step's bound (what
+/// the matrix-times-vector kernels compute in), and the same bits again
+/// on a second run (split slices meet in a fixed order); refused,
+/// touching nothing, where the loaded PTX lacks the precision's steps.
+fn check_gemv(ctx: &Context, precision: Precision, case: &Case) -> Result<(), Failed> {
+    let input = cached_input(ctx, &case.key(), || case.input())?;
+    let (host, device) = (&input.0, &input.1);
+    let gemm = case.gemm().precision(precision);
+    let what = format!("{precision:?} {}", case.name());
+    let c0 = case.initial_c();
+    let mut outs = Vec::new();
+    for _ in 0..2 {
+        let mut c = upload(ctx, &c0)?;
+        let result = run(ctx, &gemm, case, device, &mut c);
+        if !runs(ctx, GemmVariant::for_precision(precision)) {
+            return match result {
+                Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
+                other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
+            };
+        }
+        ok(result)?;
+        let got = download(ctx, &c)?;
+        check_full(case, GemmVariant::Pipelined, host, &c0, &got, &what)?;
+        outs.push(got);
+    }
+    ensure(
+        outs[0]
+            .iter()
+            .zip(&outs[1])
+            .all(|(x, y)| x.to_bits() == y.to_bits()),
+        || format!("{what}: two runs gave different bits"),
+    )
+}
+
+/// Strided batches of products of one row or column, by precision: each
+/// product checked in full against the FP32 step's bound (the output
+/// groups of a batch numbered across it, split or not).
+fn gemv_batches() -> Vec<Batched> {
+    vec![
+        Batched::new(Case::new(1, 64, 64), 1000),
+        Batched::new(Case::new(64, 1, 64).transposed(true, false), 1000),
+        Batched::new(Case::new(1, 100, 3000).transposed(false, true), 3),
+        Batched::new(Case::new(1, 300, 5000), 7).gapped([1, 2, 3]),
+        Batched::new(Case::new(1, 48, 4096), 2).strided([0, 48 * 4096, 48]),
+    ]
+}
+
+fn check_gemv_batched(ctx: &Context, precision: Precision, batch: &Batched) -> Result<(), Failed> {
+    let input = cached_input(ctx, &batch.key(), || batch.input())?;
+    let (host, device) = (&input.0, &input.1);
+    let what = format!("{precision:?} {}", batch.name());
+    let c0 = batch.initial_c();
+    let mut c = upload(ctx, &c0)?;
+    let result = run_batched(
+        ctx,
+        &batch.case.gemm().precision(precision),
+        batch,
+        device,
+        &mut c,
+    );
+    if !runs(ctx, GemmVariant::for_precision(precision)) {
+        return match result {
+            Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what),
+            other => Err(format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()),
+        };
+    }
+    ok(result)?;
+    batch.check(
+        GemmVariant::Pipelined,
+        host,
+        &c0,
+        &download(ctx, &c)?,
+        &what,
+    )
+}
+
+/// 3xTF32 asked for by precision on products its plan gives to the FP32
+/// step (few rows, or few multiply-adds): within the FP32 step's bound,
+/// in every transpose combination.
+fn small_tf32x3(ctx: &Context) -> Result<(), Failed> {
+    for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+        for case in [
+            Case::new(256, 256, 256).transposed(ta, tb),
+            Case::new(16, 1000, 999).transposed(ta, tb).scaled(1.5, 0.5),
+        ] {
+            let input = cached_input(ctx, &case.key(), || case.input())?;
+            let (host, device) = (&input.0, &input.1);
+            let c0 = case.initial_c();
+            let mut c = upload(ctx, &c0)?;
+            let gemm = case.gemm().precision(Precision::Tf32x3);
+            let result = run(ctx, &gemm, &case, device, &mut c);
+            let what = format!("Tf32x3 {}", case.name());
+            if !runs(ctx, GemmVariant::Tf32x3) {
+                match result {
+                    Err(Error::Unsupported { .. }) => untouched(ctx, &c, &c0, &what)?,
+                    other => {
+                        return Err(
+                            format!("{what} on {}: {other:?}", ctx.info().ptx_target).into()
+                        );
+                    }
+                }
+                continue;
+            }
+            ok(result)?;
+            let got = download(ctx, &c)?;
+            // The FP32 step's bound where the plan gives it the product
+            // (sm_90a); 3xTF32's elsewhere.
+            let step = if ctx.gemm_variant(&gemm) == GemmVariant::Tf32x3Tma {
+                GemmVariant::Pipelined
+            } else {
+                ctx.gemm_variant(&gemm)
+            };
+            check_full(&case, step, host, &c0, &got, &what)?;
+        }
+    }
+    Ok(())
+}
+
 pub fn trials(trials: &mut Vec<Trial>) {
     let cases: Vec<_> = cases()
         .into_iter()
@@ -2413,6 +2582,30 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "gemm::tf32x3_long_k",
         Case::new(32, 48, 1_000_000).elements(),
         tf32x3_long_k,
+    ));
+    for case in gemv_cases() {
+        for precision in PRECISIONS {
+            let name = format!("gemm::gemv::{precision:?}::{}", case.name()).to_lowercase();
+            let case = case.clone();
+            trials.push(sized_trial(name, case.elements(), move |ctx| {
+                check_gemv(ctx, precision, &case)
+            }));
+        }
+    }
+    for batch in gemv_batches() {
+        for precision in PRECISIONS {
+            let name =
+                format!("gemm::gemv::batched::{precision:?}::{}", batch.name()).to_lowercase();
+            let batch = batch.clone();
+            trials.push(sized_trial(name, batch.elements(), move |ctx| {
+                check_gemv_batched(ctx, precision, &batch)
+            }));
+        }
+    }
+    trials.push(sized_trial(
+        "gemm::small_tf32x3_by_precision",
+        3 << 16,
+        small_tf32x3,
     ));
     trials.push(gpu_trial("gemm::blas_rules", blas_rules));
     trials.push(sized_trial(

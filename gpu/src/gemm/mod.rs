@@ -42,11 +42,13 @@ macro_rules! by_layouts {
 use crate::kernel::TensorMap;
 
 pub mod coalesced;
+pub mod gemv;
 pub mod naive;
 pub mod pipelined;
 pub mod register_1d;
 pub mod register_2d;
 pub mod shared_tiles;
+pub mod small;
 pub mod staging;
 pub mod tensor;
 pub mod tma;
@@ -156,6 +158,47 @@ pub const PIPELINED_TILE_N: usize = 128;
 pub const fn pipelined_tiles(value: u32) -> TileConfig {
     warp_tiles(value as usize, PIPELINED_TILE_N, PIPELINE_STAGES)
 }
+
+/// The most multiply-adds `m · n · k` of a [`GemmVariant::Pipelined`]
+/// product that runs [`small`]'s 32 × 32 tiles.
+#[doc(hidden)]
+pub const SMALL_WORK: usize = 1 << 25;
+
+/// The longest `k` of a [`GemmVariant::Pipelined`] product that runs
+/// [`small`]'s tiles: eight stages, one after the other in each block.
+/// H200, `1 × 4096 × 4096` (64 stages): 107.8 µs against 73.3 split.
+#[doc(hidden)]
+pub const SMALL_MAX_K: usize = 8 * small::BK;
+
+/// Whether `count` [`GemmVariant::Pipelined`] products of `m × n × k` run
+/// [`small`]'s 32 × 32 tiles on `sms` SMs: each at most [`SMALL_WORK`]
+/// multiply-adds and [`SMALL_MAX_K`] deep, and their 64 × 128 tiles
+/// together fewer than the SMs (the 64 × 128 tiles would split `k`).
+/// H200, µs, against the 64 × 128 tiles split: 128³ 7.4 against 11.6,
+/// 256³ 10.5 against 13.8; a batch fills the SMs with either, and the 32 ×
+/// 32 tiles, which read shared memory once a multiply-add, lose there
+/// (stages of 32: 1024 × 128³ 352 against 136, 1024 × 256³ 2 626 against
+/// 884).
+#[doc(hidden)]
+pub const fn takes_small_tiles(count: usize, m: usize, n: usize, k: usize, sms: u32) -> bool {
+    let Some(work) = m.checked_mul(n) else {
+        return false;
+    };
+    let Some(work) = work.checked_mul(k) else {
+        return false;
+    };
+    let tiles = m.div_ceil(PIPELINED_CONFIGS[1] as usize) * n.div_ceil(PIPELINED_TILE_N);
+    work <= SMALL_WORK && k <= SMALL_MAX_K && tiles.saturating_mul(count) < sms as usize
+}
+
+/// The tile configuration of [`small`]'s kernel.
+#[doc(hidden)]
+pub const SMALL_TILES: TileConfig = TileConfig {
+    tile_m: small::TILE as u32,
+    tile_n: small::TILE as u32,
+    threads: small::THREADS as u32,
+    shared_bytes: small::SHARED_BYTES,
+};
 
 /// Tickets at the start of a split product's workspace: one per tile, so
 /// a split takes at most this many tiles ([`split_slices`]).
@@ -645,6 +688,11 @@ impl GemmVariant {
             // the plan of the products it cannot map.
             GemmVariant::Tf32Tma => TMA_FALLBACK.plan_batch(count, m, n, k, sms, resident),
             GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK.plan_batch(count, m, n, k, sms, resident),
+            GemmVariant::Pipelined if takes_small_tiles(count, m, n, k, sms) => GemmPlan {
+                entry: gemm_pipelined_small::entry::<f32>(),
+                tiles: SMALL_TILES,
+                slices: 1,
+            },
             GemmVariant::Pipelined => {
                 let big = PIPELINED_CONFIGS[0];
                 let tiles =
@@ -910,6 +958,9 @@ kernels! {
                 pipelined::layout_kernel::<CONFIG, false, false>;
             fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 128, 64 }> =
                 pipelined::layout_kernel::<CONFIG, true, false>;
+            /// The 32 × 32 tiles of products too small for the 64 × 128 ones
+            /// ([`small`], [`SMALL_WORK`]).
+            fn gemm_pipelined_small<T in f32> = small::kernel;
             /// The 128 × 128 tiles of products whose operands all take whole
             /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
             /// in its ring, two blocks per SM.
@@ -924,6 +975,10 @@ kernels! {
             fn gemm_tf32x3<T in f32> = tensor::kernel::<true>;
             fn gemm_wgmma_tf32<T in f32> = wgmma::kernel::<false>;
             fn gemm_wgmma_tf32x3<T in f32> = wgmma::kernel::<true>;
+            /// Products with `m = 1` or `n = 1` ([`gemv`]), outside the
+            /// ladder: the matrix's rows along `k`, then along the output.
+            fn gemm_gemv_dot<T in f32> = gemv::dot_kernel;
+            fn gemm_gemv_stream<T in f32> = gemv::stream_kernel;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             slices: u32, slice_stages: u32, work: *mut T, count: u32, batch_c: usize,
@@ -1148,13 +1203,18 @@ mod tests {
         assert_eq!(split_slices(128, 1001, 132, 2), 2);
         assert_eq!(split_words(8, 1, 8192), 0);
         assert_eq!(split_words(8, 4, 8192), SPLIT_TICKETS + 32 * 8192);
-        // Only the small tiles split; the other steps never do.
+        // Products of at most `SMALL_WORK` multiply-adds: 32 × 32 tiles,
+        // unsplit.
         let small = GemmVariant::Pipelined.plan(256, 256, 256, 132, 2);
-        assert_eq!((small.tiles.tile_m, small.slices), (64, 8));
+        assert_eq!((small.tiles, small.slices), (SMALL_TILES, 1));
         assert_eq!(small.blocks(256, 256), 64);
-        let (split, tiles) = split_launch();
-        assert_eq!(split.index(), small.entry.index());
-        assert_eq!(tiles, small.tiles);
+        // Only the 64 × 128 tiles split; the other steps never do.
+        let split = GemmVariant::Pipelined.plan(256, 256, 1024, 132, 2);
+        assert_eq!((split.tiles.tile_m, split.slices), (64, 16));
+        assert_eq!(split.blocks(256, 256), 128);
+        let (entry, tiles) = split_launch();
+        assert_eq!(entry.index(), split.entry.index());
+        assert_eq!(tiles, split.tiles);
         // 1024³: 128 tiles, one wave at one block per SM; two with two.
         assert_eq!(
             GemmVariant::Pipelined.plan(1024, 1024, 1024, 132, 1).slices,
@@ -1169,10 +1229,18 @@ mod tests {
             1
         );
         assert_eq!(GemmVariant::Tf32.plan(256, 256, 65_536, 132, 2).slices, 1);
-        // A batch of many short products: the 64-row tiles, no split.
+        // Not a batch that fills the SMs with 64 × 128 tiles; a few small
+        // products, yes.
         let short = GemmVariant::Pipelined.plan_batch(1024, 64, 64, 64, 132, 2);
         assert_eq!((short.tiles.tile_m, short.slices), (64, 1));
-        let tall = GemmVariant::Pipelined.plan_batch(1024, 65, 64, 64, 132, 2);
+        let few = GemmVariant::Pipelined.plan_batch(3, 128, 128, 128, 132, 2);
+        assert_eq!((few.tiles, few.slices), (SMALL_TILES, 1));
+        // A long `k` under few outputs: split 64 × 128 tiles.
+        let deep = GemmVariant::Pipelined.plan(1, 4096, 4096, 132, 2);
+        assert_eq!((deep.tiles.tile_m, deep.slices > 1), (64, true));
+        let short = GemmVariant::Pipelined.plan_batch(1024, 64, 1024, 1024, 132, 2);
+        assert_eq!((short.tiles.tile_m, short.slices), (64, 1));
+        let tall = GemmVariant::Pipelined.plan_batch(1024, 65, 1024, 1024, 132, 2);
         assert_eq!((tall.tiles.tile_m, tall.slices), (128, 1));
     }
 

@@ -28,7 +28,7 @@
 //! multiplies exactly the matrices we multiply.
 
 use crate::harness::{
-    Bench, Case, Family, Point, Scaling, Timing, Work, device_copies, enqueued, ladder_rows,
+    Bench, Case, Family, Point, Row, Scaling, Timing, Work, device_copies, enqueued, ladder_rows,
     splitmix64,
 };
 use warpspeed::gemm::{Gemm, GemmVariant, Packing, Precision};
@@ -172,11 +172,48 @@ fn skinny(bench: &mut Bench) -> Result<(), String> {
     let target = bench.ctx.info().ptx_target;
     let from_pipelined = |v: GemmVariant| v.step() >= GemmVariant::Pipelined.step();
     for m in SKINNY_ROWS {
-        ladder(bench, (m, 4096, 4096), |v| {
-            from_pipelined(v) && runs(target, v)
-        })?;
+        ladder_and_plans(
+            bench,
+            (m, 4096, 4096),
+            |v| from_pipelined(v) && runs(target, v),
+            true,
+        )?;
     }
     Ok(())
+}
+
+/// The rows of what each precision runs when asked for by precision
+/// ([`Gemm::precision`]: its plan may choose another kernel than the
+/// precision's fastest step, such as the matrix times a vector at `m =
+/// 1`), as step 0 named `<precision>_plan`, in the precision's group.
+/// Checked within the bound of the precision's fastest step.
+fn plan_rows(bench: &mut Bench, operands: &mut Operands) -> Result<Vec<Row>, String> {
+    let target = bench.ctx.info().ptx_target;
+    let (m, n, k) = operands.shape;
+    let mut rows = Vec::new();
+    for (precision, name) in [
+        (Precision::Fp32, "fp32_plan"),
+        (Precision::Tf32, "tf32_plan"),
+        (Precision::Tf32x3, "tf32x3_plan"),
+    ] {
+        let fastest = GemmVariant::fastest_for(precision, target);
+        if !runs(target, fastest) || !bench.runs(fastest.name()) {
+            continue;
+        }
+        let gemm = Gemm::new(m, n, k)
+            .precision(precision)
+            .tma_tiles(bench.tma_tiles);
+        let timing = operands.time_gemm(bench, &gemm, fastest, bench.reps)?;
+        bench.progress(&format!("gemm {} {name}", label(operands.shape)), timing);
+        rows.push(Row {
+            step: 0,
+            variant: name,
+            ms: timing.ms,
+            batch_ms: timing.batch_ms,
+            versus: group(fastest),
+        });
+    }
+    Ok(rows)
 }
 
 /// Device copies of `A` and `B` (enough of each to keep every launch out of
@@ -236,6 +273,22 @@ impl Operands {
             .variant(variant)
             .packing(packing)
             .tma_tiles(bench.tma_tiles);
+        self.time_gemm(bench, &gemm, variant, reps)
+    }
+
+    /// [`Operands::time`] of `gemm` as it is configured (a step, or a
+    /// precision whose plan chooses the kernel), checked within the bound
+    /// of `checked_as`'s precision.
+    fn time_gemm(
+        &mut self,
+        bench: &Bench,
+        gemm: &Gemm,
+        checked_as: GemmVariant,
+        reps: usize,
+    ) -> Result<Timing, String> {
+        let (m, n, _) = self.shape;
+        let (ta, tb) = (gemm.get_transpose_a(), gemm.get_transpose_b());
+        let variant = checked_as;
         let ((a_w, a_h), (b_w, b_h)) = (gemm.a_shape(), gemm.b_shape());
         bench
             .ctx
@@ -248,7 +301,7 @@ impl Operands {
             let a = Matrix::new(&a[turn % a.len()], a_w, a_h).map_err(|e| e.to_string())?;
             let b = Matrix::new(&b[turn % b.len()], b_w, b_h).map_err(|e| e.to_string())?;
             let mut c = MatrixMut::new(&mut *c, n, m).map_err(|e| e.to_string())?;
-            enqueued(bench.ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
+            enqueued(bench.ctx.gemm_into(gemm, 1.0, &a, &b, 0.0, &mut c))
         })?;
         self.check(bench.ctx, variant, (ta, tb))
             .map_err(|e| format!("gemm {} {}: {e}", label(self.shape), variant.name()))?;
@@ -331,6 +384,16 @@ fn ladder(
     shape: Shape,
     applies: impl Fn(GemmVariant) -> bool,
 ) -> Result<(), String> {
+    ladder_and_plans(bench, shape, applies, false)
+}
+
+/// [`ladder`], and where `plans` holds, the [`plan_rows`] after the steps.
+fn ladder_and_plans(
+    bench: &mut Bench,
+    shape: Shape,
+    applies: impl Fn(GemmVariant) -> bool,
+    plans: bool,
+) -> Result<(), String> {
     let (m, n, k) = shape;
     let flops = Gemm::new(m, n, k).flops();
     let mut operands = Operands::new(bench, shape)?;
@@ -347,6 +410,9 @@ fn ladder(
         if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
             row.versus = group(v);
         }
+    }
+    if plans {
+        rows.extend(plan_rows(bench, &mut operands)?);
     }
     // cuBLAS FP32 for every step; cuBLAS TF32 (at its best) for the TF32
     // steps and CUTLASS's 3xTF32 for the 3xTF32 ones, each precision
@@ -426,9 +492,10 @@ fn transposes(bench: &mut Bench) -> Result<(), String> {
     Ok(())
 }
 
-/// The FP32 step `gemm_into` uses and `tf32x3` over square products from
-/// 256 to 8192 (256, 1024, 4096 with `--quick`), against cuBLAS FP32 and,
-/// for reference, cuBLAS TF32.
+/// Each precision as `Gemm::precision` runs it (the plan's choice) and the
+/// FP32 step reading `A` where it lies, over square products from 128 to
+/// 8192 (256, 1024, 4096 with `--quick`), against cuBLAS FP32, cuBLAS
+/// TF32 and CUTLASS's 3xTF32.
 fn scaling(bench: &mut Bench) -> Result<(), String> {
     let sides: Vec<usize> = if bench.quick {
         vec![256, 1024, 4096]
@@ -446,45 +513,51 @@ fn scaling(bench: &mut Bench) -> Result<(), String> {
         })
         .collect();
     let mut peer_results = bench.peers.measure(&peer_cases).into_iter();
+    // Each precision as `Gemm::precision` runs it (its plan), and the FP32
+    // step reading `A` where it lies; each checked as the precision's
+    // fastest step.
+    let target = bench.ctx.info().ptx_target;
     let fp32 = GemmVariant::for_precision(Precision::Fp32);
     let mut ours = vec![
         (
             fp32,
             Packing::Auto,
-            format!("warpspeed fp32 ({})", fp32.name()),
+            "warpspeed fp32 (plan)".to_string(),
+            true,
         ),
         (
             fp32,
             Packing::Never,
             format!("warpspeed fp32 ({}, A unpacked)", fp32.name()),
+            false,
         ),
     ];
-    let target = bench.ctx.info().ptx_target;
-    let tf32 = GemmVariant::fastest_for(Precision::Tf32, target);
-    if runs(target, tf32) {
-        ours.push((
-            tf32,
-            Packing::Auto,
-            format!("warpspeed tf32 ({})", tf32.name()),
-        ));
-    }
-    let tf32x3 = GemmVariant::fastest_for(Precision::Tf32x3, target);
-    if runs(target, tf32x3) {
-        ours.push((
-            tf32x3,
-            Packing::Auto,
-            format!("warpspeed tf32x3 ({})", tf32x3.name()),
-        ));
+    for (precision, series) in [
+        (Precision::Tf32, "warpspeed tf32 (plan)"),
+        (Precision::Tf32x3, "warpspeed tf32x3 (plan)"),
+    ] {
+        let fastest = GemmVariant::fastest_for(precision, target);
+        if runs(target, fastest) {
+            ours.push((fastest, Packing::Auto, series.to_string(), true));
+        }
     }
     // `--steps` keeps the series of the steps it names.
-    ours.retain(|(variant, _, _)| bench.runs(variant.name()));
+    ours.retain(|(variant, ..)| bench.runs(variant.name()));
     let mut points = Vec::new();
     let mut unavailable: Vec<(String, String)> = Vec::new();
     for &side in &sides {
         let shape = (side, side, side);
         let mut operands = Operands::new(bench, shape)?;
-        for (variant, packing, series) in &ours {
-            let timing = operands.time(bench, *variant, *packing, bench.reps)?;
+        for (variant, packing, series, by_precision) in &ours {
+            let timing = if *by_precision {
+                let gemm = Gemm::new(side, side, side)
+                    .precision(variant.precision())
+                    .packing(*packing)
+                    .tma_tiles(bench.tma_tiles);
+                operands.time_gemm(bench, &gemm, *variant, bench.reps)?
+            } else {
+                operands.time(bench, *variant, *packing, bench.reps)?
+            };
             bench.progress(&format!("gemm scaling {series} {side}³"), timing);
             let ms = timing.ms;
             points.push(Point {

@@ -2,8 +2,9 @@
 //! transposes, step, α and β), where its operands lie, the batch, and the
 //! device (its PTX target, SMs, and how many blocks of the splitting
 //! entry an SM holds), [`Plan::new`] chooses nothing at all, the scaling
-//! kernel, step 13's tensor maps (in place, or after which copy), step
-//! 14, or a strided kernel with its tiles, slices of `k` and packing. The
+//! kernel, a matrix times a vector (`m = 1` or `n = 1`), step 13's tensor
+//! maps (in place, or after which copy), step 14, or a strided kernel
+//! with its tiles, slices of `k` and packing. The
 //! device crate says what each kernel can take ([`GemmVariant::plan_batch`],
 //! `tma::tma_slices`, `pipelined::takes_whole_tiles`); the context only
 //! carries the plan out. Planning reads addresses and shapes, never
@@ -11,7 +12,7 @@
 
 use super::{Gemm, GemmVariant, TMA_FALLBACK, TMA_X3_FALLBACK, TmaTiles};
 use crate::matrix::Matrix;
-use warpspeed_gpu::gemm::{GemmPlan, tma, tma_x3};
+use warpspeed_gpu::gemm::{GemmPlan, gemv, tma, tma_x3};
 
 /// The device facts a plan depends on (the step's instructions are the
 /// caller's check).
@@ -39,7 +40,8 @@ pub(crate) enum Plan<'m> {
     TmaX3 { width: usize },
     /// A kernel that reads the operands through strides: `plan`'s entry,
     /// tiles and slices of `k`, after packing the operands `packs` names
-    /// (`[A, B]`).
+    /// (`[A, B]`): a step's, or for a product of one row or column of `C`
+    /// asked for by precision, a matrix times a vector (`gemv`).
     Strided { plan: GemmPlan, packs: [bool; 2] },
 }
 
@@ -69,6 +71,26 @@ impl<'m> Plan<'m> {
                 Plan::Scale
             };
         }
+        // One row or column of `C`, asked for by precision: a matrix
+        // times a vector, in `f32` whatever the precision (at least as
+        // accurate as the tensor cores), bound by reading the matrix.
+        if gemm.by_precision && (m == 1 || n == 1) {
+            let a_col = super::strides(gemm.transpose_a, a.pitch()).1;
+            let b_row = super::strides(gemm.transpose_b, b.pitch()).0;
+            let form = gemv::Form::of(n, a_col, b_row);
+            return Plan::Strided {
+                plan: gemv::plan(form, (m, n, k), count, device.sms),
+                packs: [false; 2],
+            };
+        }
+        // 3xTF32 asked for by precision on one product too small for its
+        // split passes to pay: the FP32 step, at least as accurate.
+        let step = match step {
+            GemmVariant::Tf32x3Tma if gemm.by_precision && count == 1 && x3_runs_fp32(m, n, k) => {
+                GemmVariant::Pipelined
+            }
+            other => other,
+        };
         // A batch of one is one product (its stride means nothing).
         let step = match step {
             GemmVariant::Tf32Tma => {
@@ -109,6 +131,30 @@ impl<'m> Plan<'m> {
             packs,
         }
     }
+}
+
+/// The longest side `min(m, n)` of a 3xTF32 product that
+/// [`x3_runs_fp32`] gives to the FP32 step: its split passes read and
+/// write the whole of the other operand for a product of few rows. H100,
+/// `m × 4096 × 4096` for `m` = 16, 64, 128: 3xTF32 212 to 228 µs, the
+/// FP32 step 62 to 106.
+pub(super) const X3_FP32_SIDE: usize = 128;
+/// The most multiply-adds `m · n · k` of a 3xTF32 product that
+/// [`x3_runs_fp32`] gives to the FP32 step. H100, µs, 3xTF32 against the
+/// FP32 step: 128³ 17.0 / 11.5, 256³ 19.5 / 13.7, 512³ 25.6 / 17.7, but
+/// 1024³ 44.8 / 60.8.
+pub(super) const X3_FP32_WORK: usize = 1 << 28;
+
+/// Whether a [`GemmVariant::Tf32x3Tma`] product of `m × n × k` asked for
+/// by its precision runs the FP32 step instead: where the split passes
+/// and their launches cost more than the tensor cores save (a side of at
+/// most [`X3_FP32_SIDE`], or at most [`X3_FP32_WORK`] multiply-adds).
+/// The FP32 step's error bound is below 3xTF32's.
+pub(super) fn x3_runs_fp32(m: usize, n: usize, k: usize) -> bool {
+    m.min(n) <= X3_FP32_SIDE
+        || m.checked_mul(n)
+            .and_then(|mn| mn.checked_mul(k))
+            .is_some_and(|work| work <= X3_FP32_WORK)
 }
 
 /// Time of a narrow tile's column against a wide one's, in quarters: a
@@ -358,6 +404,7 @@ impl<'m> TmaOperands<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gemm::Precision;
 
     /// On 132 SMs: narrow tiles for products that wide ones would split
     /// (up to 1024³, one decoding step's rows) and batches of matrices
@@ -393,6 +440,92 @@ mod tests {
             tma::TILE_N
         );
         assert_eq!(tma_width(TmaTiles::Wide, 64, 64, 64, 1, 132), tma::TILE_N);
+    }
+
+    /// A product of one row or column of `C` asked for by precision runs
+    /// the GEMV kernel of its matrix's layout, whatever the precision,
+    /// splitting `k` where its blocks do not give every SM
+    /// `gemv::BLOCKS_PER_SM`; one asked for by step runs the step.
+    #[test]
+    fn one_row_or_column_runs_a_matrix_times_a_vector() {
+        // SAFETY: never dereferenced: planning reads addresses and shapes.
+        let data = unsafe { crate::memory::View::<f32>::from_raw_parts(0x1000_0000, 1 << 26, 0) };
+        let device = Device {
+            sms: 132,
+            resident: 2,
+        };
+        let plan = |gemm: Gemm, step: GemmVariant| {
+            let (a, b) = (gemm.a_shape(), gemm.b_shape());
+            let a = Matrix::new(&data, a.0, a.1).unwrap();
+            let b = Matrix::new(&data, b.0, b.1).unwrap();
+            match Plan::new(&gemm, step, (1.0, 0.0), [&a, &b], None, &device) {
+                Plan::Strided { plan, .. } => Some((plan.entry.kernel().name, plan.slices)),
+                _ => None,
+            }
+        };
+        for precision in [Precision::Fp32, Precision::Tf32, Precision::Tf32x3] {
+            let step = GemmVariant::fastest_for(precision, "sm_90a");
+            let gemm = |m, n, ta, tb| {
+                Gemm::new(m, n, 4096)
+                    .transpose_a(ta)
+                    .transpose_b(tb)
+                    .precision(precision)
+            };
+            // `x · W` with `W` stored `k × n`: 32 groups of 128 outputs,
+            // `k` in 16 slices of 256.
+            assert_eq!(
+                plan(gemm(1, 4096, false, false), step),
+                Some(("gemm_gemv_stream_f32", 16))
+            );
+            // `x · Wᵀ` with `W` stored `n × k`: 512 groups of 8, unsplit.
+            assert_eq!(
+                plan(gemm(1, 4096, false, true), step),
+                Some(("gemm_gemv_dot_f32", 1))
+            );
+            assert_eq!(
+                plan(gemm(4096, 1, false, false), step),
+                Some(("gemm_gemv_dot_f32", 1))
+            );
+            assert_eq!(
+                plan(gemm(4096, 1, true, false), step),
+                Some(("gemm_gemv_stream_f32", 16))
+            );
+            // A dot product: one group, `k` in 8 slices of 512.
+            assert_eq!(
+                plan(gemm(1, 1, false, false), step),
+                Some(("gemm_gemv_dot_f32", 8))
+            );
+        }
+        let by_step = Gemm::new(1, 4096, 4096).variant(GemmVariant::Pipelined);
+        assert!(
+            plan(by_step, GemmVariant::Pipelined)
+                .is_some_and(|(name, _)| name.starts_with("gemm_pipelined"))
+        );
+    }
+
+    /// 3xTF32 asked for by precision runs the FP32 step on products of
+    /// few rows or columns and on small ones, step 14 on the rest; asked
+    /// for by step, step 14 everywhere.
+    #[test]
+    fn small_3xtf32_products_run_the_fp32_step() {
+        for (m, n, k) in [
+            (128, 128, 128),
+            (512, 512, 512),
+            (16, 4096, 4096),
+            (4096, 128, 4096),
+            (512, 512, 1024),
+        ] {
+            assert!(x3_runs_fp32(m, n, k), "{m} × {n} × {k}");
+        }
+        for (m, n, k) in [
+            (1024, 1024, 1024),
+            (1000, 999, 1001),
+            (4096, 4096, 4096),
+            (129, 4096, 4096),
+            (1 << 20, 1 << 20, 1 << 20),
+        ] {
+            assert!(!x3_runs_fp32(m, n, k), "{m} × {n} × {k}");
+        }
     }
 
     /// Step 14 on 132 SMs: narrow tiles up to 1024³ (128-wide ones fill
@@ -533,12 +666,14 @@ mod tests {
                 count in prop_oneof![Just(None), (0usize..40).prop_map(Some)],
                 (sms, resident) in (prop_oneof![Just(1u32), Just(132)], 1u32..3),
                 tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow)],
+                by_precision in any::<bool>(),
             ) {
                 let step = GemmVariant::ALL[step];
                 let gemm = Gemm::new(m, n, k)
                     .transpose_a(transposes.0)
                     .transpose_b(transposes.1)
                     .tma_tiles(tiles);
+                let gemm = if by_precision { gemm } else { gemm.variant(step) };
                 let ((aw, ah), (bw, bh)) = (gemm.a_shape(), gemm.b_shape());
                 let (ap, bp) = (aw + pads.0, bw + pads.1);
                 let extent = |w: usize, h: usize, p: usize| if w == 0 || h == 0 { 0 } else { (h - 1) * p + w };
@@ -588,15 +723,36 @@ mod tests {
                     }
                     Plan::TmaX3 { width } => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32x3Tma && products == 1);
+                        prop_assert!(!by_precision || !x3_runs_fp32(m, n, k));
                         match tiles {
                             TmaTiles::Auto => prop_assert!(width == tma_x3::TILE_N || width == tma_x3::NARROW_N),
                             TmaTiles::Wide => prop_assert_eq!(width, tma_x3::TILE_N),
                             TmaTiles::Narrow => prop_assert_eq!(width, tma_x3::NARROW_N),
                         }
                     }
+                    Plan::Strided { plan, packs } if by_precision && (m == 1 || n == 1) => {
+                        prop_assert!(!empty && !scaling);
+                        let form = gemv::Form::of(n, crate::gemm::strides(transposes.0, ap).1, crate::gemm::strides(transposes.1, bp).0);
+                        let entry = match form {
+                            gemv::Form::Dot => "gemm_gemv_dot",
+                            gemv::Form::Stream => "gemm_gemv_stream",
+                        };
+                        prop_assert!(plan.entry.kernel().name.starts_with(entry));
+                        prop_assert_eq!(packs, [false; 2]);
+                        prop_assert_eq!(plan.tile_count(m, n), m.max(n).div_ceil(form.outputs()));
+                        if plan.slices > 1 {
+                            prop_assert!(plan.tile_count(m, n) * products * plan.slices <= sms as usize * gemv::BLOCKS_PER_SM);
+                            prop_assert!(plan.tile_count(m, n) * products <= warpspeed_gpu::gemm::SPLIT_TICKETS);
+                            // No slice empty.
+                            prop_assert!((plan.slices - 1) * gemv::slice_k(k, plan.slices) < k);
+                        }
+                    }
                     Plan::Strided { plan, packs } => {
                         prop_assert!(!empty && !scaling);
                         let runs = match step {
+                            GemmVariant::Tf32x3Tma if by_precision && products == 1 && x3_runs_fp32(m, n, k) => {
+                                GemmVariant::Pipelined
+                            }
                             GemmVariant::Tf32Tma => TMA_FALLBACK,
                             GemmVariant::Tf32x3Tma => TMA_X3_FALLBACK,
                             other => other,

@@ -1,0 +1,438 @@
+//! Products with one row or one column of `C` (`m = 1` or `n = 1`): a
+//! matrix times a vector, which reads each element of the matrix once and
+//! is bound by memory, not arithmetic. The host plans them for every
+//! precision (`f32` fused multiply-adds are at least as accurate as the
+//! tensor cores' TF32 and 3xTF32), outside the ladder.
+//!
+//! In the kernel's terms the product is `y[r] = α · Σ_p M[r][p] · x[p] +
+//! β · y[r]` for `r < rows`: for `n = 1`, `M = op(A)`, `x` the column
+//! `op(B)` and `y` the column `C`; for `m = 1`, `M = op(B)ᵀ`, `x` the row
+//! `op(A)` and `y` the row `C` ([`Gemv::of`]). Two entries take the
+//! matrix's two layouts, both correct for any strides:
+//!
+//! * [`Form::Dot`] (`M`'s rows run along `p`: `A` stored `m × k`, `B`
+//!   stored `n × k`): a warp per output, each lane a 16-byte vector of
+//!   the row at a time, four in flight, then a butterfly of shuffles;
+//! * [`Form::Stream`] (`M`'s columns run along `r`: `A` stored `k × m`,
+//!   `B` stored `k × n`): a warp per 128 consecutive outputs, each lane 4
+//!   of them from one 16-byte vector of a row `p`, eight rows in flight,
+//!   the 8 warps of a block on every eighth `p`, their sums added in warp
+//!   order through shared memory.
+//!
+//! Where the blocks of whole rows do not fill the GPU, `p` is split into
+//! slices ([`plan`]): each block leaves its partial sums in the workspace
+//! and the last block of an output group to arrive adds them in slice
+//! order, as a split product does; no floating-point atomics, so one input
+//! gives the same bits every run.
+
+use super::{GemmPlan, SPLIT_TICKETS, TileConfig, gemm_gemv_dot, gemm_gemv_stream};
+
+/// Threads of a block: 8 warps.
+pub const THREADS: usize = 256;
+/// Outputs of a [`Form::Dot`] block: one a warp.
+pub const DOT_OUTPUTS: usize = THREADS / 32;
+/// Outputs of a [`Form::Stream`] block: 4 a lane of a warp.
+pub const STREAM_OUTPUTS: usize = 128;
+/// Dynamic shared memory of either entry: the streaming block's 8 warps'
+/// sums, then the word the last block's verdict passes through.
+pub const SHARED_BYTES: u32 = (THREADS / 32 * STREAM_OUTPUTS * 4 + 16) as u32;
+/// The least `p` a slice takes: [`Form::Dot`] four vectors a lane,
+/// [`Form::Stream`] eight rows a warp.
+pub const DOT_MIN_SLICE: usize = 4 * 4 * 32;
+/// See [`DOT_MIN_SLICE`].
+pub const STREAM_MIN_SLICE: usize = 8 * THREADS / 32;
+/// Blocks an SM is given work for before `p` is split further: the
+/// kernels take about 40 registers, 5 or 6 blocks an SM.
+pub const BLOCKS_PER_SM: usize = 4;
+
+/// How the matrix `M` lies, and so which entry reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Rows along `p` (`M[r][p]` and `M[r][p + 1]` adjacent).
+    Dot,
+    /// Columns along `r` (`M[r][p]` and `M[r + 1][p]` adjacent).
+    Stream,
+}
+
+impl Form {
+    /// The form of a product of `m × n` (one of them 1) whose `op(A)` and
+    /// `op(B)` have the column strides `a_col` and row strides `b_row`
+    /// (the kernels' `Operands`): dot where `M`'s rows are contiguous.
+    pub const fn of(n: usize, a_col: usize, b_row: usize) -> Form {
+        let p_stride = if n == 1 { a_col } else { b_row };
+        if p_stride == 1 {
+            Form::Dot
+        } else {
+            Form::Stream
+        }
+    }
+
+    /// Outputs a block computes.
+    pub const fn outputs(self) -> usize {
+        match self {
+            Form::Dot => DOT_OUTPUTS,
+            Form::Stream => STREAM_OUTPUTS,
+        }
+    }
+
+    const fn min_slice(self) -> usize {
+        match self {
+            Form::Dot => DOT_MIN_SLICE,
+            Form::Stream => STREAM_MIN_SLICE,
+        }
+    }
+}
+
+/// `p` per slice of a product of `k` split in `slices`: a multiple of 4
+/// (the dot kernel's vectors start on 16 bytes in every slice), the last
+/// slice the rest.
+pub const fn slice_k(k: usize, slices: usize) -> usize {
+    let per = k.div_ceil(if slices == 0 { 1 } else { slices });
+    per.div_ceil(4) * 4
+}
+
+/// The launch of `count` products `m × n × k` with `m = 1` or `n = 1` in
+/// `form` on `sms` SMs: blocks of [`Form::outputs`] outputs, and slices
+/// of `k` where those blocks number fewer than [`BLOCKS_PER_SM`] an SM
+/// (each slice at least the form's least, the outputs' groups of all
+/// products at most [`SPLIT_TICKETS`]). Its `tiles` are `C`'s: a block's
+/// outputs lie along `C`'s one row or column.
+pub fn plan(form: Form, (m, n, k): (usize, usize, usize), count: usize, sms: u32) -> GemmPlan {
+    let outputs = form.outputs();
+    let rows = if n == 1 { m } else { n };
+    let groups = rows.div_ceil(outputs).saturating_mul(count);
+    let wanted = (sms as usize).max(1) * BLOCKS_PER_SM;
+    let slices = if groups == 0 || groups >= wanted || groups > SPLIT_TICKETS {
+        1
+    } else {
+        (wanted / groups).min(k / form.min_slice()).max(1)
+    };
+    let slices = k.div_ceil(slice_k(k, slices)).max(1);
+    let (tile_m, tile_n) = if n == 1 { (outputs, 1) } else { (1, outputs) };
+    GemmPlan {
+        entry: match form {
+            Form::Dot => gemm_gemv_dot::entry::<f32>(),
+            Form::Stream => gemm_gemv_stream::entry::<f32>(),
+        },
+        tiles: TileConfig {
+            tile_m: tile_m as u32,
+            tile_n: tile_n as u32,
+            threads: THREADS as u32,
+            shared_bytes: SHARED_BYTES,
+        },
+        slices,
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub(crate) use device::{dot_kernel, stream_kernel};
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::super::Operands;
+    use super::{DOT_OUTPUTS, STREAM_OUTPUTS, THREADS, slice_k};
+    use crate::prim::*;
+
+    /// The product in the kernels' terms (see the module docs).
+    pub(super) struct Gemv {
+        rows: usize,
+        k: usize,
+        m: *const f32,
+        /// Elements from `M[r][p]` to `M[r + 1][p]` and to `M[r][p + 1]`.
+        r_stride: usize,
+        p_stride: usize,
+        x: *const f32,
+        x_stride: usize,
+        y: *mut f32,
+        y_stride: usize,
+        alpha: f32,
+        beta: f32,
+        slices: usize,
+        work: *mut f32,
+    }
+
+    impl Gemv {
+        /// `o` (one product of a batch, `m = 1` or `n = 1`) as a matrix
+        /// times a vector.
+        #[inline(always)]
+        pub(super) fn of(o: &Operands) -> Gemv {
+            let common = |rows, m, (r_stride, p_stride), x, x_stride, y_stride| Gemv {
+                rows,
+                k: o.k,
+                m,
+                r_stride,
+                p_stride,
+                x,
+                x_stride,
+                y: o.c,
+                y_stride,
+                alpha: o.alpha,
+                beta: o.beta,
+                slices: o.slices,
+                work: o.work,
+            };
+            if o.n == 1 {
+                common(o.m, o.a, (o.a_row, o.a_col), o.b, o.b_row, o.ldc)
+            } else {
+                common(o.n, o.b, (o.b_col, o.b_row), o.a, o.a_col, 1)
+            }
+        }
+
+        /// `M[r][p]` (in range by the caller).
+        #[inline(always)]
+        unsafe fn at(&self, r: usize, p: usize) -> f32 {
+            f32::from_bits(load_nc_u32(
+                self.m.add(r * self.r_stride + p * self.p_stride).cast(),
+            ))
+        }
+
+        /// `x[p]` (in range by the caller).
+        #[inline(always)]
+        unsafe fn x(&self, p: usize) -> f32 {
+            f32::from_bits(load_nc_u32(self.x.add(p * self.x_stride).cast()))
+        }
+
+        /// `y[r] = α · s + β · y[r]`, not reading `y` where `β = 0`.
+        #[inline(always)]
+        unsafe fn store(&self, r: usize, s: f32) {
+            let y = self.y.add(r * self.y_stride);
+            *y = if self.beta == 0.0 {
+                self.alpha * s
+            } else {
+                fma_f32(self.alpha, s, self.beta * *y)
+            };
+        }
+
+        /// The block's group of `outputs` outputs, its slice and the
+        /// slice's `p0..p1`, and the group numbered across the batch.
+        #[inline(always)]
+        fn place(&self, outputs: usize) -> (usize, usize, (usize, usize), usize) {
+            let groups = self.rows.div_ceil(outputs);
+            let b = block_idx_x() as usize;
+            let (group, slice) = (b % groups, b / groups);
+            let per = slice_k(self.k, self.slices);
+            let p0 = slice * per;
+            let p1 = if p0 + per < self.k { p0 + per } else { self.k };
+            let numbered = block_idx_y() as usize * groups + group;
+            (group, slice, (p0, p1), numbered)
+        }
+
+        /// Where a split's slices meet: each block leaves its partial sums
+        /// (`mine`, the output it owns, if any, at `index` of its group's
+        /// `outputs`) in the workspace; the last block of the group to
+        /// arrive adds them in slice order and returns the total for the
+        /// output it owns, the others `None`. Every thread calls it.
+        #[inline(always)]
+        unsafe fn join(
+            &self,
+            (outputs, group, slice): (usize, usize, usize),
+            mine: Option<(usize, f32)>,
+            verdict: *mut u32,
+        ) -> Option<f32> {
+            let parts = self
+                .work
+                .add(super::SPLIT_TICKETS + group * self.slices * outputs)
+                .cast::<u32>();
+            if let Some((index, s)) = mine {
+                *parts.add(slice * outputs + index) = s.to_bits();
+            }
+            sync_threads();
+            // At most `SPLIT_TICKETS` groups and `k` slices (below 2^32).
+            let ticket = self.work.cast::<u32>().add(group);
+            if !last_to_arrive(ticket, self.slices as u32, verdict) {
+                return None;
+            }
+            let (index, _) = mine?;
+            // Eight partials in flight, added in slice order.
+            let part = |s: usize| f32::from_bits(load_cg_u32(parts.add(s * outputs + index)));
+            let mut total = part(0);
+            let mut s = 1;
+            while s + 8 <= self.slices {
+                let eight: [f32; 8] = core::array::from_fn(|u| part(s + u));
+                for p in eight {
+                    total += p;
+                }
+                s += 8;
+            }
+            while s < self.slices {
+                total += part(s);
+                s += 1;
+            }
+            Some(total)
+        }
+    }
+
+    /// [`super::Form::Dot`]: warp `w` of the block owns output `group ·
+    /// 8 + w`. Contract: the family's, `m = 1` or `n = 1`; a grid of
+    /// `plan`'s blocks, [`THREADS`] threads and
+    /// [`super::SHARED_BYTES`].
+    #[inline(always)]
+    pub(crate) unsafe fn dot_kernel(o: Operands) {
+        let o = o.of_batch();
+        let g = Gemv::of(&o);
+        let (group, slice, (p0, p1), numbered) = g.place(DOT_OUTPUTS);
+        let (warp, lane) = (thread_idx_x() as usize / 32, lane_id() as usize);
+        let r = group * DOT_OUTPUTS + warp;
+        let mut s = 0.0f32;
+        if r < g.rows {
+            let row = g.m.add(r * g.r_stride);
+            let vectors = g.p_stride == 1
+                && g.x_stride == 1
+                && row.add(p0).addr() % 16 == 0
+                && g.x.add(p0).addr() % 16 == 0;
+            s = if vectors {
+                dot_vectors(row.add(p0), g.x.add(p0), p1 - p0, lane)
+            } else {
+                dot_elements(&g, r, (p0, p1), lane)
+            };
+        }
+        // Lane 0 ends with the warp's sum (every lane runs the butterfly).
+        unroll!(d in [16 8 4 2 1] => { s += shfl_xor(s, d as u32); });
+        let mine = (lane == 0 && r < g.rows).then_some((warp, s));
+        let verdict = dynamic_shared::<u32>();
+        if g.slices == 1 {
+            if let Some((_, s)) = mine {
+                g.store(r, s);
+            }
+            return;
+        }
+        if let Some(total) = g.join((DOT_OUTPUTS, numbered, slice), mine, verdict) {
+            g.store(r, total);
+        }
+    }
+
+    /// A lane's part of the dot product of `len` elements at `row` and
+    /// `x` (both on 16 bytes, contiguous): vectors `lane`, `lane + 32`,
+    /// ..., four in flight, each of the 4 components its own sum, then
+    /// the last `len % 4` elements one a lane.
+    #[inline(always)]
+    unsafe fn dot_vectors(row: *const f32, x: *const f32, len: usize, lane: usize) -> f32 {
+        let vectors = len / 4;
+        let mut acc = [0.0f32; 4];
+        let load = |p: *const f32, v: usize| load_nc_v4(p.add(4 * v).cast()).map(f32::from_bits);
+        let mut v = lane;
+        while v + 96 < vectors {
+            let m = [
+                load(row, v),
+                load(row, v + 32),
+                load(row, v + 64),
+                load(row, v + 96),
+            ];
+            let y = [
+                load(x, v),
+                load(x, v + 32),
+                load(x, v + 64),
+                load(x, v + 96),
+            ];
+            unroll!(u in [0 1 2 3] => {
+                unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[u][e], y[u][e], acc[e]); });
+            });
+            v += 128;
+        }
+        while v < vectors {
+            let (m, y) = (load(row, v), load(x, v));
+            unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[e], y[e], acc[e]); });
+            v += 32;
+        }
+        let tail = 4 * vectors + lane;
+        if tail < len {
+            let at = |p: *const f32| f32::from_bits(load_nc_u32(p.add(tail).cast()));
+            acc[0] = fma_f32(at(row), at(x), acc[0]);
+        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3])
+    }
+
+    /// A lane's part of output `r`'s sum over `p0..p1` through the
+    /// strides, element `p0 + lane` and every 32nd after, four in flight.
+    #[inline(always)]
+    unsafe fn dot_elements(g: &Gemv, r: usize, (p0, p1): (usize, usize), lane: usize) -> f32 {
+        let mut acc = [0.0f32; 4];
+        let mut p = p0 + lane;
+        while p + 96 < p1 {
+            let m = [
+                g.at(r, p),
+                g.at(r, p + 32),
+                g.at(r, p + 64),
+                g.at(r, p + 96),
+            ];
+            let y = [g.x(p), g.x(p + 32), g.x(p + 64), g.x(p + 96)];
+            unroll!(u in [0 1 2 3] => { acc[u] = fma_f32(m[u], y[u], acc[u]); });
+            p += 128;
+        }
+        while p < p1 {
+            acc[0] = fma_f32(g.at(r, p), g.x(p), acc[0]);
+            p += 32;
+        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3])
+    }
+
+    /// [`super::Form::Stream`]: lane `l` of every warp holds outputs
+    /// `group · 128 + 4l ..` of rows `p ≡ w (mod 8)` for warp `w`; thread
+    /// `t < 128` then adds output `group · 128 + t` over the warps in
+    /// order. Contract: as [`dot_kernel`]'s.
+    #[inline(always)]
+    pub(crate) unsafe fn stream_kernel(o: Operands) {
+        const WARPS: usize = THREADS / 32;
+        let o = o.of_batch();
+        let g = Gemv::of(&o);
+        let (group, slice, (p0, p1), numbered) = g.place(STREAM_OUTPUTS);
+        let t = thread_idx_x() as usize;
+        let (warp, lane) = (t / 32, t % 32);
+        let r0 = group * STREAM_OUTPUTS + 4 * lane;
+        let mut acc = [0.0f32; 4];
+        let vectors =
+            g.r_stride == 1 && r0 + 4 <= g.rows && g.m.addr() % 16 == 0 && g.p_stride % 4 == 0;
+        let mut p = p0 + warp;
+        if vectors {
+            let load =
+                |p: usize| load_nc_v4(g.m.add(p * g.p_stride + r0).cast()).map(f32::from_bits);
+            while p + 7 * WARPS < p1 {
+                let m: [[f32; 4]; 8] = core::array::from_fn(|u| load(p + u * WARPS));
+                let y: [f32; 8] = core::array::from_fn(|u| g.x(p + u * WARPS));
+                unroll!(u in [0 1 2 3 4 5 6 7] => {
+                    unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[u][e], y[u], acc[e]); });
+                });
+                p += 8 * WARPS;
+            }
+            while p < p1 {
+                let (m, y) = (load(p), g.x(p));
+                unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[e], y, acc[e]); });
+                p += WARPS;
+            }
+        } else {
+            let inside = |e: usize| r0 + e < g.rows;
+            while p < p1 {
+                let y = g.x(p);
+                unroll!(e in [0 1 2 3] => {
+                    if inside(e) {
+                        acc[e] = fma_f32(g.at(r0 + e, p), y, acc[e]);
+                    }
+                });
+                p += WARPS;
+            }
+        }
+        // The warps' sums, 128 a warp, then each output's over the warps.
+        let sums = dynamic_shared::<f32>();
+        store4(sums.add(warp * STREAM_OUTPUTS + 4 * lane), acc);
+        sync_threads();
+        let r = group * STREAM_OUTPUTS + t;
+        let mut s = 0.0f32;
+        if t < STREAM_OUTPUTS {
+            s = *sums.add(t);
+            for w in 1..WARPS {
+                s += *sums.add(w * STREAM_OUTPUTS + t);
+            }
+        }
+        let mine = (t < STREAM_OUTPUTS && r < g.rows).then_some((t, s));
+        let verdict = sums.add(WARPS * STREAM_OUTPUTS).cast::<u32>();
+        if g.slices == 1 {
+            if let Some((_, s)) = mine {
+                g.store(r, s);
+            }
+            return;
+        }
+        if let Some(total) = g.join((STREAM_OUTPUTS, numbered, slice), mine, verdict) {
+            g.store(r, total);
+        }
+    }
+}
