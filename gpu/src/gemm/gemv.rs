@@ -217,6 +217,26 @@ mod device {
             (group, slice, (p0, p1), numbered)
         }
 
+        /// Stores output `r`, whose sum `mine` holds where this thread owns
+        /// it: at once where `k` is not split, else through [`Gemv::join`]
+        /// (`split` as its). Every thread calls it.
+        #[inline(always)]
+        unsafe fn finish(
+            &self,
+            split: (usize, usize, usize),
+            r: usize,
+            mine: Option<(usize, f32)>,
+            verdict: *mut u32,
+        ) {
+            if self.slices == 1 {
+                if let Some((_, s)) = mine {
+                    self.store(r, s);
+                }
+            } else if let Some(total) = self.join(split, mine, verdict) {
+                self.store(r, total);
+            }
+        }
+
         /// Where a split's slices meet: each block leaves its partial sums
         /// (`mine`, the output it owns, if any, at `index` of its group's
         /// `outputs`) in the workspace; the last block of the group to
@@ -278,8 +298,8 @@ mod device {
             let row = g.m.add(r * g.r_stride);
             let vectors = g.p_stride == 1
                 && g.x_stride == 1
-                && row.add(p0).addr() % 16 == 0
-                && g.x.add(p0).addr() % 16 == 0;
+                && row.add(p0).addr().is_multiple_of(16)
+                && g.x.add(p0).addr().is_multiple_of(16);
             s = if vectors {
                 dot_vectors(row.add(p0), g.x.add(p0), p1 - p0, lane)
             } else {
@@ -289,16 +309,12 @@ mod device {
         // Lane 0 ends with the warp's sum (every lane runs the butterfly).
         unroll!(d in [16 8 4 2 1] => { s += shfl_xor(s, d as u32); });
         let mine = (lane == 0 && r < g.rows).then_some((warp, s));
-        let verdict = dynamic_shared::<u32>();
-        if g.slices == 1 {
-            if let Some((_, s)) = mine {
-                g.store(r, s);
-            }
-            return;
-        }
-        if let Some(total) = g.join((DOT_OUTPUTS, numbered, slice), mine, verdict) {
-            g.store(r, total);
-        }
+        g.finish(
+            (DOT_OUTPUTS, numbered, slice),
+            r,
+            mine,
+            dynamic_shared::<u32>(),
+        );
     }
 
     /// A lane's part of the dot product of `len` elements at `row` and
@@ -380,8 +396,10 @@ mod device {
         let (warp, lane) = (t / 32, t % 32);
         let r0 = group * STREAM_OUTPUTS + 4 * lane;
         let mut acc = [0.0f32; 4];
-        let vectors =
-            g.r_stride == 1 && r0 + 4 <= g.rows && g.m.addr() % 16 == 0 && g.p_stride % 4 == 0;
+        let vectors = g.r_stride == 1
+            && r0 + 4 <= g.rows
+            && g.m.addr().is_multiple_of(16)
+            && g.p_stride.is_multiple_of(4);
         let mut p = p0 + warp;
         if vectors {
             let load =
@@ -425,14 +443,6 @@ mod device {
         }
         let mine = (t < STREAM_OUTPUTS && r < g.rows).then_some((t, s));
         let verdict = sums.add(WARPS * STREAM_OUTPUTS).cast::<u32>();
-        if g.slices == 1 {
-            if let Some((_, s)) = mine {
-                g.store(r, s);
-            }
-            return;
-        }
-        if let Some(total) = g.join((STREAM_OUTPUTS, numbered, slice), mine, verdict) {
-            g.store(r, total);
-        }
+        g.finish((STREAM_OUTPUTS, numbered, slice), r, mine, verdict);
     }
 }

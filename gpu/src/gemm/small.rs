@@ -37,7 +37,7 @@ mod device {
     /// Elements of each operand a thread loads per stage (the unrolled
     /// loops below take eight).
     const PER: usize = TILE * BK / THREADS;
-    const _: () = assert!(PER == 8 && THREADS % BK == 0 && THREADS % TILE == 0);
+    const _: () = assert!(PER == 8 && THREADS.is_multiple_of(BK) && THREADS.is_multiple_of(TILE));
     /// How far element `t + s · THREADS` of a stage moves on a step of
     /// `s`: along `k`, rows; across `k`, `k`s.
     const ROWS_A_STEP: usize = THREADS / BK;
