@@ -124,7 +124,9 @@
 //! which hold two such blocks per SM), `Pipelined` splits `k` into slices
 //! (`warpspeed_gpu::gemm::split_slices`), one block per tile and slice;
 //! the last slice of a tile to finish adds the partial tiles in slice
-//! order and stores `C`. The partials live in the context's scratch
+//! order and stores `C`. Small products among those (at most 2^25
+//! multiply-adds, `k` up to 512, such as 256³) run 32 × 32 tiles instead,
+//! unsplit. The partials live in the context's scratch
 //! memory (at most one 64 × 128 tile per block slot, 8.3 MiB on a 132-SM
 //! GPU of two slots per SM), allocated, with a wait for the stream, by
 //! the first product that needs more than it holds.
