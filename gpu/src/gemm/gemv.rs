@@ -7,7 +7,7 @@
 //! In the kernel's terms the product is `y[r] = α · Σ_p M[r][p] · x[p] +
 //! β · y[r]` for `r < rows`: for `n = 1`, `M = op(A)`, `x` the column
 //! `op(B)` and `y` the column `C`; for `m = 1`, `M = op(B)ᵀ`, `x` the row
-//! `op(A)` and `y` the row `C` ([`Gemv::of`]). Two entries take the
+//! `op(A)` and `y` the row `C` (`Gemv::of`). Two entries take the
 //! matrix's two layouts, both correct for any strides:
 //!
 //! * [`Form::Dot`] (`M`'s rows run along `p`: `A` stored `m × k`, `B`
