@@ -339,12 +339,15 @@ fn steps(
     out.push('\n');
     for (step, variant) in &rows {
         let row = cells(&|report, case| step_cell(report, case, *step, variant));
-        let _ = writeln!(
-            out,
-            "| {step} | `{}` | {} |",
-            variant_name(variant),
-            row.join(" | ")
-        );
+        // Step 0 is a precision as its plan runs it (`fp32_plan`).
+        let (step, name) = match variant.strip_suffix("_plan") {
+            Some(precision) if *step == 0 => (
+                "plan".to_string(),
+                format!("Precision::{}", variant_name(precision)),
+            ),
+            _ => (step.to_string(), variant_name(variant)),
+        };
+        let _ = writeln!(out, "| {step} | `{name}` | {} |", row.join(" | "));
     }
     for peer in &peers {
         let row = cells(&|report, case| peer_cell(report, case, peer));

@@ -28,7 +28,8 @@
 //! line, by `kind`:
 //!
 //! * `step`: one ladder step on one input — `family`, `case`, `step`,
-//!   `variant`, `versus` (the step's group, absent when empty: the summary
+//!   `variant` (step 0, `<precision>_plan`: a precision as its plan runs
+//!   it, whichever kernel that is), `versus` (the step's group, absent when empty: the summary
 //!   takes the fastest step of each group), `ms` (median), `bytes` (the
 //!   least a step must move: each input read once, each output written
 //!   once), `gbs` (`bytes / ms`), `ratio_memcpy` (`gbs / memcpy_gbs`),
