@@ -278,17 +278,16 @@ impl Operands {
 
     /// [`Operands::time`] of `gemm` as it is configured (a step, or a
     /// precision whose plan chooses the kernel), checked within the bound
-    /// of `checked_as`'s precision.
+    /// of `variant`'s precision.
     fn time_gemm(
         &mut self,
         bench: &Bench,
         gemm: &Gemm,
-        checked_as: GemmVariant,
+        variant: GemmVariant,
         reps: usize,
     ) -> Result<Timing, String> {
         let (m, n, _) = self.shape;
         let (ta, tb) = (gemm.get_transpose_a(), gemm.get_transpose_b());
-        let variant = checked_as;
         let ((a_w, a_h), (b_w, b_h)) = (gemm.a_shape(), gemm.b_shape());
         bench
             .ctx
