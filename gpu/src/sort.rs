@@ -21,6 +21,11 @@
 //! keys in shared memory in digit order (steps 2-5), from where
 //! consecutive threads store consecutive keys of one digit: the stores
 //! are coalesced.
+//!
+//! Step 5 holds the keys of an `f32` tile without NaN as their ordered
+//! bits, made once as they are loaded and turned back into the keys as
+//! they are stored, so that each digit is a shift and a mask; a tile
+//! with a NaN takes each digit from the key.
 
 use crate::WARP_SIZE;
 use crate::kernel::KernelType;
@@ -396,6 +401,121 @@ mod device {
         key.digit(d.descending != 0, d.shift, (1u32 << d.bits) - 1)
     }
 
+    /// A key as a pass holds it from its load to its store: the key
+    /// itself, or its [`Radix`] bits.
+    trait Held<K>: Copy {
+        /// The digit the pass sorts by.
+        fn digit(self, d: Digit) -> u32;
+        /// The key, to store.
+        fn key(self, d: Digit) -> K;
+    }
+
+    impl<K: SortKey> Held<K> for K {
+        #[inline(always)]
+        fn digit(self, d: Digit) -> u32 {
+            digit_of(self, d)
+        }
+
+        #[inline(always)]
+        fn key(self, _: Digit) -> K {
+            self
+        }
+    }
+
+    /// A 4-byte key's ordered bits, descending folded in, made once as the
+    /// key is loaded: each digit is then a shift and a mask, and the key
+    /// is made again as it is stored. Only for keys without NaN (every
+    /// NaN has the same ordered bits, so they do not give the NaN back).
+    #[derive(Clone, Copy)]
+    struct Radix(u32);
+
+    impl<K: Holds> Held<K> for Radix {
+        #[inline(always)]
+        fn digit(self, d: Digit) -> u32 {
+            (self.0 >> (d.shift & 31)) & ((1u32 << d.bits) - 1)
+        }
+
+        #[inline(always)]
+        fn key(self, d: Digit) -> K {
+            K::from_radix(self.0, d.descending != 0)
+        }
+    }
+
+    /// How a pass may hold a key type's keys: `f32` keys, whose ordered
+    /// bits cost a NaN test and a sign test a digit, are held as
+    /// [`Radix`] bits in every tile without NaN.
+    pub trait Holds: SortKey {
+        /// Whether tiles without NaN hold their keys as [`Radix`] bits;
+        /// the other two items are called only where it is true.
+        const BY_RADIX: bool = false;
+
+        /// Whether the key is a NaN.
+        #[inline(always)]
+        fn is_nan(self) -> bool {
+            false
+        }
+
+        /// The key's [`Radix`] bits, where it is not a NaN.
+        #[inline(always)]
+        fn radix(self, descending: bool) -> u32 {
+            self.ordered(descending) as u32
+        }
+
+        /// The key whose [`Radix`] bits are `bits`.
+        fn from_radix(bits: u32, descending: bool) -> Self;
+    }
+
+    /// All ones where `descending`.
+    #[inline(always)]
+    fn flip(descending: bool) -> u32 {
+        if descending { u32::MAX } else { 0 }
+    }
+
+    impl Holds for u32 {
+        #[inline(always)]
+        fn from_radix(bits: u32, descending: bool) -> u32 {
+            bits ^ flip(descending)
+        }
+    }
+
+    impl Holds for i32 {
+        #[inline(always)]
+        fn from_radix(bits: u32, descending: bool) -> i32 {
+            (bits ^ flip(descending) ^ 0x8000_0000) as i32
+        }
+    }
+
+    impl Holds for u64 {
+        /// Not called: `u64` keys are not held as 4-byte bits.
+        #[inline(always)]
+        fn from_radix(bits: u32, _: bool) -> u64 {
+            bits as u64
+        }
+    }
+
+    impl Holds for f32 {
+        const BY_RADIX: bool = true;
+
+        #[inline(always)]
+        fn is_nan(self) -> bool {
+            self.to_bits() & 0x7fff_ffff > 0x7f80_0000
+        }
+
+        /// [`SortKey::ordered`] without its NaN test: the bits flipped
+        /// where the sign is set, else the sign bit set.
+        #[inline(always)]
+        fn radix(self, descending: bool) -> u32 {
+            let b = self.to_bits();
+            b ^ ((b as i32 >> 31) as u32 | 0x8000_0000) ^ flip(descending)
+        }
+
+        #[inline(always)]
+        fn from_radix(bits: u32, descending: bool) -> f32 {
+            let o = bits ^ flip(descending);
+            f32::from_bits(o ^ ((!o as i32 >> 31) as u32 | 0x8000_0000))
+        }
+    }
+
     /// The block's shared memory, carved.
     struct Carved<K> {
         tile: *mut u32,
@@ -500,9 +620,9 @@ mod device {
     /// count of the thread's digit. The adds are fire-and-forget shared
     /// atomics: no key waits for another.
     #[inline(always)]
-    unsafe fn count_digits<K: SortKey, const ITEMS: usize>(
+    unsafe fn count_digits<K, H: Held<K>, const ITEMS: usize>(
         shape: SortShape,
-        keys: &[K; ITEMS],
+        keys: &[H; ITEMS],
         len: u32,
         digit: Digit,
         s: &Carved<K>,
@@ -518,7 +638,7 @@ mod device {
         let counts = shared_address(s.counts.add((warp * digits) as usize));
         each_item!(i => {
             if item_index::<ITEMS>(i) < len {
-                red_shared_add_u32(counts + 4 * digit_of(keys[i], digit), 1);
+                red_shared_add_u32(counts + 4 * keys[i].digit(digit), 1);
             }
         });
         sync_threads();
@@ -559,9 +679,9 @@ mod device {
     /// the old place. Calls `put(i, index in tile, digit, place)`; every
     /// lane of the warp takes part.
     #[inline(always)]
-    unsafe fn place_keys<K: SortKey, const ITEMS: usize>(
+    unsafe fn place_keys<K, H: Held<K>, const ITEMS: usize>(
         shape: SortShape,
-        keys: &[K; ITEMS],
+        keys: &[H; ITEMS],
         len: u32,
         digit: Digit,
         s: &Carved<K>,
@@ -569,17 +689,17 @@ mod device {
     ) {
         // A whole tile needs no check of which keys are there.
         if len == shape.tile() as u32 {
-            place_keys_of::<K, ITEMS, true>(shape, keys, len, digit, s, put)
+            place_keys_of::<K, H, ITEMS, true>(shape, keys, len, digit, s, put)
         } else {
-            place_keys_of::<K, ITEMS, false>(shape, keys, len, digit, s, put)
+            place_keys_of::<K, H, ITEMS, false>(shape, keys, len, digit, s, put)
         }
     }
 
     /// [`place_keys`] for a whole tile (`FULL`) or a partial one.
     #[inline(always)]
-    unsafe fn place_keys_of<K: SortKey, const ITEMS: usize, const FULL: bool>(
+    unsafe fn place_keys_of<K, H: Held<K>, const ITEMS: usize, const FULL: bool>(
         shape: SortShape,
-        keys: &[K; ITEMS],
+        keys: &[H; ITEMS],
         len: u32,
         digit: Digit,
         s: &Carved<K>,
@@ -593,7 +713,7 @@ mod device {
         each_item!(i => {
             let at = item_index::<ITEMS>(i);
             let valid = full || at < len;
-            let d = digit_of(keys[i], digit);
+            let d = keys[i].digit(digit);
             let mut peers = if full { FULL_MASK } else { ballot(valid) };
             unroll!(b in [0 1 2 3 4 5 6 7] => {
                 if (b as u32) < shape.bits {
@@ -619,9 +739,10 @@ mod device {
     /// Stores the sorted tile from shared memory: consecutive threads
     /// store consecutive keys, of one digit mostly, at `s.offsets[digit]`
     /// plus their place, where that is below `limit` (a top-k keeps the
-    /// first places of a row only).
+    /// first places of a row only). The tile's keys are held in `s.keys`
+    /// as `H`, of the key's size.
     #[inline(always)]
-    unsafe fn store_sorted<K: SortKey, const ITEMS: usize>(
+    unsafe fn store_sorted<K, H: Held<K>, const ITEMS: usize>(
         len: u32,
         digit: Digit,
         s: &Carved<K>,
@@ -632,11 +753,11 @@ mod device {
         each_item!(i => {
             let place = i as u32 * SORT_BLOCK + thread_idx_x();
             if place < len {
-                let k = *s.keys.add(place as usize);
-                let d = digit_of(k, digit) as usize;
+                let k = *s.keys.cast::<H>().add(place as usize);
+                let d = k.digit(digit) as usize;
                 let to = (*s.offsets.add(d)).wrapping_add(place);
                 if to < limit {
-                    *out.add(to as usize) = k;
+                    *out.add(to as usize) = k.key(digit);
                     if pairs {
                         *out_values.add(to as usize) = *s.values.add(place as usize);
                     }
@@ -733,7 +854,7 @@ mod device {
                 }
             });
             sync_threads();
-            store_sorted::<K, ITEMS>(len, digit, &s, (a.out, a.out_values), pairs, u32::MAX);
+            store_sorted::<K, K, ITEMS>(len, digit, &s, (a.out, a.out_values), pairs, u32::MAX);
         } else {
             place_keys(shape, &t.keys, len, digit, &s, |i, at, d, place| {
                 let to = (*s.offsets.add(d as usize)).wrapping_add(place) as usize;
@@ -754,7 +875,7 @@ mod device {
     /// The common contract, each of `rows` rows `width` keys from `pitch`
     /// apart; `hist` valid for `passes * rows * 256` words that only this
     /// launch's atomics touch.
-    pub unsafe fn histogram<K: SortKey>(a: HistogramArgs<K>) {
+    pub unsafe fn histogram<K: Holds>(a: HistogramArgs<K>) {
         let counters = dynamic_shared::<u32>();
         let span = a.width.div_ceil(grid_dim_x() as usize);
         let from = Ord::min(a.width, block_idx_x() as usize * span);
@@ -767,14 +888,32 @@ mod device {
         };
         let counted = a.passes * RADIX;
         let at = shared_address(counters) + 4 * counted * (thread_idx_x() % HISTOGRAM_COPIES);
-        let count = |key: K| {
-            let o = (key.ordered(a.descending != 0) >> a.begin_bit) & mask;
-            unroll!(p in [0 1 2 3 4 5 6 7] => {
-                if (p as u32) < a.passes {
-                    let d = ((o >> (8 * p)) & 0xff) as u32;
-                    red_shared_add_u32(at + 4 * (p as u32 * RADIX + d), 1);
-                }
-            });
+        let descending = a.descending != 0;
+        // Counts a key, whose `Radix` bits may be used where `no_nan`
+        // (4-byte keys' digits are taken with 32-bit shifts).
+        let count = |key: K, no_nan: bool| {
+            if K::BYTES == 4 {
+                let o = if K::BY_RADIX && no_nan {
+                    key.radix(descending)
+                } else {
+                    key.ordered(descending) as u32
+                };
+                let o = (o >> (a.begin_bit & 31)) & mask as u32;
+                unroll!(p in [0 1 2 3] => {
+                    if (p as u32) < a.passes {
+                        let d = (o >> (8 * p)) & 0xff;
+                        red_shared_add_u32(at + 4 * (p as u32 * RADIX + d), 1);
+                    }
+                });
+            } else {
+                let o = (key.ordered(descending) >> a.begin_bit) & mask;
+                unroll!(p in [0 1 2 3 4 5 6 7] => {
+                    if (p as u32) < a.passes {
+                        let d = ((o >> (8 * p)) & 0xff) as u32;
+                        red_shared_add_u32(at + 4 * (p as u32 * RADIX + d), 1);
+                    }
+                });
+            }
         };
         let mut row = block_idx_y() as usize;
         while row < a.rows {
@@ -798,15 +937,25 @@ mod device {
                         k[u] = *keys.add(i + u * STRIDE);
                     }
                 });
+                // `f32` keys: one NaN among this thread's keys sends them
+                // all through the NaN test.
+                let mut nan = false;
+                if K::BY_RADIX {
+                    unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+                        if u < HISTOGRAM_LOADS {
+                            nan |= k[u].is_nan();
+                        }
+                    });
+                }
                 unroll!(u in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
                     if u < HISTOGRAM_LOADS {
-                        count(k[u]);
+                        count(k[u], !nan);
                     }
                 });
                 i += HISTOGRAM_LOADS * STRIDE;
             }
             while i < to {
-                count(*keys.add(i));
+                count(*keys.add(i), false);
                 i += STRIDE;
             }
             sync_threads();
@@ -857,11 +1006,10 @@ mod device {
     /// words a row, `status` `STATUS_START` + 256 words a tile, zero
     /// before the launch and touched by nothing else during it.
     #[inline(always)]
-    pub unsafe fn onesweep<K: SortKey, const PAIRS: u32>(a: OnesweepArgs<K>) {
+    pub unsafe fn onesweep<K: Holds, const PAIRS: u32>(a: OnesweepArgs<K>) {
         const ITEMS: usize = ONESWEEP_ITEMS as usize;
         let shape = SortVariant::Onesweep.shape();
         let s = carve::<K>(shape);
-        let pairs = PAIRS != 0;
         let alone = a.tiles_per_row == 1;
         if alone {
             if thread_idx_x() == 0 {
@@ -881,8 +1029,45 @@ mod device {
             a.values.add(from)
         };
         let t = load_tile::<K, ITEMS>(a.keys.add(from), values, len);
+        if K::BY_RADIX {
+            // Keys past the tile's length are zero, not NaN.
+            let mut nan = false;
+            each_item!(i => {
+                nan |= t.keys[i].is_nan();
+            });
+            if !sync_threads_or(nan) {
+                let descending = a.descending != 0;
+                let mut r = Tile {
+                    keys: [Radix(0); ITEMS],
+                    values: t.values,
+                };
+                each_item!(i => {
+                    r.keys[i] = Radix(t.keys[i].radix(descending));
+                });
+                return pass::<K, Radix, PAIRS>(&a, &s, r, (ticket, tile), first, len);
+            }
+        }
+        pass::<K, K, PAIRS>(&a, &s, t, (ticket, tile), first, len)
+    }
+
+    /// The rest of [`onesweep`], from the tile's keys, held as `H`: the
+    /// tile `tile` of its row (ticket `ticket`), of `len` keys from the
+    /// row's key `first`.
+    #[inline(always)]
+    unsafe fn pass<K: SortKey, H: Held<K>, const PAIRS: u32>(
+        a: &OnesweepArgs<K>,
+        s: &Carved<K>,
+        t: Tile<H, { ONESWEEP_ITEMS as usize }>,
+        (ticket, tile): (u32, u32),
+        first: usize,
+        len: u32,
+    ) {
+        const ITEMS: usize = ONESWEEP_ITEMS as usize;
+        let shape = SortVariant::Onesweep.shape();
+        let pairs = PAIRS != 0;
+        let alone = a.tiles_per_row == 1;
         let digit = a.digit();
-        let count = count_digits(shape, &t.keys, len, digit, &s);
+        let count = count_digits(shape, &t.keys, len, digit, s);
         // Publish at once, before the keys are placed: the tile's count,
         // or its inclusive prefix where it is the first of its row.
         let me = thread_idx_x() as usize;
@@ -894,10 +1079,10 @@ mod device {
             );
         }
         let start = block_exclusive_sum(count, s.warp_totals);
-        warp_places(shape, start, &s);
+        warp_places(shape, start, s);
         sync_threads();
-        place_keys(shape, &t.keys, len, digit, &s, |i, at, _, place| {
-            *s.keys.add(place as usize) = t.keys[i];
+        place_keys(shape, &t.keys, len, digit, s, |i, at, _, place| {
+            *s.keys.cast::<H>().add(place as usize) = t.keys[i];
             if pairs {
                 *s.values.add(place as usize) = if a.values.is_null() {
                     (first + at as usize) as u32
@@ -908,7 +1093,7 @@ mod device {
         });
         // Where the tile is, read again from shared memory rather than
         // kept in registers through the placing.
-        let (ticket, row, tile) = a.place(&s);
+        let (ticket, row, tile) = a.place(s);
         // The count of this digit in the row's tiles before: their
         // statuses, back to the nearest inclusive prefix, LOOKBACK read at
         // once (one wait for all of them; the row's first tile's is a
@@ -959,7 +1144,7 @@ mod device {
                 a.out_values
             },
         );
-        store_sorted::<K, ITEMS>(len, digit, &s, out, pairs, a.limit as u32);
+        store_sorted::<K, H, ITEMS>(len, digit, s, out, pairs, a.limit as u32);
     }
 
     /// The arguments of a selection level.

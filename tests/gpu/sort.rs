@@ -40,6 +40,10 @@ trait Key: Sortable + Copy + PartialEq + std::fmt::Debug {
     /// Seeded keys over the whole range (`f32`: uniform in [-1, 1), with
     /// the special values sprinkled in).
     fn draw(r: &mut StdRng) -> Self;
+    /// As [`Key::draw`], without NaN.
+    fn draw_number(r: &mut StdRng) -> Self {
+        Self::draw(r)
+    }
     /// A key from a small integer (the patterned data).
     fn from_small(v: u64) -> Self;
     /// A key whose ordered bits are only in the top (or bottom) 8 bits.
@@ -110,6 +114,10 @@ impl Key for f32 {
             draw_f32(r)
         }
     }
+    fn draw_number(r: &mut StdRng) -> Self {
+        let x = Self::draw(r);
+        if x.is_nan() { draw_f32(r) } else { x }
+    }
     fn from_small(v: u64) -> Self {
         v as f32 - 1000.0
     }
@@ -152,10 +160,14 @@ enum Data {
     FewValues,
     TopBits,
     BottomBits,
+    /// Random, with NaNs (`f32`) only in every third run of 4 096 keys
+    /// (one-sweep's tile): a tile without NaN holds its keys as radix
+    /// bits, one with NaN does not, and a sort meets both.
+    NanTiles,
 }
 
 impl Data {
-    const ALL: [Data; 7] = [
+    const ALL: [Data; 8] = [
         Data::Random,
         Data::AllEqual,
         Data::Sorted,
@@ -163,6 +175,7 @@ impl Data {
         Data::FewValues,
         Data::TopBits,
         Data::BottomBits,
+        Data::NanTiles,
     ];
 
     fn keys<K: Key>(self, n: usize, seed: u64) -> Vec<K> {
@@ -174,6 +187,19 @@ impl Data {
             Data::FewValues => random_vec(n, seed, |r| K::from_small(r.random_range(0..5))),
             Data::TopBits => random_vec(n, seed, |r| K::top_bits(r.random())),
             Data::BottomBits => random_vec(n, seed, |r| K::bottom_bits(r.random())),
+            Data::NanTiles => {
+                let tile = SortVariant::Onesweep.shape().tile();
+                let mut r = rng(seed);
+                (0..n)
+                    .map(|i| {
+                        if (i / tile) % 3 == 1 {
+                            K::draw(&mut r)
+                        } else {
+                            K::draw_number(&mut r)
+                        }
+                    })
+                    .collect()
+            }
         }
     }
 }
@@ -373,9 +399,20 @@ fn bit_ranges(ctx: &Context) -> Result<(), Failed> {
             &format!("u64 bits {range:?}"),
         )?;
     }
-    let keys: Vec<f32> = Data::Random.keys(n, seed_of("sort/bits/f32"));
-    let sort = Sort::ascending().bits(16..32);
-    sort_all(ctx, SortVariant::DEFAULT, &sort, &keys, "f32 bits 16..32")
+    for data in [Data::Random, Data::NanTiles] {
+        let keys: Vec<f32> = data.keys(n, seed_of("sort/bits/f32"));
+        for sort in [
+            Sort::ascending().bits(16..32),
+            Sort::descending().bits(5..29),
+        ] {
+            let what = format!(
+                "f32 {data:?} bits {:?} descending={}",
+                sort.bits, sort.descending
+            );
+            sort_all(ctx, SortVariant::DEFAULT, &sort, &keys, &what)?;
+        }
+    }
+    Ok(())
 }
 
 /// Random `u32` keys of `n`, sorted as pairs with their indices, checked
@@ -842,7 +879,12 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ];
     for (width, height) in ROWS {
         let n = width * height;
-        for data in [Data::Random, Data::AllEqual, Data::FewValues] {
+        for data in [
+            Data::Random,
+            Data::AllEqual,
+            Data::FewValues,
+            Data::NanTiles,
+        ] {
             trials.push(sized_trial(
                 format!("sort::rows::f32::{data:?}::{width}x{height}"),
                 n,

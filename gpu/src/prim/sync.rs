@@ -18,6 +18,28 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// `__syncthreads_or(predicate)`: [`sync_threads`], and whether `predicate`
+/// held for any thread of the block. The same contract as
+/// [`sync_threads`]: every thread of the block reaches the same call.
+#[inline(always)]
+#[doc(hidden)]
+pub fn sync_threads_or(predicate: bool) -> bool {
+    let any: u32;
+    // SAFETY: `bar.red.or.pred` on barrier 0 is `bar.sync 0` with a vote
+    // (the same memory ordering); the asm is not `nomem`, so the compiler
+    // moves no memory access across it. Convergence is the documented
+    // contract, as for `sync_threads`.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; bar.red.or.pred q, 0, p; selp.u32 {o}, 1, 0, q; }}",
+            v = in(reg32) predicate as u32,
+            o = out(reg32) any,
+            options(nostack),
+        );
+    }
+    any != 0
+}
+
 /// Whether this block is the last of `blocks` to arrive at `ticket`: the
 /// single-launch way for blocks to meet (the reduction's single pass, a
 /// split product's slices, the histogram's running counts). Thread 0 takes
