@@ -374,7 +374,25 @@ mod device {
     }
     pass_digit!(CountArgs, ScatterArgs, OnesweepArgs);
 
-    impl<K> OnesweepArgs<K> {
+    impl<K: SortKey> OnesweepArgs<K> {
+        /// Asks L2 for tile `guess` of the first row (of `tile` keys a
+        /// tile), a 128-byte line a thread: its keys, then with the
+        /// threads left its values (a hint). Every thread calls it.
+        #[inline(always)]
+        unsafe fn prefetch(&self, guess: u32, tile: usize) {
+            let key_lines = tile * K::BYTES as usize / 128;
+            let t = thread_idx_x() as usize;
+            let (p, line, bytes) = if t < key_lines {
+                (self.keys.cast::<u8>(), t, K::BYTES as usize)
+            } else {
+                (self.values.cast::<u8>(), t - key_lines, 4)
+            };
+            let at = guess as usize * tile * bytes + line * 128;
+            if guess < self.tiles_per_row && !p.is_null() && at < self.width * bytes {
+                prefetch_l2_line(p.add(at));
+            }
+        }
+
         /// The block's tile (its ticket, in `s.tile`), its row and its
         /// index in the row: 32-bit, as the grid's tiles are fewer than
         /// 2^32.
@@ -1015,8 +1033,14 @@ mod device {
             if thread_idx_x() == 0 {
                 *s.tile = block_idx_x();
             }
-        } else if thread_idx_x() == 0 {
-            *s.tile = atomic_add_u32(a.status, 1);
+        } else {
+            // The ticket mostly hands a block its own index: L2 fetches
+            // that tile while the ticket is on its way (a hint; where the
+            // guess is wrong, another block reads that tile soon).
+            a.prefetch(block_idx_x(), shape.tile());
+            if thread_idx_x() == 0 {
+                *s.tile = atomic_add_u32(a.status, 1);
+            }
         }
         sync_threads();
         let (ticket, row, tile) = a.place(&s);

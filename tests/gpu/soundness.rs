@@ -441,9 +441,62 @@ fn gemm_list_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
     )
 }
 
+/// One row times the whole input (`1 × side × side`, a matrix times a
+/// vector whose `k` is split across blocks: partial sums and tickets in
+/// the scratch memory), under a leaked guard.
+fn gemv_row_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    leaked(
+        ctx,
+        how,
+        Case {
+            input: small_floats,
+            out_len: |side| side,
+            run: |ctx, x, out| {
+                let side = side();
+                let a = Matrix::new(&x.slice(0..side)?, side, 1)?;
+                let b = Matrix::new(x, side, side)?;
+                let gemm = Gemm::new(1, side, side);
+                ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut MatrixMut::new(out, side, 1)?)
+            },
+            reference: |x| {
+                let side = side();
+                (0..side)
+                    .map(|j| (0..side).map(|p| x[p] * x[p * side + j]).sum())
+                    .collect()
+            },
+        },
+    )
+}
+
+/// The whole input times one column (`side × 1 × side`, the GEMV kernel
+/// whose rows run along `k`), under a leaked guard.
+fn gemv_column_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    leaked(
+        ctx,
+        how,
+        Case {
+            input: small_floats,
+            out_len: |side| side,
+            run: |ctx, x, out| {
+                let side = side();
+                let a = Matrix::new(x, side, side)?;
+                let b = Matrix::new(&x.slice(0..side)?, 1, side)?;
+                let gemm = Gemm::new(side, 1, side);
+                ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut MatrixMut::new(out, 1, side)?)
+            },
+            reference: |x| {
+                let side = side();
+                (0..side)
+                    .map(|i| (0..side).map(|p| x[i * side + p] * x[p]).sum())
+                    .collect()
+            },
+        },
+    )
+}
+
 type Run = fn(&Context, Leak) -> Result<(), Failed>;
 
-const FAMILIES: [(&str, Run); 10] = [
+const FAMILIES: [(&str, Run); 12] = [
     ("sum", sum_case),
     ("transpose", transpose_case),
     ("histogram", histogram_case),
@@ -454,6 +507,8 @@ const FAMILIES: [(&str, Run); 10] = [
     ("gemm_tf32", gemm_tf32_case),
     ("gemm_batch", gemm_batch_case),
     ("gemm_list", gemm_list_case),
+    ("gemv_row", gemv_row_case),
+    ("gemv_column", gemv_column_case),
 ];
 
 /// A kernel reads a buffer on one queue while another queue wants to fill
