@@ -29,7 +29,8 @@
 //! *empty* before it overwrites a stage, the multiplying threads for
 //! *full* before they read one. Phases alternate in parity; a barrier's
 //! phase before its first counts as complete, so the first pass over the
-//! ring waits for nothing.
+//! ring waits for nothing. Each party keeps its place in the ring (stage
+//! and parity) in a `prim::ring::StageRing`, as 3xTF32's step does.
 //!
 //! The grid has at most one block per multiprocessor; block `b` takes
 //! work units `b`, `b + gridDim.x`, …, each a tile and a slice of `k`,
@@ -663,13 +664,10 @@ pub(super) mod device {
         let stage_bytes = stage_bytes(width);
         let t = thread_idx_x() as usize;
         let group = t / 128;
-        // The ring on 1024 bytes, then the barriers: *full* of stage `s`
-        // at `bars + 8s`, *empty* at `bars + 8(stages + s)`.
+        // The ring on 1024 bytes, then its barriers.
         let window = dynamic_shared::<u8>();
         let ring = (shared_address(window) + 1023) & !1023;
-        let bars = ring + (stages * stage_bytes) as u32;
-        let full = |s: usize| bars + 8 * s as u32;
-        let empty = |s: usize| bars + 8 * (stages + s) as u32;
+        let mut pipe = ring::StageRing::new(ring + (stages * stage_bytes) as u32, stages);
         // The split's verdict word, after the barriers.
         let verdict = window
             .add((ring - shared_address(window)) as usize + stages * stage_bytes + 2 * stages * 8)
@@ -712,13 +710,10 @@ pub(super) mod device {
         };
         let (first, step) = (block_idx_x(), grid_dim_x());
         if t == 0 {
-            for s in 0..stages {
-                // SAFETY: 8-byte aligned barriers in this block's shared
-                // memory, nothing else there; the block barrier below
-                // comes before any other use.
-                bulk::init_barrier(full(s), 1);
-                bulk::init_barrier(empty(s), CONSUMER_THREADS);
-            }
+            // SAFETY: 8-byte aligned barriers in this block's shared
+            // memory, nothing else there; the block barrier below comes
+            // before any other use.
+            pipe.init(CONSUMER_THREADS);
         }
         sync_threads();
         if group == 0 {
@@ -738,14 +733,15 @@ pub(super) mod device {
             let (map_a, map_b) = (slot.addr() as u64, slot.addr() as u64 + MAP_BYTES as u64);
             bulk::tensor_map_acquire(map_a);
             bulk::tensor_map_acquire(map_b);
-            let (mut s, mut phase) = (0usize, 0u32);
             let mut unit = first;
             while unit < units {
                 let (z, (tm, tn), _, k_range) = unit_of(unit);
                 for kt in k_range {
                     // The stage is free once every multiplying thread is
                     // done with what it held (at once in the first pass).
-                    bulk::wait_parity(empty(s), phase ^ 1);
+                    pipe.wait_empty();
+                    let s = pipe.stage();
+                    let full = pipe.full(s);
                     let at = ring + (s * stage_bytes) as u32;
                     // SAFETY: the maps are acquired; the stage, 1024-byte
                     // aligned, is free (waited above) and read by nothing
@@ -753,7 +749,7 @@ pub(super) mod device {
                     // exactly these bytes (whole boxes, zeros outside);
                     // the multiplying threads wait for every phase they
                     // read, so the block outlives the copies.
-                    bulk::expect_bytes(full(s), stage_bytes as u32);
+                    bulk::expect_bytes(full, stage_bytes as u32);
                     let k0 = (kt * BK) as i32;
                     if SWAP {
                         // `op(B)`'s 128 columns as four boxes of 32.
@@ -763,24 +759,20 @@ pub(super) mod device {
                                 map_a,
                                 [(tm * TILE_M + j * X_BOX) as i32, k0],
                                 z,
-                                full(s),
+                                full,
                             );
                         });
                     } else {
-                        copy(at, map_a, [k0, (tm * TILE_M) as i32], z, full(s));
+                        copy(at, map_a, [k0, (tm * TILE_M) as i32], z, full);
                     }
                     copy(
                         at + A_BYTES as u32,
                         map_b,
                         [k0, (tn * width) as i32],
                         z,
-                        full(s),
+                        full,
                     );
-                    s += 1;
-                    if s == stages {
-                        s = 0;
-                        phase ^= 1;
-                    }
+                    pipe.advance();
                 }
                 unit += step;
             }
@@ -801,7 +793,6 @@ pub(super) mod device {
             swizzled_pair(column, q + 4) as u32,
         );
         let mut f = [[0u32; 4]; BK / 8];
-        let (mut s, mut phase) = (0usize, 0u32);
         let mut unit = first;
         while unit < units {
             let (_, (tm, tn), split, k_range) = unit_of(unit);
@@ -817,8 +808,8 @@ pub(super) mod device {
                 // is then freed. Three groups stay queued throughout; the
                 // fragments cost 16 registers, not the 32 of two sets.
                 for kt in k_range {
-                    bulk::wait_parity(full(s), phase);
-                    let at_stage = ring + (s * stage_bytes) as u32;
+                    pipe.wait_full();
+                    let at_stage = ring + (pipe.stage() * stage_bytes) as u32;
                     let b = descriptor::swizzled_128(at_stage + A_BYTES as u32);
                     unroll!(kk in [0 1 2 3] => {
                         if kt > start {
@@ -826,7 +817,7 @@ pub(super) mod device {
                             wgmma::hold(&f[kk]);
                             if kk == 3 {
                                 // The stage before is done: free it.
-                                bulk::arrive(empty(held));
+                                bulk::arrive(pipe.empty(held));
                             }
                         }
                         f[kk] = load_fragment(at_stage + x_box, at, at4, kk);
@@ -839,17 +830,13 @@ pub(super) mod device {
                         acc.mma_rs(f[kk], b + 2 * kk as u64, kt > start || kk > 0);
                         wgmma::commit();
                     });
-                    held = s;
-                    s += 1;
-                    if s == stages {
-                        s = 0;
-                        phase ^= 1;
-                    }
+                    held = pipe.stage();
+                    pipe.advance();
                 }
             } else {
                 for kt in k_range {
-                    bulk::wait_parity(full(s), phase);
-                    let at = ring + (s * stage_bytes) as u32;
+                    pipe.wait_full();
+                    let at = ring + (pipe.stage() * stage_bytes) as u32;
                     let a = descriptor::swizzled_128(at + (wg * A_BYTES / 2) as u32);
                     let b = descriptor::swizzled_128(at + A_BYTES as u32);
                     // Orders the epilogue's reads of the accumulator (the tile
@@ -868,18 +855,14 @@ pub(super) mod device {
                     if kt > start {
                         // The products of the stage before are done: free it.
                         acc.wait::<1>();
-                        bulk::arrive(empty(held));
+                        bulk::arrive(pipe.empty(held));
                     }
-                    held = s;
-                    s += 1;
-                    if s == stages {
-                        s = 0;
-                        phase ^= 1;
-                    }
+                    held = pipe.stage();
+                    pipe.advance();
                 }
             }
             acc.wait::<0>();
-            bulk::arrive(empty(held));
+            bulk::arrive(pipe.empty(held));
             if o.slices > 1 && !join(o, &mut acc, split, t - 128, verdict) {
                 unit += step;
                 continue;

@@ -210,9 +210,7 @@ mod device {
         let group = t / 128;
         let window = dynamic_shared::<u8>();
         let ring = (shared_address(window) + 1023) & !1023;
-        let bars = ring + (stages * stage_bytes) as u32;
-        let full = |s: usize| bars + 8 * s as u32;
-        let empty = |s: usize| bars + 8 * (stages + s) as u32;
+        let mut pipe = ring::StageRing::new(ring + (stages * stage_bytes) as u32, stages);
         let (tiles_m, tiles_n) = (o.m.div_ceil(TILE_M), o.n.div_ceil(width));
         // The parts in a stage: `A`'s big and small, then `B`'s.
         let part_at = [
@@ -225,13 +223,10 @@ mod device {
         let k_tiles = o.k.div_ceil(BK);
         let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
         if t == 0 {
-            for s in 0..stages {
-                // SAFETY: 8-byte aligned barriers in this block's shared
-                // memory, nothing else there; the block barrier below
-                // comes before any other use.
-                bulk::init_barrier(full(s), 1);
-                bulk::init_barrier(empty(s), CONSUMER_THREADS);
-            }
+            // SAFETY: 8-byte aligned barriers in this block's shared
+            // memory, nothing else there; the block barrier below comes
+            // before any other use.
+            pipe.init(CONSUMER_THREADS);
         }
         sync_threads();
         if group == 0 {
@@ -252,31 +247,28 @@ mod device {
             for i in 0..4 {
                 bulk::tensor_map_acquire(map(i));
             }
-            let (mut s, mut phase) = (0usize, 0u32);
             let mut tile = first;
             while tile < tiles {
                 let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
                 let rows = [(tm * TILE_M) as i32, (tn * width) as i32];
                 for kt in 0..k_tiles {
-                    bulk::wait_parity(empty(s), phase ^ 1);
+                    pipe.wait_empty();
+                    let s = pipe.stage();
+                    let full = pipe.full(s);
                     let at = ring + (s * stage_bytes) as u32;
                     // SAFETY: as in `tma`: the maps acquired, the stage
                     // free and 1024-byte aligned, the phase expecting
                     // exactly these four boxes' bytes.
-                    bulk::expect_bytes(full(s), stage_bytes as u32);
+                    bulk::expect_bytes(full, stage_bytes as u32);
                     for part in 0..4 {
                         bulk::tensor_copy_2d_to_shared(
                             at + part_at[part] as u32,
                             map(part),
                             [(kt * BK) as i32, rows[part / 2]],
-                            full(s),
+                            full,
                         );
                     }
-                    s += 1;
-                    if s == stages {
-                        s = 0;
-                        phase ^= 1;
-                    }
+                    pipe.advance();
                 }
                 tile += step;
             }
@@ -305,13 +297,12 @@ mod device {
         };
         let mut acc = P::zero();
         let mut part = P::zero();
-        let (mut s, mut phase) = (0usize, 0u32);
         let mut tile = first;
         while tile < tiles {
             let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
             for kt in 0..k_tiles {
-                bulk::wait_parity(full(s), phase);
-                let at = ring + (s * stage_bytes) as u32;
+                pipe.wait_full();
+                let at = ring + (pipe.stage() * stage_bytes) as u32;
                 // This warpgroup's 64 rows of each part of `A`; `B`'s
                 // whole width.
                 let a_rows = (wg * PART_BYTES / 2) as u32;
@@ -345,12 +336,8 @@ mod device {
                     }
                 }
                 // SAFETY: an initialised barrier expecting this arrival.
-                bulk::arrive(empty(s));
-                s += 1;
-                if s == stages {
-                    s = 0;
-                    phase ^= 1;
-                }
+                bulk::arrive(pipe.empty(pipe.stage()));
+                pipe.advance();
             }
             let row = tm * TILE_M + wg * 64 + warp * 16 + g;
             acc.store(&stores, row, tn * width + 2 * q);

@@ -19,6 +19,8 @@
 //! * [`wgmma`]: warpgroup tensor-core products (`wgmma`, sm_90a only);
 //! * [`bulk`]: bulk copies into shared memory by the copy engine (TMA),
 //!   completed on transaction barriers, and its L2 prefetch (sm_90a only);
+//! * [`ring`]: the stage ring of a copy-engine pipeline, its barriers and
+//!   each party's place in it (sm_90a only);
 //! * [`print`]: `gpu_print!`, the device's `printf`, and panic locations, for
 //!   debugging (feature `debug-print` only; never in the shipped PTX);
 //! * and, outside `prim` because the host needs their names and sizes too,
@@ -38,6 +40,8 @@ pub mod memory;
 pub mod mma;
 pub mod pipeline;
 pub mod print;
+#[cfg(target_feature = "sm_90a")]
+pub mod ring;
 pub mod shared;
 pub mod stream;
 pub mod sync;
