@@ -445,32 +445,19 @@ fn gemm_list_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
 /// vector whose `k` is split across blocks: partial sums and tickets in
 /// the scratch memory), under a leaked guard.
 fn gemv_row_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
-    leaked(
-        ctx,
-        how,
-        Case {
-            input: small_floats,
-            out_len: |side| side,
-            run: |ctx, x, out| {
-                let side = side();
-                let a = Matrix::new(&x.slice(0..side)?, side, 1)?;
-                let b = Matrix::new(x, side, side)?;
-                let gemm = Gemm::new(1, side, side);
-                ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut MatrixMut::new(out, side, 1)?)
-            },
-            reference: |x| {
-                let side = side();
-                (0..side)
-                    .map(|j| (0..side).map(|p| x[p] * x[p * side + j]).sum())
-                    .collect()
-            },
-        },
-    )
+    gemv_leaked::<false>(ctx, how)
 }
 
 /// The whole input times one column (`side × 1 × side`, the GEMV kernel
 /// whose rows run along `k`), under a leaked guard.
 fn gemv_column_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
+    gemv_leaked::<true>(ctx, how)
+}
+
+/// The input's first `side` elements as a vector, times the whole input
+/// as a `side × side` matrix (`x · W`), or the matrix times the vector
+/// (`COLUMN`): small integers, exact sums.
+fn gemv_leaked<const COLUMN: bool>(ctx: &Context, how: Leak) -> Result<(), Failed> {
     leaked(
         ctx,
         how,
@@ -479,15 +466,33 @@ fn gemv_column_case(ctx: &Context, how: Leak) -> Result<(), Failed> {
             out_len: |side| side,
             run: |ctx, x, out| {
                 let side = side();
-                let a = Matrix::new(x, side, side)?;
-                let b = Matrix::new(&x.slice(0..side)?, 1, side)?;
-                let gemm = Gemm::new(side, 1, side);
-                ctx.gemm_into(&gemm, 1.0, &a, &b, 0.0, &mut MatrixMut::new(out, 1, side)?)
+                let vector = x.slice(0..side)?;
+                let matrix = Matrix::new(x, side, side)?;
+                if COLUMN {
+                    let b = Matrix::new(&vector, 1, side)?;
+                    let mut c = MatrixMut::new(out, 1, side)?;
+                    ctx.gemm_into(&Gemm::new(side, 1, side), 1.0, &matrix, &b, 0.0, &mut c)
+                } else {
+                    let a = Matrix::new(&vector, side, 1)?;
+                    let mut c = MatrixMut::new(out, side, 1)?;
+                    ctx.gemm_into(&Gemm::new(1, side, side), 1.0, &a, &matrix, 0.0, &mut c)
+                }
             },
             reference: |x| {
                 let side = side();
+                let at = |r: usize, c: usize| x[r * side + c];
                 (0..side)
-                    .map(|i| (0..side).map(|p| x[i * side + p] * x[p]).sum())
+                    .map(|i| {
+                        (0..side)
+                            .map(|p| {
+                                if COLUMN {
+                                    at(i, p) * x[p]
+                                } else {
+                                    x[p] * at(p, i)
+                                }
+                            })
+                            .sum()
+                    })
                     .collect()
             },
         },
