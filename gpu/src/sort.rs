@@ -39,6 +39,14 @@ pub const SORT_WARPS: u32 = SORT_BLOCK / WARP_SIZE;
 pub const RADIX: u32 = 256;
 /// Keys of a one-sweep tile: `SORT_BLOCK` threads × 16.
 pub const ONESWEEP_ITEMS: u32 = 16;
+/// Keys a thread of a wide one-sweep tile (`sort_onesweep_wide`): 4-byte
+/// keys with values, 8 192 pairs a tile. Each digit's run in a tile's
+/// stores is twice as long as in a tile of 16 keys a thread, and a pass
+/// has half the tiles to look back over.
+pub const WIDE_PAIR_ITEMS: u32 = 32;
+/// Blocks per SM that wide one-sweep tiles are compiled for (gathered in
+/// [`crate::LAUNCH_BOUNDS`]): two, 128 registers at most.
+pub const WIDE_PAIR_BLOCKS: u32 = 2;
 /// Keys of one row step 5 sorts at most: its statuses count them in 30
 /// bits (longer inputs are sorted by step 4).
 pub const PORTION: usize = 1 << 29;
@@ -147,6 +155,12 @@ impl SortShape {
     /// Digits of a pass.
     pub const fn digits(self) -> u32 {
         1 << self.bits
+    }
+
+    /// This shape with `items` keys a thread: step 5's is
+    /// [`ONESWEEP_ITEMS`], or [`WIDE_PAIR_ITEMS`] for wide tiles.
+    pub const fn with_items(self, items: u32) -> SortShape {
+        SortShape { items, ..self }
     }
 }
 
@@ -376,21 +390,26 @@ mod device {
 
     impl<K: SortKey> OnesweepArgs<K> {
         /// Asks L2 for tile `guess` of the first row (of `tile` keys a
-        /// tile), a 128-byte line a thread: its keys, then with the
-        /// threads left its values (a hint). Every thread calls it.
+        /// tile), `rounds` (1 or 2) 128-byte lines a thread at most: its keys,
+        /// then with the lines left its values (a hint). Every thread
+        /// calls it.
         #[inline(always)]
-        unsafe fn prefetch(&self, guess: u32, tile: usize) {
+        unsafe fn prefetch(&self, guess: u32, tile: usize, rounds: usize) {
             let key_lines = tile * K::BYTES as usize / 128;
-            let t = thread_idx_x() as usize;
-            let (p, line, bytes) = if t < key_lines {
-                (self.keys.cast::<u8>(), t, K::BYTES as usize)
-            } else {
-                (self.values.cast::<u8>(), t - key_lines, 4)
-            };
-            let at = guess as usize * tile * bytes + line * 128;
-            if guess < self.tiles_per_row && !p.is_null() && at < self.width * bytes {
-                prefetch_l2_line(p.add(at));
-            }
+            unroll!(r in [0 1] => {
+                if r < rounds {
+                    let t = thread_idx_x() as usize + r * SORT_BLOCK as usize;
+                    let (p, line, bytes) = if t < key_lines {
+                        (self.keys.cast::<u8>(), t, K::BYTES as usize)
+                    } else {
+                        (self.values.cast::<u8>(), t - key_lines, 4)
+                    };
+                    let at = guess as usize * tile * bytes + line * 128;
+                    if guess < self.tiles_per_row && !p.is_null() && at < self.width * bytes {
+                        prefetch_l2_line(p.add(at));
+                    }
+                }
+            });
         }
 
         /// The block's tile (its ticket, in `s.tile`), its row and its
@@ -404,11 +423,11 @@ mod device {
         }
     }
 
-    /// `body` for each `i` below `ITEMS` (at most 16), spelled out so that
+    /// `body` for each `i` below `ITEMS` (at most 32), spelled out so that
     /// the per-key arrays stay in registers.
     macro_rules! each_item {
         ($i:ident => $body:block) => {
-            unroll!($i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
+            unroll!($i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31] => {
                 if $i < ITEMS $body
             })
         };
@@ -1025,8 +1044,23 @@ mod device {
     /// before the launch and touched by nothing else during it.
     #[inline(always)]
     pub unsafe fn onesweep<K: Holds, const PAIRS: u32>(a: OnesweepArgs<K>) {
-        const ITEMS: usize = ONESWEEP_ITEMS as usize;
-        let shape = SortVariant::Onesweep.shape();
+        onesweep_items::<K, PAIRS, { ONESWEEP_ITEMS as usize }>(a)
+    }
+
+    /// [`onesweep`] over pairs in wide tiles: [`WIDE_PAIR_ITEMS`] keys a
+    /// thread.
+    ///
+    /// # Safety
+    /// [`onesweep`]'s.
+    #[inline(always)]
+    pub unsafe fn onesweep_wide<K: Holds>(a: OnesweepArgs<K>) {
+        onesweep_items::<K, 1, { WIDE_PAIR_ITEMS as usize }>(a)
+    }
+
+    /// [`onesweep`] with `ITEMS` keys a thread.
+    #[inline(always)]
+    unsafe fn onesweep_items<K: Holds, const PAIRS: u32, const ITEMS: usize>(a: OnesweepArgs<K>) {
+        let shape = SortVariant::Onesweep.shape().with_items(ITEMS as u32);
         let s = carve::<K>(shape);
         let alone = a.tiles_per_row == 1;
         if alone {
@@ -1037,7 +1071,8 @@ mod device {
             // The ticket mostly hands a block its own index: L2 fetches
             // that tile while the ticket is on its way (a hint; where the
             // guess is wrong, another block reads that tile soon).
-            a.prefetch(block_idx_x(), shape.tile());
+            // Pairs' tiles have more lines than the block has threads.
+            a.prefetch(block_idx_x(), shape.tile(), 1 + PAIRS as usize);
             if thread_idx_x() == 0 {
                 *s.tile = atomic_add_u32(a.status, 1);
             }
@@ -1068,26 +1103,25 @@ mod device {
                 each_item!(i => {
                     r.keys[i] = Radix(t.keys[i].radix(descending));
                 });
-                return pass::<K, Radix, PAIRS>(&a, &s, r, (ticket, tile), first, len);
+                return pass::<K, Radix, PAIRS, ITEMS>(&a, &s, r, (ticket, tile), first, len);
             }
         }
-        pass::<K, K, PAIRS>(&a, &s, t, (ticket, tile), first, len)
+        pass::<K, K, PAIRS, ITEMS>(&a, &s, t, (ticket, tile), first, len)
     }
 
     /// The rest of [`onesweep`], from the tile's keys, held as `H`: the
     /// tile `tile` of its row (ticket `ticket`), of `len` keys from the
     /// row's key `first`.
     #[inline(always)]
-    unsafe fn pass<K: SortKey, H: Held<K>, const PAIRS: u32>(
+    unsafe fn pass<K: SortKey, H: Held<K>, const PAIRS: u32, const ITEMS: usize>(
         a: &OnesweepArgs<K>,
         s: &Carved<K>,
-        t: Tile<H, { ONESWEEP_ITEMS as usize }>,
+        t: Tile<H, ITEMS>,
         (ticket, tile): (u32, u32),
         first: usize,
         len: u32,
     ) {
-        const ITEMS: usize = ONESWEEP_ITEMS as usize;
-        let shape = SortVariant::Onesweep.shape();
+        let shape = SortVariant::Onesweep.shape().with_items(ITEMS as u32);
         let pairs = PAIRS != 0;
         let alone = a.tiles_per_row == 1;
         let digit = a.digit();
@@ -1567,15 +1601,20 @@ mod device {
 /// threads, 48 registers, no spills on sm_80 to sm_90a (unbounded, `f32`
 /// keys take 56 and four blocks). Measured on an H100
 /// (docs/notes/sort.md): `f32` keys of 2^28 in 7 055 µs against 7 310 at
-/// four blocks, 2^24 unchanged (518 against 516). Passes with values (64
-/// and 72 registers) are not bounded; their time is in their stores.
+/// four blocks, 2^24 unchanged (518 against 516). Passes with values in
+/// tiles of 16 keys a thread (64 to 84 registers) are not bounded; wide
+/// tiles are held to [`WIDE_PAIR_BLOCKS`].
 const ONESWEEP_BLOCKS: u32 = 5;
 
-/// This family's launch bounds: one-sweep's passes over 4-byte keys.
+/// This family's launch bounds: one-sweep's passes over 4-byte keys, and
+/// its wide tiles of pairs.
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
-    onesweep_bounds("sort_onesweep_0_u32"),
-    onesweep_bounds("sort_onesweep_0_i32"),
-    onesweep_bounds("sort_onesweep_0_f32"),
+    onesweep_bounds("sort_onesweep_0_u32", ONESWEEP_BLOCKS),
+    onesweep_bounds("sort_onesweep_0_i32", ONESWEEP_BLOCKS),
+    onesweep_bounds("sort_onesweep_0_f32", ONESWEEP_BLOCKS),
+    onesweep_bounds("sort_onesweep_wide_u32", WIDE_PAIR_BLOCKS),
+    onesweep_bounds("sort_onesweep_wide_i32", WIDE_PAIR_BLOCKS),
+    onesweep_bounds("sort_onesweep_wide_f32", WIDE_PAIR_BLOCKS),
 ];
 
 /// This family's entries whose local memory is kept deliberately
@@ -1587,11 +1626,11 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     "sort_onesweep_0_f32",
 ];
 
-const fn onesweep_bounds(entry: &'static str) -> crate::kernel::LaunchBounds {
+const fn onesweep_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
     crate::kernel::LaunchBounds {
         entry,
         threads: SORT_BLOCK,
-        blocks_per_sm: ONESWEEP_BLOCKS,
+        blocks_per_sm,
     }
 }
 
@@ -1603,7 +1642,8 @@ use device::{
 kernels! {
     /// Every sort entry point: per key type, the multi-pass steps' count
     /// and scatter (`STEP` 1 to 4), and one-sweep's histogram, bases and
-    /// pass (keys only, and with `u32` values).
+    /// pass (keys only, and with `u32` values, in tiles of
+    /// [`ONESWEEP_ITEMS`] or [`WIDE_PAIR_ITEMS`] keys a thread).
     pub const KERNELS = {
         (keys: *const T, n: usize, shift: u32, bits: u32, descending: u32, counts: *mut u32) as CountArgs {
             fn sort_count<T in u32, i32, f32, u64; const STEP: u32 = { 1, 2, 3, 4 }>
@@ -1628,6 +1668,8 @@ kernels! {
             limit: usize) as OnesweepArgs {
             fn sort_onesweep<T in u32, i32, f32, u64; const PAIRS: u32 = { 0, 1 }>
                 = device::onesweep::<T, PAIRS>;
+            /// Pairs of 4-byte keys in wide tiles ([`WIDE_PAIR_ITEMS`]).
+            fn sort_onesweep_wide<T in u32, i32, f32> = device::onesweep_wide::<T>;
         }
         (keys: *const T, indices: *const u32, width: usize, rows: usize, pitch: usize, k: u32,
             begin_bit: u32, end_bit: u32, descending: u32, index_bits: u32,

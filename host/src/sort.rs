@@ -42,9 +42,9 @@ use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
     ARGMAX_SHARED, ARGMAX_SLICE, HISTOGRAM_BLOCK, PORTION, RADIX, SELECT_MAX_K, SELECT_SLICE,
-    SORT_BLOCK, STATUS_START, SortKey, SortShape, count_shared, histogram_shared, rank_shared,
-    select_shared, sort_argmax, sort_bases, sort_count, sort_histogram, sort_onesweep,
-    sort_scatter, sort_select,
+    SORT_BLOCK, STATUS_START, SortKey, SortShape, WIDE_PAIR_BLOCKS, WIDE_PAIR_ITEMS, count_shared,
+    histogram_shared, rank_shared, select_shared, sort_argmax, sort_bases, sort_count,
+    sort_histogram, sort_onesweep, sort_onesweep_wide, sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -195,9 +195,39 @@ impl Shape {
         self.width * self.rows
     }
 
-    /// Tiles of a row for step 5.
-    fn tiles_per_row(&self) -> usize {
-        self.width.div_ceil(SortVariant::Onesweep.shape().tile())
+    /// Tiles of a row for step 5's passes of `shape`.
+    fn tiles_per_row(&self, shape: SortShape) -> usize {
+        self.width.div_ceil(shape.tile())
+    }
+}
+
+/// The waves of wide tiles (all the SMs' blocks at once) from which a
+/// sort of pairs takes them. H200, `u32` pairs (µs, 16 keys a thread
+/// against 32): 2^24 669.5 against 584.3 (7.8 waves of wide tiles),
+/// 2^28 10 058 against 7 564; rows of `f32` keys with their columns,
+/// 8 × 32 000 58.1 against 78.8 (0.2 waves), 64 × 128 256 348.7 against
+/// 342.0 (3.9 waves).
+const WIDE_WAVES: usize = 6;
+
+/// The shape of a step's passes over `rows` of `key_bytes` keys, with
+/// values or not, on `sms` SMs: step 5 takes wide tiles
+/// ([`WIDE_PAIR_ITEMS`] keys a thread, [`WIDE_PAIR_BLOCKS`] blocks an SM)
+/// for 4-byte keys with values that fill at least [`WIDE_WAVES`] waves
+/// of them; fewer, the smaller tiles' more blocks an SM finish sooner.
+fn pass_shape(
+    variant: SortVariant,
+    rows: &Shape,
+    key_bytes: usize,
+    values: bool,
+    sms: u32,
+) -> SortShape {
+    let shape = variant.shape();
+    let wide = shape.with_items(WIDE_PAIR_ITEMS);
+    let waves = WIDE_WAVES * (WIDE_PAIR_BLOCKS * sms) as usize;
+    if shape.onesweep && values && key_bytes == 4 && rows.rows * rows.tiles_per_row(wide) >= waves {
+        wide
+    } else {
+        shape
     }
 }
 
@@ -241,8 +271,8 @@ fn layout(
         let words = passes * rows.rows * RADIX as usize * 4;
         let bases = counts + align(words);
         let status = bases + align(words);
-        let statuses = if rows.tiles_per_row() > 1 {
-            STATUS_START + rows.rows * rows.tiles_per_row() * RADIX as usize
+        let statuses = if rows.tiles_per_row(shape) > 1 {
+            STATUS_START + rows.rows * rows.tiles_per_row(shape) * RADIX as usize
         } else {
             0
         };
@@ -946,15 +976,17 @@ impl Context {
         rows: Shape,
         io: Io,
     ) -> Result<()> {
-        let shape = variant.shape();
-        debug_assert!(shape.onesweep || rows.in_place());
         let n = rows.keys();
         let key_bytes = size_of::<K>();
+        // Every pass carries values where the sort writes them.
+        let sms = self.info().multiprocessors;
+        let shape = pass_shape(variant, &rows, key_bytes, io.values_out.is_some(), sms);
+        debug_assert!(shape.onesweep || rows.in_place());
         let plan = passes(shape, &range);
         let with_values = !matches!(io.values, Values::None);
         let argsort = io.keys_out.is_none();
         let tiles = if shape.onesweep {
-            rows.rows * rows.tiles_per_row()
+            rows.rows * rows.tiles_per_row(shape)
         } else {
             n.div_ceil(shape.tile())
         };
@@ -1015,7 +1047,7 @@ impl Context {
         };
         let mut src_pitch = rows.pitch;
         let descending = descending as u32;
-        if shape.onesweep && rows.tiles_per_row() > 1 {
+        if shape.onesweep && rows.tiles_per_row(shape) > 1 {
             // SAFETY: the keys as the caller promised; the tables in
             // scratch, as the layout counted them.
             unsafe {
@@ -1063,7 +1095,14 @@ impl Context {
                 // scratch (rows of `PORTION` keys at most), the bases and
                 // statuses in scratch.
                 unsafe {
-                    self.enqueue_onesweep::<K>(pass, &rows, pitches, bases, at(layout.status))?
+                    self.enqueue_onesweep::<K>(
+                        shape,
+                        pass,
+                        &rows,
+                        pitches,
+                        bases,
+                        at(layout.status),
+                    )?
                 };
             } else {
                 // SAFETY: as above; the counts in scratch.
@@ -1138,7 +1177,8 @@ impl Context {
         unsafe { self.launch(entry, LaunchConfig::linear(blocks, RADIX, 64), &args) }
     }
 
-    /// One step 5 pass over `rows`.
+    /// One step 5 pass over `rows`, in tiles of `shape` (step 5's, or
+    /// its wide tiles of pairs).
     ///
     /// # Safety
     /// `pass`'s slices valid for the rows at their pitches, `bases` for
@@ -1146,17 +1186,23 @@ impl Context {
     /// (rows of several tiles), touched by nothing else.
     unsafe fn enqueue_onesweep<K: Sortable>(
         &self,
+        shape: SortShape,
         pass: Pass,
         rows: &Shape,
         pitches: Pitches,
         bases: u64,
         status: u64,
     ) -> Result<()> {
-        let shape = SortVariant::Onesweep.shape();
-        let tiles_per_row = rows.tiles_per_row();
-        let tiles = rows.rows * tiles_per_row;
         let pairs = pass.out_values != 0;
-        let entry = sort_onesweep::entry::<K>(pairs as u32).ok_or_else(no_entry)?;
+        let tiles_per_row = rows.tiles_per_row(shape);
+        let tiles = rows.rows * tiles_per_row;
+        let entry = if shape.items == WIDE_PAIR_ITEMS {
+            debug_assert!(pairs);
+            sort_onesweep_wide::try_entry::<K>()
+        } else {
+            sort_onesweep::entry::<K>(pairs as u32)
+        }
+        .ok_or_else(no_entry)?;
         let args = sort_onesweep::Args::<K> {
             keys: DevPtr::new(pass.keys),
             values: DevPtr::new(pass.values),
@@ -1404,7 +1450,7 @@ mod tests {
     /// many, every place kept or the first few.
     #[test]
     fn layout_regions_are_disjoint() {
-        let shapes = [1usize, 255, 4096, 4097, 1_000_003, PORTION]
+        let shapes = [1usize, 255, 4096, 4097, 6144, 6145, 1_000_003, PORTION]
             .into_iter()
             .map(Shape::flat)
             .chain(
@@ -1423,15 +1469,15 @@ mod tests {
                     limit,
                 }),
             );
-        for rows in shapes {
+        for (rows, sms) in shapes.flat_map(|rows| [(rows, 1), (rows, 132)]) {
             for &variant in SortVariant::ALL {
-                let shape = variant.shape();
-                if !shape.onesweep && !rows.in_place() {
+                if !variant.shape().onesweep && !rows.in_place() {
                     continue;
                 }
                 let n = rows.keys();
                 for key_bytes in [4usize, 8] {
                     for (values, argsort) in [(false, false), (true, false), (true, true)] {
+                        let shape = pass_shape(variant, &rows, key_bytes, values, sms);
                         let count = passes(shape, &(0..key_bytes as u32 * 8)).len();
                         let l = layout(shape, &rows, key_bytes, values, argsort, count);
                         let tiles = n.div_ceil(shape.tile());
@@ -1450,8 +1496,8 @@ mod tests {
                             let words = count * rows.rows * RADIX as usize * 4;
                             regions.push((l.counts, words));
                             regions.push((l.bases, words));
-                            if rows.tiles_per_row() > 1 {
-                                let tiles = rows.rows * rows.tiles_per_row();
+                            if rows.tiles_per_row(shape) > 1 {
+                                let tiles = rows.rows * rows.tiles_per_row(shape);
                                 let words = STATUS_START + tiles * RADIX as usize;
                                 regions.push((l.status, words * 4));
                             }
@@ -1468,6 +1514,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Wide tiles are step 5's, for 4-byte keys with values only, from
+    /// `WIDE_WAVES` waves of them on.
+    #[test]
+    fn wide_tiles_for_long_sorts_of_pairs() {
+        let wide = |n: usize, variant: SortVariant, key_bytes: usize, values: bool| {
+            let shape = pass_shape(variant, &Shape::flat(n), key_bytes, values, 132);
+            assert_eq!(shape.bits, variant.shape().bits);
+            shape.items == WIDE_PAIR_ITEMS
+        };
+        let tile = SortVariant::Onesweep
+            .shape()
+            .with_items(WIDE_PAIR_ITEMS)
+            .tile();
+        let least = WIDE_WAVES * (WIDE_PAIR_BLOCKS * 132) as usize * tile;
+        assert!(wide(least, SortVariant::Onesweep, 4, true));
+        assert!(wide(PORTION, SortVariant::Onesweep, 4, true));
+        assert!(!wide(least - tile, SortVariant::Onesweep, 4, true));
+        assert!(!wide(least, SortVariant::Onesweep, 4, false));
+        assert!(!wide(least, SortVariant::Onesweep, 8, true));
+        for &variant in SortVariant::ALL {
+            if variant != SortVariant::Onesweep {
+                assert!(!wide(PORTION, variant, 4, true));
+            }
+        }
+        // Rows count every row's tiles.
+        let rows = Shape {
+            rows: 64,
+            pitch: least / 64,
+            out_pitch: least / 64,
+            out_values_pitch: least / 64,
+            limit: least / 64,
+            width: least / 64,
+        };
+        let shape = pass_shape(SortVariant::Onesweep, &rows, 4, true, 132);
+        assert_eq!(shape.items, WIDE_PAIR_ITEMS);
     }
 
     /// A selection's levels end with one slice a row, each reading the

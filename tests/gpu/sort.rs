@@ -23,6 +23,7 @@ use rand::rngs::StdRng;
 use std::ops::Range;
 use warpspeed::sort::{Sort, SortVariant, Sortable};
 use warpspeed::{Context, Error, Matrix, MatrixMut, Pending};
+use warpspeed_gpu::sort::WIDE_PAIR_ITEMS;
 
 /// Sizes every step sorts: the edges of the lessons' 256-key tiles and of
 /// the 4 096-key tiles, many tiles, a prime past 2^20.
@@ -160,9 +161,10 @@ enum Data {
     FewValues,
     TopBits,
     BottomBits,
-    /// Random, with NaNs (`f32`) only in every third run of 4 096 keys
-    /// (one-sweep's tile): a tile without NaN holds its keys as radix
-    /// bits, one with NaN does not, and a sort meets both.
+    /// Random, with NaNs (`f32`) only in every third run of 8 192 keys
+    /// (two of one-sweep's tiles, one of its wide tiles of pairs): a tile
+    /// without NaN holds its keys as radix bits, one with NaN does not,
+    /// and a sort meets both.
     NanTiles,
 }
 
@@ -188,11 +190,12 @@ impl Data {
             Data::TopBits => random_vec(n, seed, |r| K::top_bits(r.random())),
             Data::BottomBits => random_vec(n, seed, |r| K::bottom_bits(r.random())),
             Data::NanTiles => {
-                let tile = SortVariant::Onesweep.shape().tile();
+                let shape = SortVariant::Onesweep.shape();
+                let run = shape.tile().max(shape.with_items(WIDE_PAIR_ITEMS).tile());
                 let mut r = rng(seed);
                 (0..n)
                     .map(|i| {
-                        if (i / tile) % 3 == 1 {
+                        if (i / run) % 3 == 1 {
                             K::draw(&mut r)
                         } else {
                             K::draw_number(&mut r)
@@ -820,7 +823,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
     }
     for &n in &DEFAULT_SIZES {
         for data in Data::ALL {
-            let n = if matches!(data, Data::Random) {
+            // `NanTiles` at the largest size: wide tiles of `f32` pairs
+            // with and without NaN.
+            let n = if matches!(data, Data::Random | Data::NanTiles) {
                 n
             } else {
                 n.min(1_000_003)
@@ -905,6 +910,15 @@ pub fn trials(trials: &mut Vec<Trial>) {
             format!("sort::rows::u64::BottomBits::{width}x{height}"),
             n,
             move |ctx| rows_case::<u64>(ctx, width, height, Data::BottomBits),
+        ));
+    }
+    // Rows in wide tiles of pairs (on GPUs of up to 170 SMs): four of
+    // 1 024 tiles each, and 2 048 of one tile each.
+    for (width, height) in [((1 << 22) + 3, 4), (8000, 2048)] {
+        trials.push(sized_trial(
+            format!("sort::rows::f32::NanTiles::{width}x{height}"),
+            width * height,
+            move |ctx| rows_case::<f32>(ctx, width, height, Data::NanTiles),
         ));
     }
     trials.push(sized_trial("sort::rows::stress", 1 << 20, rows_stress));
