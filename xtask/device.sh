@@ -20,7 +20,9 @@
 #             included; the 2^24 and 2^28 cases run in `test`)
 #   bench     the ladder benchmarks beside NVIDIA's libraries (nvcc builds the
 #             peer programs); the run's JSON goes to $OUT/ladder.json (back
-#             home, `cargo xtask report ladder.json` renders the report)
+#             home, `cargo xtask report ladder.json` renders the report). The
+#             ladder rewrites $OUT/bench/ladder.json after each case: a run
+#             stopped midway leaves there the cases it finished
 #   profile FAMILY [VARIANT]
 #             Nsight Compute on one kernel of a ladder (profile.py beside this
 #             script): duration, DRAM against the peak, occupancy, registers,

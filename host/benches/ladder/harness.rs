@@ -10,6 +10,7 @@ use crate::hold::{Hold, WINDOW};
 use crate::peers::{PeerResult, Peers};
 use cust::event::{Event, EventFlags};
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use warpspeed::gemm::TmaTiles;
 use warpspeed::{Buffer, Context, KernelResources, Ladder, Pending, Pod};
@@ -205,6 +206,10 @@ pub struct Bench<'a> {
     /// The tiles of the GEMM's TMA step (`--tma-tiles wide`: one width
     /// against the other at the shapes where the plan chooses).
     pub tma_tiles: TmaTiles,
+    /// The folder `ladder.json` is written to, again after each case and
+    /// curve recorded (`Bench::save`), so that a run cut short keeps what
+    /// it finished; none: written only by whoever calls `save`.
+    pub out: Option<PathBuf>,
     /// Every case recorded, with what its rate counts.
     pub cases: Vec<(Case, Work)>,
     /// Every scaling curve recorded, with what each point's rate counts.
@@ -344,6 +349,7 @@ impl<'a> Bench<'a> {
             steps: Vec::new(),
             steps_found: Vec::new(),
             tma_tiles: TmaTiles::Auto,
+            out: None,
             cases: Vec::new(),
             scaling: Vec::new(),
             kernels: Vec::new(),

@@ -12,7 +12,9 @@
 //! ```
 //!
 //! Prints each case's table as it is measured and writes `ladder.json`
-//! (fields documented in [`json`]) into `DIR` (default `target/bench`).
+//! (fields documented in [`json`]) into `DIR` (default `target/bench`),
+//! again after each case, so that a run cut short leaves the cases it
+//! finished.
 //! `cargo xtask bench` runs it with the same arguments and renders the
 //! report; `cargo xtask report DIR/ladder.json` renders `report.md` and the
 //! SVG charts of a run again, and `cargo xtask readme` the README's and the
@@ -194,6 +196,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
     bench.masks = o.masks.clone();
     bench.steps = o.steps.clone();
     bench.tma_tiles = o.tma_tiles;
+    bench.out = Some(o.out.clone());
     for family in FAMILIES
         .iter()
         .filter(|f| o.families.iter().any(|n| n == f.name))
@@ -206,10 +209,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
             o.families.join(", ")
         ));
     }
-    std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
-    let json = json::json(&bench);
-    let path = o.out.join("ladder.json");
-    std::fs::write(&path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = bench.save()?.unwrap_or_default();
     println!(
         "\nJSON: {} (`cargo xtask report {}` renders the report and charts)",
         path.display(),

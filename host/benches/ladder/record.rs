@@ -1,12 +1,12 @@
 //! `Bench`'s recording methods (`record`, `record_work`,
 //! `record_scaling`, `record_scaling_with`): each prints its case's or
 //! curve's table as the report renders it, from its JSON lines
-//! ([`crate::json`]), and keeps it for the JSON. Here rather than in
-//! `harness.rs`, so that the harness imports neither the JSON writer nor
-//! the rendering.
+//! ([`crate::json`]), keeps it for the JSON and writes the JSON again
+//! (`save`). Here rather than in `harness.rs`, so that the harness imports
+//! neither the JSON writer nor the rendering.
 
 use crate::harness::{Bench, Case, Point, Scaling, Work};
-use crate::json::{case_records, ceilings_of, scaling_records};
+use crate::json::{case_records, ceilings_of, json, scaling_records};
 use warpspeed_report::records::parse;
 use warpspeed_report::tables::{case_table, scaling_markdown};
 
@@ -40,6 +40,7 @@ impl Bench<'_> {
         println!("\n{title}");
         print!("{}", table(&case, work, self));
         self.cases.push((case, work));
+        self.save_or_warn();
     }
 
     /// Prints a scaling curve's table and keeps it for the report: rates
@@ -60,5 +61,26 @@ impl Bench<'_> {
         println!("\n{} (scaling)", scaling.title);
         print!("{}", scaling_table(&scaling, &works));
         self.scaling.push((scaling, works));
+        self.save_or_warn();
+    }
+
+    /// Writes `ladder.json` into `out` (where set) with everything
+    /// recorded so far; returns its path.
+    pub fn save(&self) -> Result<Option<std::path::PathBuf>, String> {
+        let Some(dir) = &self.out else {
+            return Ok(None);
+        };
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join("ladder.json");
+        std::fs::write(&path, json(self)).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Some(path))
+    }
+
+    /// [`Bench::save`] after a case: a failure to write is reported and
+    /// the run goes on (the end of the run writes again, and fails then).
+    fn save_or_warn(&self) {
+        if let Err(e) = self.save() {
+            eprintln!("warning: ladder.json not written: {e}");
+        }
     }
 }
