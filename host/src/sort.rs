@@ -210,21 +210,28 @@ impl Shape {
 const WIDE_WAVES: usize = 6;
 
 /// The shape of a step's passes over `rows` of `key_bytes` keys, with
-/// values or not, on `sms` SMs: step 5 takes wide tiles
+/// values or not, on a device of `sms` SMs whose blocks may opt in to
+/// `shared_optin` bytes of shared memory: step 5 takes wide tiles
 /// ([`WIDE_PAIR_ITEMS`] keys a thread, [`WIDE_PAIR_BLOCKS`] blocks an SM)
 /// for 4-byte keys with values that fill at least [`WIDE_WAVES`] waves
-/// of them; fewer, the smaller tiles' more blocks an SM finish sooner.
+/// of them, where an SM holds that many of their blocks; fewer, the
+/// smaller tiles' more blocks an SM finish sooner.
 fn pass_shape(
     variant: SortVariant,
     rows: &Shape,
     key_bytes: usize,
     values: bool,
-    sms: u32,
+    (sms, shared_optin): (u32, u32),
 ) -> SortShape {
     let shape = variant.shape();
     let wide = shape.with_items(WIDE_PAIR_ITEMS);
+    // An SM's shared memory is a block's opt-in limit and the 1 KiB it
+    // reserves for each block (none before sm_80: less is assumed).
+    let shared = rank_shared(wide, key_bytes as u32, true) + 1024;
+    let fits = WIDE_PAIR_BLOCKS * shared <= shared_optin + 1024;
     let waves = WIDE_WAVES * (WIDE_PAIR_BLOCKS * sms) as usize;
-    if shape.onesweep && values && key_bytes == 4 && rows.rows * rows.tiles_per_row(wide) >= waves {
+    let many = rows.rows * rows.tiles_per_row(wide) >= waves;
+    if shape.onesweep && values && key_bytes == 4 && fits && many {
         wide
     } else {
         shape
@@ -979,8 +986,9 @@ impl Context {
         let n = rows.keys();
         let key_bytes = size_of::<K>();
         // Every pass carries values where the sort writes them.
-        let sms = self.info().multiprocessors;
-        let shape = pass_shape(variant, &rows, key_bytes, io.values_out.is_some(), sms);
+        let info = self.info();
+        let device = (info.multiprocessors, info.max_shared_per_block_optin);
+        let shape = pass_shape(variant, &rows, key_bytes, io.values_out.is_some(), device);
         debug_assert!(shape.onesweep || rows.in_place());
         let plan = passes(shape, &range);
         let with_values = !matches!(io.values, Values::None);
@@ -1477,7 +1485,7 @@ mod tests {
                 let n = rows.keys();
                 for key_bytes in [4usize, 8] {
                     for (values, argsort) in [(false, false), (true, false), (true, true)] {
-                        let shape = pass_shape(variant, &rows, key_bytes, values, sms);
+                        let shape = pass_shape(variant, &rows, key_bytes, values, (sms, HOPPER));
                         let count = passes(shape, &(0..key_bytes as u32 * 8)).len();
                         let l = layout(shape, &rows, key_bytes, values, argsort, count);
                         let tiles = n.div_ceil(shape.tile());
@@ -1516,12 +1524,20 @@ mod tests {
         }
     }
 
+    /// Shared memory a block may opt in to on Hopper (227 KiB).
+    const HOPPER: u32 = 227 << 10;
+
     /// Wide tiles are step 5's, for 4-byte keys with values only, from
-    /// `WIDE_WAVES` waves of them on.
+    /// `WIDE_WAVES` waves of them on, where an SM holds two of their
+    /// blocks.
     #[test]
     fn wide_tiles_for_long_sorts_of_pairs() {
+        let on = |device: (u32, u32), n: usize| {
+            pass_shape(SortVariant::Onesweep, &Shape::flat(n), 4, true, device).items
+                == WIDE_PAIR_ITEMS
+        };
         let wide = |n: usize, variant: SortVariant, key_bytes: usize, values: bool| {
-            let shape = pass_shape(variant, &Shape::flat(n), key_bytes, values, 132);
+            let shape = pass_shape(variant, &Shape::flat(n), key_bytes, values, (132, HOPPER));
             assert_eq!(shape.bits, variant.shape().bits);
             shape.items == WIDE_PAIR_ITEMS
         };
@@ -1549,8 +1565,13 @@ mod tests {
             limit: least / 64,
             width: least / 64,
         };
-        let shape = pass_shape(SortVariant::Onesweep, &rows, 4, true, 132);
+        let shape = pass_shape(SortVariant::Onesweep, &rows, 4, true, (132, HOPPER));
         assert_eq!(shape.items, WIDE_PAIR_ITEMS);
+        // The A100 holds two blocks of wide tiles an SM (163 KiB a block);
+        // the RTX 30 and 40 series (99 KiB) and Turing (64 KiB) do not.
+        assert!(on((108, 163 << 10), PORTION));
+        assert!(!on((84, 99 << 10), PORTION));
+        assert!(!on((72, 64 << 10), PORTION));
     }
 
     /// A selection's levels end with one slice a row, each reading the

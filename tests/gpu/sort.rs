@@ -912,8 +912,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
             move |ctx| rows_case::<u64>(ctx, width, height, Data::BottomBits),
         ));
     }
-    // Rows in wide tiles of pairs (on GPUs of up to 170 SMs): four of
-    // 1 024 tiles each, and 2 048 of one tile each.
+    // Rows in wide tiles of pairs, where the GPU takes them (two blocks of
+    // 75 KiB an SM, up to 170 SMs: the A100, H100, H200): four of 1 024
+    // tiles each, and 2 048 of one tile each.
     for (width, height) in [((1 << 22) + 3, 4), (8000, 2048)] {
         trials.push(sized_trial(
             format!("sort::rows::f32::NanTiles::{width}x{height}"),
