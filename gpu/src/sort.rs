@@ -390,9 +390,8 @@ mod device {
 
     impl<K: SortKey> OnesweepArgs<K> {
         /// Asks L2 for tile `guess` of the first row (of `tile` keys a
-        /// tile), `rounds` (1 or 2) 128-byte lines a thread at most: its keys,
-        /// then with the lines left its values (a hint). Every thread
-        /// calls it.
+        /// tile), `rounds` (1 or 2) 128-byte lines a thread at most: its
+        /// keys, then its values (a hint). Every thread calls it.
         #[inline(always)]
         unsafe fn prefetch(&self, guess: u32, tile: usize, rounds: usize) {
             let key_lines = tile * K::BYTES as usize / 128;
@@ -1071,8 +1070,12 @@ mod device {
             // The ticket mostly hands a block its own index: L2 fetches
             // that tile while the ticket is on its way (a hint; where the
             // guess is wrong, another block reads that tile soon).
-            // Pairs' tiles have more lines than the block has threads.
-            a.prefetch(block_idx_x(), shape.tile(), 1 + PAIRS as usize);
+            // Whole rounds of the block's threads, so that no line past
+            // the tile is asked for: two for a wide tile of pairs, one
+            // for the others (of `u64` pairs, the keys only).
+            let bytes = K::BYTES as usize + if PAIRS != 0 { 4 } else { 0 };
+            let rounds = (shape.tile() * bytes / 128 / SORT_BLOCK as usize).max(1);
+            a.prefetch(block_idx_x(), shape.tile(), rounds);
             if thread_idx_x() == 0 {
                 *s.tile = atomic_add_u32(a.status, 1);
             }
