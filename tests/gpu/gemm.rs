@@ -752,6 +752,23 @@ fn cases() -> Vec<Case> {
             .scaled(0.75, -2.0)
             .steps(Steps::Fast),
     );
+    // At most 64 columns: the pipelined step's 64 × 64 tiles, 24 of them
+    // (fewer than the SMs of an H100 or H200), so `k` is split too; in
+    // every transpose combination, the last tile row stepped back from
+    // `C`'s edge, and aligned for the whole-tile copies.
+    for (ta, tb) in transposes {
+        cases.push(
+            Case::new(1500, 60, 1000)
+                .transposed(ta, tb)
+                .steps(Steps::Fast),
+        );
+    }
+    cases.push(
+        Case::new(1500, 64, 1000)
+            .aligned()
+            .scaled(0.5, 2.0)
+            .steps(Steps::Fast),
+    );
     // Operands stored along `k` packed into scratch memory first (the
     // transposes' element and vector paths, an odd pitch and start, a
     // split product's workspace before the packed operands), every
@@ -1538,6 +1555,7 @@ fn batched_cases() -> Vec<Batched> {
     // GPU; pitches beyond the widths and gaps between the matrices,
     // β ≠ 0 accumulating.
     batches.push(Batched::new(Case::new(8, 8, 8), 1000));
+    batches.push(Batched::new(Case::new(64, 64, 64), 1000));
     batches.push(
         Batched::new(
             Case::new(33, 17, 20)
@@ -1584,6 +1602,12 @@ fn batched_cases() -> Vec<Batched> {
         )
         .gapped([7, 1, 4]),
     );
+    // At most 64 columns and a `k` past the 32 × 32 tiles' reach: the
+    // 64 × 64 tiles, `k` split, the slices of all three products meeting
+    // in one workspace.
+    for (ta, tb) in [(false, false), (true, true)] {
+        batches.push(Batched::new(Case::new(200, 60, 1000).transposed(ta, tb), 3));
+    }
     // A stride of 0: one `A` (or `B`) for every product.
     let one_a = |case: Case| {
         let batch = Batched::new(case, 3);

@@ -109,12 +109,25 @@ pub struct TileConfig {
     pub shared_bytes: u32,
 }
 
-/// The tile configurations of [`GemmVariant::Pipelined`], by the value of
-/// the entry's constant, the tile's rows: 128 is a 128 × 128 tile of 8
-/// warps, 64 a 64 × 128 tile of 4 warps, for products with too few
-/// 128 × 128 tiles to give every SM one.
+/// The tile configurations of [`GemmVariant::Pipelined`], `(rows,
+/// columns)` of `C` per block, indexed by the value of the entries'
+/// constant: [`PIPELINED_BIG`], [`PIPELINED_SPLIT`] and
+/// [`PIPELINED_NARROW`]. One warp per 32 × 64 of the tile
+/// ([`warp_tiles`]).
 #[doc(hidden)]
-pub const PIPELINED_CONFIGS: [u32; 2] = [128, 64];
+pub const PIPELINED_CONFIGS: [(usize, usize); 3] = [(128, 128), (64, 128), (64, 64)];
+/// 128 × 128 tiles of 8 warps: the products whose tiles fill the SMs.
+#[doc(hidden)]
+pub const PIPELINED_BIG: u32 = 0;
+/// 64 × 128 tiles of 4 warps: products with too few 128 × 128 tiles to
+/// give every SM one (`k` split where they still leave SMs idle).
+#[doc(hidden)]
+pub const PIPELINED_SPLIT: u32 = 1;
+/// 64 × 64 tiles of 2 warps: products at most 64 columns wide (a batch of
+/// small matrices), which would leave half of every 64 × 128 tile empty.
+/// H200, 1 024 × 64³: 26.2 µs against 54.0 in 64 × 128 tiles.
+#[doc(hidden)]
+pub const PIPELINED_NARROW: u32 = 2;
 
 /// `k` per stage of the warp-tiled and pipelined steps.
 #[doc(hidden)]
@@ -149,14 +162,11 @@ pub const fn warp_tiles(bm: usize, bn: usize, stages: usize) -> TileConfig {
     }
 }
 
-/// Columns of every [`GemmVariant::Pipelined`] tile.
+/// The tile configuration of [`PIPELINED_CONFIGS`]`[config]`.
 #[doc(hidden)]
-pub const PIPELINED_TILE_N: usize = 128;
-
-/// The tile configuration of [`PIPELINED_CONFIGS`]` value`.
-#[doc(hidden)]
-pub const fn pipelined_tiles(value: u32) -> TileConfig {
-    warp_tiles(value as usize, PIPELINED_TILE_N, PIPELINE_STAGES)
+pub const fn pipelined_tiles(config: u32) -> TileConfig {
+    let (bm, bn) = PIPELINED_CONFIGS[config as usize];
+    warp_tiles(bm, bn, PIPELINE_STAGES)
 }
 
 /// The most multiply-adds `m · n · k` of a [`GemmVariant::Pipelined`]
@@ -187,7 +197,8 @@ pub const fn takes_small_tiles(count: usize, m: usize, n: usize, k: usize, sms: 
     let Some(work) = work.checked_mul(k) else {
         return false;
     };
-    let tiles = m.div_ceil(PIPELINED_CONFIGS[1] as usize) * n.div_ceil(PIPELINED_TILE_N);
+    let (bm, bn) = PIPELINED_CONFIGS[PIPELINED_SPLIT as usize];
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
     work <= SMALL_WORK && k <= SMALL_MAX_K && tiles.saturating_mul(count) < sms as usize
 }
 
@@ -269,7 +280,7 @@ pub const fn split_words(tiles: usize, slices: usize, tile_elements: usize) -> u
 }
 
 /// The entry of [`GemmVariant::Pipelined`]'s tile configuration `config`
-/// ([`PIPELINED_CONFIGS`]) for operands staged as `a_k_major` and
+/// (an index of [`PIPELINED_CONFIGS`]) for operands staged as `a_k_major` and
 /// `b_k_major` say ([`staging::stages_k_major`] of `op(A)`'s strides
 /// `(row, column)` and of `op(B)`'s `(column, row)`, as the kernel sees
 /// them): `None` for a configuration without entries.
@@ -295,9 +306,8 @@ pub fn pipelined_entry(
 /// on sm_90a, two blocks of 128 threads per SM each.
 #[doc(hidden)]
 pub fn split_launch() -> (crate::Entry<GemmArgs<f32>>, TileConfig) {
-    let value = PIPELINED_CONFIGS[1];
-    match pipelined_entry(value, false, true) {
-        Some(entry) => (entry, pipelined_tiles(value)),
+    match pipelined_entry(PIPELINED_SPLIT, false, true) {
+        Some(entry) => (entry, pipelined_tiles(PIPELINED_SPLIT)),
         None => unreachable!("a pipelined configuration without an entry"),
     }
 }
@@ -461,7 +471,7 @@ ladder! {
         /// together 1.8% at 4096³ on an H100.
         Pipelined = "pipelined" => GemmShape {
             kernel: "gemm_pipelined",
-            tiles: pipelined_tiles(PIPELINED_CONFIGS[0]),
+            tiles: pipelined_tiles(PIPELINED_BIG),
             precision: Precision::Fp32,
             needs: Needs::Any,
         },
@@ -581,12 +591,12 @@ impl GemmPlan {
         c: (u64, usize),
         batch: [usize; 3],
     ) -> GemmPlan {
-        let Some(config) = PIPELINED_CONFIGS.into_iter().find(|&config| {
+        let Some(config) = gemm_pipelined_xk::VALUES.iter().copied().find(|&config| {
             pipelined_entry(config, false, true).is_some_and(|e| e.index() == self.entry.index())
         }) else {
             return self;
         };
-        let entry = if config == PIPELINED_CONFIGS[0]
+        let entry = if config == PIPELINED_BIG
             && self.slices == 1
             && Needs::Sm80.met_by(target)
             && batch.iter().all(|s| s.is_multiple_of(4))
@@ -694,16 +704,18 @@ impl GemmVariant {
                 slices: 1,
             },
             GemmVariant::Pipelined => {
-                let big = PIPELINED_CONFIGS[0];
-                let tiles =
-                    (m.div_ceil(big as usize) * n.div_ceil(PIPELINED_TILE_N)).saturating_mul(count);
-                // A product no taller than the small tile leaves at least
-                // half of every big one empty, however many there are.
-                let small = PIPELINED_CONFIGS[1];
-                let value = if tiles >= sms as usize && m > small as usize {
-                    big
+                let (big_m, big_n) = PIPELINED_CONFIGS[PIPELINED_BIG as usize];
+                let (small, narrow) = PIPELINED_CONFIGS[PIPELINED_NARROW as usize];
+                let tiles = (m.div_ceil(big_m) * n.div_ceil(big_n)).saturating_mul(count);
+                // A product no taller than the small tiles leaves at least
+                // half of every big one empty, however many there are; no
+                // wider than the narrow ones, half of every 64 × 128.
+                let value = if n <= narrow {
+                    PIPELINED_NARROW
+                } else if tiles >= sms as usize && m > small {
+                    PIPELINED_BIG
                 } else {
-                    small
+                    PIPELINED_SPLIT
                 };
                 // The layouts' entry replaces it in `on_operands`.
                 match pipelined_entry(value, false, true) {
@@ -948,15 +960,16 @@ kernels! {
             fn gemm_warp_tiled<T in f32> = warp_tiled::kernel;
             /// One entry per pair of staging layouts (the letters: `A`'s,
             /// then `B`'s, `k` for `k`-major, `x` for `x`-major; see
-            /// [`pipelined_entry`]) and tile configuration (the tile's
-            /// rows): `gemm_pipelined_xk_128_f32`, `..._xk_64_f32`, ...
-            fn gemm_pipelined_xk<T in f32; const CONFIG: u32 = { 128, 64 }> =
+            /// [`pipelined_entry`]) and tile configuration (its index in
+            /// [`PIPELINED_CONFIGS`]): `gemm_pipelined_xk_0_f32` (128 ×
+            /// 128), `..._xk_1_f32` (64 × 128), `..._xk_2_f32` (64 × 64), ...
+            fn gemm_pipelined_xk<T in f32; const CONFIG: u32 = { 0, 1, 2 }> =
                 pipelined::layout_kernel::<CONFIG, false, true>;
-            fn gemm_pipelined_kk<T in f32; const CONFIG: u32 = { 128, 64 }> =
+            fn gemm_pipelined_kk<T in f32; const CONFIG: u32 = { 0, 1, 2 }> =
                 pipelined::layout_kernel::<CONFIG, true, true>;
-            fn gemm_pipelined_xx<T in f32; const CONFIG: u32 = { 128, 64 }> =
+            fn gemm_pipelined_xx<T in f32; const CONFIG: u32 = { 0, 1, 2 }> =
                 pipelined::layout_kernel::<CONFIG, false, false>;
-            fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 128, 64 }> =
+            fn gemm_pipelined_kx<T in f32; const CONFIG: u32 = { 0, 1, 2 }> =
                 pipelined::layout_kernel::<CONFIG, true, false>;
             /// The 32 × 32 tiles of products too small for the 64 × 128 ones
             /// ([`small`], [`SMALL_WORK`]).
@@ -965,11 +978,11 @@ kernels! {
             /// 16-byte copies (`pipelined::takes_whole_tiles`): no checked copies
             /// in its ring, two blocks per SM.
             fn gemm_pipelined_whole<T in f32> = pipelined::whole_kernel::<
-                { PIPELINED_CONFIGS[0] as usize },
-                { PIPELINED_TILE_N },
-                { pipelined::threads(PIPELINED_CONFIGS[0]) },
-                { pipelined::quads(PIPELINED_CONFIGS[0] as usize, pipelined::threads(PIPELINED_CONFIGS[0])) },
-                { pipelined::quads(PIPELINED_TILE_N, pipelined::threads(PIPELINED_CONFIGS[0])) },
+                { PIPELINED_CONFIGS[PIPELINED_BIG as usize].0 },
+                { PIPELINED_CONFIGS[PIPELINED_BIG as usize].1 },
+                { pipelined::threads(PIPELINED_BIG) },
+                { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].0, pipelined::threads(PIPELINED_BIG)) },
+                { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].1, pipelined::threads(PIPELINED_BIG)) },
             >;
             fn gemm_tf32<T in f32> = tensor::kernel::<false>;
             fn gemm_tf32x3<T in f32> = tensor::kernel::<true>;
@@ -1058,11 +1071,12 @@ const _: () = {
     ];
     let mut i = 0;
     while i < layouts.len() {
-        assert!(
-            layouts[i].len() == 2
-                && layouts[i][0] == PIPELINED_CONFIGS[0]
-                && layouts[i][1] == PIPELINED_CONFIGS[1]
-        );
+        assert!(layouts[i].len() == PIPELINED_CONFIGS.len());
+        let mut c = 0;
+        while c < layouts[i].len() {
+            assert!(layouts[i][c] as usize == c);
+            c += 1;
+        }
         i += 1;
     }
 };
@@ -1123,7 +1137,7 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     // H100 2026-11: 4096³ 2.68 ms against the 128 × 128 entry's 2.94 (docs/notes/gemm.md)
     crate::kernel::LaunchBounds {
         entry: "gemm_pipelined_whole_f32",
-        threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_CONFIGS[0]) as u32,
+        threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_BIG) as u32,
         blocks_per_sm: 2,
     },
 ];
@@ -1253,10 +1267,18 @@ mod tests {
         let a = |k_major: bool| if k_major { (0, 1, 1000) } else { (0, 1000, 1) };
         let b = |k_major: bool| if k_major { (0, 1000, 1) } else { (0, 1, 1000) };
         let mut seen = Vec::new();
-        for (m, n, k) in [(4096, 4096, 1000), (1000, 999, 1000), (256, 256, 1000)] {
+        let shapes = [
+            (4096, 4096, 1000),
+            (1000, 999, 1000),
+            (256, 256, 1000),
+            (1000, 64, 1000),
+        ];
+        for (m, n, k) in shapes {
             for (a_k, b_k) in [(false, true), (true, true), (false, false), (true, false)] {
                 let plan = GemmVariant::Pipelined.plan(m, n, k, 132, 2);
-                let config = plan.tiles.tile_m;
+                let config = (0..PIPELINED_CONFIGS.len() as u32)
+                    .find(|&c| pipelined_tiles(c) == plan.tiles)
+                    .unwrap();
                 let picked =
                     plan.on_operands("sm_90a", (m, n, k), a(a_k), b(b_k), (0, 1001), [0; 3]);
                 let wanted = pipelined_entry(config, a_k, b_k).unwrap();
@@ -1271,7 +1293,7 @@ mod tests {
         }
         seen.sort();
         seen.dedup();
-        assert_eq!(seen.len(), 8, "four layouts × two tile configurations");
+        assert_eq!(seen.len(), 12, "four layouts × three tile configurations");
     }
 
     /// The whole-tile entry takes exactly the products whose every copy
@@ -1297,9 +1319,7 @@ mod tests {
                 staging::stages_k_major(a.1, a.2),
                 staging::stages_k_major(b.2, b.1),
             );
-            pipelined_entry(PIPELINED_CONFIGS[0], a_k, b_k)
-                .unwrap()
-                .index()
+            pipelined_entry(PIPELINED_BIG, a_k, b_k).unwrap().index()
         };
         assert_ne!(general(a, b), whole);
         for (shape, a, b, c, target) in [

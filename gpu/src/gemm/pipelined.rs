@@ -61,20 +61,21 @@ use {
 #[doc(hidden)]
 pub const BAND: usize = 8;
 
-/// Threads of configuration `value` (a tile side).
+/// Threads of configuration `config` (an index of
+/// [`super::PIPELINED_CONFIGS`]).
 #[doc(hidden)]
-pub const fn threads(value: u32) -> usize {
-    pipelined_tiles(value).threads as usize
+pub const fn threads(config: u32) -> usize {
+    pipelined_tiles(config).threads as usize
 }
 
-/// Whether configuration `value` splits `k` ([`super::split_slices`]):
-/// only the 64 × 128 tiles, which [`super::GemmVariant::plan`] takes for
-/// the products that leave SMs idle; the 128 × 128 entry, the one the
-/// large products run, carries none of it (with it, its loop ran 4096³
-/// 1.7% slower on an H100 and an H200).
+/// Whether configuration `config` splits `k` ([`super::split_slices`]):
+/// the 64 × 128 and 64 × 64 tiles, which [`super::GemmVariant::plan`]
+/// takes for the products that leave SMs idle and the narrow ones; the
+/// 128 × 128 entry, the one the large products run, carries none of it
+/// (with it, its loop ran 4096³ 1.7% slower on an H100 and an H200).
 #[doc(hidden)]
-pub const fn splits(value: u32) -> bool {
-    value != super::PIPELINED_CONFIGS[0]
+pub const fn splits(config: u32) -> bool {
+    config != super::PIPELINED_BIG
 }
 
 /// Whether an `m × n × k` product takes `whole_kernel` (the entry
@@ -98,8 +99,7 @@ pub const fn takes_whole_tiles(
     b: (u64, usize, usize),
     c: (u64, usize),
 ) -> bool {
-    let tile_m = super::PIPELINED_CONFIGS[0] as usize;
-    let tile_n = super::PIPELINED_TILE_N;
+    let (tile_m, tile_n) = super::PIPELINED_CONFIGS[super::PIPELINED_BIG as usize];
     let (a_at, a_row, a_col) = a;
     let (b_at, b_row, b_col) = b;
     let (c_at, ldc) = c;
@@ -183,21 +183,29 @@ pub(crate) unsafe fn ring<
     let tiles = k.div_ceil(WARP_BK);
     // sm_80 and newer: every stage arrives by `cp.async`. Older targets
     // load through registers one stage ahead and store after the stage's
-    // multiply-adds.
+    // multiply-adds. A macro, not a closure: the 64 × 64 tiles' closure,
+    // four checked copies an operand, was left a call with its captures
+    // on the stack (216 bytes).
     #[cfg(target_feature = "sm_80")]
-    let start = |tile: usize| {
-        let slot = tile % STAGES;
-        a.copy_async::<A_K, BM, THREADS, QA>(a_stage(slot), t, tile * WARP_BK);
-        b.copy_async::<B_K, BN, THREADS, QB>(b_stage(slot), t, tile * WARP_BK);
-    };
+    macro_rules! start {
+        ($tile:expr) => {{
+            let tile: usize = $tile;
+            let slot = tile % STAGES;
+            a.copy_async::<A_K, BM, THREADS, QA>(a_stage(slot), t, tile * WARP_BK);
+            b.copy_async::<B_K, BN, THREADS, QB>(b_stage(slot), t, tile * WARP_BK);
+        }};
+    }
     #[cfg(not(target_feature = "sm_80"))]
-    let start = |tile: usize| {
-        let slot = tile % STAGES;
-        let q = a.load_quads::<A_K, BM, THREADS, QA>(t, tile * WARP_BK);
-        a.store_quads::<A_K, BM, THREADS, QA>(a_stage(slot), t, q);
-        let q = b.load_quads::<B_K, BN, THREADS, QB>(t, tile * WARP_BK);
-        b.store_quads::<B_K, BN, THREADS, QB>(b_stage(slot), t, q);
-    };
+    macro_rules! start {
+        ($tile:expr) => {{
+            let tile: usize = $tile;
+            let slot = tile % STAGES;
+            let q = a.load_quads::<A_K, BM, THREADS, QA>(t, tile * WARP_BK);
+            a.store_quads::<A_K, BM, THREADS, QA>(a_stage(slot), t, q);
+            let q = b.load_quads::<B_K, BN, THREADS, QB>(t, tile * WARP_BK);
+            b.store_quads::<B_K, BN, THREADS, QB>(b_stage(slot), t, q);
+        }};
+    }
     // Only the unchecked copies: the checked ones' addresses, worked out
     // once by the compiler and held across the loop, took 192 registers
     // where this loop needs 126 (one block per SM instead of two).
@@ -273,13 +281,13 @@ pub(crate) unsafe fn ring<
                 }
                 _ => {
                     if next < tiles {
-                        start(next);
+                        start!(next);
                     }
                 }
             }
             #[cfg(not(target_feature = "sm_80"))]
             if next < tiles {
-                start(next);
+                start!(next);
             }
         }};
     }
@@ -626,29 +634,27 @@ unsafe fn store_through_shared<
     }
 }
 
-/// [`kernel`] for tile configuration `CONFIG` (a value of
-/// [`super::PIPELINED_CONFIGS`]) and the staging layouts `A_K`, `B_K`: the
-/// body of the four layout entries, their derived constants written once.
-/// A `match` on the configuration, folded away in each entry, since a
-/// function generic over `CONFIG` cannot compute const arguments from it
-/// (that needs `generic_const_exprs`).
+/// [`kernel`] for tile configuration `CONFIG` (an index of
+/// [`super::PIPELINED_CONFIGS`]) and the staging layouts `A_K`, `B_K`:
+/// the body of the four layout entries, their derived constants written
+/// once. A `match` on the configuration, folded away in each entry, since
+/// a function generic over `CONFIG` cannot compute const arguments from
+/// it (that needs `generic_const_exprs`).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn layout_kernel<const CONFIG: u32, const A_K: bool, const B_K: bool>(
     o: Operands,
 ) {
-    use super::{PIPELINED_CONFIGS, PIPELINED_TILE_N};
+    use super::{PIPELINED_BIG, PIPELINED_CONFIGS, PIPELINED_NARROW, PIPELINED_SPLIT};
     let o = o.of_batch();
-    const BIG: u32 = PIPELINED_CONFIGS[0];
-    const SMALL: u32 = PIPELINED_CONFIGS[1];
     macro_rules! with {
         ($c:ident) => {
             kernel::<
-                { $c as usize },
-                { PIPELINED_TILE_N },
+                { PIPELINED_CONFIGS[$c as usize].0 },
+                { PIPELINED_CONFIGS[$c as usize].1 },
                 { threads($c) },
-                { quads($c as usize, threads($c)) },
-                { quads(PIPELINED_TILE_N, threads($c)) },
+                { quads(PIPELINED_CONFIGS[$c as usize].0, threads($c)) },
+                { quads(PIPELINED_CONFIGS[$c as usize].1, threads($c)) },
                 { splits($c) },
                 A_K,
                 B_K,
@@ -659,8 +665,9 @@ pub(crate) unsafe fn layout_kernel<const CONFIG: u32, const A_K: bool, const B_K
     // configuration's constants.
     unsafe {
         match CONFIG {
-            BIG => with!(BIG),
-            SMALL => with!(SMALL),
+            PIPELINED_BIG => with!(PIPELINED_BIG),
+            PIPELINED_SPLIT => with!(PIPELINED_SPLIT),
+            PIPELINED_NARROW => with!(PIPELINED_NARROW),
             _ => trap(),
         }
     }
@@ -758,7 +765,12 @@ pub(crate) unsafe fn whole_kernel<
     }
     #[cfg(target_feature = "sm_80")]
     {
-        const { assert!(BM == super::PIPELINED_CONFIGS[0] as usize && BN == super::PIPELINED_TILE_N) };
+        const {
+            assert!(
+                BM == super::PIPELINED_CONFIGS[super::PIPELINED_BIG as usize].0
+                    && BN == super::PIPELINED_CONFIGS[super::PIPELINED_BIG as usize].1
+            )
+        };
         let o = o.of_batch();
         let whole = takes_whole_tiles(
             o.m,

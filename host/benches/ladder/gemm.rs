@@ -188,8 +188,23 @@ fn skinny(bench: &mut Bench) -> Result<(), String> {
 /// 1`), as step 0 named `<precision>_plan`, in the precision's group.
 /// Checked within the bound of the precision's fastest step.
 fn plan_rows(bench: &mut Bench, operands: &mut Operands) -> Result<Vec<Row>, String> {
+    let shape = operands.shape;
+    precision_rows(bench, shape, &label(shape), |bench, gemm, fastest| {
+        operands.time_gemm(bench, gemm, fastest, bench.reps)
+    })
+}
+
+/// [`plan_rows`] for products of `shape` (one, or a batch) that `time`
+/// runs: `time(bench, gemm, fastest)` times `gemm`, asked for by its
+/// precision, and checks it within the bound of `fastest`, that
+/// precision's fastest step.
+fn precision_rows(
+    bench: &mut Bench,
+    (m, n, k): Shape,
+    case: &str,
+    mut time: impl FnMut(&Bench, &Gemm, GemmVariant) -> Result<Timing, String>,
+) -> Result<Vec<Row>, String> {
     let target = bench.ctx.info().ptx_target;
-    let (m, n, k) = operands.shape;
     let mut rows = Vec::new();
     for (precision, name) in [
         (Precision::Fp32, "fp32_plan"),
@@ -203,8 +218,8 @@ fn plan_rows(bench: &mut Bench, operands: &mut Operands) -> Result<Vec<Row>, Str
         let gemm = Gemm::new(m, n, k)
             .precision(precision)
             .tma_tiles(bench.tma_tiles);
-        let timing = operands.time_gemm(bench, &gemm, fastest, bench.reps)?;
-        bench.progress(&format!("gemm {} {name}", label(operands.shape)), timing);
+        let timing = time(bench, &gemm, fastest)?;
+        bench.progress(&format!("gemm {case} {name}"), timing);
         rows.push(Row {
             step: 0,
             variant: name,
@@ -623,58 +638,36 @@ fn batched(bench: &mut Bench) -> Result<(), String> {
             .collect();
         let a = bench.ctx.upload(&a_host).map_err(|e| e.to_string())?;
         let b = bench.ctx.upload(&b_host).map_err(|e| e.to_string())?;
-        let mut c = bench
+        let c = bench
             .ctx
             .zeros::<f32>(count * matrix)
             .map_err(|e| e.to_string())?;
+        let mut batch = Batch {
+            count,
+            side,
+            a_host,
+            b_host,
+            a,
+            b,
+            c,
+        };
         let mut rows = ladder_rows(bench, &case, "", steps, |bench, variant| {
             let gemm = Gemm::new(side, side, side)
                 .variant(variant)
                 .tma_tiles(bench.tma_tiles);
-            bench
-                .ctx
-                .fill(&mut c, f32::NAN)
-                .map_err(|e| e.to_string())?;
-            let ms = bench.time_reps(bench.reps, || {
-                let a = MatrixBatch::new(&a, side, side, count).map_err(|e| e.to_string())?;
-                let b = MatrixBatch::new(&b, side, side, count).map_err(|e| e.to_string())?;
-                let mut c =
-                    MatrixBatchMut::new(&mut c, side, side, count).map_err(|e| e.to_string())?;
-                enqueued(bench.ctx.gemm_batched_into(&gemm, 1.0, &a, &b, 0.0, &mut c))
-            })?;
-            // The first and the last product of the batch, checked as a
-            // single product's outputs are.
-            for at in [0, count - 1] {
-                let one = |host: &[f32]| host[at * matrix..(at + 1) * matrix].to_vec();
-                let product = Operands {
-                    shape,
-                    a_host: one(&a_host),
-                    b_host: one(&b_host),
-                    a: Vec::new(),
-                    b: Vec::new(),
-                    c: bench
-                        .ctx
-                        .upload(&{
-                            let mut host = vec![0.0f32; matrix];
-                            c.slice(at * matrix..(at + 1) * matrix)
-                                .and_then(|v| bench.ctx.copy_to_host(&v, &mut host))
-                                .map_err(|e| e.to_string())?;
-                            host
-                        })
-                        .map_err(|e| e.to_string())?,
-                };
-                product
-                    .check(bench.ctx, variant, (false, false))
-                    .map_err(|e| format!("gemm {case} {}, product {at}: {e}", variant.name()))?;
-            }
-            Ok(ms)
+            batch.time(bench, &gemm, variant, &case)
         })?;
+        // What each precision runs when asked for by precision.
+        let plans = precision_rows(bench, shape, &case, |bench, gemm, fastest| {
+            batch.time(bench, gemm, fastest, &case)
+        })?;
+        rows.extend(plans);
         for row in &mut rows {
             if let Some(&v) = GemmVariant::ALL.iter().find(|v| v.step() == row.step) {
                 row.versus = group(v);
             }
         }
-        drop((a, b, c));
+        drop(batch);
         let mut measured = bench
             .peers
             .measure(&[
@@ -699,4 +692,68 @@ fn batched(bench: &mut Bench) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// A strided batch's operands on the device and the host.
+struct Batch {
+    count: usize,
+    side: usize,
+    a_host: Vec<f32>,
+    b_host: Vec<f32>,
+    a: Buffer<f32>,
+    b: Buffer<f32>,
+    c: Buffer<f32>,
+}
+
+impl Batch {
+    /// Times `gemm` over the batch and checks its first and last product
+    /// within the bound of `variant`'s precision, as a single product's
+    /// outputs are checked.
+    fn time(
+        &mut self,
+        bench: &Bench,
+        gemm: &Gemm,
+        variant: GemmVariant,
+        case: &str,
+    ) -> Result<Timing, String> {
+        let (count, side) = (self.count, self.side);
+        let matrix = side * side;
+        bench
+            .ctx
+            .fill(&mut self.c, f32::NAN)
+            .map_err(|e| e.to_string())?;
+        let (a, b, c) = (&self.a, &self.b, &mut self.c);
+        let ms = bench.time_reps(bench.reps, || {
+            let a = MatrixBatch::new(a, side, side, count).map_err(|e| e.to_string())?;
+            let b = MatrixBatch::new(b, side, side, count).map_err(|e| e.to_string())?;
+            let mut c =
+                MatrixBatchMut::new(&mut *c, side, side, count).map_err(|e| e.to_string())?;
+            enqueued(bench.ctx.gemm_batched_into(gemm, 1.0, &a, &b, 0.0, &mut c))
+        })?;
+        for at in [0, count - 1] {
+            let one = |host: &[f32]| host[at * matrix..(at + 1) * matrix].to_vec();
+            let product = Operands {
+                shape: (side, side, side),
+                a_host: one(&self.a_host),
+                b_host: one(&self.b_host),
+                a: Vec::new(),
+                b: Vec::new(),
+                c: bench
+                    .ctx
+                    .upload(&{
+                        let mut host = vec![0.0f32; matrix];
+                        self.c
+                            .slice(at * matrix..(at + 1) * matrix)
+                            .and_then(|v| bench.ctx.copy_to_host(&v, &mut host))
+                            .map_err(|e| e.to_string())?;
+                        host
+                    })
+                    .map_err(|e| e.to_string())?,
+            };
+            product
+                .check(bench.ctx, variant, (false, false))
+                .map_err(|e| format!("gemm {case} {}, product {at}: {e}", variant.name()))?;
+        }
+        Ok(ms)
+    }
 }

@@ -220,7 +220,7 @@ fn run(ctx: &Context, o: &Options) -> Result<(), String> {
 
 /// The kernels of the families to run (a family's `FAMILIES` entry in
 /// `warpspeed_gpu` is its name with `_` for `-`: `image-sums` is
-/// `image_sums`), with what the driver says each uses in the loaded module.
+/// `image_sums`; the cases run alone, `gemm_batched`, are `gemm`'s), with what the driver says each uses in the loaded module.
 /// None, with a warning, if the driver cannot say: the report then has no
 /// kernel tables.
 fn kernels(ctx: &Context, families: &[String]) -> Vec<KernelUse> {
@@ -236,7 +236,14 @@ fn kernels(ctx: &Context, families: &[String]) -> Vec<KernelUse> {
         .iter()
         .flat_map(|&(family, table)| table.iter().map(move |k| (family, k)))
         .zip(resources)
-        .filter(|((family, _), _)| families.iter().any(|f| f.replace('-', "_") == *family))
+        .filter(|((family, _), _)| {
+            families.iter().any(|f| {
+                let f = f.replace('-', "_");
+                f == *family
+                    || f.strip_prefix(*family)
+                        .is_some_and(|rest| rest.starts_with('_'))
+            })
+        })
         .map(|((family, k), resources)| KernelUse {
             family,
             base: k.base,

@@ -84,9 +84,10 @@ impl<'m> Plan<'m> {
             };
         }
         // 3xTF32 asked for by precision on one product too small for its
-        // split passes to pay: the FP32 step, at least as accurate.
+        // split passes to pay, or a batch of products too narrow for its
+        // batch kernel's tiles: the FP32 step, at least as accurate.
         let step = match step {
-            GemmVariant::Tf32x3Tma if gemm.by_precision && count == 1 && x3_runs_fp32(m, n, k) => {
+            GemmVariant::Tf32x3Tma if gemm.by_precision && x3_runs_fp32(count, m, n, k) => {
                 GemmVariant::Pipelined
             }
             other => other,
@@ -145,12 +146,25 @@ pub(super) const X3_FP32_SIDE: usize = 128;
 /// 1024³ 44.8 / 60.8.
 pub(super) const X3_FP32_WORK: usize = 1 << 28;
 
-/// Whether a [`GemmVariant::Tf32x3Tma`] product of `m × n × k` asked for
-/// by its precision runs the FP32 step instead: where the split passes
-/// and their launches cost more than the tensor cores save (a side of at
-/// most [`X3_FP32_SIDE`], or at most [`X3_FP32_WORK`] multiply-adds).
-/// The FP32 step's error bound is below 3xTF32's.
-pub(super) fn x3_runs_fp32(m: usize, n: usize, k: usize) -> bool {
+/// The longest side `min(m, n)` of the products of a 3xTF32 batch that
+/// [`x3_runs_fp32`] gives to the FP32 step: a batch runs
+/// [`TMA_X3_FALLBACK`]'s 128 × 128 tiles, at least half of each empty
+/// there, where the FP32 step takes tiles 64 rows tall or 64 columns
+/// wide. H200, 1 024 × 64³: 26.2 µs against step 12's 72.4 (cuBLAS
+/// `SgemmStridedBatched` 25.1); 1 024 × 128³ stays on step 12, 121.5
+/// against 134.0.
+pub(super) const X3_BATCH_FP32_SIDE: usize = 64;
+
+/// Whether `count` [`GemmVariant::Tf32x3Tma`] products of `m × n × k`
+/// asked for by their precision run the FP32 step instead. One product:
+/// where the split passes and their launches cost more than the tensor
+/// cores save (a side of at most [`X3_FP32_SIDE`], or at most
+/// [`X3_FP32_WORK`] multiply-adds). A batch: a side of at most
+/// [`X3_BATCH_FP32_SIDE`]. The FP32 step's error bound is below 3xTF32's.
+pub(super) fn x3_runs_fp32(count: usize, m: usize, n: usize, k: usize) -> bool {
+    if count > 1 {
+        return m.min(n) <= X3_BATCH_FP32_SIDE;
+    }
     m.min(n) <= X3_FP32_SIDE
         || m.checked_mul(n)
             .and_then(|mn| mn.checked_mul(k))
@@ -504,8 +518,9 @@ mod tests {
     }
 
     /// 3xTF32 asked for by precision runs the FP32 step on products of
-    /// few rows or columns and on small ones, step 14 on the rest; asked
-    /// for by step, step 14 everywhere.
+    /// few rows or columns and on small ones, step 14 on the rest, and on
+    /// batches of products at most 64 rows or columns wide; asked for by
+    /// step, step 14 everywhere.
     #[test]
     fn small_3xtf32_products_run_the_fp32_step() {
         for (m, n, k) in [
@@ -515,7 +530,7 @@ mod tests {
             (4096, 128, 4096),
             (512, 512, 1024),
         ] {
-            assert!(x3_runs_fp32(m, n, k), "{m} × {n} × {k}");
+            assert!(x3_runs_fp32(1, m, n, k), "{m} × {n} × {k}");
         }
         for (m, n, k) in [
             (1024, 1024, 1024),
@@ -524,8 +539,13 @@ mod tests {
             (129, 4096, 4096),
             (1 << 20, 1 << 20, 1 << 20),
         ] {
-            assert!(!x3_runs_fp32(m, n, k), "{m} × {n} × {k}");
+            assert!(!x3_runs_fp32(1, m, n, k), "{m} × {n} × {k}");
         }
+        // Batches by their products' shorter side.
+        assert!(x3_runs_fp32(1024, 64, 64, 64));
+        assert!(x3_runs_fp32(2, 4096, 64, 4096));
+        assert!(!x3_runs_fp32(1024, 128, 128, 128));
+        assert!(!x3_runs_fp32(256, 512, 512, 512));
     }
 
     /// Step 14 on 132 SMs: narrow tiles up to 1024³ (128-wide ones fill
@@ -723,7 +743,7 @@ mod tests {
                     }
                     Plan::TmaX3 { width } => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32x3Tma && products == 1);
-                        prop_assert!(!by_precision || !x3_runs_fp32(m, n, k));
+                        prop_assert!(!by_precision || !x3_runs_fp32(products, m, n, k));
                         match tiles {
                             TmaTiles::Auto => prop_assert!(width == tma_x3::TILE_N || width == tma_x3::NARROW_N),
                             TmaTiles::Wide => prop_assert_eq!(width, tma_x3::TILE_N),
@@ -750,7 +770,7 @@ mod tests {
                     Plan::Strided { plan, packs } => {
                         prop_assert!(!empty && !scaling);
                         let runs = match step {
-                            GemmVariant::Tf32x3Tma if by_precision && products == 1 && x3_runs_fp32(m, n, k) => {
+                            GemmVariant::Tf32x3Tma if by_precision && x3_runs_fp32(products, m, n, k) => {
                                 GemmVariant::Pipelined
                             }
                             GemmVariant::Tf32Tma => TMA_FALLBACK,
