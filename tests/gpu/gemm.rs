@@ -729,6 +729,14 @@ fn cases() -> Vec<Case> {
             .scaled(0.5, 2.0)
             .steps(Steps::Fast),
     );
+    // The same tiles, aligned, with `A` stored `m × k` read where it lies
+    // (an `x`-major `A`: the general 128 × 128 entry).
+    cases.push(
+        Case::new(1540, 1668, 144)
+            .aligned()
+            .scaled(1.0, -1.0)
+            .steps(Steps::Fast),
+    );
     // 4 × 3 tiles of 64 × 128 with 1000 of `k`: the pipelined step splits
     // `k` (11 slices on a 132-SM GPU, the last one shorter), in every
     // transpose combination, aligned and packed, and with odd pitches
@@ -1608,6 +1616,10 @@ fn batched_cases() -> Vec<Batched> {
     for (ta, tb) in [(false, false), (true, true)] {
         batches.push(Batched::new(Case::new(200, 60, 1000).transposed(ta, tb), 3));
     }
+    // 9 × 16 tiles of 128 × 128 (more than the SMs of an H100 or H200),
+    // every copy a whole vector: the 128 × 128 tiles over a batch, `A`
+    // read where it lies.
+    batches.push(Batched::new(Case::new(512, 512, 64), 9).aligned());
     // A stride of 0: one `A` (or `B`) for every product.
     let one_a = |case: Case| {
         let batch = Batched::new(case, 3);
