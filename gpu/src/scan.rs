@@ -197,13 +197,22 @@ pub const TILE_BLOCK: u32 = 128;
 #[doc(hidden)]
 pub const TILE_VECTORS: usize = 8;
 
-// The tile loops are spelled out for up to 8 vectors (`each_vector!`).
-const _: () = assert!(TILE_VECTORS >= 1 && TILE_VECTORS <= 8);
-
-/// Elements of one tile of a tile step for elements of `bytes` bytes.
+/// 16-byte vectors each thread of step 7's wide tiles loads (24 KiB: 6 144
+/// four-byte or 3 072 eight-byte elements), for long scans: fewer tiles
+/// to look back over, and on sm_90 one bulk copy a tile (see
+/// `WIDE_FROM_BYTES` on the host).
 #[doc(hidden)]
-pub const fn tile_elements(bytes: usize) -> usize {
-    TILE_BLOCK as usize * TILE_VECTORS * (16 / bytes)
+pub const WIDE_TILE_VECTORS: usize = 12;
+
+// The tile loops are spelled out for up to 12 vectors (`each_vector!`).
+const _: () = assert!(TILE_VECTORS >= 1 && TILE_VECTORS <= 12);
+const _: () = assert!(WIDE_TILE_VECTORS >= 1 && WIDE_TILE_VECTORS <= 12);
+
+/// Elements of one tile of `vectors` 16-byte vectors a thread, for
+/// elements of `bytes` bytes.
+#[doc(hidden)]
+pub const fn tile_elements(bytes: usize, vectors: usize) -> usize {
+    TILE_BLOCK as usize * vectors * (16 / bytes)
 }
 
 /// Words of the single-pass state before the first tile's status: the
@@ -269,7 +278,7 @@ const fn lesson(
 /// memory before it waits for an inclusive prefix instead of looking
 /// further back.
 #[doc(hidden)]
-pub const LOOKBACK_WINDOWS: usize = 16;
+pub const LOOKBACK_WINDOWS: usize = 8;
 
 /// Shared memory of the tile steps: the ticket's tile and epoch, the warp
 /// totals, the tile's prefix, the look-back's windows (for 8-byte
@@ -284,7 +293,13 @@ const _: () = assert!(TILE_SHARED.is_multiple_of(16));
 /// a 16 KiB stage (the tile steps' input tile; compaction's kept elements,
 /// gathered there so that a block's stores are contiguous).
 #[doc(hidden)]
-pub const STAGED_SHARED: u32 = TILE_SHARED + TILE_BLOCK * TILE_VECTORS as u32 * 16;
+pub const STAGED_SHARED: u32 = staged_shared(TILE_VECTORS);
+
+/// The same for tiles of `vectors` vectors a thread.
+#[doc(hidden)]
+pub const fn staged_shared(vectors: usize) -> u32 {
+    TILE_SHARED + TILE_BLOCK * vectors as u32 * 16
+}
 
 const fn tile_step(kernel: &'static str, passes: Passes, general: bool) -> ScanShape {
     ScanShape {
@@ -347,7 +362,9 @@ ladder! {
         /// status's value share a 64-bit word with its flag, read and
         /// written relaxed (no fences); the flag also carries the launch's
         /// epoch, so no launch has to clear the statuses first. Sum, min and max,
-        /// inclusive and exclusive, over rows of a matrix too.
+        /// inclusive and exclusive, over rows of a matrix too. Long rows (64
+        /// MiB and more) on the H100 and H200 take wide tiles, 24 KiB a
+        /// block, each copied into shared memory by one bulk copy.
         DecoupledLookback = "decoupled_lookback"
             => tile_step("scan_lookback", Passes::SinglePass, true),
     }
@@ -360,7 +377,7 @@ impl ScanVariant {
     pub const fn elements_per_block(self, bytes: usize) -> usize {
         match self.shape().passes {
             Passes::Hierarchical => (self.shape().block * self.shape().per_thread) as usize,
-            _ => tile_elements(bytes),
+            _ => tile_elements(bytes, TILE_VECTORS),
         }
     }
 }
@@ -381,6 +398,8 @@ pub const EPOCH_MASK: u32 = 0x3fff_ffff;
 mod device {
     //! Kernel bodies.
     use super::*;
+    #[cfg(target_feature = "sm_90a")]
+    use crate::prim::bulk::{bulk_copy_to_shared, expect_bytes, init_barrier, wait_parity};
     use crate::prim::*;
 
     // ------------------------------------------------------------------
@@ -608,22 +627,22 @@ mod device {
     /// `$body` for each of a thread's vectors `$r` (`0..TILE_VECTORS`),
     /// spelled out so that the arrays indexed by `$r` stay in registers.
     macro_rules! each_vector {
-        ($r:ident => $body:block) => {
-            unroll!($r in [0 1 2 3 4 5 6 7] => {
-                if $r < TILE_VECTORS $body
+        ($v:expr, $r:ident => $body:block) => {
+            unroll!($r in [0 1 2 3 4 5 6 7 8 9 10 11] => {
+                if $r < $v $body
             })
         };
     }
 
     /// A tile's elements in this thread's registers: `v[r][e]` is element
     /// `e` of its vector of round `r` (`e < T::VEC`).
-    type Lanes<T> = [[T; 4]; TILE_VECTORS];
+    type Lanes<T, const V: usize> = [[T; 4]; V];
 
     /// Element offset in the tile of this thread's round `r`, element 0.
     #[inline(always)]
-    fn lane_offset<T: Element>(r: usize) -> usize {
+    fn lane_offset<T: Element, const V: usize>(r: usize) -> usize {
         let warp = (thread_idx_x() / WARP_SIZE) as usize;
-        let vector = warp * 32 * TILE_VECTORS + r * 32 + lane_id() as usize;
+        let vector = warp * 32 * V + r * 32 + lane_id() as usize;
         vector * T::VEC
     }
 
@@ -658,15 +677,20 @@ mod device {
     /// valid from it; the rest read as `fill`): 16-byte loads when `vector`
     /// (a full tile, `x` 16-byte aligned), else one element at a time.
     #[inline(always)]
-    unsafe fn load_tile<T: Element>(x: *const T, len: usize, vector: bool, fill: T) -> Lanes<T> {
-        let mut v = [[fill; 4]; TILE_VECTORS];
+    unsafe fn load_tile<T: Element, const V: usize>(
+        x: *const T,
+        len: usize,
+        vector: bool,
+        fill: T,
+    ) -> Lanes<T, V> {
+        let mut v = [[fill; 4]; V];
         if vector {
-            for r in 0..TILE_VECTORS {
-                v[r] = unpack(load_nc_v4(x.add(lane_offset::<T>(r)).cast::<Words4>()));
+            for r in 0..V {
+                v[r] = unpack(load_nc_v4(x.add(lane_offset::<T, V>(r)).cast::<Words4>()));
             }
         } else {
-            each_vector!(r => {
-                let o = lane_offset::<T>(r);
+            each_vector!(V, r => {
+                let o = lane_offset::<T, V>(r);
                 unroll!(e in [0 1 2 3] => {
                     if e < T::VEC && o + e < len {
                         v[r][e] = *x.add(o + e);
@@ -683,7 +707,7 @@ mod device {
     /// tile, `x` 16-byte aligned; sm_80 and newer), so no register holds
     /// the data in flight. The thread may read its vectors back at once.
     #[inline(always)]
-    unsafe fn stage_tile<T: Element>(
+    unsafe fn stage_tile<T: Element, const V: usize>(
         x: *const T,
         len: usize,
         vector: bool,
@@ -691,15 +715,15 @@ mod device {
         stage: *mut T,
     ) {
         if vector {
-            each_vector!(r => {
-                let o = lane_offset::<T>(r);
+            each_vector!(V, r => {
+                let o = lane_offset::<T, V>(r);
                 copy_vector(stage.add(o).cast::<Words4>(), x.add(o).cast::<Words4>());
             });
             #[cfg(target_feature = "sm_80")]
             wait_all();
         } else {
-            each_vector!(r => {
-                let o = lane_offset::<T>(r);
+            each_vector!(V, r => {
+                let o = lane_offset::<T, V>(r);
                 unroll!(e in [0 1 2 3] => {
                     if e < T::VEC {
                         *stage.add(o + e) = if o + e < len { *x.add(o + e) } else { fill };
@@ -722,18 +746,69 @@ mod device {
         *dst = load_nc_v4(src);
     }
 
+    /// Copies the `bytes` bytes at `x` to `stage` by one bulk copy that
+    /// thread 0 starts, and waits for them (every thread calls it): no
+    /// thread issues a load for the tile.
+    ///
+    /// # Safety
+    /// `x` and `stage` 16-byte aligned, `bytes` a multiple of 16; `x ..
+    /// x + bytes` readable global memory nothing writes during the launch,
+    /// `stage .. stage + bytes` this block's shared memory, untouched until
+    /// this returns; `bar` a barrier initialised for one arrival, used
+    /// here for the first time.
+    #[cfg(target_feature = "sm_90a")]
+    #[inline(always)]
+    unsafe fn bulk_tile(x: *const u8, bytes: u32, stage: *mut u8, bar: u32) {
+        if thread_idx_x() == 0 {
+            expect_bytes(bar, bytes);
+            bulk_copy_to_shared(shared_address(stage), x, bytes, bar);
+        }
+        wait_parity(bar, 0);
+    }
+
+    #[cfg(not(target_feature = "sm_90a"))]
+    #[inline(always)]
+    unsafe fn bulk_tile(_: *const u8, _: u32, _: *mut u8, _: u32) {
+        // `single_pass` asks for bulk copies in sm_90a code only.
+        trap()
+    }
+
+    /// Makes the 8 bytes at `bar` a barrier for [`bulk_tile`]. One thread
+    /// calls it; a block barrier follows before any thread waits on it.
+    ///
+    /// # Safety
+    /// `bar` 8-byte aligned shared memory of this block that nothing else
+    /// uses.
+    #[cfg(target_feature = "sm_90a")]
+    #[inline(always)]
+    unsafe fn init_bulk(bar: u32) {
+        init_barrier(bar, 1);
+    }
+
+    #[cfg(not(target_feature = "sm_90a"))]
+    #[inline(always)]
+    unsafe fn init_bulk(_: u32) {
+        trap()
+    }
+
     /// This thread's vector `r` of the staged tile.
     #[inline(always)]
-    unsafe fn read_vector<T: Element>(stage: *const T, r: usize) -> [T; 4] {
-        unpack(*stage.add(lane_offset::<T>(r)).cast::<Words4>())
+    unsafe fn read_vector<T: Element, const V: usize>(stage: *const T, r: usize) -> [T; 4] {
+        unpack(*stage.add(lane_offset::<T, V>(r)).cast::<Words4>())
     }
 
     /// Stores this thread's vector `r` of the tile at `out` (`len`
     /// elements valid from it): one 16-byte store where `vector`, else
     /// element by element.
     #[inline(always)]
-    unsafe fn store_vector<T: Element>(out: *mut T, len: usize, vector: bool, r: usize, w: [T; 4]) {
-        let o = lane_offset::<T>(r);
+    unsafe fn store_vector<T: Element, const V: usize>(
+        out: *mut T,
+        len: usize,
+        vector: bool,
+        r: usize,
+        w: [T; 4],
+    ) {
+        let o = lane_offset::<T, V>(r);
         if vector {
             store_v4(out.add(o).cast::<Words4>(), pack(w));
         } else {
@@ -773,8 +848,8 @@ mod device {
     /// What a thread knows of its tile after [`scan_in_tile`]: for round
     /// `r`, the combination of everything in the tile before its vector
     /// (`before[r]`); and the tile's total.
-    struct InTile<T> {
-        before: [T; TILE_VECTORS],
+    struct InTile<T, const V: usize> {
+        before: [T; V],
         total: T,
     }
 
@@ -784,12 +859,16 @@ mod device {
     /// and one barrier. Every combination is in a fixed order, so a float
     /// sum gives the same bits on every run.
     #[inline(always)]
-    unsafe fn scan_in_tile<T: Element>(op: Op, v: &Lanes<T>, warp_totals: *mut T) -> InTile<T> {
+    unsafe fn scan_in_tile<T: Element, const V: usize>(
+        op: Op,
+        v: &Lanes<T, V>,
+        warp_totals: *mut T,
+    ) -> InTile<T, V> {
         let lane = lane_id();
         let id = T::identity(op);
-        let mut lane_before = [id; TILE_VECTORS];
-        let mut round_total = [id; TILE_VECTORS];
-        each_vector!(r => {
+        let mut lane_before = [id; V];
+        let mut round_total = [id; V];
+        each_vector!(V, r => {
             let mut t = v[r][0];
             unroll!(e in [1 2 3] => {
                 if e < T::VEC {
@@ -809,9 +888,9 @@ mod device {
             round_total[r] = shfl_idx_elem(s, 31);
         });
         // The rounds before each round, and the warp's total.
-        let mut rounds_before = [id; TILE_VECTORS];
+        let mut rounds_before = [id; V];
         let mut warp_total = round_total[0];
-        for r in 1..TILE_VECTORS {
+        for r in 1..V {
             rounds_before[r] = warp_total;
             warp_total = T::combine(op, warp_total, round_total[r]);
         }
@@ -828,8 +907,8 @@ mod device {
             }
             total = T::combine(op, total, *warp_totals.add(w));
         }
-        let mut before = [id; TILE_VECTORS];
-        for r in 0..TILE_VECTORS {
+        let mut before = [id; V];
+        for r in 0..V {
             before[r] = T::combine(
                 op,
                 T::combine(op, warps_before, rounds_before[r]),
@@ -1215,16 +1294,24 @@ mod device {
     /// `x` valid for reading and `out` for writing every row, not
     /// overlapping each other (and not written by anyone else during the
     /// launch); the grid is `rows * ⌈width / tile⌉` blocks of `TILE_BLOCK`
-    /// threads with `STAGED_SHARED` bytes of shared memory. `Lookback` and
+    /// threads with `staged_shared(V)` bytes of shared memory (tiles of `V`
+    /// vectors a thread; `V` is `WIDE_TILE_VECTORS` for `Lookback` only,
+    /// else `TILE_VECTORS`; wide tiles are copied in bulk on sm_90a, so
+    /// there `x` is not written during the launch: no scan in place).
+    /// `Lookback` and
     /// `Chained`: `state` is this stream's single-pass state, `STATUS_START`
     /// words plus `status_words` per tile of the grid, written by nothing
     /// but these kernels, its ticket's count 0. `Reduce` and `Given`:
     /// `sums` valid for one element per tile (written by `Reduce`, read by
     /// `Given`; null for `Given` of one tile); `state` unused.
     #[inline(always)]
-    pub unsafe fn single_pass<T: Element>(op: Op, mode: Prefix, a: Tiles<T>) {
+    pub unsafe fn single_pass<T: Element, const V: usize>(op: Op, mode: Prefix, a: Tiles<T>) {
         let shared = carve::<T>();
-        let tile_len = tile_elements(T::BYTES);
+        let tile_len = tile_elements(T::BYTES, V);
+        // Wide tiles arrive by one bulk copy in sm_90a code (the copy engine),
+        // completed on a transaction barrier in the ticket's spare words.
+        let bulk = cfg!(target_feature = "sm_90a") && V == WIDE_TILE_VECTORS;
+        let bar = shared_address(shared.ticket.add(2));
         let per_row = a.width.div_ceil(tile_len);
         // A tile's row, first column and length.
         let place = |tile: usize| {
@@ -1238,6 +1325,11 @@ mod device {
             // guess is wrong, another block reads that tile soon).
             let (row, column, len) = place(block_idx_x() as usize);
             prefetch_span(a.x.add(row * a.x_pitch + column).cast(), len * T::BYTES);
+            if bulk && thread_idx_x() == 0 {
+                // 8 bytes of this block's shared memory that nothing else
+                // uses; the ticket's barrier follows.
+                init_bulk(bar);
+            }
             take_ticket(a.state, shared.ticket)
         } else {
             (block_idx_x() as usize, 0)
@@ -1252,10 +1344,15 @@ mod device {
         // the data do not live across the scan and the look-back, which
         // leaves room for more blocks per SM (`LAUNCH_BOUNDS`).
         let stage = shared.rest.cast::<T>();
-        stage_tile(x, len, full && (x as usize).is_multiple_of(16), id, stage);
-        let mut totals = [[id; 4]; TILE_VECTORS];
-        each_vector!(r => {
-            let w = read_vector(stage, r);
+        let aligned = full && (x as usize).is_multiple_of(16);
+        if bulk && aligned {
+            bulk_tile(x.cast(), (tile_len * T::BYTES) as u32, stage.cast(), bar);
+        } else {
+            stage_tile::<T, V>(x, len, aligned, id, stage);
+        }
+        let mut totals = [[id; 4]; V];
+        each_vector!(V, r => {
+            let w = read_vector::<T, V>(stage, r);
             let mut t = w[0];
             unroll!(e in [1 2 3] => {
                 if e < T::VEC {
@@ -1298,10 +1395,10 @@ mod device {
             }
         };
         let vector = full && (out as usize).is_multiple_of(16);
-        each_vector!(r => {
-            let mut w = read_vector(stage, r);
+        each_vector!(V, r => {
+            let mut w = read_vector::<T, V>(stage, r);
             finish_vector(op, &mut w, T::combine(op, prefix, t.before[r]), inclusive);
-            store_vector(out, len, vector, r, w);
+            store_vector::<T, V>(out, len, vector, r, w);
         });
     }
 
@@ -1312,18 +1409,38 @@ mod device {
             /// # Safety
             /// As [`single_pass`].
             pub unsafe fn $name<T: Element>(a: Tiles<T>) {
-                single_pass($op, $mode, a)
+                single_pass::<T, TILE_VECTORS>($op, $mode, a)
             }
         )*};
     }
 
-    tile_entries! {
+    macro_rules! lookback_entries {
+        ($($(#[$m:meta])* $name:ident = $op:expr;)*) => {$(
+            $(#[$m])*
+            /// `WIDE`: tiles of `WIDE_TILE_VECTORS` vectors a thread.
+            ///
+            /// # Safety
+            /// As [`single_pass`].
+            pub unsafe fn $name<T: Element, const WIDE: u32>(a: Tiles<T>) {
+                if WIDE != 0 {
+                    single_pass::<T, WIDE_TILE_VECTORS>($op, Prefix::Lookback, a)
+                } else {
+                    single_pass::<T, TILE_VECTORS>($op, Prefix::Lookback, a)
+                }
+            }
+        )*};
+    }
+
+    lookback_entries! {
         /// Step 7, sums.
-        lookback_sum = Op::Sum, Prefix::Lookback;
+        lookback_sum = Op::Sum;
         /// Step 7, minima.
-        lookback_min = Op::Min, Prefix::Lookback;
+        lookback_min = Op::Min;
         /// Step 7, maxima.
-        lookback_max = Op::Max, Prefix::Lookback;
+        lookback_max = Op::Max;
+    }
+
+    tile_entries! {
         /// Step 6.
         chained_sum = Op::Sum, Prefix::Chained;
         /// Step 5's first pass.
@@ -1365,10 +1482,11 @@ mod device {
         reason = "the unrolled loop's last step is not read"
     )]
     unsafe fn compact<T: Element, C: Element>(flagged: bool, a: Compaction<T>) {
+        const V: usize = TILE_VECTORS;
         let shared = carve::<C>();
         // The counts' warp totals are `u32`s, in slots of `C`.
         let warp_totals = shared.warp_totals.cast::<u32>();
-        let tile_len = tile_elements(T::BYTES);
+        let tile_len = tile_elements(T::BYTES, V);
         // As `single_pass`: the guessed tile fetched during the ticket.
         let guess = block_idx_x() as usize * tile_len;
         let guess_len = Ord::min(tile_len, a.n - guess);
@@ -1382,7 +1500,7 @@ mod device {
         let x = a.x.add(column);
         let flags = a.flags.add(column);
         let full = len == tile_len;
-        let v = load_tile(
+        let v = load_tile::<T, V>(
             x,
             len,
             full && (x as usize).is_multiple_of(16),
@@ -1395,8 +1513,8 @@ mod device {
         let compare = Compare::from_code(a.keep);
         let value = T::from_bits64(a.value);
         let mut bits = 0u32;
-        each_vector!(r => {
-            let o = lane_offset::<T>(r);
+        each_vector!(V, r => {
+            let o = lane_offset::<T, V>(r);
             let word = if whole_flags {
                 if T::VEC == 4 {
                     *flags.add(o).cast::<u32>()
@@ -1421,13 +1539,13 @@ mod device {
         });
         // Each vector's count of kept elements, scanned over the tile.
         let mut counts = [[0u32; 4]; TILE_VECTORS];
-        each_vector!(r => {
+        each_vector!(V, r => {
             counts[r][0] = (bits >> (4 * r) & 0xf).count_ones();
         });
         let t = scan_in_tile(Op::Sum, &counts, warp_totals);
         // The kept elements, in order, at the start of the stage.
         let stage = shared.rest.cast::<T>();
-        each_vector!(r => {
+        each_vector!(V, r => {
             let mut position = t.before[r] as usize;
             unroll!(e in [0 1 2 3] => {
                 if e < T::VEC && bits >> (4 * r + e) & 1 != 0 {
@@ -1505,17 +1623,38 @@ mod device {
 ///   (H200); nine blocks 1 277 and ten (64 bytes of spills) 1 499 (H200);
 /// - compaction: 63 registers, eight blocks; held to 56, nine: by
 ///   comparison at 2^28 695 against 712 µs (ten blocks, 48 registers,
-///   752; H100).
+///   752; H100);
+/// - step 7's wide tiles (`WIDE = 1`, 24 KiB), eight blocks (shared memory
+///   holds no more), 64 registers: H200, 2^28, against the 16 KiB tiles
+///   of the list above in the same kind of run, `f32` sums 599 against
+///   665 µs, `u32` minima 602 against 638, `u64` sums 1 161 against
+///   1 239; `u32` sums, 16 bytes of spills at 64 registers, 621 against
+///   621, so they are held to seven blocks (72 registers, no spills).
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
-    tile_bounds("scan_lookback_sum_f32", WIDE_BLOCKS),
-    tile_bounds("scan_lookback_sum_i32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_sum_u32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_min_f32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_min_i32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_min_u32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_max_f32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_max_i32", EXACT_BLOCKS),
-    tile_bounds("scan_lookback_max_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_sum_0_f32", FOLD_BLOCKS),
+    tile_bounds("scan_lookback_sum_1_f32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_sum_0_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_sum_1_i32", WIDE_SUM_BLOCKS),
+    tile_bounds("scan_lookback_sum_0_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_sum_1_u32", WIDE_SUM_BLOCKS),
+    tile_bounds("scan_lookback_sum_0_u64", FOLD_BLOCKS),
+    tile_bounds("scan_lookback_sum_1_u64", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_min_0_f32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_1_f32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_min_0_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_1_i32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_min_0_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_min_1_u32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_min_0_u64", FOLD_BLOCKS),
+    tile_bounds("scan_lookback_min_1_u64", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_max_0_f32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_1_f32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_max_0_i32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_1_i32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_max_0_u32", EXACT_BLOCKS),
+    tile_bounds("scan_lookback_max_1_u32", WIDE_TILE_BLOCKS),
+    tile_bounds("scan_lookback_max_0_u64", FOLD_BLOCKS),
+    tile_bounds("scan_lookback_max_1_u64", WIDE_TILE_BLOCKS),
     tile_bounds("compact_flagged_0_f32", COMPACT_BLOCKS),
     tile_bounds("compact_flagged_0_i32", COMPACT_BLOCKS),
     tile_bounds("compact_flagged_0_u32", COMPACT_BLOCKS),
@@ -1532,17 +1671,20 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     tile_bounds("compact_if_1_i32", COMPACT_BLOCKS),
     tile_bounds("compact_if_1_u32", COMPACT_BLOCKS),
     tile_bounds("compact_if_1_u64", COMPACT_BLOCKS),
-    tile_bounds("scan_lookback_sum_u64", WIDE_BLOCKS),
-    tile_bounds("scan_lookback_min_u64", WIDE_BLOCKS),
-    tile_bounds("scan_lookback_max_u64", WIDE_BLOCKS),
 ];
 
 /// Blocks per SM of step 7 for exact operators on 4-byte elements, for
 /// `f32` sums and `u64` (their look-back needs more registers), and of
 /// compaction (see [`LAUNCH_BOUNDS`]).
 const EXACT_BLOCKS: u32 = 10;
-const WIDE_BLOCKS: u32 = 8;
+const FOLD_BLOCKS: u32 = 8;
 const COMPACT_BLOCKS: u32 = 9;
+
+/// Blocks per SM of step 7's wide tiles (24 KiB each: eight fill an SM's
+/// shared memory), and of its wide sums of 4-byte integers, which spill
+/// 16 bytes at eight (64 registers) and none at seven (72).
+const WIDE_TILE_BLOCKS: u32 = 8;
+const WIDE_SUM_BLOCKS: u32 = 7;
 
 /// An entry of the tile steps held to `blocks` blocks of `TILE_BLOCK`
 /// threads per SM.
@@ -1559,20 +1701,26 @@ const fn tile_bounds(entry: &'static str, blocks: u32) -> crate::kernel::LaunchB
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // Step 7 and compaction, held by `LAUNCH_BOUNDS` to more blocks per
-    // SM: 12 to 16 bytes of spills for sm_90, more for sm_70 and sm_80
-    // (not measured there); faster so on the H100 (see `LAUNCH_BOUNDS`).
-    "scan_lookback_sum_f32",
-    "scan_lookback_sum_i32",
-    "scan_lookback_sum_u32",
-    "scan_lookback_sum_u64",
-    "scan_lookback_min_f32",
-    "scan_lookback_min_i32",
-    "scan_lookback_min_u32",
-    "scan_lookback_min_u64",
-    "scan_lookback_max_f32",
-    "scan_lookback_max_i32",
-    "scan_lookback_max_u32",
-    "scan_lookback_max_u64",
+    // SM: up to 24 bytes of spills for sm_90, more for sm_70 and sm_80
+    // (not measured there); faster so on the H100 and H200 (see
+    // `LAUNCH_BOUNDS`).
+    "scan_lookback_sum_0_f32",
+    "scan_lookback_sum_0_i32",
+    "scan_lookback_sum_0_u32",
+    "scan_lookback_sum_0_u64",
+    "scan_lookback_sum_1_u64",
+    "scan_lookback_min_0_f32",
+    "scan_lookback_min_1_f32",
+    "scan_lookback_min_0_i32",
+    "scan_lookback_min_0_u32",
+    "scan_lookback_min_0_u64",
+    "scan_lookback_min_1_u64",
+    "scan_lookback_max_0_f32",
+    "scan_lookback_max_1_f32",
+    "scan_lookback_max_0_i32",
+    "scan_lookback_max_0_u32",
+    "scan_lookback_max_0_u64",
+    "scan_lookback_max_1_u64",
     "compact_flagged_0_f32",
     "compact_flagged_0_i32",
     "compact_flagged_0_u32",
@@ -1608,9 +1756,12 @@ kernels! {
         }
         (x: *const T, out: *mut T, width: usize, x_pitch: usize, out_pitch: usize,
             init: u64, exclusive: u32, state: *mut u64, sums: *mut T) as Tiles {
-            fn scan_lookback_sum<T in f32, i32, u32, u64> = device::lookback_sum;
-            fn scan_lookback_min<T in f32, i32, u32, u64> = device::lookback_min;
-            fn scan_lookback_max<T in f32, i32, u32, u64> = device::lookback_max;
+            fn scan_lookback_sum<T in f32, i32, u32, u64; const WIDE: u32 = { 0, 1 }>
+                = device::lookback_sum::<T, WIDE>;
+            fn scan_lookback_min<T in f32, i32, u32, u64; const WIDE: u32 = { 0, 1 }>
+                = device::lookback_min::<T, WIDE>;
+            fn scan_lookback_max<T in f32, i32, u32, u64; const WIDE: u32 = { 0, 1 }>
+                = device::lookback_max::<T, WIDE>;
             fn scan_chained_sum<T in f32, i32, u32, u64> = device::chained_sum;
             fn scan_tile_reduce_sum<T in f32, i32, u32, u64> = device::tile_reduce_sum;
             fn scan_tile_given_sum<T in f32, i32, u32, u64> = device::tile_given_sum;

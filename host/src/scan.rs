@@ -40,8 +40,8 @@ use warpspeed_gpu::scan::{
     self as consts, CompactArgs, Passes, STAGED_SHARED, STATUS_START, SectionArgs, TILE_BLOCK,
     TileArgs, compact_flagged, compact_if, scan_add_back, scan_brent_kung, scan_chained_sum,
     scan_coarsened, scan_kogge_stone, scan_kogge_stone_double, scan_lookback_max,
-    scan_lookback_min, scan_lookback_sum, scan_tile_given_sum, scan_tile_reduce_sum, status_words,
-    tile_elements,
+    scan_lookback_min, scan_lookback_sum, scan_tile_given_sum, scan_tile_reduce_sum, staged_shared,
+    status_words, tile_elements,
 };
 pub use warpspeed_gpu::scan::{Compare, ScanVariant};
 use warpspeed_gpu::{DevPtr, DevPtrMut, Entry};
@@ -138,6 +138,25 @@ enum Launch {
 struct Plan {
     launches: Vec<Launch>,
     scratch: usize,
+}
+
+/// Rows of at least this many bytes take step 7's wide tiles
+/// (`WIDE_TILE_VECTORS` vectors a thread, one bulk copy a tile) where
+/// the library runs its sm_90a code (the H100 and H200): 2^24
+/// four-byte elements, 2 731 wide tiles, about 2.6 waves of them on an
+/// H200. Measured at 2^24 and 2^28 (docs/notes/scan.md); shorter rows keep
+/// the smaller tiles, which fill the SMs sooner.
+const WIDE_FROM_BYTES: usize = 1 << 26;
+
+/// Vectors a thread of `variant`'s tiles for rows of `width` elements of
+/// `bytes` bytes, where the kernels copy tiles in bulk (`bulk`) or not.
+fn tile_vectors(variant: ScanVariant, width: usize, bytes: usize, bulk: bool) -> usize {
+    let long = width.saturating_mul(bytes) >= WIDE_FROM_BYTES;
+    if variant == ScanVariant::DecoupledLookback && bulk && long {
+        consts::WIDE_TILE_VECTORS
+    } else {
+        consts::TILE_VECTORS
+    }
 }
 
 /// The launches that scan `n` elements (one row) with `variant`, for
@@ -413,7 +432,11 @@ impl Context {
             }
         }
         let plan = plan(variant, rows.width, bytes);
-        let tile = tile_elements(bytes);
+        // The bulk copy's source is read-only during the launch: scans in
+        // place (the sort's counts) keep the smaller tiles.
+        let bulk = self.info().ptx_target == "sm_90a" && rows.x.0 != rows.out.0;
+        let vectors = tile_vectors(variant, rows.width, bytes, bulk);
+        let tile = tile_elements(bytes, vectors);
         let shared = variant.shape().shared_bytes;
         let per_block = variant.elements_per_block(bytes);
         // Grids first, so that nothing is launched for a scan refused.
@@ -446,7 +469,8 @@ impl Context {
             match *launch {
                 Launch::SinglePass { .. } => {
                     let tiles = tiles.unwrap_or(1);
-                    let entry = single_pass_entry::<T>(variant, op)?;
+                    let wide = vectors == consts::WIDE_TILE_VECTORS;
+                    let entry = single_pass_entry::<T>(variant, op, wide)?;
                     let grid = grid(tiles, 1, max_grid, "a scan")?;
                     let state = self.single_pass_state(tiles, bytes)?;
                     let args = TileArgs::<T> {
@@ -465,7 +489,11 @@ impl Context {
                     // with room for every tile, written by nothing but
                     // these kernels, its count 0 between launches.
                     unsafe {
-                        self.launch(entry, LaunchConfig::linear(grid, TILE_BLOCK, shared), &args)?
+                        self.launch(
+                            entry,
+                            LaunchConfig::linear(grid, TILE_BLOCK, staged_shared(vectors)),
+                            &args,
+                        )?
                     };
                 }
                 Launch::Sections {
@@ -584,7 +612,7 @@ impl Context {
     ) -> Result<()> {
         let blocks = grid(
             args.width,
-            tile_elements(size_of::<T>()),
+            tile_elements(size_of::<T>(), consts::TILE_VECTORS),
             self.info().max_grid.0,
             "a scan",
         )?;
@@ -804,7 +832,7 @@ impl Context {
             refuse_overlap("compaction", ("output", out_span), ("flags", flags_span))?;
             refuse_overlap("compaction", ("count", count_span), ("flags", flags_span))?;
         }
-        let tile = tile_elements(bytes);
+        let tile = tile_elements(bytes, consts::TILE_VECTORS);
         let tiles = x.len().div_ceil(tile);
         let wide = x.len() > u32::MAX as usize;
         let (flagged, compare, value) = match keep {
@@ -919,18 +947,22 @@ fn section_entry<T: Scannable>(variant: ScanVariant) -> Result<Entry<SectionArgs
     })
 }
 
-fn single_pass_entry<T: Scannable>(variant: ScanVariant, op: Op) -> Result<Entry<TileArgs<T>>> {
-    Ok(match (variant, op) {
-        (ScanVariant::Chained, Op::Sum) => scan_chained_sum::entry::<T>(),
-        (ScanVariant::DecoupledLookback, Op::Sum) => scan_lookback_sum::entry::<T>(),
-        (ScanVariant::DecoupledLookback, Op::Min) => scan_lookback_min::entry::<T>(),
-        (ScanVariant::DecoupledLookback, Op::Max) => scan_lookback_max::entry::<T>(),
-        _ => {
-            return Err(Error::Unsupported {
-                variant: variant.name(),
-                reason: format!("has no single pass for {}", op.name()),
-            });
-        }
+fn single_pass_entry<T: Scannable>(
+    variant: ScanVariant,
+    op: Op,
+    wide: bool,
+) -> Result<Entry<TileArgs<T>>> {
+    let wide = wide as u32;
+    let entry = match (variant, op) {
+        (ScanVariant::Chained, Op::Sum) => Some(scan_chained_sum::entry::<T>()),
+        (ScanVariant::DecoupledLookback, Op::Sum) => scan_lookback_sum::entry::<T>(wide),
+        (ScanVariant::DecoupledLookback, Op::Min) => scan_lookback_min::entry::<T>(wide),
+        (ScanVariant::DecoupledLookback, Op::Max) => scan_lookback_max::entry::<T>(wide),
+        _ => None,
+    };
+    entry.ok_or_else(|| Error::Unsupported {
+        variant: variant.name(),
+        reason: format!("has no single pass for {}", op.name()),
     })
 }
 
@@ -987,7 +1019,11 @@ mod tests {
                 Launch::TileReduce { src, sums, len } => {
                     check(src, len, &written);
                     written.push(sums);
-                    check(sums, len.div_ceil(tile_elements(bytes)), &written);
+                    check(
+                        sums,
+                        len.div_ceil(tile_elements(bytes, consts::TILE_VECTORS)),
+                        &written,
+                    );
                 }
                 Launch::TileGiven {
                     src,
@@ -997,7 +1033,11 @@ mod tests {
                     ..
                 } => {
                     check(src, len, &written);
-                    check(prefixes, len.div_ceil(tile_elements(bytes)), &written);
+                    check(
+                        prefixes,
+                        len.div_ceil(tile_elements(bytes, consts::TILE_VECTORS)),
+                        &written,
+                    );
                     assert_ne!(src, dst, "{variant:?}: tile passes never scan in place");
                     written.push(dst);
                     if let Place::Scratch(_) = dst {
@@ -1010,6 +1050,24 @@ mod tests {
             written.contains(&Place::Output),
             "{variant:?} n={n}: no output"
         );
+    }
+
+    #[test]
+    fn wide_tiles_for_long_rows_of_the_fastest_step_with_bulk_copies() {
+        use ScanVariant::{Chained, DecoupledLookback};
+        let (narrow, wide) = (consts::TILE_VECTORS, consts::WIDE_TILE_VECTORS);
+        assert_eq!(tile_vectors(DecoupledLookback, 1 << 24, 4, true), wide);
+        assert_eq!(
+            tile_vectors(DecoupledLookback, (1 << 24) - 1, 4, true),
+            narrow
+        );
+        assert_eq!(tile_vectors(DecoupledLookback, 1 << 23, 8, true), wide);
+        assert_eq!(tile_vectors(DecoupledLookback, usize::MAX, 8, true), wide);
+        assert_eq!(tile_vectors(DecoupledLookback, 1 << 28, 4, false), narrow);
+        assert_eq!(tile_vectors(Chained, 1 << 28, 4, true), narrow);
+        // A wide tile is the same 16-byte vectors, more of them.
+        assert_eq!(tile_elements(4, wide), 6144);
+        assert_eq!(tile_elements(8, wide), 3072);
     }
 
     #[test]

@@ -35,8 +35,10 @@ const LADDER_SIZES: [usize; 18] = [
     0, 1, 31, 32, 33, 511, 512, 513, 2047, 2048, 2049, 4095, 4096, 4097, 4_095_999, 4_096_001,
     1_000_003, BIG,
 ];
-/// The default step's sizes for every operator.
-const OP_SIZES: [usize; 5] = [1, 33, 4097, 1_000_003, BIG];
+/// The default step's sizes for every operator: around the first size of
+/// wide tiles (2^24 four-byte elements), and one past a whole number of
+/// them (2 731 tiles of 6 144).
+const OP_SIZES: [usize; 7] = [1, 33, 4097, 1_000_003, (1 << 24) - 1, BIG, 6144 * 2731 + 1];
 /// The compactions' sizes.
 const COMPACT_SIZES: [usize; 7] = [0, 1, 4095, 4096, 4097, 1_000_003, BIG];
 /// The row scans' shapes, (rows, width): sampling's vocabularies, one
@@ -820,11 +822,11 @@ fn state_reuse(ctx: &Context) -> Result<(), Failed> {
 /// 6), then a 4-byte scan (or compaction) of 3072 tiles.
 fn after_a_wide_scan(ctx: &Context, compaction: bool) -> Result<(), Failed> {
     let q = ok(ctx.new_stream())?;
-    let mut six = vec![0u64; 1024 * tile_elements(8)];
+    let mut six = vec![0u64; 1024 * tile_elements(8, warpspeed_gpu::scan::TILE_VECTORS)];
     six[0] = 6;
     let got = run_scan(&q, inclusive_sum(ScanVariant::DEFAULT), &upload(&q, &six)?)?;
     ensure(got.iter().all(|&v| v == 6), || "the 8-byte scan".into())?;
-    let n = 3072 * tile_elements(4) - 5;
+    let n = 3072 * tile_elements(4, warpspeed_gpu::scan::TILE_VECTORS) - 5;
     let numbers: Vec<u32> = (1..=n as u32).collect();
     let (x, sum) = (upload(&q, &numbers)?, inclusive_sum(ScanVariant::DEFAULT));
     if !compaction {
