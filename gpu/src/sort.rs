@@ -1624,9 +1624,9 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // Held by `LAUNCH_BOUNDS` to five blocks per SM: 4 bytes of spills
-    // for sm_70 only (none for sm_80, sm_90 and sm_90a).
-    "sort_onesweep_0_f32",
+    // None: the passes held by `LAUNCH_BOUNDS` to five blocks per SM
+    // keep their registers on every target (`sort_onesweep_0_f32` spilled
+    // 4 bytes for sm_70 before its tiles without NaN held ordered bits).
 ];
 
 const fn onesweep_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
