@@ -246,12 +246,14 @@ pub struct ScanShape {
     pub kernel: &'static str,
     /// Threads per block.
     pub block: u32,
-    /// Elements each thread takes (for the tile steps: 4-byte elements).
+    /// Elements each thread takes (for the tile steps: 4-byte elements,
+    /// 16 KiB tiles).
     pub per_thread: u32,
     /// How the host drives it.
     pub passes: Passes,
     /// Dynamic shared memory per block for 8-byte elements (what the
-    /// step's carving takes at most).
+    /// step's carving takes at most; for step 7, with its 16 KiB tiles:
+    /// its wide tiles take `staged_shared(WIDE_TILE_VECTORS)`).
     pub shared_bytes: u32,
     /// Whether it computes min, max, exclusive scans and row scans too
     /// (the fastest step), or inclusive sums only (the lessons).
