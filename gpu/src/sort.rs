@@ -52,6 +52,12 @@ pub const WIDE_PAIR_BLOCKS: u32 = 2;
 pub const PORTION: usize = 1 << 29;
 /// Words before a pass's statuses: its ticket, alone in a 128-byte line.
 pub const STATUS_START: usize = 32;
+/// A step 5 pass's `carry` over `f32` keys: where the sort has no NaN,
+/// the keys it reads are their ordered bits (every pass after the first).
+pub const CARRY_IN: u32 = 1;
+/// A step 5 pass's `carry` over `f32` keys: where the sort has no NaN, the
+/// keys it writes are their ordered bits (every pass before the last).
+pub const CARRY_OUT: u32 = 2;
 
 /// A key type the sorts are compiled for: `u32`, `i32`, `f32`, `u64`.
 pub trait SortKey: KernelType {
@@ -369,6 +375,8 @@ mod device {
         pub out_values: *mut u32,
         pub out_values_pitch: usize,
         pub limit: usize,
+        pub nan: *const u32,
+        pub carry: u32,
     }
 
     /// The digit a pass's arguments name.
@@ -462,10 +470,18 @@ mod device {
     /// key is loaded: each digit is then a shift and a mask, and the key
     /// is made again as it is stored. Only for keys without NaN (every
     /// NaN has the same ordered bits, so they do not give the NaN back).
+    /// `CARRIED`: the bits are stored as they are, in a key's place
+    /// (between the passes of a sort without NaN, whose scratch holds the
+    /// bits of the keys rather than the keys).
     #[derive(Clone, Copy)]
-    struct Radix(u32);
+    struct Bits<const CARRIED: bool>(u32);
 
-    impl<K: Holds> Held<K> for Radix {
+    /// Bits made back into the key as they are stored.
+    type Radix = Bits<false>;
+    /// Bits stored as they are.
+    type Carried = Bits<true>;
+
+    impl<K: Holds, const CARRIED: bool> Held<K> for Bits<CARRIED> {
         #[inline(always)]
         fn digit(self, d: Digit) -> u32 {
             (self.0 >> (d.shift & 31)) & ((1u32 << d.bits) - 1)
@@ -473,7 +489,11 @@ mod device {
 
         #[inline(always)]
         fn key(self, d: Digit) -> K {
-            K::from_radix(self.0, d.descending != 0)
+            if CARRIED {
+                K::from_carried(self.0)
+            } else {
+                K::from_radix(self.0, d.descending != 0)
+            }
         }
     }
 
@@ -499,6 +519,18 @@ mod device {
 
         /// The key whose [`Radix`] bits are `bits`.
         fn from_radix(bits: u32, descending: bool) -> Self;
+
+        /// The bits a key's place holds where they are [`Carried`].
+        #[inline(always)]
+        fn carried(self) -> u32 {
+            self.ordered(false) as u32
+        }
+
+        /// The key in whose place [`Carried`] bits `bits` are stored.
+        #[inline(always)]
+        fn from_carried(bits: u32) -> Self {
+            Self::from_radix(bits, false)
+        }
     }
 
     /// All ones where `descending`.
@@ -549,6 +581,16 @@ mod device {
         fn from_radix(bits: u32, descending: bool) -> f32 {
             let o = bits ^ flip(descending);
             f32::from_bits(o ^ ((!o as i32 >> 31) as u32 | 0x8000_0000))
+        }
+
+        #[inline(always)]
+        fn carried(self) -> u32 {
+            self.to_bits()
+        }
+
+        #[inline(always)]
+        fn from_carried(bits: u32) -> f32 {
+            f32::from_bits(bits)
         }
     }
 
@@ -903,14 +945,15 @@ mod device {
     }
 
     /// Step 5's first launch: every pass's digit counts of every row,
-    /// added to `hist[pass][row][digit]` (zeroed before). Block `(b, y)`
-    /// counts slice `b` of the grid's `x` slices of rows `y`, `y` plus the
-    /// grid's height, and so on.
+    /// added to `hist[pass][row][digit]` (zeroed before), and for `f32`
+    /// keys whether any is a NaN: the word after the counts made non-zero
+    /// where one is. Block `(b, y)` counts slice `b` of the grid's `x`
+    /// slices of rows `y`, `y` plus the grid's height, and so on.
     ///
     /// # Safety
     /// The common contract, each of `rows` rows `width` keys from `pitch`
-    /// apart; `hist` valid for `passes * rows * 256` words that only this
-    /// launch's atomics touch.
+    /// apart; `hist` valid for `passes * rows * 256 + 1` words that only
+    /// this launch's atomics touch.
     pub unsafe fn histogram<K: Holds>(a: HistogramArgs<K>) {
         let counters = dynamic_shared::<u32>();
         let span = a.width.div_ceil(grid_dim_x() as usize);
@@ -951,6 +994,8 @@ mod device {
                 });
             }
         };
+        // Whether this thread has seen a NaN (`f32` keys).
+        let mut seen = false;
         let mut row = block_idx_y() as usize;
         while row < a.rows {
             let mut t = thread_idx_x();
@@ -988,10 +1033,13 @@ mod device {
                         count(k[u], !nan);
                     }
                 });
+                seen |= nan;
                 i += HISTOGRAM_LOADS * STRIDE;
             }
             while i < to {
-                count(*keys.add(i), false);
+                let key = *keys.add(i);
+                seen |= key.is_nan();
+                count(key, false);
                 i += STRIDE;
             }
             sync_threads();
@@ -1008,6 +1056,11 @@ mod device {
                 t += HISTOGRAM_BLOCK;
             }
             row += grid_dim_y() as usize;
+        }
+        // One add a warp that saw a NaN makes the word after the counts
+        // say so.
+        if K::BY_RADIX && vote_any(seen) && thread_idx_x().is_multiple_of(WARP_SIZE) {
+            red_add_u32(a.hist.add(a.passes as usize * a.rows * RADIX as usize), 1);
         }
     }
 
@@ -1034,13 +1087,17 @@ mod device {
     /// `bases[row][digit]` plus that, where that place is below `limit`.
     /// A row of one tile (`tiles_per_row` 1) needs no ticket, status or
     /// bases: its blocks are its tiles, and its digits start where the
-    /// tile's do (`bases` and `status` are not read).
+    /// tile's do (`bases` and `status` are not read). `f32` keys of a sort
+    /// whose histogram saw no NaN (`nan` not null and zero) are read and
+    /// written as their ordered bits as `carry` says ([`CARRY_IN`],
+    /// [`CARRY_OUT`]).
     ///
     /// # Safety
     /// The common contract, for every row of the grid's tiles;
     /// `width` at most `PORTION`; with several tiles a row: `bases` 256
     /// words a row, `status` `STATUS_START` + 256 words a tile, zero
-    /// before the launch and touched by nothing else during it.
+    /// before the launch and touched by nothing else during it; `nan`
+    /// null or a word nothing writes during the launch.
     #[inline(always)]
     pub unsafe fn onesweep<K: Holds, const PAIRS: u32>(a: OnesweepArgs<K>) {
         onesweep_items::<K, PAIRS, { ONESWEEP_ITEMS as usize }>(a)
@@ -1091,6 +1148,43 @@ mod device {
             a.values.add(from)
         };
         let t = load_tile::<K, ITEMS>(a.keys.add(from), values, len);
+        // A sort without NaN (its histogram saw none) carries its keys'
+        // bits between passes: `CARRY_IN`, the keys read are bits;
+        // `CARRY_OUT`, bits are written.
+        // (Not in wide tiles: that entry would spill; the host carries
+        // no bits there.)
+        let carry =
+            if !K::BY_RADIX || ITEMS != ONESWEEP_ITEMS as usize || a.nan.is_null() || *a.nan != 0 {
+                0
+            } else {
+                a.carry
+            };
+        if carry != 0 {
+            let descending = a.descending != 0;
+            let mut bits = [0u32; ITEMS];
+            if carry & CARRY_IN != 0 {
+                each_item!(i => {
+                    bits[i] = t.keys[i].carried();
+                });
+            } else {
+                each_item!(i => {
+                    bits[i] = t.keys[i].radix(descending);
+                });
+            }
+            let values = t.values;
+            if carry & CARRY_OUT != 0 {
+                let c = Tile::<Carried, ITEMS> {
+                    keys: bits.map(Bits),
+                    values,
+                };
+                return pass::<K, Carried, PAIRS, ITEMS>(&a, &s, c, (ticket, tile), first, len);
+            }
+            let r = Tile::<Radix, ITEMS> {
+                keys: bits.map(Bits),
+                values,
+            };
+            return pass::<K, Radix, PAIRS, ITEMS>(&a, &s, r, (ticket, tile), first, len);
+        }
         if K::BY_RADIX {
             // Keys past the tile's length are zero, not NaN.
             let mut nan = false;
@@ -1100,11 +1194,11 @@ mod device {
             if !sync_threads_or(nan) {
                 let descending = a.descending != 0;
                 let mut r = Tile {
-                    keys: [Radix(0); ITEMS],
+                    keys: [Bits(0); ITEMS],
                     values: t.values,
                 };
                 each_item!(i => {
-                    r.keys[i] = Radix(t.keys[i].radix(descending));
+                    r.keys[i] = Bits(t.keys[i].radix(descending));
                 });
                 return pass::<K, Radix, PAIRS, ITEMS>(&a, &s, r, (ticket, tile), first, len);
             }
@@ -1162,13 +1256,16 @@ mod device {
         let mut before = 0u32;
         if tile > 0 {
             // The statuses before tile `p` (a ticket) are still to add.
-            let mut p = ticket as usize;
-            let row_start = (ticket - tile) as usize;
+            // 32-bit: a sort takes fewer than 2^32 keys (the host's
+            // bound), so its tiles' statuses are fewer than 2^28 words.
+            let mut p = ticket;
+            let row_start = ticket - tile;
             'walk: loop {
                 let mut seen = [FLAG_PREFIX; LOOKBACK];
                 unroll!(k in [0 1 2 3] => {
-                    if p > row_start + k {
-                        seen[k] = load_relaxed_u32(statuses.add((p - 1 - k) * RADIX as usize + me));
+                    if p > row_start + k as u32 {
+                        let at = (p - 1 - k as u32) * RADIX + me as u32;
+                        seen[k] = load_relaxed_u32(statuses.add(at as usize));
                     }
                 });
                 unroll!(k in [0 1 2 3] => {
@@ -1624,9 +1721,14 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // None: the passes held by `LAUNCH_BOUNDS` to five blocks per SM
-    // keep their registers on every target (`sort_onesweep_0_f32` spilled
-    // 4 bytes for sm_70 before its tiles without NaN held ordered bits).
+    // For sm_70 only (12 to 20 bytes at the five-block bound): the
+    // look-back's walk in 32-bit indices, measured on the H200 (every
+    // other target keeps 48 registers without spills). Holding a pointer
+    // to the thread's own column of statuses instead removes them on
+    // sm_70 but changes the sm_90a code, not measured yet.
+    "sort_onesweep_0_u32",
+    "sort_onesweep_0_i32",
+    "sort_onesweep_0_f32",
 ];
 
 const fn onesweep_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
@@ -1668,7 +1770,7 @@ kernels! {
         (keys: *const T, values: *const u32, width: usize, tiles_per_row: u32, pitch: usize,
             shift: u32, bits: u32, descending: u32, bases: *const u32, status: *mut u32,
             out: *mut T, out_pitch: usize, out_values: *mut u32, out_values_pitch: usize,
-            limit: usize) as OnesweepArgs {
+            limit: usize, nan: *const u32, carry: u32) as OnesweepArgs {
             fn sort_onesweep<T in u32, i32, f32, u64; const PAIRS: u32 = { 0, 1 }>
                 = device::onesweep::<T, PAIRS>;
             /// Pairs of 4-byte keys in wide tiles ([`WIDE_PAIR_ITEMS`]).

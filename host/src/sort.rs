@@ -41,10 +41,11 @@ use warpspeed_gpu::Op;
 use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
-    ARGMAX_SHARED, ARGMAX_SLICE, HISTOGRAM_BLOCK, PORTION, RADIX, SELECT_MAX_K, SELECT_SLICE,
-    SORT_BLOCK, STATUS_START, SortKey, SortShape, WIDE_PAIR_BLOCKS, WIDE_PAIR_ITEMS, count_shared,
-    histogram_shared, rank_shared, select_shared, sort_argmax, sort_bases, sort_count,
-    sort_histogram, sort_onesweep, sort_onesweep_wide, sort_scatter, sort_select,
+    ARGMAX_SHARED, ARGMAX_SLICE, CARRY_IN, CARRY_OUT, HISTOGRAM_BLOCK, ONESWEEP_ITEMS, PORTION,
+    RADIX, SELECT_MAX_K, SELECT_SLICE, SORT_BLOCK, STATUS_START, SortKey, SortShape,
+    WIDE_PAIR_BLOCKS, WIDE_PAIR_ITEMS, count_shared, histogram_shared, rank_shared, select_shared,
+    sort_argmax, sort_bases, sort_count, sort_histogram, sort_onesweep, sort_onesweep_wide,
+    sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -148,7 +149,8 @@ struct Layout {
     keys: [usize; 2],
     values: [usize; 2],
     /// Steps 1-4: the counts of every tile's digits. Step 5: the
-    /// histograms, then the bases, then one pass's statuses.
+    /// histograms and the word that says whether `f32` keys hold a NaN,
+    /// then the bases, then one pass's statuses.
     counts: usize,
     bases: usize,
     status: usize,
@@ -276,7 +278,8 @@ fn layout(
     let tiles = n.div_ceil(shape.tile());
     let (bases, status, end) = if shape.onesweep {
         let words = passes * rows.rows * RADIX as usize * 4;
-        let bases = counts + align(words);
+        // The histograms and their NaN word.
+        let bases = counts + align(words + 4);
         let status = bases + align(words);
         let statuses = if rows.tiles_per_row(shape) > 1 {
             STATUS_START + rows.rows * rows.tiles_per_row(shape) * RADIX as usize
@@ -1055,7 +1058,8 @@ impl Context {
         };
         let mut src_pitch = rows.pitch;
         let descending = descending as u32;
-        if shape.onesweep && rows.tiles_per_row(shape) > 1 {
+        let histograms = shape.onesweep && rows.tiles_per_row(shape) > 1;
+        if histograms {
             // SAFETY: the keys as the caller promised; the tables in
             // scratch, as the layout counted them.
             unsafe {
@@ -1099,13 +1103,25 @@ impl Context {
                         rows.width
                     },
                 };
+                // Between passes over `f32` keys without NaN, scratch holds
+                // their ordered bits (not in wide tiles, whose entry would
+                // spill holding them).
+                let carry = Carry {
+                    nan: if histograms && shape.items == ONESWEEP_ITEMS {
+                        at(layout.counts) + (count * rows.rows * RADIX as usize * 4) as u64
+                    } else {
+                        0
+                    },
+                    carry: if p > 0 { CARRY_IN } else { 0 }
+                        | if p + 1 < count { CARRY_OUT } else { 0 },
+                };
                 // SAFETY: the pass's slices as the caller promised or in
-                // scratch (rows of `PORTION` keys at most), the bases and
-                // statuses in scratch.
+                // scratch (rows of `PORTION` keys at most), the bases,
+                // statuses and NaN word in scratch.
                 unsafe {
                     self.enqueue_onesweep::<K>(
                         shape,
-                        pass,
+                        (pass, carry),
                         &rows,
                         pitches,
                         bases,
@@ -1127,9 +1143,9 @@ impl Context {
     /// them, where each digit starts in each pass's output row.
     ///
     /// # Safety
-    /// `keys` valid for reading `rows`; `hist` and `bases` for `passes *
-    /// rows * 256` words each, touched by nothing else until the sort has
-    /// run.
+    /// `keys` valid for reading `rows`; `hist` for `passes * rows * 256`
+    /// words and the NaN word after them, `bases` for `passes * rows *
+    /// 256` words, touched by nothing else until the sort has run.
     unsafe fn enqueue_histograms<K: Sortable>(
         &self,
         keys: u64,
@@ -1166,11 +1182,11 @@ impl Context {
             block: (HISTOGRAM_BLOCK, 1),
             shared_bytes: histogram_shared(passes as u32),
         };
-        // SAFETY: `hist` holds `words` words (the caller's contract);
-        // the kernel reads the rows' keys and adds into `hist`, zeroed
-        // first; the shared memory its counters need.
+        // SAFETY: `hist` holds `words` words and the NaN word (the
+        // caller's contract); the kernel reads the rows' keys and adds
+        // into `hist`, zeroed first; the shared memory its counters need.
         unsafe {
-            self.zero_words(hist, words)?;
+            self.zero_words(hist, words + 1)?;
             self.launch(entry, grid, &args)?;
         }
         let entry = sort_bases::entry::<u32>();
@@ -1191,11 +1207,12 @@ impl Context {
     /// # Safety
     /// `pass`'s slices valid for the rows at their pitches, `bases` for
     /// 256 words a row, `status` for `STATUS_START` + 256 words a tile
-    /// (rows of several tiles), touched by nothing else.
+    /// (rows of several tiles), touched by nothing else; `carry.nan` 0 or
+    /// the NaN word of this sort's histograms.
     unsafe fn enqueue_onesweep<K: Sortable>(
         &self,
         shape: SortShape,
-        pass: Pass,
+        (pass, carry): (Pass, Carry),
         rows: &Shape,
         pitches: Pitches,
         bases: u64,
@@ -1227,6 +1244,8 @@ impl Context {
             out_values: DevPtrMut::new(pass.out_values),
             out_values_pitch: pitches.values,
             limit: pitches.limit,
+            nan: DevPtr::new(carry.nan),
+            carry: carry.carry,
         };
         let shared = rank_shared(shape, K::BYTES, pairs);
         // SAFETY: the statuses and the ticket zeroed for this launch
@@ -1396,6 +1415,16 @@ struct Pass {
     shift: u32,
     bits: u32,
     descending: u32,
+}
+
+/// What a step 5 pass over `f32` keys reads and writes as their ordered
+/// bits where the sort has no NaN: the word that says whether it has (in
+/// scratch, written by the histograms; 0 where there is none, as for rows
+/// of one tile) and the pass's `carry`.
+#[derive(Clone, Copy, Debug)]
+struct Carry {
+    nan: u64,
+    carry: u32,
 }
 
 fn no_entry() -> Error {

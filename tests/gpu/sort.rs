@@ -50,6 +50,11 @@ trait Key: Sortable + Copy + PartialEq + std::fmt::Debug {
     /// A key whose ordered bits are only in the top (or bottom) 8 bits.
     fn top_bits(v: u8) -> Self;
     fn bottom_bits(v: u8) -> Self;
+    /// A negative NaN with a payload (`f32`); a key like any other for
+    /// the integers.
+    fn negative_nan() -> Self {
+        Self::from_small(3)
+    }
 }
 
 impl Key for u32 {
@@ -119,6 +124,9 @@ impl Key for f32 {
         let x = Self::draw(r);
         if x.is_nan() { draw_f32(r) } else { x }
     }
+    fn negative_nan() -> Self {
+        f32::from_bits(0xffc0_1234)
+    }
     fn from_small(v: u64) -> Self {
         v as f32 - 1000.0
     }
@@ -166,6 +174,13 @@ enum Data {
     /// without NaN holds its keys as radix bits, one with NaN does not,
     /// and a sort meets both.
     NanTiles,
+    /// Random without NaN (`f32`: every other class): one-sweep's passes
+    /// carry the keys' ordered bits between them.
+    Numbers,
+    /// As `Numbers`, but the last key a negative NaN: the histogram must
+    /// see it (its slice's last keys are counted one by one), or the
+    /// carried bits would sort it first.
+    LastNan,
 }
 
 impl Data {
@@ -202,6 +217,14 @@ impl Data {
                         }
                     })
                     .collect()
+            }
+            Data::Numbers => random_vec(n, seed, K::draw_number),
+            Data::LastNan => {
+                let mut keys: Vec<K> = random_vec(n, seed, K::draw_number);
+                if let Some(last) = keys.last_mut() {
+                    *last = K::negative_nan();
+                }
+                keys
             }
         }
     }
@@ -402,7 +425,7 @@ fn bit_ranges(ctx: &Context) -> Result<(), Failed> {
             &format!("u64 bits {range:?}"),
         )?;
     }
-    for data in [Data::Random, Data::NanTiles] {
+    for data in [Data::Random, Data::NanTiles, Data::Numbers] {
         let keys: Vec<f32> = data.keys(n, seed_of("sort/bits/f32"));
         for sort in [
             Sort::ascending().bits(16..32),
@@ -852,6 +875,17 @@ pub fn trials(trials: &mut Vec<Trial>) {
             ));
         }
     }
+    // `f32` keys carried as ordered bits between passes, and a NaN where
+    // only the histogram's last keys of a slice see it.
+    for &n in &DEFAULT_SIZES {
+        for data in [Data::Numbers, Data::LastNan] {
+            trials.push(sized_trial(
+                format!("sort::f32::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<f32>(ctx, n, data),
+            ));
+        }
+    }
     trials.push(sized_trial("sort::bit_ranges", 100_003, bit_ranges));
     for n in [
         warpspeed_gpu::sort::PORTION,
@@ -889,6 +923,7 @@ pub fn trials(trials: &mut Vec<Trial>) {
             Data::AllEqual,
             Data::FewValues,
             Data::NanTiles,
+            Data::Numbers,
         ] {
             trials.push(sized_trial(
                 format!("sort::rows::f32::{data:?}::{width}x{height}"),
