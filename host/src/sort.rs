@@ -149,9 +149,11 @@ struct Layout {
     keys: [usize; 2],
     values: [usize; 2],
     /// Steps 1-4: the counts of every tile's digits. Step 5: the
-    /// histograms and the word that says whether `f32` keys hold a NaN,
-    /// then the bases, then one pass's statuses.
+    /// histograms, then the bases, then one pass's statuses.
     counts: usize,
+    /// Step 5: the word after the histograms that says whether `f32` keys
+    /// hold a NaN (where the histogram kernel writes it).
+    nan: usize,
     bases: usize,
     status: usize,
     /// Bytes in all.
@@ -276,25 +278,27 @@ fn layout(
     let values = [values_at, values_at + align(n * 4)];
     let counts = values_at + value_buffers * align(n * 4);
     let tiles = n.div_ceil(shape.tile());
-    let (bases, status, end) = if shape.onesweep {
+    let (nan, bases, status, end) = if shape.onesweep {
         let words = passes * rows.rows * RADIX as usize * 4;
         // The histograms and their NaN word.
-        let bases = counts + align(words + 4);
+        let nan = counts + words;
+        let bases = align(nan + 4);
         let status = bases + align(words);
         let statuses = if rows.tiles_per_row(shape) > 1 {
             STATUS_START + rows.rows * rows.tiles_per_row(shape) * RADIX as usize
         } else {
             0
         };
-        (bases, status, status + align(statuses * 4))
+        (nan, bases, status, status + align(statuses * 4))
     } else {
         let end = counts + align(shape.digits() as usize * tiles * 4);
-        (end, end, end)
+        (end, end, end, end)
     };
     Layout {
         keys,
         values,
         counts,
+        nan,
         bases,
         status,
         bytes: end,
@@ -1108,7 +1112,7 @@ impl Context {
                 // spill holding them).
                 let carry = Carry {
                     nan: if histograms && shape.items == ONESWEEP_ITEMS {
-                        at(layout.counts) + (count * rows.rows * RADIX as usize * 4) as u64
+                        at(layout.nan)
                     } else {
                         0
                     },
@@ -1531,7 +1535,10 @@ mod tests {
                         }
                         if shape.onesweep {
                             let words = count * rows.rows * RADIX as usize * 4;
-                            regions.push((l.counts, words));
+                            // The histograms and their NaN word, where the
+                            // kernel writes it.
+                            assert_eq!(l.nan, l.counts + words);
+                            regions.push((l.counts, words + 4));
                             regions.push((l.bases, words));
                             if rows.tiles_per_row(shape) > 1 {
                                 let tiles = rows.rows * rows.tiles_per_row(shape);
