@@ -263,6 +263,10 @@ pub const SELECT_SLICE: usize = (SORT_BLOCK * SELECT_ITEMS) as usize;
 /// The most keys a selection level keeps of a slice (a top-k's `k`; larger
 /// ones sort their rows): a thread of the block for each.
 pub const SELECT_MAX_K: u32 = SORT_BLOCK;
+/// The largest `k` for which a selection level first bounds its keys
+/// and selects among the few that pass: about `2k` of random keys, so
+/// that they fit the `SELECT_MAX_K` places of the stage.
+pub const SELECT_FILTER_MAX_K: u32 = 64;
 /// The column of an empty place among a selection's candidates.
 pub const NO_INDEX: u32 = u32::MAX;
 /// Keys of an argmax block's slice: one load of 16 keys a thread, so that
@@ -1375,6 +1379,246 @@ mod device {
         }
     }
 
+    /// The places of a selection level's shared memory.
+    #[derive(Clone, Copy)]
+    struct SelectShared<K> {
+        /// [0] the digit chosen, [1] the keys before it, [2] the keys of
+        /// it, [3] the keys taking part, [4] places handed out, [5] the
+        /// filter's candidates.
+        header: *mut u32,
+        warp_totals: *mut u32,
+        hist: *mut u32,
+        stage_columns: *mut u32,
+        stage_keys: *mut K,
+    }
+
+    /// The digits of a selection level's radix select, from the top of
+    /// the ranks' bits: `prefix` under `mask` are those chosen.
+    struct Chosen {
+        prefix: Rank,
+        mask: Rank,
+        /// Keys kept: `k`, or all the keys taking part where fewer.
+        kept: u32,
+    }
+
+    /// The radix select of the first `k` of the block's keys (a column of
+    /// `NO_INDEX`: no key): a histogram of the top digit of the keys'
+    /// ranks, the digit where the count reaches the keys still wanted,
+    /// then the next digit among the keys of that digit only, until the
+    /// keys of the digits chosen are exactly the keys still wanted (ranks
+    /// are distinct, so the columns' digits end it at the latest).
+    ///
+    /// # Safety
+    /// Every thread of the block calls it; `s` as [`select`] lays it out.
+    #[inline(always)]
+    unsafe fn select_digits<K: SortKey, const ITEMS: usize>(
+        keys: &[K; ITEMS],
+        columns: &[u32; ITEMS],
+        order: Order,
+        a: &SelectArgs<K>,
+        s: SelectShared<K>,
+    ) -> Chosen {
+        let me = thread_idx_x();
+        let hist_at = shared_address(s.hist);
+        let rank_bits = a.end_bit - a.begin_bit + a.index_bits;
+        let (mut prefix, mut mask) = (Rank { bits: 0, column: 0 }, Rank { bits: 0, column: 0 });
+        let mut wanted = a.k;
+        let mut high = rank_bits;
+        let mut settled = false;
+        while high > 0 && !settled {
+            // Digits never straddle the key's bits and the column's.
+            let bits = if high > a.index_bits {
+                Ord::min(8, high - a.index_bits)
+            } else {
+                Ord::min(8, high)
+            };
+            let shift = high - bits;
+            let digit_mask = (1u32 << bits) - 1;
+            let digit = |r: Rank| {
+                if shift >= a.index_bits {
+                    ((r.bits >> (shift - a.index_bits)) as u32) & digit_mask
+                } else {
+                    (r.column >> shift) & digit_mask
+                }
+            };
+            *s.hist.add(me as usize) = 0;
+            sync_threads();
+            each_item!(i => {
+                if columns[i] != NO_INDEX {
+                    let r = order.rank(keys[i], columns[i]);
+                    if r.bits & mask.bits == prefix.bits && r.column & mask.column == prefix.column {
+                        red_shared_add_u32(hist_at + 4 * digit(r), 1);
+                    }
+                }
+            });
+            sync_threads();
+            let c = *s.hist.add(me as usize);
+            let before = block_exclusive_sum(c, s.warp_totals);
+            if high == rank_bits {
+                if me == SORT_BLOCK - 1 {
+                    *s.header.add(3) = before + c;
+                }
+                sync_threads();
+                wanted = Ord::min(wanted, *s.header.add(3));
+                if wanted == 0 {
+                    break;
+                }
+            }
+            if c > 0 && before < wanted && wanted <= before + c {
+                *s.header = me;
+                *s.header.add(1) = before;
+                *s.header.add(2) = c;
+            }
+            sync_threads();
+            let (chosen, below, count) = (*s.header, *s.header.add(1), *s.header.add(2));
+            wanted -= below;
+            if shift >= a.index_bits {
+                let at = shift - a.index_bits;
+                prefix.bits |= (chosen as u64) << at;
+                mask.bits |= (digit_mask as u64) << at;
+            } else {
+                prefix.column |= chosen << shift;
+                mask.column |= digit_mask << shift;
+            }
+            settled = count == wanted;
+            high = shift;
+        }
+        Chosen {
+            prefix,
+            mask,
+            kept: Ord::min(a.k, *s.header.add(3)),
+        }
+    }
+
+    /// Hands each of the block's keys that `chosen` keeps a place among
+    /// the kept: to the stage (`sorted`), or to the row's outputs from
+    /// place `slots` on.
+    ///
+    /// # Safety
+    /// `s` as [`select`] lays it out, its places counter 0 and ordered
+    /// before by a barrier; the outputs valid for `chosen.kept` writes
+    /// from `slots`.
+    #[inline(always)]
+    unsafe fn select_keep<K: SortKey, const ITEMS: usize>(
+        keys: &[K; ITEMS],
+        columns: &[u32; ITEMS],
+        order: Order,
+        chosen: &Chosen,
+        s: SelectShared<K>,
+        sorted: bool,
+        (keys_out, columns_out): (*mut K, *mut u32),
+    ) {
+        let place_at = shared_address(s.header.add(4));
+        let (prefix, mask) = (chosen.prefix, chosen.mask);
+        each_item!(i => {
+            if columns[i] != NO_INDEX {
+                let r = order.rank(keys[i], columns[i]);
+                let (b, c) = (r.bits & mask.bits, r.column & mask.column);
+                if (b, c) <= (prefix.bits, prefix.column) {
+                    let place = atomic_shared_add_u32(place_at, 1) as usize;
+                    if sorted {
+                        *s.stage_keys.add(place) = keys[i];
+                        *s.stage_columns.add(place) = columns[i];
+                    } else {
+                        *keys_out.add(place) = keys[i];
+                        *columns_out.add(place) = columns[i];
+                    }
+                }
+            }
+        });
+    }
+
+    /// Where a thread's keys are many and `k` few: gathers to the stage
+    /// the block's keys that may be among its first `k`, and says whether
+    /// they fit it (`SELECT_MAX_K` places; else the stage holds no
+    /// meaning and the block selects from all its keys).
+    ///
+    /// The bound: each warp's `ceil(k / SORT_WARPS)`-th best of its
+    /// threads' best keys, on the top 32 bits of the ranks' key bits. Each
+    /// warp holds that many keys at or before its bound, so the block
+    /// holds `k` keys at or before the last of the warps' bounds: every
+    /// key after it is after the `k`-th. A warp with fewer keys bounds
+    /// nothing. About `2k` keys of random data pass.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it; `s` as [`select`] lays it out,
+    /// its candidates counter 0 and ordered before by a barrier.
+    #[inline(always)]
+    unsafe fn select_filter<K: SortKey, const ITEMS: usize>(
+        keys: &[K; ITEMS],
+        columns: &[u32; ITEMS],
+        order: Order,
+        a: &SelectArgs<K>,
+        s: SelectShared<K>,
+    ) -> bool {
+        let lane = thread_idx_x() % WARP_SIZE;
+        let warp = thread_idx_x() / WARP_SIZE;
+        let key_bits = a.end_bit - a.begin_bit;
+        let drop = key_bits.saturating_sub(32);
+        let coarse = |key: K| (order.rank(key, 0).bits >> drop) as u32;
+        let mut best = u32::MAX;
+        each_item!(i => {
+            if columns[i] != NO_INDEX {
+                best = Ord::min(best, coarse(keys[i]));
+            }
+        });
+        // Bitonic sort of the warp's bests, ascending by lane.
+        let mut v = best;
+        unroll!(size in [2 4 8 16 32] => {
+            let size = size as u32;
+            let mut stride = size / 2;
+            while stride > 0 {
+                let other: u32 = shfl_xor(v, stride);
+                let up = (lane & size == 0) != (lane & stride != 0);
+                v = if up { Ord::min(v, other) } else { Ord::max(v, other) };
+                stride /= 2;
+            }
+        });
+        let c = a.k.div_ceil(SORT_WARPS);
+        let bound_of_warp: u32 = shfl_idx(v, c - 1);
+        if lane == 0 {
+            *s.warp_totals.add(warp as usize) = bound_of_warp;
+        }
+        sync_threads();
+        let mut bound = 0;
+        for w in 0..SORT_WARPS as usize {
+            bound = Ord::max(bound, *s.warp_totals.add(w));
+        }
+        // Bit `i`: the thread's `i`-th key passes.
+        let mut passes = 0u32;
+        each_item!(i => {
+            if columns[i] != NO_INDEX && coarse(keys[i]) <= bound {
+                passes |= 1 << i;
+            }
+        });
+        let passing = passes.count_ones();
+        let mut before = passing;
+        unroll!(k in [0 1 2 3 4] => {
+            let y: u32 = shfl_up(before, 1u32 << k);
+            if lane >= 1u32 << k {
+                before += y;
+            }
+        });
+        let total: u32 = shfl_idx(before, WARP_SIZE - 1);
+        let base = if lane == WARP_SIZE - 1 {
+            atomic_shared_add_u32(shared_address(s.header.add(5)), total)
+        } else {
+            0
+        };
+        let first = shfl_idx(base, WARP_SIZE - 1) + before - passing;
+        each_item!(i => {
+            if passes & (1 << i) != 0 {
+                let at = first + (passes & ((1 << i) - 1)).count_ones();
+                if at < SELECT_MAX_K {
+                    *s.stage_keys.add(at as usize) = keys[i];
+                    *s.stage_columns.add(at as usize) = columns[i];
+                }
+            }
+        });
+        sync_threads();
+        *s.header.add(5) <= SELECT_MAX_K
+    }
+
     /// One selection level over rows of `width` keys (and their columns
     /// in `indices`, or their own columns where that is null; a column of
     /// `NO_INDEX` is an empty place), `pitch` apart: block `(b, y)` takes
@@ -1382,13 +1626,11 @@ mod device {
     /// height, and so on, and keeps the `k` first keys of the slice in
     /// the order of [`Rank`] (all of them where it has fewer).
     ///
-    /// The `k`-th is found by a radix select: a histogram of the top
-    /// digit of the keys' ranks, the digit where the count reaches the
-    /// keys still wanted, then the next digit among the keys of that
-    /// digit only, until the keys of the digits chosen are exactly the
-    /// keys still wanted (ranks are distinct, so the columns' digits end
-    /// it at the latest). The kept keys are those whose chosen digits are
-    /// at most the ones chosen.
+    /// Where `k` is at most `SELECT_FILTER_MAX_K`, a bound first leaves
+    /// a few candidates ([`select_filter`]), one a thread; the radix
+    /// select ([`select_digits`]) then runs over them, or over all the
+    /// slice's keys where they do not fit. The kept keys are those whose
+    /// chosen digits are at most the ones chosen.
     ///
     /// Not `sorted`: slice `b` of a row writes its keys, in no order, to
     /// places `b * k ..` of the row's outputs, and marks the places it
@@ -1404,20 +1646,22 @@ mod device {
     pub unsafe fn select<K: SortKey>(a: SelectArgs<K>) {
         const ITEMS: usize = SELECT_ITEMS as usize;
         let shared = dynamic_shared::<u32>();
-        // [0] the digit chosen, [1] the keys before it, [2] the keys of
-        // it, [3] the slice's keys, [4] places handed out.
-        let header = shared;
-        let warp_totals = shared.add(8);
         let hist = shared.add(16);
         let stage_columns = hist.add(RADIX as usize);
-        let stage_keys = stage_columns.add(SELECT_MAX_K as usize).cast::<K>();
+        let s = SelectShared {
+            header: shared,
+            warp_totals: shared.add(8),
+            hist,
+            stage_columns,
+            stage_keys: stage_columns.add(SELECT_MAX_K as usize).cast::<K>(),
+        };
         let order = Order::new(a.begin_bit, a.end_bit, a.descending);
         let me = thread_idx_x();
         let slice = block_idx_x() as usize;
         let first = slice * SELECT_SLICE;
         let len = Ord::min(SELECT_SLICE, a.width - first) as u32;
-        let hist_at = shared_address(hist);
-        let rank_bits = a.end_bit - a.begin_bit + a.index_bits;
+        let filters = a.k <= SELECT_FILTER_MAX_K;
+        let sorted = a.sorted != 0;
         let mut row = block_idx_y() as usize;
         while row < a.rows {
             let from = row * a.pitch + first;
@@ -1436,111 +1680,55 @@ mod device {
                     };
                 }
             });
-            // The digits chosen so far (`prefix` under `mask`), and how
-            // many keys are still wanted among those that match them.
-            let (mut prefix, mut mask) = (Rank { bits: 0, column: 0 }, Rank { bits: 0, column: 0 });
-            let mut wanted = a.k;
-            let mut high = rank_bits;
-            let mut settled = false;
-            while high > 0 && !settled {
-                // Digits never straddle the key's bits and the column's.
-                let bits = if high > a.index_bits {
-                    Ord::min(8, high - a.index_bits)
-                } else {
-                    Ord::min(8, high)
-                };
-                let shift = high - bits;
-                let digit_mask = (1u32 << bits) - 1;
-                let digit = |r: Rank| {
-                    if shift >= a.index_bits {
-                        ((r.bits >> (shift - a.index_bits)) as u32) & digit_mask
-                    } else {
-                        (r.column >> shift) & digit_mask
-                    }
-                };
-                *hist.add(me as usize) = 0;
-                sync_threads();
-                each_item!(i => {
-                    if columns[i] != NO_INDEX {
-                        let r = order.rank(keys[i], columns[i]);
-                        if r.bits & mask.bits == prefix.bits && r.column & mask.column == prefix.column {
-                            red_shared_add_u32(hist_at + 4 * digit(r), 1);
-                        }
-                    }
-                });
-                sync_threads();
-                let c = *hist.add(me as usize);
-                let before = block_exclusive_sum(c, warp_totals);
-                if high == rank_bits {
-                    if me == SORT_BLOCK - 1 {
-                        *header.add(3) = before + c;
-                    }
-                    sync_threads();
-                    wanted = Ord::min(wanted, *header.add(3));
-                    if wanted == 0 {
-                        break;
-                    }
-                }
-                if c > 0 && before < wanted && wanted <= before + c {
-                    *header.add(0) = me;
-                    *header.add(1) = before;
-                    *header.add(2) = c;
-                }
-                sync_threads();
-                let (chosen, below, count) = (*header, *header.add(1), *header.add(2));
-                wanted -= below;
-                if shift >= a.index_bits {
-                    let at = shift - a.index_bits;
-                    prefix.bits |= (chosen as u64) << at;
-                    mask.bits |= (digit_mask as u64) << at;
-                } else {
-                    prefix.column |= chosen << shift;
-                    mask.column |= digit_mask << shift;
-                }
-                settled = count == wanted;
-                high = shift;
-            }
-            let kept = Ord::min(a.k, *header.add(3));
             if me == 0 {
-                *header.add(4) = 0;
+                *s.header.add(4) = 0;
+                *s.header.add(5) = 0;
             }
-            sync_threads();
-            let place_at = shared_address(header.add(4));
-            let sorted = a.sorted != 0;
-            let keys_out = a.out_keys.add(row * a.out_keys_pitch);
-            let columns_out = a.out_indices.add(row * a.out_indices_pitch);
+            // Null outputs (of a sorted level) stay null: wrapping.
+            let keys_out = a.out_keys.wrapping_add(row * a.out_keys_pitch);
+            let columns_out = a.out_indices.wrapping_add(row * a.out_indices_pitch);
             let slots = slice * a.k as usize;
-            each_item!(i => {
-                if columns[i] != NO_INDEX {
-                    let r = order.rank(keys[i], columns[i]);
-                    let (b, c) = (r.bits & mask.bits, r.column & mask.column);
-                    if (b, c) <= (prefix.bits, prefix.column) {
-                        let place = atomic_shared_add_u32(place_at, 1) as usize;
-                        if sorted {
-                            *stage_keys.add(place) = keys[i];
-                            *stage_columns.add(place) = columns[i];
-                        } else {
-                            *keys_out.add(slots + place) = keys[i];
-                            *columns_out.add(slots + place) = columns[i];
-                        }
-                    }
-                }
-            });
+            let outputs = (
+                keys_out.wrapping_add(slots),
+                columns_out.wrapping_add(slots),
+            );
+            sync_threads();
+            let kept = if filters && select_filter(&keys, &columns, order, &a, s) {
+                let candidates = *s.header.add(5);
+                let (key, column): (K, u32) = if me < candidates {
+                    (
+                        *s.stage_keys.add(me as usize),
+                        *s.stage_columns.add(me as usize),
+                    )
+                } else {
+                    // SAFETY: as above.
+                    (core::mem::zeroed(), NO_INDEX)
+                };
+                let (key, column) = ([key], [column]);
+                // The stage is read before the selection writes it.
+                let chosen = select_digits(&key, &column, order, &a, s);
+                select_keep(&key, &column, order, &chosen, s, sorted, outputs);
+                chosen.kept
+            } else {
+                let chosen = select_digits(&keys, &columns, order, &a, s);
+                select_keep(&keys, &columns, order, &chosen, s, sorted, outputs);
+                chosen.kept
+            };
             if !sorted {
                 if me >= kept && me < a.k {
                     // SAFETY: as above.
-                    *keys_out.add(slots + me as usize) = core::mem::zeroed();
-                    *columns_out.add(slots + me as usize) = NO_INDEX;
+                    *outputs.0.add(me as usize) = core::mem::zeroed();
+                    *outputs.1.add(me as usize) = NO_INDEX;
                 }
             } else {
                 sync_threads();
                 if me < kept {
-                    let key = *stage_keys.add(me as usize);
-                    let column = *stage_columns.add(me as usize);
+                    let key = *s.stage_keys.add(me as usize);
+                    let column = *s.stage_columns.add(me as usize);
                     let mine = order.rank(key, column);
                     let mut place = 0;
                     for j in 0..kept as usize {
-                        if order.rank(*stage_keys.add(j), *stage_columns.add(j)) < mine {
+                        if order.rank(*s.stage_keys.add(j), *s.stage_columns.add(j)) < mine {
                             place += 1;
                         }
                     }
