@@ -1392,6 +1392,16 @@ mod device {
         stage_keys: *mut K,
     }
 
+    /// Where a selection level's radix select starts: the top bits of
+    /// the ranks that every key taking part shares (`prefix` under
+    /// `mask`), and the bits above `high` are those.
+    #[derive(Clone, Copy)]
+    struct Start {
+        prefix: Rank,
+        mask: Rank,
+        high: u32,
+    }
+
     /// The digits of a selection level's radix select, from the top of
     /// the ranks' bits: `prefix` under `mask` are those chosen.
     struct Chosen {
@@ -1402,11 +1412,12 @@ mod device {
     }
 
     /// The radix select of the first `k` of the block's keys (a column of
-    /// `NO_INDEX`: no key): a histogram of the top digit of the keys'
-    /// ranks, the digit where the count reaches the keys still wanted,
-    /// then the next digit among the keys of that digit only, until the
-    /// keys of the digits chosen are exactly the keys still wanted (ranks
-    /// are distinct, so the columns' digits end it at the latest).
+    /// `NO_INDEX`: no key), every one of which has the bits `start`
+    /// names: a histogram of the next digit of the keys' ranks, the digit
+    /// where the count reaches the keys still wanted, then the next digit
+    /// among the keys of that digit only, until the keys of the digits
+    /// chosen are exactly the keys still wanted (ranks are distinct, so
+    /// the columns' digits end it at the latest).
     ///
     /// # Safety
     /// Every thread of the block calls it; `s` as [`select`] lays it out.
@@ -1417,15 +1428,17 @@ mod device {
         order: Order,
         a: &SelectArgs<K>,
         s: SelectShared<K>,
+        start: Start,
     ) -> Chosen {
         let me = thread_idx_x();
         let hist_at = shared_address(s.hist);
-        let rank_bits = a.end_bit - a.begin_bit + a.index_bits;
-        let (mut prefix, mut mask) = (Rank { bits: 0, column: 0 }, Rank { bits: 0, column: 0 });
+        let (mut prefix, mut mask, mut high) = (start.prefix, start.mask, start.high);
         let mut wanted = a.k;
-        let mut high = rank_bits;
         let mut settled = false;
-        while high > 0 && !settled {
+        // The first round counts the keys taking part, even where no bit
+        // is left to choose.
+        let mut first = true;
+        while first || (high > 0 && !settled) {
             // Digits never straddle the key's bits and the column's.
             let bits = if high > a.index_bits {
                 Ord::min(8, high - a.index_bits)
@@ -1454,7 +1467,8 @@ mod device {
             sync_threads();
             let c = *s.hist.add(me as usize);
             let before = block_exclusive_sum(c, s.warp_totals);
-            if high == rank_bits {
+            if first {
+                first = false;
                 if me == SORT_BLOCK - 1 {
                     *s.header.add(3) = before + c;
                 }
@@ -1529,16 +1543,19 @@ mod device {
     }
 
     /// Where a thread's keys are many and `k` few: gathers to the stage
-    /// the block's keys that may be among its first `k`, and says whether
-    /// they fit it (`SELECT_MAX_K` places; else the stage holds no
-    /// meaning and the block selects from all its keys).
+    /// the block's keys that may be among its first `k`, and says where
+    /// their selection starts, if they fit it (`SELECT_MAX_K` places;
+    /// else the stage holds no meaning and the block selects from all
+    /// its keys).
     ///
     /// The bound: each warp's `ceil(k / SORT_WARPS)`-th best of its
     /// threads' best keys, on the top 32 bits of the ranks' key bits. Each
     /// warp holds that many keys at or before its bound, so the block
     /// holds `k` keys at or before the last of the warps' bounds: every
     /// key after it is after the `k`-th. A warp with fewer keys bounds
-    /// nothing. About `2k` keys of random data pass.
+    /// nothing. About `2k` keys of random data pass; they lie between the
+    /// block's first key and the bound, so they share the top bits where
+    /// those two agree, and the selection starts below them.
     ///
     /// # Safety
     /// Every thread of the block calls it; `s` as [`select`] lays it out,
@@ -1550,7 +1567,7 @@ mod device {
         order: Order,
         a: &SelectArgs<K>,
         s: SelectShared<K>,
-    ) -> bool {
+    ) -> Option<Start> {
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
         let key_bits = a.end_bit - a.begin_bit;
@@ -1578,11 +1595,13 @@ mod device {
         let bound_of_warp: u32 = shfl_idx(v, c - 1);
         if lane == 0 {
             *s.warp_totals.add(warp as usize) = bound_of_warp;
+            *s.hist.add(warp as usize) = v;
         }
         sync_threads();
-        let mut bound = 0;
+        let (mut bound, mut low) = (0, u32::MAX);
         for w in 0..SORT_WARPS as usize {
             bound = Ord::max(bound, *s.warp_totals.add(w));
+            low = Ord::min(low, *s.hist.add(w));
         }
         // Bit `i`: the thread's `i`-th key passes.
         let mut passes = 0u32;
@@ -1616,7 +1635,29 @@ mod device {
             }
         });
         sync_threads();
-        *s.header.add(5) <= SELECT_MAX_K
+        if *s.header.add(5) > SELECT_MAX_K {
+            return None;
+        }
+        // The top bits of the `width` bits of `low` and `bound` that agree
+        // (`low <= bound`: every candidate lies between).
+        let width = key_bits - drop;
+        let known = Ord::min(((low ^ bound) << (32 - width)).leading_zeros(), width);
+        let top = if known == 0 {
+            0
+        } else {
+            ((1u64 << known) - 1) << (key_bits - known)
+        };
+        Some(Start {
+            prefix: Rank {
+                bits: ((low as u64) << drop) & top,
+                column: 0,
+            },
+            mask: Rank {
+                bits: top,
+                column: 0,
+            },
+            high: key_bits - known + a.index_bits,
+        })
     }
 
     /// One selection level over rows of `width` keys (and their columns
@@ -1693,7 +1734,12 @@ mod device {
                 columns_out.wrapping_add(slots),
             );
             sync_threads();
-            let kept = if filters && select_filter(&keys, &columns, order, &a, s) {
+            let start = if filters {
+                select_filter(&keys, &columns, order, &a, s)
+            } else {
+                None
+            };
+            let kept = if let Some(start) = start {
                 let candidates = *s.header.add(5);
                 let (key, column): (K, u32) = if me < candidates {
                     (
@@ -1706,11 +1752,16 @@ mod device {
                 };
                 let (key, column) = ([key], [column]);
                 // The stage is read before the selection writes it.
-                let chosen = select_digits(&key, &column, order, &a, s);
+                let chosen = select_digits(&key, &column, order, &a, s, start);
                 select_keep(&key, &column, order, &chosen, s, sorted, outputs);
                 chosen.kept
             } else {
-                let chosen = select_digits(&keys, &columns, order, &a, s);
+                let everything = Start {
+                    prefix: Rank { bits: 0, column: 0 },
+                    mask: Rank { bits: 0, column: 0 },
+                    high: a.end_bit - a.begin_bit + a.index_bits,
+                };
+                let chosen = select_digits(&keys, &columns, order, &a, s, everything);
                 select_keep(&keys, &columns, order, &chosen, s, sorted, outputs);
                 chosen.kept
             };
@@ -1894,15 +1945,24 @@ mod device {
 /// tiles are held to [`WIDE_PAIR_BLOCKS`].
 const ONESWEEP_BLOCKS: u32 = 5;
 
-/// This family's launch bounds: one-sweep's passes over 4-byte keys, and
-/// its wide tiles of pairs.
+/// Blocks per SM that the selection levels over 4-byte keys are compiled
+/// for: two of 256 threads (at most 128 registers; unbounded, `u32` and
+/// `i32` keys take 139 and one block an SM). Three would spill (24 to
+/// 80 bytes at 80 registers).
+const SELECT_BLOCKS: u32 = 2;
+
+/// This family's launch bounds: one-sweep's passes over 4-byte keys, its
+/// wide tiles of pairs, and the selection levels over 4-byte keys.
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
-    onesweep_bounds("sort_onesweep_0_u32", ONESWEEP_BLOCKS),
-    onesweep_bounds("sort_onesweep_0_i32", ONESWEEP_BLOCKS),
-    onesweep_bounds("sort_onesweep_0_f32", ONESWEEP_BLOCKS),
-    onesweep_bounds("sort_onesweep_wide_u32", WIDE_PAIR_BLOCKS),
-    onesweep_bounds("sort_onesweep_wide_i32", WIDE_PAIR_BLOCKS),
-    onesweep_bounds("sort_onesweep_wide_f32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_0_u32", ONESWEEP_BLOCKS),
+    block_bounds("sort_onesweep_0_i32", ONESWEEP_BLOCKS),
+    block_bounds("sort_onesweep_0_f32", ONESWEEP_BLOCKS),
+    block_bounds("sort_onesweep_wide_u32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_i32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_f32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_select_u32", SELECT_BLOCKS),
+    block_bounds("sort_select_i32", SELECT_BLOCKS),
+    block_bounds("sort_select_f32", SELECT_BLOCKS),
 ];
 
 /// This family's entries whose local memory is kept deliberately
@@ -1919,7 +1979,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     "sort_onesweep_0_f32",
 ];
 
-const fn onesweep_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
+const fn block_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
     crate::kernel::LaunchBounds {
         entry,
         threads: SORT_BLOCK,
