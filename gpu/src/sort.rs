@@ -1548,18 +1548,20 @@ mod device {
     /// else the stage holds no meaning and the block selects from all
     /// its keys).
     ///
-    /// The bound: each warp's `ceil(k / SORT_WARPS)`-th best of its
-    /// threads' best keys, on the top 32 bits of the ranks' key bits. Each
-    /// warp holds that many keys at or before its bound, so the block
-    /// holds `k` keys at or before the last of the warps' bounds: every
-    /// key after it is after the `k`-th. A warp with fewer keys bounds
-    /// nothing. About `2k` keys of random data pass; they lie between the
+    /// The bound: of the first `full` warps (each lane of which holds a
+    /// place of the slice), each one's `ceil(k / full)`-th best of its
+    /// threads' best keys, on the top 32 bits of the ranks' key bits.
+    /// Each of them holds that many keys at or before its bound, so the
+    /// block holds `k` keys at or before the last of their bounds: every
+    /// key after it is after the `k`-th. A warp with fewer keys (empty
+    /// places) bounds nothing. About `2k` keys of random data pass; they lie between the
     /// block's first key and the bound, so they share the top bits where
     /// those two agree, and the selection starts below them.
     ///
     /// # Safety
     /// Every thread of the block calls it; `s` as [`select`] lays it out,
-    /// its candidates counter 0 and ordered before by a barrier.
+    /// its candidates counter 0 and ordered before by a barrier; `full`
+    /// from 1 to `SORT_WARPS`, `ceil(k / full)` at most 32.
     #[inline(always)]
     unsafe fn select_filter<K: SortKey, const ITEMS: usize>(
         keys: &[K; ITEMS],
@@ -1567,6 +1569,7 @@ mod device {
         order: Order,
         a: &SelectArgs<K>,
         s: SelectShared<K>,
+        full: u32,
     ) -> Option<Start> {
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
@@ -1591,10 +1594,10 @@ mod device {
                 stride /= 2;
             }
         });
-        let c = a.k.div_ceil(SORT_WARPS);
+        let c = a.k.div_ceil(full);
         let bound_of_warp: u32 = shfl_idx(v, c - 1);
         if lane == 0 {
-            *s.warp_totals.add(warp as usize) = bound_of_warp;
+            *s.warp_totals.add(warp as usize) = if warp < full { bound_of_warp } else { 0 };
             *s.hist.add(warp as usize) = v;
         }
         sync_threads();
@@ -1667,7 +1670,8 @@ mod device {
     /// height, and so on, and keeps the `k` first keys of the slice in
     /// the order of [`Rank`] (all of them where it has fewer).
     ///
-    /// Where `k` is at most `SELECT_FILTER_MAX_K`, a bound first leaves
+    /// Where `k` is at most `SELECT_FILTER_MAX_K` (and at most 32 for
+    /// each warp whose every lane holds a place), a bound first leaves
     /// a few candidates ([`select_filter`]), one a thread; the radix
     /// select ([`select_digits`]) then runs over them, or over all the
     /// slice's keys where they do not fit. The kept keys are those whose
@@ -1701,7 +1705,17 @@ mod device {
         let slice = block_idx_x() as usize;
         let first = slice * SELECT_SLICE;
         let len = Ord::min(SELECT_SLICE, a.width - first) as u32;
-        let filters = a.k <= SELECT_FILTER_MAX_K;
+        // Warps whose every lane holds a place of the slice (its first).
+        let full = if len >= WARP_SIZE {
+            Ord::min(
+                SORT_WARPS,
+                (len - WARP_SIZE) / (WARP_SIZE * SELECT_ITEMS) + 1,
+            )
+        } else {
+            0
+        };
+        let filters =
+            a.k <= SELECT_FILTER_MAX_K && full > 0 && a.k.div_ceil(Ord::max(full, 1)) <= WARP_SIZE;
         let sorted = a.sorted != 0;
         let mut row = block_idx_y() as usize;
         while row < a.rows {
@@ -1735,7 +1749,7 @@ mod device {
             );
             sync_threads();
             let start = if filters {
-                select_filter(&keys, &columns, order, &a, s)
+                select_filter(&keys, &columns, order, &a, s, full)
             } else {
                 None
             };
