@@ -633,13 +633,7 @@ mod device {
     unsafe fn block_exclusive_sum(v: u32, warp_totals: *mut u32) -> u32 {
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
-        let mut x = v;
-        unroll!(k in [0 1 2 3 4] => {
-            let y: u32 = shfl_up(x, 1u32 << k);
-            if lane >= 1u32 << k {
-                x += y;
-            }
-        });
+        let x = warp_inclusive_sum(v);
         if lane == WARP_SIZE - 1 {
             *warp_totals.add(warp as usize) = x;
         }
@@ -652,6 +646,20 @@ mod device {
         }
         sync_threads();
         before + x - v
+    }
+
+    /// The sum of `v` over this lane and the warp's lanes below it.
+    #[inline(always)]
+    fn warp_inclusive_sum(v: u32) -> u32 {
+        let lane = thread_idx_x() % WARP_SIZE;
+        let mut x = v;
+        unroll!(k in [0 1 2 3 4] => {
+            let y: u32 = shfl_up(x, 1u32 << k);
+            if lane >= 1u32 << k {
+                x += y;
+            }
+        });
+        x
     }
 
     /// The index in its tile of a thread's `i`-th key: each warp holds
@@ -1554,9 +1562,10 @@ mod device {
     /// Each of them holds that many keys at or before its bound, so the
     /// block holds `k` keys at or before the last of their bounds: every
     /// key after it is after the `k`-th. A warp with fewer keys (empty
-    /// places) bounds nothing. About `2k` keys of random data pass; they lie between the
-    /// block's first key and the bound, so they share the top bits where
-    /// those two agree, and the selection starts below them.
+    /// places) bounds nothing. About `2k` keys of random data pass; they
+    /// lie between the block's first key and the bound, so they share
+    /// the top bits where those two agree, and the selection starts
+    /// below them.
     ///
     /// # Safety
     /// Every thread of the block calls it; `s` as [`select`] lays it out,
@@ -1614,13 +1623,7 @@ mod device {
             }
         });
         let passing = passes.count_ones();
-        let mut before = passing;
-        unroll!(k in [0 1 2 3 4] => {
-            let y: u32 = shfl_up(before, 1u32 << k);
-            if lane >= 1u32 << k {
-                before += y;
-            }
-        });
+        let before = warp_inclusive_sum(passing);
         let total: u32 = shfl_idx(before, WARP_SIZE - 1);
         let base = if lane == WARP_SIZE - 1 {
             atomic_shared_add_u32(shared_address(s.header.add(5)), total)
