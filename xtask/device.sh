@@ -11,8 +11,8 @@
 #             then the GPU suite again with the baseline PTX forced
 #             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU).
 #             The two halves are phases of their own, test-native and
-#             test-sm70 (about 5 minutes each on an H200): the whole phase
-#             can outlast a 10-minute remote call
+#             test-sm70; one trial at a time, either outlasts a 10-minute
+#             remote call on an H200 (see TEST_THREADS)
 #   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck,
 #             synccheck and initcheck (SANITIZE_TOOLS picks some), inputs
 #             capped at WARPSPEED_TEST_MAX_N (default
@@ -42,6 +42,16 @@
 # the GPU suite's trials whose names contain WORD (the test harness's
 # filter), and skips the other test executables and the examples: a quick
 # check of one family after a change.
+#
+# TEST_THREADS=N (default 1) runs N trials of each test executable at once
+# (the harness's --test-threads); the trial that takes the GPU's memory on
+# purpose (ALONE below) then runs by itself after the others, since
+# trials beside it would fail for memory. Most of a trial's time is its
+# CPU reference: on an H200 machine (16 cores), 8 threads ran the conv1d,
+# histogram, transpose, soundness and GEMM trials in 57 to 74 s each, and
+# 6 threads the sort's trials but its rows in 448 s. Trials past 2^31
+# elements take tens of GB each: on a GPU of 80 GB, several at once may
+# fail for memory (run those again one at a time).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -57,6 +67,10 @@ done
 # FILTER as the test harness's argument list (empty: every trial).
 filter=()
 [ -n "${FILTER:-}" ] && filter=("$FILTER")
+threads=${TEST_THREADS:-1}
+# The GPU suite's trial that must have the GPU to itself: it allocates
+# nearly all of the GPU's memory.
+ALONE=soundness::out_of_memory_mid_call
 summary=()
 failed=0
 
@@ -104,18 +118,34 @@ run_logged() { # name, command...
   return $rc
 }
 
+gpu_suite() { # log name, then VAR=value...: the GPU suite (FILTER's trials) in that environment
+  local name=$1; shift
+  if [ "$threads" -le 1 ]; then
+    run_logged "$name" env "$@" "$bin/gpu" --test-threads 1 "${filter[@]}"
+    return
+  fi
+  run_logged "$name" env "$@" "$bin/gpu" --test-threads "$threads" --skip "$ALONE" "${filter[@]}"
+  case $ALONE in *"${FILTER:-}"*)
+    run_logged "$name-alone" env "$@" "$bin/gpu" --test-threads 1 --exact "$ALONE" ;;
+  esac
+}
+
 for phase in "${phases[@]}"; do
   case $phase in
   test|test-native|test-sm70)
     if [ $phase != test-sm70 ]; then
       if [ -n "${FILTER:-}" ]; then
-        run_logged "test-gpu" "$bin/gpu" --test-threads 1 "${filter[@]}"
+        gpu_suite test-gpu
       else
         for t in "$bin"/*; do
           name=$(basename "$t")
           # The benchmarks have phases of their own.
           case $name in ladder|multi|interop) continue ;; esac
-          run_logged "test-$name" "$t" --test-threads 1
+          if [ "$name" = gpu ]; then
+            gpu_suite test-gpu
+          else
+            run_logged "test-$name" "$t" --test-threads "$threads"
+          fi
         done
         # The examples, each a short program that checks its own result.
         for t in "$here"/examples/*; do
@@ -124,7 +154,7 @@ for phase in "${phases[@]}"; do
       fi
     fi
     if [ $phase != test-native ]; then
-      WARPSPEED_PTX=sm_70 run_logged "test-gpu-sm_70" "$bin/gpu" --test-threads 1 "${filter[@]}"
+      gpu_suite test-gpu-sm_70 WARPSPEED_PTX=sm_70
     fi
     ;;
   sanitize)
