@@ -27,8 +27,9 @@ pub enum Measure {
     /// the bound.
     Memcpy,
     /// Along a scaling curve (its title in `cases`), the fastest other
-    /// series' time over the fastest warpspeed series' at every size, at
-    /// least the bound.
+    /// series' time over the fastest warpspeed series' at every size (or
+    /// those of the two series [`Target::series`] names), at least the
+    /// bound.
     Curve,
 }
 
@@ -75,6 +76,10 @@ pub struct Target {
     /// whose name holds this (its own peer, or another peer row of the
     /// case; none: not measured).
     pub peer: Option<&'static str>,
+    /// For [`Measure::Curve`]: the series compared, by how their names
+    /// start (ours, the peer's); `None`: every warpspeed series against
+    /// every other.
+    pub series: Option<(&'static str, &'static str)>,
 }
 
 const fn target(
@@ -93,6 +98,7 @@ const fn target(
         measure,
         bound,
         peer: None,
+        series: None,
     }
 }
 
@@ -110,6 +116,38 @@ const fn versus(
         ..target(label, family, cases, Some(group), Peer, bound)
     }
 }
+
+/// [`target`] of [`Measure::Curve`] along the curve `title`, the series
+/// whose name starts with `ours` against the one whose name starts with
+/// `peer`.
+const fn curve(
+    label: &'static str,
+    family: &'static str,
+    title: &'static [&'static str],
+    (ours, peer): (&'static str, &'static str),
+    bound: f64,
+) -> Target {
+    Target {
+        series: Some((ours, peer)),
+        ..target(label, family, title, None, Curve, bound)
+    }
+}
+
+/// The tall-skinny products of one decoding step, `m × 4096 × 4096`.
+const SKINNY: &[&str] = &[
+    "f32 1x4096x4096",
+    "f32 16x4096x4096",
+    "f32 64x4096x4096",
+    "f32 128x4096x4096",
+];
+
+/// The strided batches of small products.
+const BATCHES: &[&str] = &[
+    "f32 1024 × 64³ batched",
+    "f32 1024 × 128³ batched",
+    "f32 1024 × 256³ batched",
+    "f32 256 × 512³ batched",
+];
 
 /// Every target, in the order of the families: the bench report's first
 /// families (reduce, transpose, image sums), then histogram and conv1d,
@@ -260,7 +298,7 @@ pub const TARGETS: &[Target] = &[
         &["f32 1024x1024x1024", "f32 1000x999x1001"],
         Some("fp32"),
         Peer,
-        0.85,
+        0.90,
     ),
     versus(
         "SGEMM TF32 at 4096³ and 8192³ × cuBLAS TF32",
@@ -276,7 +314,7 @@ pub const TARGETS: &[Target] = &[
         &["f32 1000x999x1001"],
         "tf32",
         "cuBLAS TF32",
-        0.75,
+        0.90,
     ),
     versus(
         "SGEMM 3xTF32 at 4096³ and 8192³ × CUTLASS 3xTF32",
@@ -301,6 +339,59 @@ pub const TARGETS: &[Target] = &[
         "tf32x3",
         "cuBLAS Sgemm",
         1.30,
+    ),
+    curve(
+        "SGEMM FP32, every side of the scaling curve (128 to 8192) × cuBLAS",
+        "gemm",
+        &["sgemm f32"],
+        ("warpspeed fp32 (", "cuBLAS Sgemm"),
+        0.90,
+    ),
+    curve(
+        "SGEMM TF32, every side of the scaling curve × cuBLAS TF32",
+        "gemm",
+        &["sgemm f32"],
+        ("warpspeed tf32 (", "cuBLAS TF32"),
+        0.90,
+    ),
+    curve(
+        "SGEMM 3xTF32, every side of the scaling curve × CUTLASS 3xTF32",
+        "gemm",
+        &["sgemm f32"],
+        ("warpspeed tf32x3 (", "CUTLASS 3xTF32"),
+        0.90,
+    ),
+    target(
+        "SGEMM FP32, m × 4096 × 4096 (m = 1, 16, 64, 128) × cuBLAS",
+        "gemm",
+        SKINNY,
+        Some("fp32"),
+        Peer,
+        0.90,
+    ),
+    versus(
+        "SGEMM TF32, m × 4096 × 4096 (m = 1, 16, 64, 128) × cuBLAS TF32",
+        "gemm",
+        SKINNY,
+        "tf32",
+        "cuBLAS TF32",
+        0.90,
+    ),
+    target(
+        "SGEMM FP32, strided batches (1 024 × 64³, 128³, 256³; 256 × 512³) × cuBLAS SgemmStridedBatched",
+        "gemm",
+        BATCHES,
+        Some("fp32"),
+        Peer,
+        1.00,
+    ),
+    target(
+        "SGEMM TF32, strided batches (the same) × cuBLAS TF32 strided batched",
+        "gemm",
+        BATCHES,
+        Some("tf32"),
+        Peer,
+        1.00,
     ),
     target(
         "uniform f32 fill of 2^28, time ÷ cuRAND's",
@@ -559,11 +650,16 @@ impl Target {
                 let mut sizes: Vec<usize> = points.iter().map(|r| r.n).collect();
                 sizes.sort_unstable();
                 sizes.dedup();
-                // The fastest time at `n` of the series ours or not.
+                // The fastest time at `n` of the series ours (or the
+                // peer's, `!ours`).
+                let compared = |series: &str, ours: bool| match self.series {
+                    Some((mine, peer)) => series.starts_with(if ours { mine } else { peer }),
+                    None => series.starts_with("warpspeed") == ours,
+                };
                 let fastest = |n: usize, ours: bool| {
                     points
                         .iter()
-                        .filter(|r| r.n == n && r.series.starts_with("warpspeed") == ours)
+                        .filter(|r| r.n == n && compared(&r.series, ours))
                         .filter_map(|r| r.ms)
                         .reduce(f64::min)
                 };
@@ -662,4 +758,50 @@ pub fn devices_table(devices: &[(String, &[Record])]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(series: &str, n: usize, ms: f64) -> Record {
+        Record {
+            kind: "scaling".into(),
+            family: "gemm".into(),
+            title: "sgemm f32".into(),
+            series: series.into(),
+            n,
+            ms: Some(ms),
+            ..Record::default()
+        }
+    }
+
+    /// A curve target of two named series compares those two alone, at
+    /// every size, and names the worst size.
+    #[test]
+    fn a_curve_of_two_series_compares_only_those() {
+        let records = [
+            point("warpspeed fp32 (plan)", 128, 8.0),
+            point("warpspeed tf32 (plan)", 128, 4.0),
+            point("cuBLAS Sgemm", 128, 7.2),
+            point("cuBLAS TF32 (best of Sgemm, Lt)", 128, 1.0),
+            point("warpspeed fp32 (plan)", 256, 10.0),
+            point("cuBLAS Sgemm", 256, 10.0),
+        ];
+        let fp32 = curve(
+            "fp32",
+            "gemm",
+            &["sgemm f32"],
+            ("warpspeed fp32 (", "cuBLAS Sgemm"),
+            0.90,
+        );
+        let worst = fp32.outcome(&records).alone.expect("two sizes measured");
+        assert_eq!((worst.value, worst.of), (0.9, 2));
+        assert_eq!(worst.at, size_label(128));
+        assert!(fp32.measure.holds(worst.value, fp32.bound));
+        // Every warpspeed series against every other: the fastest of each.
+        let any = target("any", "gemm", &["sgemm f32"], None, Curve, 0.90);
+        let worst = any.outcome(&records).alone.expect("two sizes measured");
+        assert_eq!((worst.value, worst.at), (0.25, size_label(128)));
+    }
 }
