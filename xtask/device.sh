@@ -23,7 +23,7 @@
 #             home, `cargo xtask report ladder.json` renders the report). The
 #             ladder rewrites $OUT/bench/ladder.json after each case: a run
 #             stopped midway leaves there the cases it finished
-#   profile FAMILY [VARIANT]
+#   profile FAMILY [VARIANT] [--BENCH ARGS...]
 #             Nsight Compute on one kernel of a ladder (profile.py beside this
 #             script): duration, DRAM against the peak, occupancy, registers,
 #             shared memory and its bank conflicts, top stall reasons; with

@@ -2,12 +2,15 @@
 """Profiles one kernel of a ladder with Nsight Compute and prints what a
 reader needs to see why a step is fast or slow.
 
-    profile.py LADDER_BIN FAMILY [VARIANT]
+    profile.py LADDER_BIN FAMILY [VARIANT] [BENCH ARGS...]
 
 Runs the ladder benchmark (`LADDER_BIN --families FAMILY --quick --no-peers
---no-hold`: the profiler serialises launches, so nothing may hold the stream)
-under `ncu --clock-control none`, on the first launch of the kernel whose
-entry name starts with `<family>_<variant>` after a few warm-ups, and prints:
+--no-hold`: the profiler serialises launches, so nothing may hold the stream;
+then BENCH ARGS, the arguments after VARIANT that start with `--`, such as
+`--steps tf32_tma --warmup-ms 0`) under `ncu --clock-control none`, on the
+fourth launch of the kernel whose entry name starts with `<family>_<variant>`
+(PROFILE_KERNEL names another prefix, PROFILE_SKIP how many launches of it
+to pass over first: 3), and prints:
 duration, DRAM throughput against the peak, achieved and theoretical
 occupancy, registers per thread, shared memory per block, shared-memory bank
 conflicts, and the top stall reasons (cycles per issued instruction). With a
@@ -48,11 +51,12 @@ METRICS = [
 STALLS = "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 
 
-def ncu(args, ladder, family):
+def ncu(args, ladder, family, extra):
     command = [
-        "ncu", "--clock-control", "none", "--launch-skip", "3", "--launch-count", "1",
+        "ncu", "--clock-control", "none",
+        "--launch-skip", os.environ.get("PROFILE_SKIP", "3"), "--launch-count", "1",
         *args, ladder, "--families", family, "--quick", "--no-peers", "--no-hold", "--reps", "1",
-        "--out", "/tmp/warpspeed-profile",
+        "--out", "/tmp/warpspeed-profile", *extra,
     ]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
@@ -71,12 +75,14 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     ladder, family = sys.argv[1], sys.argv[2]
-    variant = sys.argv[3] if len(sys.argv) > 3 else ""
-    prefix = family.replace("-", "_") + ("_" + variant if variant else "")
+    rest = sys.argv[3:]
+    variant = rest.pop(0) if rest and not rest[0].startswith("--") else ""
+    prefix = os.environ.get("PROFILE_KERNEL") or (
+        family.replace("-", "_") + ("_" + variant if variant else ""))
     kernel = f"regex:^{re.escape(prefix)}"
 
     rows = csv_rows(ncu(["--kernel-name", kernel, "--csv", "--page", "raw",
-                         "--metrics", ",".join(METRICS) + "," + STALLS], ladder, family))
+                         "--metrics", ",".join(METRICS) + "," + STALLS], ladder, family, rest))
     header, units, values = rows[0], rows[1], rows[2]
     m = dict(zip(header, values))
     unit = dict(zip(header, units))
@@ -122,14 +128,14 @@ def main():
     print("top stalls        " + ", ".join(top))
 
     if os.environ.get("WARPSPEED_PTX_FILE"):
-        source_lines(ladder, family, kernel)
+        source_lines(ladder, family, kernel, rest)
 
 
-def source_lines(ladder, family, kernel):
+def source_lines(ladder, family, kernel, extra):
     """Warp-stall samples per source line of the line-info build."""
     text = ncu(["--kernel-name", kernel, "--section", "SourceCounters",
                 "--import-source", "yes", "--page", "source",
-                "--print-source", "cuda,sass", "--csv"], ladder, family)
+                "--print-source", "cuda,sass", "--csv"], ladder, family, extra)
     if os.environ.get("PROFILE_DUMP"):
         with open(os.environ["PROFILE_DUMP"], "w") as f:
             f.write(text)

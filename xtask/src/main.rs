@@ -64,10 +64,11 @@ cargo xtask <task>
                         target/device/ptx/warpspeed_sm_90a.lineinfo.ptx (line
                         tables, for compute-sanitizer); packed, ~3 MB, as
                         target/device.txz
-  profile FAMILY [VARIANT]
+  profile FAMILY [VARIANT] [--BENCH ARGS...]
                         on a GPU machine with Nsight Compute: build the bundle
-                        (device), then profile the first kernel whose entry
-                        starts with FAMILY_VARIANT in the family's quick bench:
+                        (device), then profile the fourth launch of the kernel
+                        whose entry starts with FAMILY_VARIANT (PROFILE_KERNEL:
+                        another prefix) in the family's quick bench:
                         duration, DRAM against the peak, occupancy, registers,
                         shared-memory bank conflicts, top stalls, and the Rust
                         lines that take the time (docs/debugging.md); on a GPU
@@ -93,7 +94,9 @@ fn main() -> ExitCode {
                 .args(&args[1..]);
             run(cmd)
         }),
-        Some("profile") => Err("usage: cargo xtask profile FAMILY [VARIANT]".into()),
+        Some("profile") => {
+            Err("usage: cargo xtask profile FAMILY [VARIANT] [--BENCH ARGS...]".into())
+        }
         Some("report") => match args.get(1) {
             Some(path) => report(Path::new(path)),
             None => Err("usage: cargo xtask report <ladder.json>".into()),
