@@ -11,8 +11,8 @@
 #             then the GPU suite again with the baseline PTX forced
 #             (WARPSPEED_PTX=sm_70: the driver compiles it for this GPU).
 #             The two halves are phases of their own, test-native and
-#             test-sm70; one trial at a time, either outlasts a 10-minute
-#             remote call on an H200 (see TEST_THREADS)
+#             test-sm70; in one process, either outlasts a 10-minute
+#             remote call on an H200 (see TEST_JOBS)
 #   sanitize  the GPU suite under compute-sanitizer memcheck, racecheck,
 #             synccheck and initcheck (SANITIZE_TOOLS picks some), inputs
 #             capped at WARPSPEED_TEST_MAX_N (default
@@ -43,15 +43,15 @@
 # filter), and skips the other test executables and the examples: a quick
 # check of one family after a change.
 #
-# TEST_THREADS=N (default 1) runs N trials of each test executable at once
-# (the harness's --test-threads); the trial that takes the GPU's memory on
-# purpose (ALONE below) then runs by itself after the others, since
-# trials beside it would fail for memory. Most of a trial's time is its
-# CPU reference: on an H200 machine (16 cores), 8 threads ran the conv1d,
-# histogram, transpose, soundness and GEMM trials in 57 to 74 s each, and
-# 6 threads the sort's trials but its rows in 448 s. Trials past 2^31
-# elements take tens of GB each: on a GPU of 80 GB, several at once may
-# fail for memory (run those again one at a time).
+# TEST_JOBS=N (default 1) splits the GPU suite into N shards that run as
+# processes side by side (WARPSPEED_TEST_SHARD: every N-th group of trials),
+# beside one more for the trials past 2^31 elements, which take gigabytes
+# each and run one at a time; the trial that takes nearly all of the GPU's
+# memory on purpose runs alone after them. The harness runs one trial at a
+# time (one CUDA context a process), and most of a trial's time is its CPU
+# reference, so the shards share the machine's cores: on an H200 machine
+# (16 cores), the families as processes side by side took 4 to 74 s each
+# but the sort's (about 600 s, 233 of its trials in one process 448 s).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -67,10 +67,7 @@ done
 # FILTER as the test harness's argument list (empty: every trial).
 filter=()
 [ -n "${FILTER:-}" ] && filter=("$FILTER")
-threads=${TEST_THREADS:-1}
-# The GPU suite's trial that must have the GPU to itself: it allocates
-# nearly all of the GPU's memory.
-ALONE=soundness::out_of_memory_mid_call
+jobs=${TEST_JOBS:-1}
 summary=()
 failed=0
 
@@ -118,16 +115,27 @@ run_logged() { # name, command...
   return $rc
 }
 
-gpu_suite() { # log name, then VAR=value...: the GPU suite (FILTER's trials) in that environment
+gpu_suite() { # log name, then a command to run the GPU suite under (env VAR=value, a sanitizer...)
   local name=$1; shift
-  if [ "$threads" -le 1 ]; then
-    run_logged "$name" env "$@" "$bin/gpu" --test-threads 1 "${filter[@]}"
+  if [ "$jobs" -le 1 ]; then
+    run_logged "$name" "$@" "$bin/gpu" --test-threads 1 "${filter[@]}"
     return
   fi
-  run_logged "$name" env "$@" "$bin/gpu" --test-threads "$threads" --skip "$ALONE" "${filter[@]}"
-  case $ALONE in *"${FILTER:-}"*)
-    run_logged "$name-alone" env "$@" "$bin/gpu" --test-threads 1 --exact "$ALONE" ;;
-  esac
+  # The shards and the trials past 2^31 side by side, then the one alone.
+  local shards=() pids=() i rc t0=$SECONDS
+  for ((i = 0; i < jobs; i++)); do shards+=("$i/$jobs"); done
+  shards+=(big)
+  for i in "${!shards[@]}"; do
+    WARPSPEED_TEST_SHARD=${shards[$i]} "$@" "$bin/gpu" --test-threads 1 "${filter[@]}" \
+      >"$out/$name-shard$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!shards[@]}"; do
+    wait "${pids[$i]}"; rc=$?
+    summary+=("$name, shard ${shards[$i]}: rc=$rc, $((SECONDS - t0)) s; $(grep -E '^test result:' "$out/$name-shard$i.log" | tail -1)")
+    [ $rc -eq 0 ] || failed=1
+  done
+  WARPSPEED_TEST_SHARD=alone run_logged "$name-alone" "$@" "$bin/gpu" --test-threads 1 "${filter[@]}"
 }
 
 for phase in "${phases[@]}"; do
@@ -135,16 +143,16 @@ for phase in "${phases[@]}"; do
   test|test-native|test-sm70)
     if [ $phase != test-sm70 ]; then
       if [ -n "${FILTER:-}" ]; then
-        gpu_suite test-gpu
+        gpu_suite test-gpu env
       else
         for t in "$bin"/*; do
           name=$(basename "$t")
           # The benchmarks have phases of their own.
           case $name in ladder|multi|interop) continue ;; esac
           if [ "$name" = gpu ]; then
-            gpu_suite test-gpu
+            gpu_suite test-gpu env
           else
-            run_logged "test-$name" "$t" --test-threads "$threads"
+            run_logged "test-$name" "$t" --test-threads 1
           fi
         done
         # The examples, each a short program that checks its own result.
@@ -154,7 +162,7 @@ for phase in "${phases[@]}"; do
       fi
     fi
     if [ $phase != test-native ]; then
-      gpu_suite test-gpu-sm_70 WARPSPEED_PTX=sm_70
+      gpu_suite test-gpu-sm_70 env WARPSPEED_PTX=sm_70
     fi
     ;;
   sanitize)
@@ -165,10 +173,11 @@ for phase in "${phases[@]}"; do
       # --report-api-errors no: the library checks every driver result itself
       # (the tests assert them); NCCL probes kernels its build lacks for this
       # GPU (error 209) and handles that. Memory errors are still reported.
-      run_logged "sanitize-$tool" compute-sanitizer --tool $tool --report-api-errors no "${extra[@]}" --error-exitcode 1 \
-        "$bin/gpu" --test-threads 1 -q "${filter[@]}"
-      grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$out/sanitize-$tool.log" | tail -2 \
-        | sed "s/^/  $tool: /"
+      gpu_suite "sanitize-$tool" compute-sanitizer --tool $tool --report-api-errors no "${extra[@]}" --error-exitcode 1
+      for log in "$out/sanitize-$tool"*.log; do
+        grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY)' "$log" | tail -2 \
+          | sed "s/^/  $tool ($(basename "$log" .log)): /"
+      done
     done
     unset WARPSPEED_TEST_MAX_N WARPSPEED_UNDER_SANITIZER
     case " ${SANITIZE_TOOLS:-memcheck} " in *" memcheck "*) ;; *) continue ;; esac

@@ -115,6 +115,7 @@ pub fn multi_gpu_trial(
 }
 
 /// A GPU test over an input of `n` elements: also ignored above `max_n()`.
+/// From 2^31 elements on it is of the kind [`BIG`].
 pub fn sized_trial(
     name: impl Into<String>,
     n: usize,
@@ -126,9 +127,66 @@ pub fn sized_trial(
                 "n = {n} is above WARPSPEED_TEST_MAX_N"
             )))
         })
+    } else if n >= TWO_31 {
+        gpu_trial(name, body).with_kind(BIG)
     } else {
         gpu_trial(name, body)
     }
+}
+
+/// The kind of the trials past 2^31 elements: each takes gigabytes of
+/// device memory, so a suite split into shards runs them in a process of
+/// their own, one at a time ([`shard`]).
+pub const BIG: &str = "big";
+/// The kind of the trials that need the GPU to themselves (one takes
+/// nearly all of its memory on purpose): a suite split into shards runs
+/// them after the others ([`shard`]).
+pub const ALONE: &str = "alone";
+
+/// The part of `trials` that `WARPSPEED_TEST_SHARD` asks for, so that
+/// several processes can share the GPU and the machine's cores (the device
+/// bundle's `TEST_JOBS`): unset, all of them; `i/n` (`i < n`), shard `i`
+/// of `n`: every `n`-th group of trials from the `i`-th on (a group: the
+/// trials whose names share their first two `::` parts, which share their
+/// inputs), without the [`BIG`] and [`ALONE`] ones; `big` or `alone`, the
+/// trials of that kind. Every trial is in exactly one of `0/n` to
+/// `n-1/n`, `big` and `alone`.
+pub fn shard(trials: Vec<Trial>) -> Result<Vec<Trial>, String> {
+    let Ok(asked) = std::env::var("WARPSPEED_TEST_SHARD") else {
+        return Ok(trials);
+    };
+    if asked == BIG || asked == ALONE {
+        return Ok(trials.into_iter().filter(|t| t.kind() == asked).collect());
+    }
+    let parsed = asked
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+        .filter(|&(i, n)| i < n);
+    let Some((i, n)) = parsed else {
+        return Err(format!(
+            "WARPSPEED_TEST_SHARD={asked}: expected i/n with i < n, `big` or `alone`"
+        ));
+    };
+    let mut groups: Vec<String> = Vec::new();
+    Ok(trials
+        .into_iter()
+        .filter(|t| {
+            let group: String = t
+                .name()
+                .splitn(3, "::")
+                .take(2)
+                .collect::<Vec<_>>()
+                .join("::");
+            let index = match groups.iter().position(|g| *g == group) {
+                Some(index) => index,
+                None => {
+                    groups.push(group);
+                    groups.len() - 1
+                }
+            };
+            t.kind() != BIG && t.kind() != ALONE && index % n == i
+        })
+        .collect())
 }
 
 /// An input on both sides: the host copy for references, the device copy for kernels.

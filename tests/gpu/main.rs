@@ -11,7 +11,9 @@
 //!   under compute-sanitizer, which runs kernels far slower);
 //! * `WARPSPEED_UNDER_SANITIZER=1`: skip the tests that fault on purpose;
 //! * `WARPSPEED_PTX=sm_70`: load the baseline PTX instead of the device's
-//!   newest (the library reads it; the suite checks it was honoured).
+//!   newest (the library reads it; the suite checks it was honoured);
+//! * `WARPSPEED_TEST_SHARD=i/n`, `big` or `alone`: a part of the suite,
+//!   for several processes side by side (`common::shard`).
 
 mod common;
 mod context;
@@ -70,6 +72,21 @@ fn main() {
     for family in FAMILIES {
         family(&mut trials);
     }
+    // A name is how a trial is asked for (`--exact`, the shards' groups):
+    // two trials of one name would run the same check twice, or hide one.
+    let mut names: Vec<&str> = trials.iter().map(Trial::name).collect();
+    names.sort_unstable();
+    if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+        eprintln!("warpspeed: two trials are named {}", pair[0]);
+        std::process::exit(2);
+    }
+    let trials = match common::shard(trials) {
+        Ok(trials) => trials,
+        Err(message) => {
+            eprintln!("warpspeed: {message}");
+            std::process::exit(2);
+        }
+    };
 
     if let Some(reason) = common::no_device_reason() {
         eprintln!(

@@ -8,7 +8,7 @@
 //! another queue and dropped while the work may still run.
 
 use crate::common::{
-    ensure, gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer, unsanitized_trial,
+    ALONE, ensure, gpu_trial, max_n, multi_gpu_trial, ok, under_sanitizer, unsanitized_trial,
 };
 use libtest_mimic::{Failed, Trial};
 use std::cell::RefCell;
@@ -45,10 +45,8 @@ pub fn trials(trials: &mut Vec<Trial>) {
     ));
     trials.push(gpu_trial("soundness::adopted_cust_buffer", adopted));
     trials.push(gpu_trial("soundness::bad_shapes_are_errors", bad_shapes));
-    trials.push(gpu_trial(
-        "soundness::out_of_memory_mid_call",
-        out_of_memory,
-    ));
+    // It takes nearly all of the GPU's memory: nothing may run beside it.
+    trials.push(gpu_trial("soundness::out_of_memory_mid_call", out_of_memory).with_kind(ALONE));
     trials.push(gpu_trial(
         "soundness::constant_mask_on_many_queues",
         constant_masks,
