@@ -43,8 +43,9 @@
 # filter), and skips the other test executables and the examples: a quick
 # check of one family after a change.
 #
-# TEST_JOBS=N (default 1) splits the GPU suite into N shards that run as
-# processes side by side (WARPSPEED_TEST_SHARD: every N-th group of trials),
+# TEST_JOBS=N (default 1) splits the GPU suite, in the test and sanitize
+# phases, into N shards that run as processes side by side
+# (WARPSPEED_TEST_SHARD: every N-th group of trials),
 # beside one more for the trials past 2^31 elements, which take gigabytes
 # each and run one at a time; the trial that takes nearly all of the GPU's
 # memory on purpose runs alone after them. The harness runs one trial at a
