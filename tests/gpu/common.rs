@@ -139,8 +139,9 @@ pub fn sized_trial(
 /// their own, one at a time ([`shard`]).
 pub const BIG: &str = "big";
 /// The kind of the trials that need the GPU to themselves (one takes
-/// nearly all of its memory on purpose): a suite split into shards runs
-/// them after the others ([`shard`]).
+/// nearly all of its memory on purpose, another compares the device's
+/// free memory before and after): a suite split into shards runs them
+/// after the others, one at a time ([`shard`]).
 pub const ALONE: &str = "alone";
 
 /// The part of `trials` that `WARPSPEED_TEST_SHARD` asks for, so that

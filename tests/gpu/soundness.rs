@@ -51,7 +51,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
         "soundness::constant_mask_on_many_queues",
         constant_masks,
     ));
-    trials.push(gpu_trial("soundness::threads_and_queues", stress));
+    // It compares the device's free memory before and after: another
+    // process on the GPU moves it.
+    trials.push(gpu_trial("soundness::threads_and_queues", stress).with_kind(ALONE));
     trials.push(multi_gpu_trial(
         "soundness::a_buffer_of_another_device",
         2,
