@@ -144,50 +144,105 @@ pub const BIG: &str = "big";
 /// after the others, one at a time ([`shard`]).
 pub const ALONE: &str = "alone";
 
-/// The part of `trials` that `WARPSPEED_TEST_SHARD` asks for, so that
-/// several processes can share the GPU and the machine's cores (the device
-/// bundle's `TEST_JOBS`): unset, all of them; `i/n` (`i < n`), shard `i`
-/// of `n`: every `n`-th group of trials from the `i`-th on (a group: the
-/// trials whose names share their first two `::` parts, which share their
-/// inputs), without the [`BIG`] and [`ALONE`] ones; `big` or `alone`, the
-/// trials of that kind. Every trial is in exactly one of `0/n` to
-/// `n-1/n`, `big` and `alone`.
-pub fn shard(trials: Vec<Trial>) -> Result<Vec<Trial>, String> {
-    let Ok(asked) = std::env::var("WARPSPEED_TEST_SHARD") else {
-        return Ok(trials);
-    };
-    if asked == BIG || asked == ALONE {
-        return Ok(trials.into_iter().filter(|t| t.kind() == asked).collect());
+/// A part of the suite, as `WARPSPEED_TEST_SHARD` names it (see
+/// [`shard`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part<'a> {
+    /// Every trial (the variable unset).
+    All,
+    /// `i/n`: every `n`-th group of trials from the `i`-th on, without
+    /// the [`BIG`] and [`ALONE`] ones.
+    Shard(usize, usize),
+    /// `big` or `alone`: the trials of that kind.
+    Kind(&'a str),
+}
+
+impl<'a> Part<'a> {
+    /// The part `asked` names (`None`: the variable unset).
+    pub fn parse(asked: Option<&'a str>) -> Result<Part<'a>, String> {
+        let Some(asked) = asked else {
+            return Ok(Part::All);
+        };
+        if asked == BIG || asked == ALONE {
+            return Ok(Part::Kind(asked));
+        }
+        asked
+            .split_once('/')
+            .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
+            .filter(|&(i, n)| i < n)
+            .map(|(i, n)| Part::Shard(i, n))
+            .ok_or_else(|| {
+                format!("WARPSPEED_TEST_SHARD={asked}: expected i/n with i < n, `big` or `alone`")
+            })
     }
-    let parsed = asked
-        .split_once('/')
-        .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
-        .filter(|&(i, n)| i < n);
-    let Some((i, n)) = parsed else {
-        return Err(format!(
-            "WARPSPEED_TEST_SHARD={asked}: expected i/n with i < n, `big` or `alone`"
-        ));
-    };
-    let mut groups: Vec<String> = Vec::new();
+
+    /// Which of the trials, given as `(name, kind)` in the suite's
+    /// order, this part keeps. A group is the trials whose names share
+    /// their first two `::` parts (they share their inputs), numbered in
+    /// the order they first appear.
+    pub fn keeps<'t>(self, trials: impl IntoIterator<Item = (&'t str, &'t str)>) -> Vec<bool> {
+        let mut groups: Vec<String> = Vec::new();
+        trials
+            .into_iter()
+            .map(|(name, kind)| match self {
+                Part::All => true,
+                Part::Kind(wanted) => kind == wanted,
+                Part::Shard(i, n) => {
+                    let group: String = name.splitn(3, "::").take(2).collect::<Vec<_>>().join("::");
+                    let index = match groups.iter().position(|g| *g == group) {
+                        Some(index) => index,
+                        None => {
+                            groups.push(group);
+                            groups.len() - 1
+                        }
+                    };
+                    kind != BIG && kind != ALONE && index % n == i
+                }
+            })
+            .collect()
+    }
+}
+
+/// The part of `trials` that `WARPSPEED_TEST_SHARD` asks for ([`Part`]),
+/// so that several processes can share the GPU and the machine's cores
+/// (the device bundle's `TEST_JOBS`). Every trial is in exactly one of
+/// `0/n` to `n-1/n`, `big` and `alone` ([`partition_trial`] checks it).
+pub fn shard(trials: Vec<Trial>) -> Result<Vec<Trial>, String> {
+    let asked = std::env::var("WARPSPEED_TEST_SHARD").ok();
+    let part = Part::parse(asked.as_deref())?;
+    let keeps = part.keeps(trials.iter().map(|t| (t.name(), t.kind())));
     Ok(trials
         .into_iter()
-        .filter(|t| {
-            let group: String = t
-                .name()
-                .splitn(3, "::")
-                .take(2)
-                .collect::<Vec<_>>()
-                .join("::");
-            let index = match groups.iter().position(|g| *g == group) {
-                Some(index) => index,
-                None => {
-                    groups.push(group);
-                    groups.len() - 1
-                }
-            };
-            t.kind() != BIG && t.kind() != ALONE && index % n == i
-        })
+        .zip(keeps)
+        .filter_map(|(trial, keep)| keep.then_some(trial))
         .collect())
+}
+
+/// A trial (no GPU) that checks [`shard`]'s promise on the suite's own
+/// trials, given as `(name, kind)`: for every `n` from 1 to 16, each is
+/// kept by exactly one of `0/n` to `n-1/n`, `big` and `alone`.
+pub fn partition_trial(trials: Vec<(String, String)>) -> Trial {
+    Trial::test("harness::shards_partition_the_suite", move || {
+        let listed = || {
+            trials
+                .iter()
+                .map(|(name, kind)| (name.as_str(), kind.as_str()))
+        };
+        let kinds = [Part::Kind(BIG), Part::Kind(ALONE)].map(|part| part.keeps(listed()));
+        for n in 1..=16 {
+            let shards: Vec<Vec<bool>> =
+                (0..n).map(|i| Part::Shard(i, n).keeps(listed())).collect();
+            for (t, (name, _)) in trials.iter().enumerate() {
+                let parts = shards.iter().chain(&kinds).filter(|keeps| keeps[t]).count();
+                if parts != 1 {
+                    return Err(
+                        format!("{name} is in {parts} parts of the suite in {n} shards").into(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 /// An input on both sides: the host copy for references, the device copy for kernels.

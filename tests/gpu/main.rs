@@ -80,6 +80,11 @@ fn main() {
         eprintln!("warpspeed: two trials are named {}", pair[0]);
         std::process::exit(2);
     }
+    let listed = trials
+        .iter()
+        .map(|t| (t.name().to_string(), t.kind().to_string()))
+        .collect();
+    trials.push(common::partition_trial(listed));
     let trials = match common::shard(trials) {
         Ok(trials) => trials,
         Err(message) => {
