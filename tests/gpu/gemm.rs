@@ -730,11 +730,18 @@ fn cases() -> Vec<Case> {
             .steps(Steps::Fast),
     );
     // The same tiles, aligned, with `A` stored `m × k` read where it lies
-    // (an `x`-major `A`: the general 128 × 128 entry).
+    // (laid out along `k`: the whole-tile entry that transposes `A` on the
+    // way in), and with `A` at an odd offset and pitch (its 4-byte copies
+    // need no alignment).
     cases.push(
         Case::new(1540, 1668, 144)
             .aligned()
             .scaled(1.0, -1.0)
+            .steps(Steps::Fast),
+    );
+    cases.push(
+        Case::new(1540, 1668, 144)
+            .padded([3, 0, 0], [1, 0, 0])
             .steps(Steps::Fast),
     );
     // 4 × 3 tiles of 64 × 128 with 1000 of `k`: the pipelined step splits
@@ -1612,8 +1619,19 @@ fn batched_cases() -> Vec<Batched> {
     }
     // 9 × 16 tiles of 128 × 128 (more than the SMs of an H100 or H200),
     // every copy a whole vector: the 128 × 128 tiles over a batch, `A`
-    // read where it lies.
+    // read where it lies (the whole-tile entry that transposes it).
     batches.push(Batched::new(Case::new(512, 512, 64), 9).aligned());
+    // The same with `A`'s pitch odd and gaps between its matrices: `A`
+    // transposed on the way in by 4-byte copies.
+    batches.push(
+        Batched::new(
+            Case::new(512, 512, 64)
+                .padded([1, 0, 0], [0; 3])
+                .scaled(0.5, 1.0),
+            9,
+        )
+        .gapped([3, 0, 0]),
+    );
     // A stride of 0: one `A` (or `B`) for every product.
     let one_a = |case: Case| {
         let batch = Batched::new(case, 3);

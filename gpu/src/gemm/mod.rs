@@ -579,9 +579,11 @@ impl GemmPlan {
     /// operands' staging layouts (`pipelined_entry`), and its 128 × 128
     /// tiles the entry without checked copies where
     /// `pipelined::takes_whole_tiles` (sm_80 and newer: it stages by
-    /// `cp.async`) for every product of the batch (`batch`: the elements
+    /// `cp.async`), or the one that transposes `A` on the way in where
+    /// `pipelined::takes_whole_rows`, for every product of the batch (`batch`: the elements
     /// from one product to the next in `A`, `B` and `C`, which must keep
-    /// 16-byte alignment); the same tiles, threads and shared memory.
+    /// 16-byte alignment where the copies or stores are vectors); the same
+    /// tiles, threads and shared memory.
     pub fn on_operands(
         self,
         target: &str,
@@ -596,13 +598,19 @@ impl GemmPlan {
         }) else {
             return self;
         };
-        let entry = if config == PIPELINED_BIG
+        // `B`'s and `C`'s matrices keep 16-byte alignment along a batch,
+        // and a `k`-major `A`'s too; the transposing copies take any `A`.
+        let whole = config == PIPELINED_BIG
             && self.slices == 1
             && Needs::Sm80.met_by(target)
-            && batch.iter().all(|s| s.is_multiple_of(4))
+            && batch[1..].iter().all(|s| s.is_multiple_of(4));
+        let entry = if whole
+            && batch[0].is_multiple_of(4)
             && pipelined::takes_whole_tiles(m, n, k, a, b, c)
         {
             gemm_pipelined_whole::entry::<f32>()
+        } else if whole && pipelined::takes_whole_rows(m, n, k, a, b, c) {
+            gemm_pipelined_whole_rows::entry::<f32>()
         } else {
             let (_, a_row, a_col) = a;
             let (_, b_row, b_col) = b;
@@ -983,6 +991,18 @@ kernels! {
                 { pipelined::threads(PIPELINED_BIG) },
                 { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].0, pipelined::threads(PIPELINED_BIG)) },
                 { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].1, pipelined::threads(PIPELINED_BIG)) },
+                false,
+            >;
+            /// The same tiles for products whose `A` is laid out along `k`
+            /// (`pipelined::takes_whole_rows`: untransposed, not packed),
+            /// staged `k`-major by transposing 4-byte copies.
+            fn gemm_pipelined_whole_rows<T in f32> = pipelined::whole_kernel::<
+                { PIPELINED_CONFIGS[PIPELINED_BIG as usize].0 },
+                { PIPELINED_CONFIGS[PIPELINED_BIG as usize].1 },
+                { pipelined::threads(PIPELINED_BIG) },
+                { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].0, pipelined::threads(PIPELINED_BIG)) },
+                { pipelined::quads(PIPELINED_CONFIGS[PIPELINED_BIG as usize].1, pipelined::threads(PIPELINED_BIG)) },
+                true,
             >;
             fn gemm_tf32<T in f32> = tensor::kernel::<false>;
             fn gemm_tf32x3<T in f32> = tensor::kernel::<true>;
@@ -1137,6 +1157,12 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     // H100 2026-11: 4096³ 2.68 ms against the 128 × 128 entry's 2.94 (docs/notes/gemm.md)
     crate::kernel::LaunchBounds {
         entry: "gemm_pipelined_whole_f32",
+        threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_BIG) as u32,
+        blocks_per_sm: 2,
+    },
+    // The same bound for the entry whose `A` arrives transposed.
+    crate::kernel::LaunchBounds {
+        entry: "gemm_pipelined_whole_rows_f32",
         threads: crate::gemm::pipelined::threads(crate::gemm::PIPELINED_BIG) as u32,
         blocks_per_sm: 2,
     },
@@ -1296,8 +1322,9 @@ mod tests {
         assert_eq!(seen.len(), 12, "four layouts × three tile configurations");
     }
 
-    /// The whole-tile entry takes exactly the products whose every copy
-    /// is a whole 16-byte vector, on modules with `cp.async`.
+    /// The whole-tile entries take exactly the products whose every copy
+    /// is a whole 16-byte vector, or for `A` stored along `k` a whole
+    /// 4-byte one, on modules with `cp.async`.
     #[test]
     fn whole_tiles_only_where_every_copy_is_a_vector() {
         let whole = gemm_pipelined_whole::entry::<f32>().index();
@@ -1330,14 +1357,35 @@ mod tests {
             (shape, (260, 1, 4096), b, c, "sm_90"), // misaligned operands
             (shape, a, (4096, 4096, 1), (1028, 4096), "sm_90"),
             (shape, a, b, (1024, 4095), "sm_90"),
-            (shape, (256, 4096, 1), b, c, "sm_90"), // `A` stored along `k`
-            (shape, a, (4096, 1, 4096), c, "sm_90"),
+            (shape, a, (4096, 1, 4096), c, "sm_90"), // `B` stored along `k`
         ] {
             assert_eq!(
                 entry(shape, a, b, c, target),
                 general(a, b),
                 "{shape:?} {target}"
             );
+        }
+        // `A` stored `m × k`, untransposed: the entry that transposes it
+        // on the way in, at any address and pitch; `B` and `C` as above.
+        let rows = gemm_pipelined_whole_rows::entry::<f32>().index();
+        for a in [(256, 4096, 1), (260, 4097, 1)] {
+            assert_eq!(entry(shape, a, b, c, "sm_90a"), rows, "{a:?}");
+            assert_eq!(entry(shape, a, b, c, "sm_80"), rows, "{a:?}");
+            for (shape, b, c, target) in [
+                (shape, b, c, "sm_70"),
+                ((4096, 4096, 4088), b, c, "sm_90"),
+                ((4094, 4096, 4096), b, c, "sm_90"),
+                ((4096, 4094, 4096), b, c, "sm_90"),
+                (shape, (4096, 4096, 1), (1028, 4096), "sm_90"),
+                (shape, b, (1024, 4095), "sm_90"),
+                (shape, (4096, 1, 4096), c, "sm_90"),
+            ] {
+                assert_eq!(
+                    entry(shape, a, b, c, target),
+                    general(a, b),
+                    "{shape:?} {a:?} {target}"
+                );
+            }
         }
         // Too few 128 × 128 tiles: the 64 × 128 entry, never the whole one.
         let small = (512, 512, 512);

@@ -116,6 +116,30 @@ pub const fn takes_whole_tiles(
         && k.is_multiple_of(WARP_BK)
 }
 
+/// Whether an `m × n × k` product takes `whole_kernel` with `A_ROWS`
+/// (the entry `gemm_pipelined_whole_rows`): as [`takes_whole_tiles`] but
+/// for `op(A)`, which is laid out along `k` (column stride 1: `A` stored
+/// `m × k`, untransposed) at any address and row stride, and arrives
+/// transposed by 4-byte copies (`Panel::transposing_tiles`), where
+/// [`takes_whole_tiles`] needs it `k`-major (packed). Every copy of
+/// every block is then whole: the kernel checks the same and traps where
+/// it does not hold.
+#[doc(hidden)]
+pub const fn takes_whole_rows(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: (u64, usize, usize),
+    b: (u64, usize, usize),
+    c: (u64, usize),
+) -> bool {
+    let (tile_m, _) = super::PIPELINED_CONFIGS[super::PIPELINED_BIG as usize];
+    // `op(A)` as `takes_whole_tiles` would take it once `k`-major: row
+    // stride 1, column stride a multiple of 4 at an aligned address.
+    let packed_a = (0, 1, 4 * tile_m);
+    a.2 == 1 && takes_whole_tiles(m, n, k, packed_a, b, c)
+}
+
 /// Quads a thread stages per operand and stage, for a tile side `side`
 /// and `threads` threads.
 #[doc(hidden)]
@@ -148,6 +172,9 @@ fn commit_stage() {
 /// [`Panel::whole_tiles`]). `WHOLE` (sm_80+): every tile is whole and both
 /// panels take the unchecked 16-byte copies ([`takes_whole_tiles`]), so
 /// the ring has no checked copies at all; it traps where that is not so.
+/// `A_ROWS` (with `WHOLE` and `A_K`): `a` is laid out along `k` and its
+/// tiles arrive transposed by 4-byte copies
+/// ([`Panel::transposing_tiles`]), `B`'s as for `WHOLE`.
 /// Contract: the family's; `THREADS` threads; shared memory of
 /// [`super::ring_bytes`]`(BM, BN, STAGES)`.
 #[cfg(target_arch = "nvptx64")]
@@ -165,6 +192,7 @@ pub(crate) unsafe fn ring<
     const B_K: bool,
     const ELEMENTS: bool,
     const WHOLE: bool,
+    const A_ROWS: bool,
 >(
     a: &Panel,
     b: &Panel,
@@ -173,6 +201,7 @@ pub(crate) unsafe fn ring<
 ) {
     const {
         assert!(WAIT as usize + 2 == STAGES);
+        assert!(!A_ROWS || (WHOLE && A_K && QA == 2 && BM * 32 == 16 * THREADS));
         assert!(QA * THREADS * 4 == BM * WARP_BK && QB * THREADS * 4 == BN * WARP_BK);
     }
     let t = thread_idx_x() as usize;
@@ -211,38 +240,48 @@ pub(crate) unsafe fn ring<
     // where this loop needs 126 (one block per SM instead of two).
     #[cfg(target_feature = "sm_80")]
     if WHOLE {
-        let (copies_a, copies_b) = match (
-            a.whole_tiles::<A_K, BM, THREADS, QA, false>(t),
-            b.whole_tiles::<B_K, BN, THREADS, QB, false>(t),
-        ) {
-            (Some(copies_a), Some(copies_b)) if k.is_multiple_of(WARP_BK) => (copies_a, copies_b),
-            _ => trap(),
-        };
-        let (base, stage_bytes) = (shared_address(ring), ((a_words + b_words) * 4) as u32);
-        let begin = |tile: usize| {
-            let slot = base + (tile % STAGES) as u32 * stage_bytes;
-            copies_a.start(slot, tile);
-            copies_b.start(slot + (a_words * 4) as u32, tile);
-        };
-        for s in 0..STAGES - 1 {
-            if s < tiles {
-                begin(s);
-            }
-            commit_stage();
+        // The whole tiles' loop, for either kind of `A` copies.
+        macro_rules! whole_ring {
+            ($copies_a:expr) => {{
+                let (copies_a, copies_b) =
+                    match ($copies_a, b.whole_tiles::<B_K, BN, THREADS, QB, false>(t)) {
+                        (Some(copies_a), Some(copies_b)) if k.is_multiple_of(WARP_BK) => {
+                            (copies_a, copies_b)
+                        }
+                        _ => trap(),
+                    };
+                let (base, stage_bytes) = (shared_address(ring), ((a_words + b_words) * 4) as u32);
+                let begin = |tile: usize| {
+                    let slot = base + (tile % STAGES) as u32 * stage_bytes;
+                    copies_a.start(slot, tile);
+                    copies_b.start(slot + (a_words * 4) as u32, tile);
+                };
+                for s in 0..STAGES - 1 {
+                    if s < tiles {
+                        begin(s);
+                    }
+                    commit_stage();
+                }
+                for tile in 0..tiles {
+                    wait_stage::<WAIT>();
+                    sync_threads();
+                    // As below: stage `tile + STAGES − 1` into the slot of
+                    // stage `tile − 1`, which every warp has finished.
+                    let next = tile + STAGES - 1;
+                    if next < tiles {
+                        begin(next);
+                    }
+                    commit_stage();
+                    consume(a_stage(tile % STAGES), b_stage(tile % STAGES));
+                }
+                return;
+            }};
         }
-        for tile in 0..tiles {
-            wait_stage::<WAIT>();
-            sync_threads();
-            // As below: stage `tile + STAGES − 1` into the slot of stage
-            // `tile − 1`, which every warp has finished.
-            let next = tile + STAGES - 1;
-            if next < tiles {
-                begin(next);
-            }
-            commit_stage();
-            consume(a_stage(tile % STAGES), b_stage(tile % STAGES));
+        if A_ROWS {
+            whole_ring!(a.transposing_tiles::<BM, THREADS, QA>(t));
+        } else {
+            whole_ring!(a.whole_tiles::<A_K, BM, THREADS, QA, false>(t));
         }
-        return;
     }
     // Where both operands' copies of a whole tile are wholly inside (most
     // blocks, all of `k` but a last partial tile), they come from
@@ -435,7 +474,8 @@ unsafe fn multiply<const A_K: bool, const B_K: bool, const BM: usize, const BN: 
 /// the tile is stored through shared memory ([`store_through_shared`]).
 /// Two bodies, so that neither path's branches weigh on the other's loop
 /// (one body for both cost the aligned 4096³ product 3 %). `WHOLE`: the
-/// ring of [`whole_kernel`], whole tiles only.
+/// ring of [`whole_kernel`], whole tiles only; `A_ROWS`: its `A` laid out
+/// along `k`, transposed on the way in ([`ring`]).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn body<
@@ -447,6 +487,7 @@ unsafe fn body<
     const SPLIT: bool,
     const ELEMENTS: bool,
     const WHOLE: bool,
+    const A_ROWS: bool,
     const A_K: bool,
     const B_K: bool,
 >(
@@ -460,7 +501,7 @@ unsafe fn body<
     const WAIT: u32 = PIPELINE_STAGES as u32 - 2;
     let w = WarpTile::of::<BN>(thread_idx_x() as usize);
     let mut acc = [[0.0f32; THREAD_TILE]; THREAD_TILE];
-    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K, ELEMENTS, WHOLE>(
+    ring::<BM, BN, THREADS, QA, QB, PIPELINE_STAGES, WAIT, A_K, B_K, ELEMENTS, WHOLE, A_ROWS>(
         a,
         b,
         a.k,
@@ -730,11 +771,11 @@ pub(crate) unsafe fn kernel<
     // its tiles are numbered across the batch.
     let split = (tile + block_idx_y() as usize * tiles_m * tiles_n, slice);
     if a.vectors() && b.vectors() && vector_stores(&o, origin.1, B_K) {
-        body::<BM, BN, THREADS, QA, QB, SPLIT, false, false, A_K, B_K>(
+        body::<BM, BN, THREADS, QA, QB, SPLIT, false, false, false, A_K, B_K>(
             &o, origin, from, &a, &b, split,
         )
     } else {
-        body::<BM, BN, THREADS, QA, QB, SPLIT, true, false, A_K, B_K>(
+        body::<BM, BN, THREADS, QA, QB, SPLIT, true, false, false, A_K, B_K>(
             &o, origin, from, &a, &b, split,
         )
     }
@@ -745,8 +786,10 @@ pub(crate) unsafe fn kernel<
 /// so that two blocks fit an SM (launch bounds) where [`kernel`]'s eight
 /// bodies, the checked copies' addresses live across each loop, took 254
 /// (192 for its aligned `k`-major body alone): 16 warps per SM instead of
-/// 8, each scheduler four to choose from. Contract: [`kernel`]'s, and
-/// sm_80 or newer (elsewhere it traps: the host never launches it there).
+/// 8, each scheduler four to choose from. `A_ROWS`: the products that
+/// [`takes_whole_rows`] instead, whose `A` arrives transposed. Contract:
+/// [`kernel`]'s, and sm_80 or newer (elsewhere it traps: the host never
+/// launches it there).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn whole_kernel<
@@ -755,6 +798,7 @@ pub(crate) unsafe fn whole_kernel<
     const THREADS: usize,
     const QA: usize,
     const QB: usize,
+    const A_ROWS: bool,
 >(
     o: Operands,
 ) {
@@ -772,15 +816,19 @@ pub(crate) unsafe fn whole_kernel<
             )
         };
         let o = o.of_batch();
-        let whole = takes_whole_tiles(
+        let whole = if A_ROWS {
+            takes_whole_rows
+        } else {
+            takes_whole_tiles
+        };
+        if !whole(
             o.m,
             o.n,
             o.k,
             (o.a.addr() as u64, o.a_row, o.a_col),
             (o.b.addr() as u64, o.b_row, o.b_col),
             (o.c.addr() as u64, o.ldc),
-        );
-        if !whole {
+        ) {
             trap();
         }
         let (tiles_m, tiles_n) = (o.m.div_ceil(BM), o.n.div_ceil(BN));
@@ -788,7 +836,7 @@ pub(crate) unsafe fn whole_kernel<
         let from = (tile_m * BM, tile_n * BN);
         let origin = (step_back(from.0, o.m, BM), step_back(from.1, o.n, BN));
         let (a, b) = panels(&o, origin.0, origin.1, 0, o.k);
-        body::<BM, BN, THREADS, QA, QB, false, false, true, true, true>(
+        body::<BM, BN, THREADS, QA, QB, false, false, true, A_ROWS, true, true>(
             &o,
             origin,
             from,

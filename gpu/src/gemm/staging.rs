@@ -520,6 +520,56 @@ mod device {
             Some(copies)
         }
 
+        /// This thread's copies of the panel's whole tiles staged
+        /// `k`-major from a panel laid out along `k` (`ps = 1`: `op(A) =
+        /// A` stored `m × k`), transposed on the way in by 4-byte copies,
+        /// so that the compute reads 16-byte vectors of 4 rows where the
+        /// `x`-major stage would give it one row per load. Each copy
+        /// instruction of a warp covers 4 consecutive `x` by 8
+        /// consecutive `p`: 4 whole 32-byte sectors of memory, and 32
+        /// words of the stage in 16 banks (rows of `p` lie `k_major_ld`
+        /// words apart, 8 banks), a 2-way conflict on the shared side
+        /// where the other mapping (8 `x` by 4 `p`) would read each
+        /// sector in halves twice. A warp takes 16 consecutive `x` of the
+        /// tile's `WARP_BK` values of `p`: copy `s` of a thread its rows
+        /// of `p` from `8 · s`, element `u` its `x` from `4 · u` (`Q = 2`
+        /// copies of a thread, `TX = THREADS / 2`). `None` where the panel
+        /// is not laid out along `k` or is narrower than the tile, or for
+        /// other tiles. The tiles must be whole (`(tile + 1) · WARP_BK <= k`).
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub fn transposing_tiles<const TX: usize, const THREADS: usize, const Q: usize>(
+            &self,
+            thread: usize,
+        ) -> Option<WholeTiles<Q, true>> {
+            // The mapping above, for the tiles it is written for (the
+            // ring asserts them where it takes these copies; other
+            // instantiations are never run).
+            let fits = super::super::WARP_BK == 16 && Q == 2 && TX * 32 == 16 * THREADS;
+            if !fits || self.ps != 1 || self.extent < TX {
+                return None;
+            }
+            let (warp, lane) = (thread / 32, thread % 32);
+            let x = 16 * warp + lane % 4;
+            let ld = super::k_major_ld(TX);
+            let mut copies = WholeTiles {
+                src: [self.base; Q],
+                dst: [0; Q],
+                step: super::super::WARP_BK,
+                vector: false,
+                src_u: 4 * self.xs,
+                dst_u: 16,
+            };
+            unroll!(s in [0 1] => {
+                let p = 8 * s + lane / 4;
+                // Inside the panel for every `u`: `x + 12 < 16 · (warp +
+                // 1) <= TX <= extent`, `p < WARP_BK` of a whole tile.
+                copies.src[s] = self.base.wrapping_add(x * self.xs + p);
+                copies.dst[s] = ((p * ld + x) * 4) as u32;
+            });
+            Some(copies)
+        }
+
         /// This thread's `Q` quads of the tile at `p0` as [`Panel::copy_async`]
         /// takes them, loaded into registers (targets without `cp.async`).
         #[cfg(not(target_feature = "sm_80"))]

@@ -81,7 +81,7 @@ unsafe fn tensor<const SPLIT: bool, const A_K: bool, const B_K: bool>(
     );
     let (g, q) = (lane / 4, lane % 4);
     let mut acc = [[[0.0f32; 4]; NI]; MI];
-    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K, false, false>(
+    ring::<T, T, THREADS, QUADS, QUADS, TENSOR_STAGES, WAIT, A_K, B_K, false, false, false>(
         a,
         b,
         o.k,

@@ -150,7 +150,7 @@ mod device {
         // `Tf32x3`: the products of the stage before, still running.
         let mut part = [0.0f32; WGMMA_N128_REGS];
         let mut stage = 0usize;
-        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K, false, false>(
+        ring::<T, T, THREADS, QUADS, QUADS, STAGES, WAIT, A_K, B_K, false, false, false>(
             a,
             b,
             o.k,
