@@ -525,14 +525,16 @@ mod device {
         /// A` stored `m × k`), transposed on the way in by 4-byte copies,
         /// so that the compute reads 16-byte vectors of 4 rows where the
         /// `x`-major stage would give it one row per load. Each copy
-        /// instruction of a warp covers 4 consecutive `x` by 8
-        /// consecutive `p`: 4 whole 32-byte sectors of memory, and 32
-        /// words of the stage in 16 banks (rows of `p` lie `k_major_ld`
-        /// words apart, 8 banks), a 2-way conflict on the shared side
-        /// where the other mapping (8 `x` by 4 `p`) would read each
-        /// sector in halves twice. A warp takes 16 consecutive `x` of the
-        /// tile's `WARP_BK` values of `p`: copy `s` of a thread its rows
-        /// of `p` from `8 · s`, element `u` its `x` from `4 · u` (`Q = 2`
+        /// instruction of a warp covers 2 consecutive `x` by all
+        /// `WARP_BK` values of `p`: two runs of 64 bytes, the fewest
+        /// memory lines 32 lanes of 4 bytes can take from a tile 16 deep.
+        /// Their 32 words of the stage fall in 8 banks (rows of `p` lie
+        /// `k_major_ld` words apart, 8 banks), a 4-way conflict on the
+        /// shared side; the line requests cost more (H200, a batch of
+        /// 1 024 products of 256³: 751.5 µs so, 780.2 for 4 `x` by 8 `p`,
+        /// conflicts 2-way, and 796.8 for 8 `x` by 4 `p`, none). A warp
+        /// takes 16 consecutive `x`: element `u` of copy `s` of a thread
+        /// is `x = 16 · warp + 8 · s + 2 · u + lane % 2`, `p = lane / 2` (`Q = 2`
         /// copies of a thread, `TX = THREADS / 2`). `None` where the panel
         /// is not laid out along `k` or is narrower than the tile, or for
         /// other tiles. The tiles must be whole (`(tile + 1) · WARP_BK <= k`).
@@ -550,19 +552,19 @@ mod device {
                 return None;
             }
             let (warp, lane) = (thread / 32, thread % 32);
-            let x = 16 * warp + lane % 4;
+            let p = lane / 2;
             let ld = super::k_major_ld(TX);
             let mut copies = WholeTiles {
                 src: [self.base; Q],
                 dst: [0; Q],
                 step: super::super::WARP_BK,
                 vector: false,
-                src_u: 4 * self.xs,
-                dst_u: 16,
+                src_u: 2 * self.xs,
+                dst_u: 8,
             };
             unroll!(s in [0 1] => {
-                let p = 8 * s + lane / 4;
-                // Inside the panel for every `u`: `x + 12 < 16 · (warp +
+                let x = 16 * warp + 8 * s + lane % 2;
+                // Inside the panel for every `u`: `x + 6 < 16 · (warp +
                 // 1) <= TX <= extent`, `p < WARP_BK` of a whole tile.
                 copies.src[s] = self.base.wrapping_add(x * self.xs + p);
                 copies.dst[s] = ((p * ld + x) * 4) as u32;
