@@ -1615,9 +1615,10 @@ impl Context {
             // device's limits); a split plan's launches follow each other
             // on the stream, each leaving the tickets zero for the next;
             // the tensor-core steps only on PTX for sm_80 or newer (the
-            // callers check), and the whole-tile entry only where
-            // `takes_whole_tiles` holds for every product on such PTX
-            // (`on_operands`; it traps otherwise, before any copy).
+            // callers check), and the whole-tile entries only where
+            // `takes_whole_tiles` (or, `A` transposed on the way in,
+            // `takes_whole_rows`) holds for every product on such PTX
+            // (`on_operands`; they trap otherwise, before any copy).
             unsafe { self.launch(plan.entry, cfg, &args)? };
             first += count;
         }
