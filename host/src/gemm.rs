@@ -185,9 +185,9 @@ use plan::{Access, Device, Mapped, Plan, TmaOperands};
 use warpspeed_gpu::gemm::{
     GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
     SplitArgs, TMA_FALLBACK, TMA_X3_FALLBACK, gemm_repitch, gemm_scale, gemm_split_tf32,
-    gemm_tma_tf32, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped, gemm_tma_tf32_swapped_narrow,
-    gemm_tma_tf32x3, gemm_tma_tf32x3_narrow, split_launch, split_words, tma, tma_tiles, tma_x3,
-    tma_x3_tiles,
+    gemm_tma_tf32, gemm_tma_tf32_medium, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped,
+    gemm_tma_tf32_swapped_medium, gemm_tma_tf32_swapped_narrow, gemm_tma_tf32x3,
+    gemm_tma_tf32x3_narrow, split_launch, split_words, tma, tma_tiles, tma_x3, tma_x3_tiles,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -274,24 +274,28 @@ pub enum Packing {
 
 /// The tiles of [`GemmVariant::Tf32Tma`]'s kernels: `C` in tiles of 128
 /// rows by 256 columns ([`TmaTiles::Wide`], one `wgmma.m64n256k8` per
-/// warpgroup and 8 of `k`) or by 64 ([`TmaTiles::Narrow`], `m64n64k8`).
-/// Wide tiles read less shared memory per multiply-add and run large
-/// products faster; narrow ones make four times the tiles, which fill the
-/// SMs where wide ones would leave most idle (products up to about 1024³,
+/// warpgroup and 8 of `k`), by 128 ([`TmaTiles::Medium`], `m64n128k8`)
+/// or by 64 ([`TmaTiles::Narrow`], `m64n64k8`). Wide tiles read the least
+/// shared memory per multiply-add and run large products fastest;
+/// narrower ones make two or four times the tiles, which fill the SMs
+/// where wide ones would leave most idle (products up to about 1024³,
 /// batches of small matrices) and waste less on the padding of a product
 /// a few rows wide. (For `B` stored `k × n`, the kernel computes `Cᵀ`:
-/// the tiles are then 128 columns of `C` by 256 or 64 rows.)
+/// the tiles are then 128 columns of `C` by 256, 128 or 64 rows.)
 /// [`GemmVariant::Tf32x3Tma`] takes the same choice between its 128 × 128
-/// tiles (`Wide`) and 128 × 64 ones (`Narrow`); other steps ignore it.
+/// tiles (`Wide` or `Medium`) and 128 × 64 ones (`Narrow`); other steps
+/// ignore it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TmaTiles {
     /// Chosen per product from its shape, its batch and the SMs: the
     /// width whose estimate (waves of tiles and slices of `k` times their
-    /// stages, and each split's partials) is lower.
+    /// stages, and each split's partials) is lowest.
     #[default]
     Auto,
     /// 128 × 256 (step 14: 128 × 128).
     Wide,
+    /// 128 × 128 (step 14: 128 × 128, as `Wide`).
+    Medium,
     /// 128 × 64 (wide tiles where a product would have 2^30 narrow tiles
     /// or more).
     Narrow,
@@ -766,11 +770,13 @@ impl Context {
         let tiles_config = tma_tiles(width);
         let cfg =
             LaunchConfig::linear(grid as u32, tiles_config.threads, tiles_config.shared_bytes);
-        let entry = match (operands.swapped, width == tma::TILE_N) {
-            (true, true) => gemm_tma_tf32_swapped::entry::<f32>(),
-            (false, true) => gemm_tma_tf32::entry::<f32>(),
-            (true, false) => gemm_tma_tf32_swapped_narrow::entry::<f32>(),
-            (false, false) => gemm_tma_tf32_narrow::entry::<f32>(),
+        let entry = match (operands.swapped, width) {
+            (true, tma::TILE_N) => gemm_tma_tf32_swapped::entry::<f32>(),
+            (false, tma::TILE_N) => gemm_tma_tf32::entry::<f32>(),
+            (true, tma::MEDIUM_N) => gemm_tma_tf32_swapped_medium::entry::<f32>(),
+            (false, tma::MEDIUM_N) => gemm_tma_tf32_medium::entry::<f32>(),
+            (true, _) => gemm_tma_tf32_swapped_narrow::entry::<f32>(),
+            (false, _) => gemm_tma_tf32_narrow::entry::<f32>(),
         };
         // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
         // and below 2^31 − 256; the maps describe `op(A)` (`m` rows of
@@ -1011,8 +1017,9 @@ impl Context {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
         let target = self.info().ptx_target;
         let device = self.plan_device()?;
+        let pairs = c.0.is_multiple_of(8) && c.1.is_multiple_of(2);
         let (plan, [pack_a, pack_b]) =
-            match Plan::new(gemm, variant, (alpha, beta), [a, b], None, &device) {
+            match Plan::new(gemm, variant, (alpha, beta), [a, b], None, pairs, &device) {
                 Plan::Nothing => return Ok(()),
                 Plan::Scale => {
                     // SAFETY: `C`, `m × n` with pitch `c.1`, writable (the
@@ -1367,6 +1374,7 @@ impl Context {
             (alpha, beta),
             [a_first, b_first],
             batch,
+            c_address.is_multiple_of(8) && c_pitch.is_multiple_of(2) && c_stride.is_multiple_of(2),
             &device,
         ) {
             Plan::Nothing => return Ok(()),

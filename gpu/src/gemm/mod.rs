@@ -335,7 +335,7 @@ pub const WGMMA_TILES: TileConfig = TileConfig {
 pub const TMA_TILES: TileConfig = tma_tiles(tma::TILE_N);
 
 /// The tiles of [`GemmVariant::Tf32Tma`]'s kernels `width` columns wide
-/// ([`tma::TILE_N`] or [`tma::NARROW_N`]).
+/// ([`tma::TILE_N`], [`tma::MEDIUM_N`] or [`tma::NARROW_N`]).
 #[doc(hidden)]
 pub const fn tma_tiles(width: usize) -> TileConfig {
     TileConfig {
@@ -1019,16 +1019,21 @@ kernels! {
             /// Two 128-byte aggregate parameters, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32<T in f32> = tma::kernel::<true, false>;
+            fn gemm_tma_tf32<T in f32> = tma::kernel::<{ tma::TILE_N }, false>;
             /// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, `op(B)` read where it lies, `n`
             /// innermost (the swapped kernel of [`tma`]).
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<true, true>;
+            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<{ tma::TILE_N }, true>;
+            /// The same two kernels over tiles [`tma::MEDIUM_N`] wide.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_medium<T in f32> = tma::kernel::<{ tma::MEDIUM_N }, false>;
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_swapped_medium<T in f32> = tma::kernel::<{ tma::MEDIUM_N }, true>;
             /// The same two kernels over tiles [`tma::NARROW_N`] wide.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_narrow<T in f32> = tma::kernel::<false, false>;
+            fn gemm_tma_tf32_narrow<T in f32> = tma::kernel::<{ tma::NARROW_N }, false>;
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped_narrow<T in f32> = tma::kernel::<false, true>;
+            fn gemm_tma_tf32_swapped_narrow<T in f32> = tma::kernel::<{ tma::NARROW_N }, true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
@@ -1123,6 +1128,16 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     },
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32_swapped_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_medium_f32",
+        threads: crate::gemm::tma::THREADS as u32,
+        blocks_per_sm: 1,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_swapped_medium_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
     },
@@ -1402,6 +1417,7 @@ mod tests {
         // The TMA steps' own launches (their plans are their fallbacks').
         for tiles in [
             TMA_TILES,
+            tma_tiles(tma::MEDIUM_N),
             tma_tiles(tma::NARROW_N),
             TMA_X3_TILES,
             tma_x3_tiles(tma_x3::NARROW_N),

@@ -13,13 +13,17 @@
 //! operands read from shared memory, four per stage, and keeps the
 //! products of one stage running while it waits for the next.
 //!
-//! The narrow kernels (`kernel::<false, _>`, the `_narrow` entries) are
-//! the same over tiles [`NARROW_N`] = 64 columns wide (`wgmma.m64n64k8`,
-//! 32 accumulator registers, eight stages of 24 KiB): four times the tiles
-//! of a product, for the products whose wide tiles would leave SMs idle
-//! (up to about 1024³, batches of small matrices) or hold mostly padding
-//! (a few rows against a wide matrix). What differs between the two is
-//! the accumulator (`device::Accumulator`); the host's plan chooses.
+//! The narrow kernels (`kernel::<NARROW_N, _>`, the `_narrow` entries)
+//! are the same over tiles [`NARROW_N`] = 64 columns wide
+//! (`wgmma.m64n64k8`, 32 accumulator registers, eight stages of 24 KiB):
+//! four times the tiles of a product, for the products whose wide tiles
+//! would leave SMs idle (up to about 512³, batches of small matrices) or
+//! hold mostly padding (a few rows against a wide matrix). The medium
+//! kernels (the `_medium` entries) sit between: [`MEDIUM_N`] = 128
+//! columns (`wgmma.m64n128k8`, 64 registers, six stages of 32 KiB), half
+//! a narrow tile's operand bytes per product, for the sizes about 1024³.
+//! What differs between the widths is the accumulator
+//! (`device::Accumulator`); the host's plan chooses.
 //!
 //! Each stage has two barriers: *full*, which completes when the copy
 //! engine has written the stage's bytes (the copying thread arrives on it
@@ -44,9 +48,9 @@
 //!
 //! `B` stored `k × n` (the untransposed "NN" product) is not `k`-major,
 //! and TF32 `wgmma` reads only `k`-major operands from shared memory. The
-//! *swapped* kernel (`kernel::<true>`, entry `gemm_tma_tf32_swapped`)
+//! *swapped* kernel (`kernel::<_, true>`, entry `gemm_tma_tf32_swapped`)
 //! takes it where it lies: it computes `Cᵀ = op(B)ᵀ · op(A)ᵀ`, its tiles
-//! 128 columns of `C` by 256 rows. The copy engine writes `B`'s stage as four boxes of 32 columns
+//! 128 columns of `C` by 256 (128, 64) rows. The copy engine writes `B`'s stage as four boxes of 32 columns
 //! by 32 of `k` (`X_BOX`); each multiplying thread reads its `wgmma`
 //! fragments of them with 8-byte shared loads (`pair_column`,
 //! `swizzled_pair`: no bank conflicts), and the tensor cores read `A`'s
@@ -72,6 +76,11 @@ pub const TILE_N: usize = 256;
 /// host's plan chooses).
 #[doc(hidden)]
 pub const NARROW_N: usize = 64;
+/// Columns of `C` per tile of the medium kernels (the `_medium`
+/// entries): one `wgmma.m64n128k8`, twice the wide kernels' tiles, each
+/// reading half the operand bytes per product of a narrow one.
+#[doc(hidden)]
+pub const MEDIUM_N: usize = 128;
 /// `k` per stage: one 128-byte row of TF32, the swizzle's row.
 #[doc(hidden)]
 pub const BK: usize = 32;
@@ -96,12 +105,17 @@ pub const X_BOX: usize = 32;
 #[doc(hidden)]
 pub const X_BOX_BYTES: usize = X_BOX * BK * 4;
 
-/// Stages of the ring of tiles `width` columns wide ([`TILE_N`] or
-/// [`NARROW_N`]): four of 48 KiB, or eight of 24 KiB (the narrow tiles'
-/// products take a quarter of the time, so more of them are in flight).
+/// Stages of the ring of tiles `width` columns wide ([`TILE_N`],
+/// [`MEDIUM_N`] or [`NARROW_N`]): four of 48 KiB, six of 32 KiB, or eight
+/// of 24 KiB (the narrower tiles' products take less time, so more of
+/// them are in flight).
 #[doc(hidden)]
 pub const fn stages(width: usize) -> usize {
-    if width == TILE_N { 4 } else { 8 }
+    match width {
+        TILE_N => 4,
+        MEDIUM_N => 6,
+        _ => 8,
+    }
 }
 
 /// Elements of a tile `width` columns wide: a slice's partial in the
@@ -185,8 +199,10 @@ const _: () = assert!(
         && BK * 4 == 128
         && A_BYTES.is_multiple_of(1024)
         && b_bytes(TILE_N).is_multiple_of(1024)
+        && b_bytes(MEDIUM_N).is_multiple_of(1024)
         && b_bytes(NARROW_N).is_multiple_of(1024)
         && shared_bytes(TILE_N) <= 227 * 1024
+        && shared_bytes(MEDIUM_N) <= 227 * 1024
         && shared_bytes(NARROW_N) <= 227 * 1024
         && TILE_N <= 256
         && TILE_M <= 256
@@ -218,8 +234,8 @@ pub(crate) struct MapOperands {
     pub map_b: TensorMap,
 }
 
-/// Contract: `WIDE` the tiles' width, [`TILE_N`] (`true`) or
-/// [`NARROW_N`] (`false`), written `W` below; `m`, `n`, `k` at least 1 and
+/// Contract: `W` the tiles' width, [`TILE_N`], [`MEDIUM_N`] or
+/// [`NARROW_N`]; `m`, `n`, `k` at least 1 and
 /// below 2^31 − 256; for `SWAP = false`, `map_a` the 2-dimensional tensor
 /// map of `op(A)` (`k` innermost, `m` rows) and `map_b` of `op(B)ᵀ` (`k`
 /// innermost, `n` rows), boxes of [`BK`] × [`TILE_M`] and [`BK`] × `W`;
@@ -244,16 +260,17 @@ pub(crate) struct MapOperands {
 /// trap: the host refuses them first).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn kernel<const WIDE: bool, const SWAP: bool>(o: MapOperands) {
+pub(crate) unsafe fn kernel<const W: usize, const SWAP: bool>(o: MapOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = o;
         crate::prim::trap()
     }
     #[cfg(target_feature = "sm_90a")]
-    match WIDE {
-        true => device::body::<device::Wide, SWAP>(&o),
-        false => device::body::<device::Narrow, SWAP>(&o),
+    match W {
+        TILE_N => device::body::<device::Wide, SWAP>(&o),
+        MEDIUM_N => device::body::<device::Medium, SWAP>(&o),
+        _ => device::body::<device::Narrow, SWAP>(&o),
     }
 }
 
@@ -564,48 +581,72 @@ pub(super) mod device {
         }
     }
 
-    /// `m64n64`: 32 registers.
-    pub(super) struct Narrow {
-        d: [f32; WGMMA_N64_REGS],
+    /// The accumulators of one array (`$regs` registers): a struct `$name`
+    /// of tiles `$width` wide whose products are `$ss` and `$rs`, waited
+    /// on by `$wait`.
+    macro_rules! one_array {
+        ($(#[$doc:meta])* $name:ident, $width:expr, $regs:ident, $ss:ident, $rs:ident, $wait:ident) => {
+            $(#[$doc])*
+            pub(super) struct $name {
+                d: [f32; $regs],
+            }
+
+            impl Accumulator for $name {
+                const WIDTH: usize = $width;
+                #[inline(always)]
+                fn zero() -> Self {
+                    $name { d: [0.0; $regs] }
+                }
+                #[inline(always)]
+                unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
+                    wgmma::$ss(&mut self.d, a, b, accumulate);
+                }
+                #[inline(always)]
+                unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool) {
+                    wgmma::$rs(&mut self.d, a, b, accumulate);
+                }
+                #[inline(always)]
+                fn wait<const PENDING: u32>(&mut self) {
+                    wgmma::$wait::<PENDING>(&mut self.d);
+                }
+                #[inline(always)]
+                unsafe fn put(&self, part: *mut Words4) {
+                    put_part(&self.d, part);
+                }
+                #[inline(always)]
+                unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
+                    sum_half(&mut self.d, slices, at);
+                }
+                #[inline(always)]
+                unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
+                    store_half::<true, $regs>(o, &self.d, row, col);
+                }
+                #[inline(always)]
+                unsafe fn store_swapped(&self, o: &MapOperands, n: usize, m: usize) {
+                    store_half_swapped(o, &self.d, n, m);
+                }
+            }
+        };
     }
 
-    impl Accumulator for Narrow {
-        const WIDTH: usize = NARROW_N;
-        #[inline(always)]
-        fn zero() -> Self {
-            Narrow {
-                d: [0.0; WGMMA_N64_REGS],
-            }
-        }
-        #[inline(always)]
-        unsafe fn mma_ss(&mut self, a: u64, b: u64, accumulate: bool) {
-            wgmma::mma_tf32_m64n64k8_ss(&mut self.d, a, b, accumulate);
-        }
-        #[inline(always)]
-        unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool) {
-            wgmma::mma_tf32_m64n64k8_rs(&mut self.d, a, b, accumulate);
-        }
-        #[inline(always)]
-        fn wait<const PENDING: u32>(&mut self) {
-            wgmma::wait_narrow::<PENDING>(&mut self.d);
-        }
-        #[inline(always)]
-        unsafe fn put(&self, part: *mut Words4) {
-            put_part(&self.d, part);
-        }
-        #[inline(always)]
-        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
-            sum_half(&mut self.d, slices, at);
-        }
-        #[inline(always)]
-        unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
-            store_half::<true, WGMMA_N64_REGS>(o, &self.d, row, col);
-        }
-        #[inline(always)]
-        unsafe fn store_swapped(&self, o: &MapOperands, n: usize, m: usize) {
-            store_half_swapped(o, &self.d, n, m);
-        }
-    }
+    one_array!(
+        /// `m64n128`: 64 registers.
+        Medium,
+        MEDIUM_N,
+        WGMMA_N128_REGS,
+        mma_tf32_m64n128k8_ss,
+        mma_tf32_m64n128k8,
+        wait
+    );
+    one_array!(
+        /// `m64n64`: 32 registers.
+        Narrow,
+        NARROW_N,
+        WGMMA_N64_REGS,
+        mma_tf32_m64n64k8_ss,
+        mma_tf32_m64n64k8_rs,
+        wait_narrow
+    );
 
     /// Where the slices of a split product meet, as the pipelined step's
     /// `join` for a block: each multiplying thread (`ct`, 0 to 255) leaves

@@ -8,7 +8,7 @@
 //! ```text
 //! ladder [--families reduce,transpose,image-sums,histogram,conv1d,gemm,rng,scan] [--quick]
 //!        [--steps a,b] [--reps N] [--warmup-ms N] [--out DIR] [--no-peers] [--no-hold]
-//!        [--tma-tiles auto|wide|narrow]
+//!        [--tma-tiles auto|wide|medium|narrow]
 //! ```
 //!
 //! Prints each case's table as it is measured and writes `ladder.json`
@@ -129,9 +129,10 @@ fn options() -> Result<Options, String> {
                     "auto" => TmaTiles::Auto,
                     "wide" => TmaTiles::Wide,
                     "narrow" => TmaTiles::Narrow,
+                    "medium" => TmaTiles::Medium,
                     other => {
                         return Err(format!(
-                            "--tma-tiles: `{other}` is not auto, wide or narrow"
+                            "--tma-tiles: `{other}` is not auto, wide, medium or narrow"
                         ));
                     }
                 }

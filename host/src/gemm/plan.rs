@@ -49,13 +49,16 @@ impl<'m> Plan<'m> {
     /// The plan of `gemm` run as `step` (which the device runs: checked
     /// by the caller), with `α` and `β`, over `[a, b]`; for a strided
     /// batch, `[a, b]` are each batch's first matrix and `batch` is
-    /// `Some((count, [A's stride, B's stride]))`.
+    /// `Some((count, [A's stride, B's stride]))`. `c_pairs`: whether `C`'s
+    /// rows (every product's) lie on 8-byte pairs (its start on 8 bytes,
+    /// its pitch and stride even), which the TMA step's stores use.
     pub(crate) fn new(
         gemm: &Gemm,
         step: GemmVariant,
         (alpha, beta): (f32, f32),
         [a, b]: [&'m Matrix<'m, f32>; 2],
         batch: Option<(usize, [usize; 2])>,
+        c_pairs: bool,
         device: &Device,
     ) -> Plan<'m> {
         let (m, n, k) = (gemm.m, gemm.n, gemm.k);
@@ -106,8 +109,9 @@ impl<'m> Plan<'m> {
                         // The kernel's tiles are `C`'s, or the swapped
                         // kernel's `Cᵀ`'s.
                         let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
+                        let sms = device.sms as usize;
                         operands.width =
-                            tma_width(gemm.tma_tiles, rows, cols, k, count, device.sms as usize);
+                            tma_width(gemm.tma_tiles, (rows, cols, k), count, c_pairs, sms);
                         return Plan::Tma(operands);
                     }
                     None => TMA_FALLBACK,
@@ -171,62 +175,93 @@ pub(super) fn x3_runs_fp32(count: usize, m: usize, n: usize, k: usize) -> bool {
             .is_some_and(|work| work <= X3_FP32_WORK)
 }
 
-/// Time of a narrow tile's column against a wide one's, in quarters: a
-/// narrow tile's products read as many shared-memory bytes per
+/// Time of a stage of a narrow tile's column, in sixteenths of a wide
+/// one's: a narrow tile's products read as many shared-memory bytes per
 /// multiply-add as the SM's shared memory delivers, the wide tile's
 /// about two thirds of that.
-const NARROW_RATE: usize = 5;
+const NARROW_RATE: usize = 20;
+/// The same for the medium tiles.
+const MEDIUM_RATE: usize = 17;
 /// The same for the wide tiles.
-const WIDE_RATE: usize = 4;
+const WIDE_RATE: usize = 16;
 /// What a split costs per slice and column of the tile, in the units of
 /// [`tma_width`]'s estimate: a partial written to the workspace and read
-/// back by the tile's last block, about four wide stages' time.
+/// back by the tile's last block, which then stores the tile alone;
+/// about a wide stage's time.
 const SLICE_COST: usize = 16;
+/// The same where `C`'s rows are not on 8-byte pairs: the last block
+/// stores the tile element by element, about four wide stages' time.
+const SLICE_COST_ELEMENTS: usize = 64;
 
-/// The tile width of step 13's kernels (`tma::TILE_N`, or `tma::NARROW_N`
-/// where its estimate is lower) for `count` products of `rows × cols`
+/// The tile width of step 13's kernels (`tma::TILE_N`, `tma::MEDIUM_N`
+/// or `tma::NARROW_N`, whichever's estimate is lowest) for `count`
+/// products of `rows × cols`
 /// tiles' sides (`C`'s, or the swapped kernel's `Cᵀ`'s) over `k`, on
 /// `sms` SMs: the waves of work units (tiles, and slices of `k` where
 /// they do not fill the SMs, `tma::tma_slices`) times each unit's stages
 /// and columns at the width's rate, and each split's partials. Narrow
 /// tiles take small products (four times the tiles: no split, or a
 /// shallower one) and products a few rows wide (the padding of a wide
-/// tile is multiplied too); wide tiles, which read less shared memory
-/// per product, everything that fills the SMs without them.
-/// [`TmaTiles::Wide`] and [`TmaTiles::Narrow`] choose for themselves
-/// (narrow where the tiles stay below 2^30).
+/// tile is multiplied too); medium ones those where half the narrow
+/// tiles' operand bytes pay for a split or a second wave (1024³, 128
+/// rows against a wide matrix); wide tiles, which read the least shared
+/// memory per product, everything that fills the SMs without them.
+/// [`TmaTiles::Wide`], [`TmaTiles::Medium`] and [`TmaTiles::Narrow`]
+/// choose for themselves (narrower than wide where the tiles stay below
+/// 2^30).
 pub(super) fn tma_width(
     tiles: TmaTiles,
-    rows: usize,
-    cols: usize,
-    k: usize,
+    (rows, cols, k): (usize, usize, usize),
     count: usize,
+    c_pairs: bool,
     sms: usize,
 ) -> usize {
+    let slice_cost = if c_pairs {
+        SLICE_COST
+    } else {
+        SLICE_COST_ELEMENTS
+    };
     // In 128 bits: the stages of a long `k` times many waves.
     let estimate = |width: usize, rate: usize| {
         let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(width) * count;
         let (slices, per) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
         let waves = (tiles * slices).div_ceil(sms.max(1));
         let split = if slices > 1 {
-            slices * width * SLICE_COST
+            slices * width * slice_cost
         } else {
             0
         };
         (waves * per) as u128 * (width * rate) as u128 + split as u128
     };
     // The kernel's walk counts tiles in 32 bits: fewer than 2^30 (as
-    // `TmaOperands::plan` checks for tiles 128 wide).
+    // `TmaOperands::plan` checks for tiles 128 wide, so the medium ones
+    // always are).
     let narrow_tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::NARROW_N) * count;
-    let narrow = narrow_tiles < 1 << 30
-        && match tiles {
-            TmaTiles::Auto => {
-                estimate(tma::NARROW_N, NARROW_RATE) < estimate(tma::TILE_N, WIDE_RATE)
+    let widths = [
+        (tma::TILE_N, WIDE_RATE),
+        (tma::MEDIUM_N, MEDIUM_RATE),
+        (tma::NARROW_N, NARROW_RATE),
+    ];
+    match tiles {
+        TmaTiles::Auto => {
+            // The lowest estimate; the wider width where two are equal.
+            let mut best = (tma::TILE_N, estimate(tma::TILE_N, WIDE_RATE));
+            for (width, rate) in widths {
+                if width == tma::NARROW_N && narrow_tiles >= 1 << 30 {
+                    continue;
+                }
+                let e = estimate(width, rate);
+                if e < best.1 {
+                    best = (width, e);
+                }
             }
-            TmaTiles::Wide => false,
-            TmaTiles::Narrow => true,
-        };
-    if narrow { tma::NARROW_N } else { tma::TILE_N }
+            best.0
+        }
+        TmaTiles::Wide => tma::TILE_N,
+        TmaTiles::Medium => tma::MEDIUM_N,
+        TmaTiles::Narrow if narrow_tiles < 1 << 30 => tma::NARROW_N,
+        TmaTiles::Narrow => tma::TILE_N,
+    }
 }
 
 /// Time of a narrow 3xTF32 tile's column against a 128-wide one's, in
@@ -242,7 +277,8 @@ const X3_WIDE_RATE: usize = 3;
 /// (step 14 does not split `k`, so the stages are the same for both).
 /// Narrow tiles take the products whose 128-wide tiles leave SMs idle (up
 /// to about 1024³). [`TmaTiles::Wide`] and [`TmaTiles::Narrow`] choose for
-/// themselves.
+/// themselves, and [`TmaTiles::Medium`] as `Wide` (its tiles are 128
+/// wide).
 pub(super) fn tma_x3_width(tiles: TmaTiles, m: usize, n: usize, sms: usize) -> usize {
     let estimate = |width: usize, rate: usize| {
         let tiles = m.div_ceil(tma::TILE_M) * n.div_ceil(width);
@@ -252,7 +288,7 @@ pub(super) fn tma_x3_width(tiles: TmaTiles, m: usize, n: usize, sms: usize) -> u
         TmaTiles::Auto => {
             estimate(tma_x3::NARROW_N, X3_NARROW_RATE) < estimate(tma_x3::TILE_N, X3_WIDE_RATE)
         }
-        TmaTiles::Wide => false,
+        TmaTiles::Wide | TmaTiles::Medium => false,
         TmaTiles::Narrow => true,
     };
     if narrow {
@@ -420,40 +456,54 @@ mod tests {
     use super::*;
     use crate::gemm::Precision;
 
-    /// On 132 SMs: narrow tiles for products that wide ones would split
-    /// (up to 1024³, one decoding step's rows) and batches of matrices
-    /// narrower than a wide tile; wide ones from 2048³ and for batches of
-    /// 256³ and up.
+    /// On 132 SMs: narrow tiles for products that wider ones would split
+    /// or leave mostly empty (up to 512³, one decoding step's rows) and
+    /// batches of matrices narrower than 128; medium ones about 1024³, for
+    /// 128 rows against a wide matrix and batches of 128³; wide ones from
+    /// 2048³ and for batches of 256³ and up. (As measured on an H200:
+    /// the notes' medium tiles.)
     #[test]
     fn tma_tiles_by_shape() {
         let width = |(rows, cols, k): (usize, usize, usize), count: usize| {
-            tma_width(TmaTiles::Auto, rows, cols, k, count, 132)
+            tma_width(TmaTiles::Auto, (rows, cols, k), count, true, 132)
         };
-        for side in [128, 256, 512, 1000, 1024] {
+        for side in [128, 256, 512] {
             assert_eq!(width((side, side, side), 1), tma::NARROW_N, "{side}³");
         }
+        for side in [1000, 1024] {
+            assert_eq!(width((side, side, side), 1), tma::MEDIUM_N, "{side}³");
+        }
+        // `C` off 8-byte pairs (an odd pitch): the medium tiles' split
+        // would end in element stores; the narrow ones do not split.
+        assert_eq!(
+            tma_width(TmaTiles::Auto, (1000, 999, 1001), 1, false, 132),
+            tma::NARROW_N
+        );
         for side in [2048, 4096, 8192] {
             assert_eq!(width((side, side, side), 1), tma::TILE_N, "{side}³");
         }
         // `m × 4096 × 4096` with `B` stored `k × n`: the swapped kernel's
         // tiles are 128 columns of `C` by `m` rows.
-        for m in [1, 16, 64, 128] {
+        for m in [1, 16, 64] {
             assert_eq!(width((4096, m, 4096), 1), tma::NARROW_N, "m = {m}");
         }
+        assert_eq!(width((4096, 128, 4096), 1), tma::MEDIUM_N);
         assert_eq!(width((64, 64, 64), 1024), tma::NARROW_N);
-        assert_eq!(width((128, 128, 128), 1024), tma::NARROW_N);
+        assert_eq!(width((128, 128, 128), 1024), tma::MEDIUM_N);
         assert_eq!(width((256, 256, 256), 1024), tma::TILE_N);
         assert_eq!(width((512, 512, 512), 256), tma::TILE_N);
         // Asked for: narrow unless its tiles would reach 2^30.
         assert_eq!(
-            tma_width(TmaTiles::Narrow, 1 << 20, 1 << 20, 8, 1, 132),
+            tma_width(TmaTiles::Narrow, (1 << 20, 1 << 20, 8), 1, true, 132),
             tma::NARROW_N
         );
         assert_eq!(
-            tma_width(TmaTiles::Narrow, 1 << 24, 1 << 20, 8, 1, 132),
+            tma_width(TmaTiles::Narrow, (1 << 24, 1 << 20, 8), 1, true, 132),
             tma::TILE_N
         );
-        assert_eq!(tma_width(TmaTiles::Wide, 64, 64, 64, 1, 132), tma::TILE_N);
+        let forced = |tiles| tma_width(tiles, (64, 64, 64), 1, true, 132);
+        assert_eq!(forced(TmaTiles::Wide), tma::TILE_N);
+        assert_eq!(forced(TmaTiles::Medium), tma::MEDIUM_N);
     }
 
     /// A product of one row or column of `C` asked for by precision runs
@@ -472,7 +522,7 @@ mod tests {
             let (a, b) = (gemm.a_shape(), gemm.b_shape());
             let a = Matrix::new(&data, a.0, a.1).unwrap();
             let b = Matrix::new(&data, b.0, b.1).unwrap();
-            match Plan::new(&gemm, step, (1.0, 0.0), [&a, &b], None, &device) {
+            match Plan::new(&gemm, step, (1.0, 0.0), [&a, &b], None, true, &device) {
                 Plan::Strided { plan, .. } => Some((plan.entry.kernel().name, plan.slices)),
                 _ => None,
             }
@@ -685,7 +735,8 @@ mod tests {
                 (starts, pads, gaps) in (any::<(bool, bool)>(), (0usize..5, 0usize..5), (0usize..9, 0usize..9)),
                 count in prop_oneof![Just(None), (0usize..40).prop_map(Some)],
                 (sms, resident) in (prop_oneof![Just(1u32), Just(132)], 1u32..3),
-                tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow)],
+                tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow), Just(TmaTiles::Medium)],
+                c_pairs in any::<bool>(),
                 by_precision in any::<bool>(),
             ) {
                 let step = GemmVariant::ALL[step];
@@ -713,7 +764,7 @@ mod tests {
                 let b = Matrix::with_pitch(&b_data, bw, bh, bp).unwrap();
                 let batch = count.map(|c| (c, strides));
                 let device = Device { sms, resident };
-                let plan = Plan::new(&gemm, step, (alpha, beta), [&a, &b], batch, &device);
+                let plan = Plan::new(&gemm, step, (alpha, beta), [&a, &b], batch, c_pairs, &device);
                 let products = count.unwrap_or(1);
                 let empty = products == 0 || m == 0 || n == 0;
                 let scaling = k == 0 || alpha == 0.0;
@@ -723,9 +774,10 @@ mod tests {
                     Plan::Tma(operands) => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32Tma);
                         match tiles {
-                            TmaTiles::Auto => prop_assert!(operands.width == tma::TILE_N || operands.width == tma::NARROW_N),
+                            TmaTiles::Auto => prop_assert!([tma::TILE_N, tma::MEDIUM_N, tma::NARROW_N].contains(&operands.width)),
                             TmaTiles::Wide => prop_assert_eq!(operands.width, tma::TILE_N),
                             TmaTiles::Narrow => prop_assert_eq!(operands.width, tma::NARROW_N),
+                            TmaTiles::Medium => prop_assert_eq!(operands.width, tma::MEDIUM_N),
                         }
                         for (x, access) in operands.operands {
                             match access {
@@ -747,6 +799,7 @@ mod tests {
                         match tiles {
                             TmaTiles::Auto => prop_assert!(width == tma_x3::TILE_N || width == tma_x3::NARROW_N),
                             TmaTiles::Wide => prop_assert_eq!(width, tma_x3::TILE_N),
+                            TmaTiles::Medium => prop_assert_eq!(width, tma_x3::TILE_N),
                             TmaTiles::Narrow => prop_assert_eq!(width, tma_x3::NARROW_N),
                         }
                     }
