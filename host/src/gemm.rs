@@ -185,9 +185,10 @@ use plan::{Access, Device, Mapped, Plan, TmaOperands};
 use warpspeed_gpu::gemm::{
     GemmArgs, GemmMapArgs, GemmPlan, GemmSplitMapArgs, RepitchArgs, SCALE_BLOCK, ScaleArgs,
     SplitArgs, TMA_FALLBACK, TMA_X3_FALLBACK, gemm_repitch, gemm_scale, gemm_split_tf32,
-    gemm_tma_tf32, gemm_tma_tf32_medium, gemm_tma_tf32_narrow, gemm_tma_tf32_swapped,
-    gemm_tma_tf32_swapped_medium, gemm_tma_tf32_swapped_narrow, gemm_tma_tf32x3,
-    gemm_tma_tf32x3_narrow, split_launch, split_words, tma, tma_tiles, tma_x3, tma_x3_tiles,
+    gemm_tma_tf32, gemm_tma_tf32_medium, gemm_tma_tf32_narrow, gemm_tma_tf32_short,
+    gemm_tma_tf32_swapped, gemm_tma_tf32_swapped_medium, gemm_tma_tf32_swapped_narrow,
+    gemm_tma_tf32_swapped_short, gemm_tma_tf32x3, gemm_tma_tf32x3_narrow, split_launch,
+    split_words, tma, tma_tiles, tma_x3, tma_x3_tiles,
 };
 pub use warpspeed_gpu::gemm::{GemmVariant, Needs, Precision};
 use warpspeed_gpu::kernel::Entry;
@@ -275,20 +276,23 @@ pub enum Packing {
 /// The tiles of [`GemmVariant::Tf32Tma`]'s kernels: `C` in tiles of 128
 /// rows by 256 columns ([`TmaTiles::Wide`], one `wgmma.m64n256k8` per
 /// warpgroup and 8 of `k`), by 128 ([`TmaTiles::Medium`], `m64n128k8`)
-/// or by 64 ([`TmaTiles::Narrow`], `m64n64k8`). Wide tiles read the least
-/// shared memory per multiply-add and run large products fastest;
-/// narrower ones make two or four times the tiles, which fill the SMs
-/// where wide ones would leave most idle (products up to about 1024³,
-/// batches of small matrices) and waste less on the padding of a product
-/// a few rows wide. (For `B` stored `k × n`, the kernel computes `Cᵀ`:
-/// the tiles are then 128 columns of `C` by 256, 128 or 64 rows.)
+/// or by 64 ([`TmaTiles::Narrow`], `m64n64k8`), or of 64 rows by 64
+/// columns ([`TmaTiles::Short`], one multiplying warpgroup, two blocks
+/// an SM). Wide tiles read the least shared memory per multiply-add and
+/// run large products fastest; narrower ones make two or four times the
+/// tiles, which fill the SMs where wide ones would leave most idle and
+/// waste less on the padding of a product a few rows wide; short ones
+/// run two blocks on each SM, which hide each other's waits in products
+/// up to about 1024³, and fill their tiles in batches of matrices 64 rows
+/// high. (For `B` stored `k × n`, the kernel computes `Cᵀ`: the tiles are
+/// then 128 (short: 64) columns of `C` by 256, 128 or 64 rows.)
 /// [`GemmVariant::Tf32x3Tma`] takes the same choice between its 128 × 128
-/// tiles (`Wide` or `Medium`) and 128 × 64 ones (`Narrow`); other steps
-/// ignore it.
+/// tiles (`Wide` or `Medium`) and 128 × 64 ones (`Narrow` or `Short`);
+/// other steps ignore it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TmaTiles {
     /// Chosen per product from its shape, its batch and the SMs: the
-    /// width whose estimate (waves of tiles and slices of `k` times their
+    /// tiles whose estimate (waves of tiles and slices of `k` times their
     /// stages, and each split's partials) is lowest.
     #[default]
     Auto,
@@ -299,6 +303,9 @@ pub enum TmaTiles {
     /// 128 × 64 (wide tiles where a product would have 2^30 narrow tiles
     /// or more).
     Narrow,
+    /// 64 × 64, two blocks an SM (wide tiles where a product would have
+    /// 2^30 short tiles or more; step 14: 128 × 64, as `Narrow`).
+    Short,
 }
 
 /// The least length of the other side (`n` for `A`, `m` for `B`) at
@@ -628,11 +635,13 @@ impl Context {
         // The kernel's tiles are `C`'s, or for the swapped kernel its
         // transpose's; a batch's, those of all its products.
         let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
-        let width = operands.width;
-        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(width) * count;
-        let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
-        let grid = (tiles * slices).min(sms);
-        let split_words = split_words(tiles, slices, tma::tile_elements(width));
+        let (tile_rows, width) = (operands.rows, operands.width);
+        // The blocks the SMs hold at once.
+        let slots = sms * tma::blocks_per_sm(tile_rows);
+        let tiles = rows.div_ceil(tile_rows) * cols.div_ceil(width) * count;
+        let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), slots);
+        let grid = (tiles * slices).min(slots);
+        let split_words = split_words(tiles, slices, tma::tile_elements(tile_rows, width));
         // The split's workspace, the packings, then the blocks' map slots,
         // in the scratch memory; all planned before any launch.
         let mut end = packed_offset(split_words);
@@ -687,7 +696,7 @@ impl Context {
         // `tma::X_BOX` columns of `C`.
         let first_box = match operands.swapped {
             true => [tma::X_BOX, tma::BK],
-            false => [tma::BK, tma::TILE_M],
+            false => [tma::BK, tile_rows],
         };
         let (map_a, map_b) = (
             encode_map(self, first, first_box)?,
@@ -767,16 +776,18 @@ impl Context {
             map_a,
             map_b,
         };
-        let tiles_config = tma_tiles(width);
+        let tiles_config = tma_tiles(tile_rows, width);
         let cfg =
             LaunchConfig::linear(grid as u32, tiles_config.threads, tiles_config.shared_bytes);
-        let entry = match (operands.swapped, width) {
-            (true, tma::TILE_N) => gemm_tma_tf32_swapped::entry::<f32>(),
-            (false, tma::TILE_N) => gemm_tma_tf32::entry::<f32>(),
-            (true, tma::MEDIUM_N) => gemm_tma_tf32_swapped_medium::entry::<f32>(),
-            (false, tma::MEDIUM_N) => gemm_tma_tf32_medium::entry::<f32>(),
-            (true, _) => gemm_tma_tf32_swapped_narrow::entry::<f32>(),
-            (false, _) => gemm_tma_tf32_narrow::entry::<f32>(),
+        let entry = match (operands.swapped, tile_rows, width) {
+            (true, tma::SHORT_M, _) => gemm_tma_tf32_swapped_short::entry::<f32>(),
+            (false, tma::SHORT_M, _) => gemm_tma_tf32_short::entry::<f32>(),
+            (true, _, tma::TILE_N) => gemm_tma_tf32_swapped::entry::<f32>(),
+            (false, _, tma::TILE_N) => gemm_tma_tf32::entry::<f32>(),
+            (true, _, tma::MEDIUM_N) => gemm_tma_tf32_swapped_medium::entry::<f32>(),
+            (false, _, tma::MEDIUM_N) => gemm_tma_tf32_medium::entry::<f32>(),
+            (true, _, _) => gemm_tma_tf32_swapped_narrow::entry::<f32>(),
+            (false, _, _) => gemm_tma_tf32_narrow::entry::<f32>(),
         };
         // SAFETY: the kernel's contract (`tma::kernel`): `m`, `n`, `k` ≥ 1
         // and below 2^31 − 256; the maps describe `op(A)` (`m` rows of

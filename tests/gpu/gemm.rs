@@ -626,7 +626,12 @@ fn each_tiling(
 /// (which ignores it).
 fn tiles_of(step: GemmVariant) -> Vec<TmaTiles> {
     match step {
-        GemmVariant::Tf32Tma => vec![TmaTiles::Wide, TmaTiles::Medium, TmaTiles::Narrow],
+        GemmVariant::Tf32Tma => vec![
+            TmaTiles::Wide,
+            TmaTiles::Medium,
+            TmaTiles::Narrow,
+            TmaTiles::Short,
+        ],
         GemmVariant::Tf32x3Tma => vec![TmaTiles::Wide, TmaTiles::Narrow],
         _ => vec![TmaTiles::Auto],
     }

@@ -332,17 +332,18 @@ pub const WGMMA_TILES: TileConfig = TileConfig {
 /// The wide tiles of [`GemmVariant::Tf32Tma`]: 128 × 256, three
 /// warpgroups, the ring and its barriers ([`tma::shared_bytes`]).
 #[doc(hidden)]
-pub const TMA_TILES: TileConfig = tma_tiles(tma::TILE_N);
+pub const TMA_TILES: TileConfig = tma_tiles(tma::TILE_M, tma::TILE_N);
 
-/// The tiles of [`GemmVariant::Tf32Tma`]'s kernels `width` columns wide
-/// ([`tma::TILE_N`], [`tma::MEDIUM_N`] or [`tma::NARROW_N`]).
+/// The tiles of [`GemmVariant::Tf32Tma`]'s kernels `rows` × `width`
+/// ([`tma::TILE_M`] rows by [`tma::TILE_N`], [`tma::MEDIUM_N`] or
+/// [`tma::NARROW_N`] columns, or [`tma::SHORT_M`] by [`tma::NARROW_N`]).
 #[doc(hidden)]
-pub const fn tma_tiles(width: usize) -> TileConfig {
+pub const fn tma_tiles(rows: usize, width: usize) -> TileConfig {
     TileConfig {
-        tile_m: tma::TILE_M as u32,
+        tile_m: rows as u32,
         tile_n: width as u32,
-        threads: tma::THREADS as u32,
-        shared_bytes: tma::shared_bytes(width),
+        threads: tma::threads(rows) as u32,
+        shared_bytes: tma::shared_bytes(rows, width),
     }
 }
 
@@ -356,7 +357,7 @@ pub const TMA_X3_TILES: TileConfig = tma_x3_tiles(tma_x3::TILE_N);
 pub const fn tma_x3_tiles(width: usize) -> TileConfig {
     TileConfig {
         shared_bytes: tma_x3::shared_bytes(width),
-        ..tma_tiles(width)
+        ..tma_tiles(tma::TILE_M, width)
     }
 }
 
@@ -1019,21 +1020,27 @@ kernels! {
             /// Two 128-byte aggregate parameters, which rustc passes as
             /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32<T in f32> = tma::kernel::<{ tma::TILE_N }, false>;
+            fn gemm_tma_tf32<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::TILE_N }, false>;
             /// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, `op(B)` read where it lies, `n`
             /// innermost (the swapped kernel of [`tma`]).
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<{ tma::TILE_N }, true>;
+            fn gemm_tma_tf32_swapped<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::TILE_N }, true>;
             /// The same two kernels over tiles [`tma::MEDIUM_N`] wide.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_medium<T in f32> = tma::kernel::<{ tma::MEDIUM_N }, false>;
+            fn gemm_tma_tf32_medium<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::MEDIUM_N }, false>;
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped_medium<T in f32> = tma::kernel::<{ tma::MEDIUM_N }, true>;
+            fn gemm_tma_tf32_swapped_medium<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::MEDIUM_N }, true>;
             /// The same two kernels over tiles [`tma::NARROW_N`] wide.
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_narrow<T in f32> = tma::kernel::<{ tma::NARROW_N }, false>;
+            fn gemm_tma_tf32_narrow<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::NARROW_N }, false>;
             #[allow(improper_gpu_kernel_arg)]
-            fn gemm_tma_tf32_swapped_narrow<T in f32> = tma::kernel::<{ tma::NARROW_N }, true>;
+            fn gemm_tma_tf32_swapped_narrow<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::NARROW_N }, true>;
+            /// The same two kernels over tiles [`tma::SHORT_M`] ×
+            /// [`tma::NARROW_N`], two blocks an SM.
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_short<T in f32> = tma::kernel::<{ tma::SHORT_M }, { tma::NARROW_N }, false>;
+            #[allow(improper_gpu_kernel_arg)]
+            fn gemm_tma_tf32_swapped_short<T in f32> = tma::kernel::<{ tma::SHORT_M }, { tma::NARROW_N }, true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
@@ -1150,6 +1157,17 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
         entry: "gemm_tma_tf32_swapped_narrow_f32",
         threads: crate::gemm::tma::THREADS as u32,
         blocks_per_sm: 1,
+    },
+    // Two blocks of two warpgroups an SM: 128 registers a thread at launch.
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_short_f32",
+        threads: crate::gemm::tma::threads(tma::SHORT_M) as u32,
+        blocks_per_sm: tma::blocks_per_sm(tma::SHORT_M) as u32,
+    },
+    crate::kernel::LaunchBounds {
+        entry: "gemm_tma_tf32_swapped_short_f32",
+        threads: crate::gemm::tma::threads(tma::SHORT_M) as u32,
+        blocks_per_sm: tma::blocks_per_sm(tma::SHORT_M) as u32,
     },
     crate::kernel::LaunchBounds {
         entry: "gemm_tma_tf32x3_f32",
@@ -1417,13 +1435,16 @@ mod tests {
         // The TMA steps' own launches (their plans are their fallbacks').
         for tiles in [
             TMA_TILES,
-            tma_tiles(tma::MEDIUM_N),
-            tma_tiles(tma::NARROW_N),
+            tma_tiles(tma::TILE_M, tma::MEDIUM_N),
+            tma_tiles(tma::TILE_M, tma::NARROW_N),
             TMA_X3_TILES,
             tma_x3_tiles(tma_x3::NARROW_N),
         ] {
             assert!(tiles.shared_bytes <= 227 * 1024 && tiles.threads == 384);
         }
+        // Two short blocks an SM: 256 threads and at most 113 KiB each.
+        let short = tma_tiles(tma::SHORT_M, tma::NARROW_N);
+        assert!(short.shared_bytes <= 113 * 1024 && short.threads == 256);
         for v in GemmVariant::ALL {
             let limit = if v.needs() == Needs::Sm90a { 227 } else { 99 } * 1024;
             for m in [1, 100_000] {

@@ -25,6 +25,14 @@
 //! What differs between the widths is the accumulator
 //! (`device::Accumulator`); the host's plan chooses.
 //!
+//! The short kernels (`kernel::<SHORT_M, NARROW_N, _>`, the `_short`
+//! entries) take tiles of [`SHORT_M`] = 64 rows by 64 columns: one
+//! copying and one multiplying warpgroup, six stages of 16 KiB, and two
+//! blocks an SM. Where a product's tiles make about one wave or fewer,
+//! two blocks an SM hide each other's waits (each SM has two rings and
+//! two copying threads), and a batch of matrices 64 rows high fills its
+//! tiles instead of padding half of each.
+//!
 //! Each stage has two barriers: *full*, which completes when the copy
 //! engine has written the stage's bytes (the copying thread arrives on it
 //! and announces the bytes), and *empty*, which completes when every
@@ -36,13 +44,14 @@
 //! ring waits for nothing. Each party keeps its place in the ring (stage
 //! and parity) in a `prim::ring::StageRing`, as 3xTF32's step does.
 //!
-//! The grid has at most one block per multiprocessor; block `b` takes
-//! work units `b`, `b + gridDim.x`, …, each a tile and a slice of `k`,
-//! the tiles in bands of `BAND` tile rows (`super::tile_of`), so the
+//! The grid has at most one block per multiprocessor (two short ones);
+//! block `b` takes work units `b`, `b + gridDim.x`, …, each a tile and a
+//! slice of `k`, the tiles in bands of `BAND` tile rows
+//! (`super::tile_of`), so the
 //! tiles running at once share the rows of `A` and columns of `B` they
 //! read. While the multiplying warpgroups store a tile, the copies of the
-//! next one already run. Products with fewer tiles than the GPU has SMs
-//! split `k` into slices (`tma_slices`): each slice's partial tile goes
+//! next one already run. Products with fewer tiles than the GPU has
+//! block slots split `k` into slices (`tma_slices`): each slice's partial tile goes
 //! to the workspace, and the block that takes its tile's last ticket adds
 //! them in slice order (the same bits every run) and stores the tile.
 //!
@@ -67,6 +76,12 @@ use crate::kernel::TensorMap;
 /// Rows of `C` per tile: two warpgroups of 64.
 #[doc(hidden)]
 pub const TILE_M: usize = 128;
+/// Rows of `C` per tile of the short kernels (the `_short` entries): one
+/// multiplying warpgroup, two blocks an SM, for products whose 128-row
+/// tiles would hold mostly padding (batches of 64-row matrices) or leave
+/// SMs waiting.
+#[doc(hidden)]
+pub const SHORT_M: usize = 64;
 /// Columns of `C` per tile of the wide kernels: one `wgmma.m64n256k8`.
 #[doc(hidden)]
 pub const TILE_N: usize = 256;
@@ -105,24 +120,56 @@ pub const X_BOX: usize = 32;
 #[doc(hidden)]
 pub const X_BOX_BYTES: usize = X_BOX * BK * 4;
 
-/// Stages of the ring of tiles `width` columns wide ([`TILE_N`],
-/// [`MEDIUM_N`] or [`NARROW_N`]): four of 48 KiB, six of 32 KiB, or eight
-/// of 24 KiB (the narrower tiles' products take less time, so more of
-/// them are in flight).
+/// Stages of the ring of tiles `rows` × `width` ([`TILE_M`] rows by
+/// [`TILE_N`], [`MEDIUM_N`] or [`NARROW_N`] columns): four of 48 KiB, six
+/// of 32 KiB, or eight of 24 KiB (the narrower tiles' products take less
+/// time, so more of them are in flight); [`SHORT_M`] rows: 96 KiB of
+/// stages, two blocks an SM.
 #[doc(hidden)]
-pub const fn stages(width: usize) -> usize {
-    match width {
-        TILE_N => 4,
-        MEDIUM_N => 6,
+pub const fn stages(rows: usize, width: usize) -> usize {
+    match (rows, width) {
+        (SHORT_M, _) => 96 * 1024 / stage_bytes(rows, width),
+        (_, TILE_N) => 4,
+        (_, MEDIUM_N) => 6,
         _ => 8,
     }
 }
 
-/// Elements of a tile `width` columns wide: a slice's partial in the
+/// Threads of a block of tiles `rows` high: the copying warpgroup and a
+/// multiplying one per 64 rows.
+#[doc(hidden)]
+pub const fn threads(rows: usize) -> usize {
+    128 + consumer_threads(rows) as usize
+}
+
+/// Threads that arrive on a stage's *empty* barrier in a block of tiles
+/// `rows` high: the multiplying warpgroups.
+#[doc(hidden)]
+pub const fn consumer_threads(rows: usize) -> u32 {
+    (rows / 64 * 128) as u32
+}
+
+/// Blocks an SM runs of tiles `rows` high: one of 128 rows, two of 64.
+#[doc(hidden)]
+pub const fn blocks_per_sm(rows: usize) -> usize {
+    TILE_M / rows
+}
+
+/// Registers per thread the multiplying warpgroups take in a block of
+/// tiles `rows` high: the launch's share (65 536 over the SM's threads,
+/// to 8) and the part the copying warpgroup gave back.
+#[doc(hidden)]
+pub const fn consumer_regs(rows: usize) -> u32 {
+    let launch = 65_536 / blocks_per_sm(rows) / threads(rows) / 8 * 8;
+    let groups = rows / 64;
+    ((launch * (groups + 1) - PRODUCER_REGS as usize) / groups / 8 * 8) as u32
+}
+
+/// Elements of a tile `rows` × `width`: a slice's partial in the
 /// workspace.
 #[doc(hidden)]
-pub const fn tile_elements(width: usize) -> usize {
-    TILE_M * width
+pub const fn tile_elements(rows: usize, width: usize) -> usize {
+    rows * width
 }
 /// The first of the two adjacent columns (within its box of [`X_BOX`])
 /// that the swapped kernel's fragment rows `g` and `g + 8` of a warp hold
@@ -170,40 +217,53 @@ pub const PRODUCER_REGS: u32 = 40;
 pub const CONSUMER_REGS: u32 = 232;
 /// Bytes of a stage's tile of `A`.
 #[doc(hidden)]
-pub const A_BYTES: usize = TILE_M * BK * 4;
+pub const A_BYTES: usize = a_bytes(TILE_M);
+/// Bytes of a stage's tile of `A`, `rows` of `C`.
+#[doc(hidden)]
+pub const fn a_bytes(rows: usize) -> usize {
+    rows * BK * 4
+}
 /// Bytes of a stage's tile of `B`, `width` columns of `C`.
 #[doc(hidden)]
 pub const fn b_bytes(width: usize) -> usize {
     width * BK * 4
 }
-/// Bytes of a stage of tiles `width` columns wide.
+/// Bytes of a stage of tiles `rows` × `width`.
 #[doc(hidden)]
-pub const fn stage_bytes(width: usize) -> usize {
-    A_BYTES + b_bytes(width)
+pub const fn stage_bytes(rows: usize, width: usize) -> usize {
+    a_bytes(rows) + b_bytes(width)
 }
 /// Bytes of a tensor map, and of each of a block's two slots for them.
 #[doc(hidden)]
 pub const MAP_BYTES: usize = 128;
 
-/// Shared memory of a block of tiles `width` columns wide: 1024 bytes to
+/// Shared memory of a block of tiles `rows` × `width`: 1024 bytes to
 /// align the ring (the 128-byte swizzle repeats every 1024), the ring,
 /// each stage's two barriers, then the split's verdict word.
 #[doc(hidden)]
-pub const fn shared_bytes(width: usize) -> u32 {
-    (1024 + stages(width) * stage_bytes(width) + 2 * stages(width) * 8 + 8) as u32
+pub const fn shared_bytes(rows: usize, width: usize) -> u32 {
+    let stages = stages(rows, width);
+    (1024 + stages * stage_bytes(rows, width) + 2 * stages * 8 + 8) as u32
 }
 
 const _: () = assert!(
     PRODUCER_REGS as usize * 128 + CONSUMER_REGS as usize * 256 <= 65_536
         && CONSUMER_THREADS as usize == THREADS - 128
+        && CONSUMER_THREADS == consumer_threads(TILE_M)
+        && THREADS == threads(TILE_M)
+        && CONSUMER_REGS == consumer_regs(TILE_M)
+        && consumer_regs(SHORT_M) >= 128
+        && a_bytes(SHORT_M).is_multiple_of(1024)
         && BK * 4 == 128
         && A_BYTES.is_multiple_of(1024)
         && b_bytes(TILE_N).is_multiple_of(1024)
         && b_bytes(MEDIUM_N).is_multiple_of(1024)
         && b_bytes(NARROW_N).is_multiple_of(1024)
-        && shared_bytes(TILE_N) <= 227 * 1024
-        && shared_bytes(MEDIUM_N) <= 227 * 1024
-        && shared_bytes(NARROW_N) <= 227 * 1024
+        && shared_bytes(TILE_M, TILE_N) <= 227 * 1024
+        && shared_bytes(TILE_M, MEDIUM_N) <= 227 * 1024
+        && shared_bytes(TILE_M, NARROW_N) <= 227 * 1024
+        // Two short blocks in an SM's 228 KiB, 1 KiB of it each reserved.
+        && 2 * (shared_bytes(SHORT_M, NARROW_N) as usize + 1024) <= 228 * 1024
         && TILE_N <= 256
         && TILE_M <= 256
 );
@@ -234,11 +294,12 @@ pub(crate) struct MapOperands {
     pub map_b: TensorMap,
 }
 
-/// Contract: `W` the tiles' width, [`TILE_N`], [`MEDIUM_N`] or
-/// [`NARROW_N`]; `m`, `n`, `k` at least 1 and
+/// Contract: `M` the tiles' rows, [`TILE_M`] or [`SHORT_M`]; `W` their
+/// width, [`TILE_N`], [`MEDIUM_N`] or [`NARROW_N`] (only [`NARROW_N`] for
+/// [`SHORT_M`]); `m`, `n`, `k` at least 1 and
 /// below 2^31 − 256; for `SWAP = false`, `map_a` the 2-dimensional tensor
 /// map of `op(A)` (`k` innermost, `m` rows) and `map_b` of `op(B)ᵀ` (`k`
-/// innermost, `n` rows), boxes of [`BK`] × [`TILE_M`] and [`BK`] × `W`;
+/// innermost, `n` rows), boxes of [`BK`] × `M` and [`BK`] × `W`;
 /// for `SWAP = true`, `map_a` the map of `op(B)` (`n` innermost, `k`
 /// rows), boxes of [`X_BOX`] × [`BK`], and `map_b` of `op(A)` (`k`
 /// innermost, `m` rows), boxes of [`BK`] × `W`; both `f32`, the 128-byte
@@ -248,19 +309,20 @@ pub(crate) struct MapOperands {
 /// third coordinate, and product `z`'s `C` at `c + z·batch_c`, no two
 /// sharing an element; the tiles of all products fewer than 2^30 (the
 /// walk counts its units in 32 bits). `(slices, slice_stages)`
-/// [`tma_slices`] of the tiles (`W` wide) of all products, the stages and
+/// [`tma_slices`] of the tiles (`M` × `W`) of all products, the stages and
 /// any number of SMs, and for `slices > 1`
-/// [`super::split_words`]`(tiles, slices, tile_elements(W))` words (the
+/// [`super::split_words`]`(tiles, slices, tile_elements(M, W))` words (the
 /// tiles of all products) at `work` that nothing else uses during the
 /// kernel, the tickets (its first words) zero at the start; `maps` 2 ·
 /// [`MAP_BYTES`] of global memory per block, 64-byte aligned, that
-/// nothing else uses during the kernel; blocks of [`THREADS`] threads,
-/// [`shared_bytes`]`(W)` of shared memory, one block per multiprocessor
-/// at most (launch bounds); any 1D grid; PTX for sm_90a (other targets
-/// trap: the host refuses them first).
+/// nothing else uses during the kernel; blocks of [`threads`]`(M)`
+/// threads, [`shared_bytes`]`(M, W)` of shared memory,
+/// [`blocks_per_sm`]`(M)` blocks per multiprocessor at most (launch
+/// bounds); any 1D grid; PTX for sm_90a (other targets trap: the host
+/// refuses them first).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub(crate) unsafe fn kernel<const W: usize, const SWAP: bool>(o: MapOperands) {
+pub(crate) unsafe fn kernel<const M: usize, const W: usize, const SWAP: bool>(o: MapOperands) {
     #[cfg(not(target_feature = "sm_90a"))]
     {
         let _ = o;
@@ -268,9 +330,9 @@ pub(crate) unsafe fn kernel<const W: usize, const SWAP: bool>(o: MapOperands) {
     }
     #[cfg(target_feature = "sm_90a")]
     match W {
-        TILE_N => device::body::<device::Wide, SWAP>(&o),
-        MEDIUM_N => device::body::<device::Medium, SWAP>(&o),
-        _ => device::body::<device::Narrow, SWAP>(&o),
+        TILE_N => device::body::<device::Wide, M, SWAP>(&o),
+        MEDIUM_N => device::body::<device::Medium, M, SWAP>(&o),
+        _ => device::body::<device::Narrow, M, SWAP>(&o),
     }
 }
 
@@ -448,35 +510,34 @@ pub(super) mod device {
         [top[0], top[1], bottom[0], bottom[1]]
     }
 
-    /// Threads whose quads make a partial: the two multiplying warpgroups.
-    const PARTIAL_THREADS: usize = CONSUMER_THREADS as usize;
-
-    /// Leaves `acc` (`R` registers) at `part`, quad `q` at `[q · 256]`: a
+    /// Leaves `acc` (`R` registers) at `part`, quad `q` at `[q · threads]`
+    /// (`threads` the multiplying threads whose quads make a partial): a
     /// warp's 16-byte stores cover 512 consecutive bytes.
     #[inline(always)]
-    unsafe fn put_part<const R: usize>(acc: &[f32; R], part: *mut Words4) {
+    unsafe fn put_part<const R: usize>(acc: &[f32; R], part: *mut Words4, threads: usize) {
         unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
             if q < R / 4 {
                 let w = core::array::from_fn(|e| acc[4 * q + e].to_bits());
-                store_v4(part.add(q * PARTIAL_THREADS), w);
+                store_v4(part.add(q * threads), w);
             }
         });
     }
 
     /// `acc` = the sum over slices `0..slices`, in order, of the `R / 4`
-    /// quads at `at(s)`, 256 quads apart (this thread's share of a
+    /// quads at `at(s)`, `threads` quads apart (this thread's share of a
     /// partial, as [`put_part`] left it).
     #[inline(always)]
     unsafe fn sum_half<const R: usize>(
         acc: &mut [f32; R],
         slices: usize,
+        threads: usize,
         at: impl Fn(usize) -> *mut Words4,
     ) {
         for s in 0..slices {
             let part = at(s);
             unroll!(q in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15] => {
                 if q < R / 4 {
-                    let w = load_cg_v4(part.add(q * PARTIAL_THREADS));
+                    let w = load_cg_v4(part.add(q * threads));
                     unroll!(e in [0 1 2 3] => {
                         let v = f32::from_bits(w[e]);
                         acc[4 * q + e] = if s == 0 { v } else { acc[4 * q + e] + v };
@@ -505,16 +566,17 @@ pub(super) mod device {
         unsafe fn mma_rs(&mut self, a: [u32; 4], b: u64, accumulate: bool);
         /// `wgmma.wait_group PENDING`, the accumulator its operand.
         fn wait<const PENDING: u32>(&mut self);
-        /// Leaves the partial at `part` (this thread's first quad).
+        /// Leaves the partial at `part` (this thread's first quad; the
+        /// partial's quads `threads` apart).
         ///
         /// # Safety
         /// `part` as [`put_part`]'s, for every register array.
-        unsafe fn put(&self, part: *mut Words4);
+        unsafe fn put(&self, part: *mut Words4, threads: usize);
         /// The sum of the slices' partials, in slice order.
         ///
         /// # Safety
         /// As [`sum_half`]'s.
-        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4);
+        unsafe fn sum(&mut self, slices: usize, threads: usize, at: impl Fn(usize) -> *mut Words4);
         /// Stores the tile (unswapped): this thread's first row and column.
         ///
         /// # Safety
@@ -557,16 +619,16 @@ pub(super) mod device {
             wgmma::wait_wide::<PENDING>(&mut self.lo, &mut self.hi);
         }
         #[inline(always)]
-        unsafe fn put(&self, part: *mut Words4) {
-            put_part(&self.lo, part);
-            put_part(&self.hi, part.add(WGMMA_N128_REGS / 4 * PARTIAL_THREADS));
+        unsafe fn put(&self, part: *mut Words4, threads: usize) {
+            put_part(&self.lo, part, threads);
+            put_part(&self.hi, part.add(WGMMA_N128_REGS / 4 * threads), threads);
         }
         #[inline(always)]
-        unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
+        unsafe fn sum(&mut self, slices: usize, threads: usize, at: impl Fn(usize) -> *mut Words4) {
             // Half by half, in slice order.
-            sum_half(&mut self.lo, slices, &at);
-            sum_half(&mut self.hi, slices, |s| {
-                at(s).add(WGMMA_N128_REGS / 4 * PARTIAL_THREADS)
+            sum_half(&mut self.lo, slices, threads, &at);
+            sum_half(&mut self.hi, slices, threads, |s| {
+                at(s).add(WGMMA_N128_REGS / 4 * threads)
             });
         }
         #[inline(always)]
@@ -610,12 +672,17 @@ pub(super) mod device {
                     wgmma::$wait::<PENDING>(&mut self.d);
                 }
                 #[inline(always)]
-                unsafe fn put(&self, part: *mut Words4) {
-                    put_part(&self.d, part);
+                unsafe fn put(&self, part: *mut Words4, threads: usize) {
+                    put_part(&self.d, part, threads);
                 }
                 #[inline(always)]
-                unsafe fn sum(&mut self, slices: usize, at: impl Fn(usize) -> *mut Words4) {
-                    sum_half(&mut self.d, slices, at);
+                unsafe fn sum(
+                    &mut self,
+                    slices: usize,
+                    threads: usize,
+                    at: impl Fn(usize) -> *mut Words4,
+                ) {
+                    sum_half(&mut self.d, slices, threads, at);
                 }
                 #[inline(always)]
                 unsafe fn store(&self, o: &MapOperands, row: usize, col: usize) {
@@ -649,31 +716,35 @@ pub(super) mod device {
     );
 
     /// Where the slices of a split product meet, as the pipelined step's
-    /// `join` for a block: each multiplying thread (`ct`, 0 to 255) leaves
-    /// its partial in the workspace, and once all 256 have (named barrier
-    /// 1), thread 0 takes the tile's ticket; the threads of the block that
-    /// takes the last add the partials in slice order into `acc` and
-    /// return `true`, to store the tile; the others return `false`. The
-    /// verdict reaches the 256 through the shared word at `verdict` (the
-    /// next join's first barrier keeps its next write after every read of
-    /// this one). `split` is `(tile, slice)`.
+    /// `join` for a block of tiles `M` high: each multiplying thread
+    /// (`ct`, 0 to `2M − 1`) leaves its partial in the workspace, and once
+    /// all have (named barrier 1), thread 0 takes the tile's ticket; the
+    /// threads of the block that takes the last add the partials in slice
+    /// order into `acc` and return `true`, to store the tile; the others
+    /// return `false`. The verdict reaches them through the shared word at
+    /// `verdict` (the next join's first barrier keeps its next write after
+    /// every read of this one). `split` is `(tile, slice)`.
     #[inline(always)]
-    unsafe fn join<A: Accumulator>(
+    unsafe fn join<A: Accumulator, const M: usize>(
         o: &MapOperands,
         acc: &mut A,
         (tile, slice): (usize, usize),
         ct: usize,
         verdict: *mut u32,
     ) -> bool {
+        let threads = consumer_threads(M);
         let ticket = o.work.cast::<u32>().add(tile);
         let partial = |s: usize| {
             o.work
-                .add(super::super::SPLIT_TICKETS + (tile * o.slices + s) * tile_elements(A::WIDTH))
+                .add(
+                    super::super::SPLIT_TICKETS
+                        + (tile * o.slices + s) * tile_elements(M, A::WIDTH),
+                )
                 .cast::<Words4>()
                 .add(ct)
         };
-        acc.put(partial(slice));
-        sync_named(1, PARTIAL_THREADS as u32);
+        acc.put(partial(slice), threads as usize);
+        sync_named(1, threads);
         if ct == 0 {
             // SAFETY: the workspace's ticket of this tile, touched only
             // here (the contract); the acquire-release add publishes the
@@ -686,7 +757,7 @@ pub(super) mod device {
             }
             *verdict = last as u32;
         }
-        sync_named(1, PARTIAL_THREADS as u32);
+        sync_named(1, threads);
         if *verdict == 0 {
             return false;
         }
@@ -694,15 +765,16 @@ pub(super) mod device {
         // differently for the two, and this is the order measured and
         // sanitised on the GPU.
         #[allow(clippy::redundant_closure)]
-        acc.sum(o.slices, |s| partial(s));
+        acc.sum(o.slices, threads as usize, |s| partial(s));
         true
     }
 
     #[inline(always)]
-    pub(super) unsafe fn body<A: Accumulator, const SWAP: bool>(o: &MapOperands) {
+    pub(super) unsafe fn body<A: Accumulator, const M: usize, const SWAP: bool>(o: &MapOperands) {
         let width = A::WIDTH;
-        let stages = stages(width);
-        let stage_bytes = stage_bytes(width);
+        let stages = stages(M, width);
+        let stage_bytes = stage_bytes(M, width);
+        let a_bytes = a_bytes(M);
         let t = thread_idx_x() as usize;
         let group = t / 128;
         // The ring on 1024 bytes, then its barriers.
@@ -715,7 +787,7 @@ pub(super) mod device {
             .cast::<u32>();
         // The tiles' rows and columns: `C`'s, or its transpose's.
         let (rows, cols) = if SWAP { (o.n, o.m) } else { (o.m, o.n) };
-        let (tiles_m, tiles_n) = (rows.div_ceil(TILE_M), cols.div_ceil(width));
+        let (tiles_m, tiles_n) = (rows.div_ceil(M), cols.div_ceil(width));
         let k_tiles = o.k.div_ceil(BK);
         // Work unit `u`: slice `u % slices` of tile `u / slices`, the
         // slices of a tile consecutive (they run at once), the tiles of a
@@ -754,7 +826,7 @@ pub(super) mod device {
             // SAFETY: 8-byte aligned barriers in this block's shared
             // memory, nothing else there; the block barrier below comes
             // before any other use.
-            pipe.init(CONSUMER_THREADS);
+            pipe.init(consumer_threads(M));
         }
         sync_threads();
         if group == 0 {
@@ -793,21 +865,23 @@ pub(super) mod device {
                     bulk::expect_bytes(full, stage_bytes as u32);
                     let k0 = (kt * BK) as i32;
                     if SWAP {
-                        // `op(B)`'s 128 columns as four boxes of 32.
+                        // `op(B)`'s `M` columns as boxes of 32.
                         unroll!(j in [0 1 2 3] => {
-                            copy(
-                                at + (j * X_BOX_BYTES) as u32,
-                                map_a,
-                                [(tm * TILE_M + j * X_BOX) as i32, k0],
-                                z,
-                                full,
-                            );
+                            if j < M / X_BOX {
+                                copy(
+                                    at + (j * X_BOX_BYTES) as u32,
+                                    map_a,
+                                    [(tm * M + j * X_BOX) as i32, k0],
+                                    z,
+                                    full,
+                                );
+                            }
                         });
                     } else {
-                        copy(at, map_a, [k0, (tm * TILE_M) as i32], z, full);
+                        copy(at, map_a, [k0, (tm * M) as i32], z, full);
                     }
                     copy(
-                        at + A_BYTES as u32,
+                        at + a_bytes as u32,
                         map_b,
                         [k0, (tn * width) as i32],
                         z,
@@ -819,7 +893,11 @@ pub(super) mod device {
             }
             return;
         }
-        wgmma::registers_up::<CONSUMER_REGS>();
+        if M == TILE_M {
+            wgmma::registers_up::<{ consumer_regs(TILE_M) }>();
+        } else {
+            wgmma::registers_up::<{ consumer_regs(SHORT_M) }>();
+        }
         let wg = group - 1;
         let (warp, lane) = ((t % 128) / 32, t % 32);
         let (g, q) = (lane / 4, lane % 4);
@@ -851,7 +929,7 @@ pub(super) mod device {
                 for kt in k_range {
                     pipe.wait_full();
                     let at_stage = ring + (pipe.stage() * stage_bytes) as u32;
-                    let b = descriptor::swizzled_128(at_stage + A_BYTES as u32);
+                    let b = descriptor::swizzled_128(at_stage + a_bytes as u32);
                     unroll!(kk in [0 1 2 3] => {
                         if kt > start {
                             acc.wait::<3>();
@@ -878,8 +956,8 @@ pub(super) mod device {
                 for kt in k_range {
                     pipe.wait_full();
                     let at = ring + (pipe.stage() * stage_bytes) as u32;
-                    let a = descriptor::swizzled_128(at + (wg * A_BYTES / 2) as u32);
-                    let b = descriptor::swizzled_128(at + A_BYTES as u32);
+                    let a = descriptor::swizzled_128(at + (wg * super::a_bytes(64)) as u32);
+                    let b = descriptor::swizzled_128(at + a_bytes as u32);
                     // Orders the epilogue's reads of the accumulator (the tile
                     // before) before the products that overwrite it.
                     wgmma::fence();
@@ -904,7 +982,7 @@ pub(super) mod device {
             }
             acc.wait::<0>();
             bulk::arrive(pipe.empty(held));
-            if o.slices > 1 && !join(o, &mut acc, split, t - 128, verdict) {
+            if o.slices > 1 && !join::<A, M>(o, &mut acc, split, t - 128, verdict) {
                 unit += step;
                 continue;
             }
@@ -917,11 +995,11 @@ pub(super) mod device {
                 ..*o
             };
             if SWAP {
-                let n = tm * TILE_M + (2 * wg + warp / 2) * X_BOX + column;
+                let n = tm * M + (2 * wg + warp / 2) * X_BOX + column;
                 let m = tn * width + 2 * q;
                 acc.store_swapped(o, n, m);
             } else {
-                let row = tm * TILE_M + wg * 64 + warp * 16 + g;
+                let row = tm * M + wg * 64 + warp * 16 + g;
                 let col = tn * width + 2 * q;
                 acc.store(o, row, col);
             }

@@ -130,9 +130,10 @@ fn options() -> Result<Options, String> {
                     "wide" => TmaTiles::Wide,
                     "narrow" => TmaTiles::Narrow,
                     "medium" => TmaTiles::Medium,
+                    "short" => TmaTiles::Short,
                     other => {
                         return Err(format!(
-                            "--tma-tiles: `{other}` is not auto, wide, medium or narrow"
+                            "--tma-tiles: `{other}` is not auto, wide, medium, narrow or short"
                         ));
                     }
                 }

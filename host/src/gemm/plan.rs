@@ -110,8 +110,8 @@ impl<'m> Plan<'m> {
                         // kernel's `Cᵀ`'s.
                         let (rows, cols) = if operands.swapped { (n, m) } else { (m, n) };
                         let sms = device.sms as usize;
-                        operands.width =
-                            tma_width(gemm.tma_tiles, (rows, cols, k), count, c_pairs, sms);
+                        (operands.rows, operands.width) =
+                            tma_tile(gemm.tma_tiles, (rows, cols, k), count, c_pairs, sms);
                         return Plan::Tma(operands);
                     }
                     None => TMA_FALLBACK,
@@ -175,57 +175,71 @@ pub(super) fn x3_runs_fp32(count: usize, m: usize, n: usize, k: usize) -> bool {
             .is_some_and(|work| work <= X3_FP32_WORK)
 }
 
-/// Time of a stage of a narrow tile's column, in sixteenths of a wide
-/// one's: a narrow tile's products read as many shared-memory bytes per
-/// multiply-add as the SM's shared memory delivers, the wide tile's
-/// about two thirds of that.
-const NARROW_RATE: usize = 20;
+/// Time of a stage of a tile's column, in 32nds of a wide tile's, for
+/// the 128-row tiles: a narrow tile's products read as many shared-memory
+/// bytes per multiply-add as the SM's shared memory delivers, the wide
+/// tile's about two thirds of that.
+const NARROW_RATE: usize = 40;
 /// The same for the medium tiles.
-const MEDIUM_RATE: usize = 17;
+const MEDIUM_RATE: usize = 34;
 /// The same for the wide tiles.
-const WIDE_RATE: usize = 16;
+const WIDE_RATE: usize = 32;
+/// The same for the short tiles (64 × 64), in a wave of two blocks an
+/// SM: each takes about a narrow tile's time for half its rows, and two
+/// of them hide each other's waits better than one narrow block does
+/// (H200: 1024³ in 16.8 µs against 18.3 narrow, 256³ 8.6 against 9.2).
+const SHORT_RATE: usize = 37;
 /// What a split costs per slice and column of the tile, in the units of
-/// [`tma_width`]'s estimate: a partial written to the workspace and read
+/// [`tma_tile`]'s estimate: a partial written to the workspace and read
 /// back by the tile's last block, which then stores the tile alone;
 /// about a wide stage's time.
-const SLICE_COST: usize = 16;
+const SLICE_COST: usize = 32;
 /// The same where `C`'s rows are not on 8-byte pairs: the last block
 /// stores the tile element by element, about four wide stages' time.
-const SLICE_COST_ELEMENTS: usize = 64;
+const SLICE_COST_ELEMENTS: usize = 128;
 
-/// The tile width of step 13's kernels (`tma::TILE_N`, `tma::MEDIUM_N`
-/// or `tma::NARROW_N`, whichever's estimate is lowest) for `count`
-/// products of `rows × cols`
-/// tiles' sides (`C`'s, or the swapped kernel's `Cᵀ`'s) over `k`, on
-/// `sms` SMs: the waves of work units (tiles, and slices of `k` where
-/// they do not fill the SMs, `tma::tma_slices`) times each unit's stages
-/// and columns at the width's rate, and each split's partials. Narrow
-/// tiles take small products (four times the tiles: no split, or a
-/// shallower one) and products a few rows wide (the padding of a wide
-/// tile is multiplied too); medium ones those where half the narrow
-/// tiles' operand bytes pay for a split or a second wave (1024³, 128
-/// rows against a wide matrix); wide tiles, which read the least shared
+/// The tiles of step 13's kernels, `(rows, columns)`: 128 rows by
+/// `tma::TILE_N`, `tma::MEDIUM_N` or `tma::NARROW_N`, or `tma::SHORT_M`
+/// by `tma::NARROW_N` (two blocks an SM), whichever's estimate is lowest,
+/// for `count` products of `rows × cols` tiles' sides (`C`'s, or the
+/// swapped kernel's `Cᵀ`'s) over `k`, on `sms` SMs: the waves of work
+/// units (tiles, and slices of `k` where they do not fill the block
+/// slots, `tma::tma_slices`) times each unit's stages and columns at the
+/// tile's rate, and each split's partials.
+///
+/// Short tiles take small products (the SMs run two blocks each) and
+/// batches of matrices 64 rows high (half of a 128-row tile would be
+/// padding), but not products fewer than 64 columns wide: there most of
+/// each short stage's copy of `B` is padding, and the stages of the long
+/// operand in flight are fewer (16 × 4096 × 4096: 31.1 µs against 27.1
+/// narrow on an H200); nor products whose `C` is off 8-byte pairs, whose
+/// every store is an element's (1000 × 999 × 1001 with an odd pitch: 33.8
+/// µs against 29.8 narrow). Narrow tiles take other small products and
+/// products a few rows wide; medium ones those where half the narrow
+/// tiles' operand bytes pay for a split or a second wave (128 rows
+/// against a wide matrix); wide tiles, which read the least shared
 /// memory per product, everything that fills the SMs without them.
-/// [`TmaTiles::Wide`], [`TmaTiles::Medium`] and [`TmaTiles::Narrow`]
-/// choose for themselves (narrower than wide where the tiles stay below
-/// 2^30).
-pub(super) fn tma_width(
+/// [`TmaTiles::Wide`], [`TmaTiles::Medium`], [`TmaTiles::Narrow`] and
+/// [`TmaTiles::Short`] choose for themselves (narrower than wide where the
+/// tiles stay below 2^30).
+pub(super) fn tma_tile(
     tiles: TmaTiles,
     (rows, cols, k): (usize, usize, usize),
     count: usize,
     c_pairs: bool,
     sms: usize,
-) -> usize {
+) -> (usize, usize) {
     let slice_cost = if c_pairs {
         SLICE_COST
     } else {
         SLICE_COST_ELEMENTS
     };
     // In 128 bits: the stages of a long `k` times many waves.
-    let estimate = |width: usize, rate: usize| {
-        let tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(width) * count;
-        let (slices, per) = tma::tma_slices(tiles, k.div_ceil(tma::BK), sms);
-        let waves = (tiles * slices).div_ceil(sms.max(1));
+    let estimate = |(tile_rows, width): (usize, usize), rate: usize| {
+        let slots = sms.max(1) * tma::blocks_per_sm(tile_rows);
+        let tiles = rows.div_ceil(tile_rows) * cols.div_ceil(width) * count;
+        let (slices, per) = tma::tma_slices(tiles, k.div_ceil(tma::BK), slots);
+        let waves = (tiles * slices).div_ceil(slots);
         let split = if slices > 1 {
             slices * width * slice_cost
         } else {
@@ -234,33 +248,39 @@ pub(super) fn tma_width(
         (waves * per) as u128 * (width * rate) as u128 + split as u128
     };
     // The kernel's walk counts tiles in 32 bits: fewer than 2^30 (as
-    // `TmaOperands::plan` checks for tiles 128 wide, so the medium ones
-    // always are).
-    let narrow_tiles = rows.div_ceil(tma::TILE_M) * cols.div_ceil(tma::NARROW_N) * count;
-    let widths = [
-        (tma::TILE_N, WIDE_RATE),
-        (tma::MEDIUM_N, MEDIUM_RATE),
-        (tma::NARROW_N, NARROW_RATE),
-    ];
+    // `TmaOperands::plan` checks for tiles 128 × 128, so the wide and
+    // medium ones always are).
+    let fits = |(tile_rows, width): (usize, usize)| {
+        rows.div_ceil(tile_rows) * cols.div_ceil(width) * count < 1 << 30
+    };
+    let wide = (tma::TILE_M, tma::TILE_N);
+    let medium = (tma::TILE_M, tma::MEDIUM_N);
+    let narrow = (tma::TILE_M, tma::NARROW_N);
+    let short = (tma::SHORT_M, tma::NARROW_N);
     match tiles {
         TmaTiles::Auto => {
-            // The lowest estimate; the wider width where two are equal.
-            let mut best = (tma::TILE_N, estimate(tma::TILE_N, WIDE_RATE));
-            for (width, rate) in widths {
-                if width == tma::NARROW_N && narrow_tiles >= 1 << 30 {
+            // The lowest estimate; the earlier tile where two are equal.
+            let mut best = (wide, estimate(wide, WIDE_RATE));
+            for (tile, rate) in [
+                (medium, MEDIUM_RATE),
+                (narrow, NARROW_RATE),
+                (short, SHORT_RATE),
+            ] {
+                if !fits(tile) || (tile == short && (cols < tma::NARROW_N || !c_pairs)) {
                     continue;
                 }
-                let e = estimate(width, rate);
+                let e = estimate(tile, rate);
                 if e < best.1 {
-                    best = (width, e);
+                    best = (tile, e);
                 }
             }
             best.0
         }
-        TmaTiles::Wide => tma::TILE_N,
-        TmaTiles::Medium => tma::MEDIUM_N,
-        TmaTiles::Narrow if narrow_tiles < 1 << 30 => tma::NARROW_N,
-        TmaTiles::Narrow => tma::TILE_N,
+        TmaTiles::Wide => wide,
+        TmaTiles::Medium => medium,
+        TmaTiles::Narrow if fits(narrow) => narrow,
+        TmaTiles::Short if fits(short) => short,
+        TmaTiles::Narrow | TmaTiles::Short => wide,
     }
 }
 
@@ -289,7 +309,7 @@ pub(super) fn tma_x3_width(tiles: TmaTiles, m: usize, n: usize, sms: usize) -> u
             estimate(tma_x3::NARROW_N, X3_NARROW_RATE) < estimate(tma_x3::TILE_N, X3_WIDE_RATE)
         }
         TmaTiles::Wide | TmaTiles::Medium => false,
-        TmaTiles::Narrow => true,
+        TmaTiles::Narrow | TmaTiles::Short => true,
     };
     if narrow {
         tma_x3::NARROW_N
@@ -339,8 +359,8 @@ pub(super) enum Access {
 pub(crate) struct TmaOperands<'m> {
     pub operands: [(&'m Matrix<'m, f32>, Access); 2],
     pub swapped: bool,
-    /// Columns of the kernel's tiles: `tma::TILE_N` or `tma::NARROW_N`
-    /// ([`tma_width`]).
+    /// Rows and columns of the kernel's tiles ([`tma_tile`]).
+    pub rows: usize,
     pub width: usize,
 }
 
@@ -389,12 +409,14 @@ impl<'m> TmaOperands<'m> {
             return Some(TmaOperands {
                 operands: [(b, b_access), (a, a_access)],
                 swapped: true,
+                rows: tma::TILE_M,
                 width: tma::TILE_N,
             });
         }
         Some(TmaOperands {
             operands: [(a, a_access), (b, place(b, gemm.transpose_b)?)],
             swapped: false,
+            rows: tma::TILE_M,
             width: tma::TILE_N,
         })
     }
@@ -446,6 +468,7 @@ impl<'m> TmaOperands<'m> {
         Some(TmaOperands {
             operands: if swapped { [b, a] } else { [a, b] },
             swapped,
+            rows: tma::TILE_M,
             width: tma::TILE_N,
         })
     }
@@ -456,54 +479,52 @@ mod tests {
     use super::*;
     use crate::gemm::Precision;
 
-    /// On 132 SMs: narrow tiles for products that wider ones would split
-    /// or leave mostly empty (up to 512³, one decoding step's rows) and
-    /// batches of matrices narrower than 128; medium ones about 1024³, for
-    /// 128 rows against a wide matrix and batches of 128³; wide ones from
+    /// On 132 SMs: short tiles for products up to about 1024³ and batches
+    /// of 64³; narrow ones for products fewer than 64 columns wide
+    /// against a long `k` (one decoding step's rows); medium ones for 128
+    /// rows against a wide matrix and batches of 128³; wide ones from
     /// 2048³ and for batches of 256³ and up. (As measured on an H200:
-    /// the notes' medium tiles.)
+    /// the notes' short tiles.)
     #[test]
     fn tma_tiles_by_shape() {
-        let width = |(rows, cols, k): (usize, usize, usize), count: usize| {
-            tma_width(TmaTiles::Auto, (rows, cols, k), count, true, 132)
+        let tile = |(rows, cols, k): (usize, usize, usize), count: usize| {
+            tma_tile(TmaTiles::Auto, (rows, cols, k), count, true, 132)
         };
-        for side in [128, 256, 512] {
-            assert_eq!(width((side, side, side), 1), tma::NARROW_N, "{side}³");
+        let wide = (tma::TILE_M, tma::TILE_N);
+        let medium = (tma::TILE_M, tma::MEDIUM_N);
+        let narrow = (tma::TILE_M, tma::NARROW_N);
+        let short = (tma::SHORT_M, tma::NARROW_N);
+        for side in [128, 256, 512, 1000, 1024] {
+            assert_eq!(tile((side, side, side), 1), short, "{side}³");
         }
-        for side in [1000, 1024] {
-            assert_eq!(width((side, side, side), 1), tma::MEDIUM_N, "{side}³");
-        }
-        // `C` off 8-byte pairs (an odd pitch): the medium tiles' split
-        // would end in element stores; the narrow ones do not split.
+        // `C` off 8-byte pairs (an odd pitch): narrow tiles, which need
+        // no split either.
         assert_eq!(
-            tma_width(TmaTiles::Auto, (1000, 999, 1001), 1, false, 132),
-            tma::NARROW_N
+            tma_tile(TmaTiles::Auto, (1000, 999, 1001), 1, false, 132),
+            narrow
         );
         for side in [2048, 4096, 8192] {
-            assert_eq!(width((side, side, side), 1), tma::TILE_N, "{side}³");
+            assert_eq!(tile((side, side, side), 1), wide, "{side}³");
         }
         // `m × 4096 × 4096` with `B` stored `k × n`: the swapped kernel's
-        // tiles are 128 columns of `C` by `m` rows.
-        for m in [1, 16, 64] {
-            assert_eq!(width((4096, m, 4096), 1), tma::NARROW_N, "m = {m}");
+        // tiles are 128 (or 64) columns of `C` by `m` rows.
+        for m in [1, 16] {
+            assert_eq!(tile((4096, m, 4096), 1), narrow, "m = {m}");
         }
-        assert_eq!(width((4096, 128, 4096), 1), tma::MEDIUM_N);
-        assert_eq!(width((64, 64, 64), 1024), tma::NARROW_N);
-        assert_eq!(width((128, 128, 128), 1024), tma::MEDIUM_N);
-        assert_eq!(width((256, 256, 256), 1024), tma::TILE_N);
-        assert_eq!(width((512, 512, 512), 256), tma::TILE_N);
-        // Asked for: narrow unless its tiles would reach 2^30.
-        assert_eq!(
-            tma_width(TmaTiles::Narrow, (1 << 20, 1 << 20, 8), 1, true, 132),
-            tma::NARROW_N
-        );
-        assert_eq!(
-            tma_width(TmaTiles::Narrow, (1 << 24, 1 << 20, 8), 1, true, 132),
-            tma::TILE_N
-        );
-        let forced = |tiles| tma_width(tiles, (64, 64, 64), 1, true, 132);
-        assert_eq!(forced(TmaTiles::Wide), tma::TILE_N);
-        assert_eq!(forced(TmaTiles::Medium), tma::MEDIUM_N);
+        assert_eq!(tile((4096, 64, 4096), 1), short);
+        assert_eq!(tile((4096, 128, 4096), 1), medium);
+        assert_eq!(tile((64, 64, 64), 1024), short);
+        assert_eq!(tile((128, 128, 128), 1024), medium);
+        assert_eq!(tile((256, 256, 256), 1024), wide);
+        assert_eq!(tile((512, 512, 512), 256), wide);
+        // Asked for: narrow or short unless its tiles would reach 2^30.
+        for (asked, got) in [(TmaTiles::Narrow, narrow), (TmaTiles::Short, short)] {
+            assert_eq!(tma_tile(asked, (1 << 20, 1 << 19, 8), 1, true, 132), got);
+            assert_eq!(tma_tile(asked, (1 << 24, 1 << 20, 8), 1, true, 132), wide);
+        }
+        let forced = |tiles| tma_tile(tiles, (64, 64, 64), 1, true, 132);
+        assert_eq!(forced(TmaTiles::Wide), wide);
+        assert_eq!(forced(TmaTiles::Medium), medium);
     }
 
     /// A product of one row or column of `C` asked for by precision runs
@@ -735,7 +756,7 @@ mod tests {
                 (starts, pads, gaps) in (any::<(bool, bool)>(), (0usize..5, 0usize..5), (0usize..9, 0usize..9)),
                 count in prop_oneof![Just(None), (0usize..40).prop_map(Some)],
                 (sms, resident) in (prop_oneof![Just(1u32), Just(132)], 1u32..3),
-                tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow), Just(TmaTiles::Medium)],
+                tiles in prop_oneof![Just(TmaTiles::Auto), Just(TmaTiles::Wide), Just(TmaTiles::Narrow), Just(TmaTiles::Medium), Just(TmaTiles::Short)],
                 c_pairs in any::<bool>(),
                 by_precision in any::<bool>(),
             ) {
@@ -773,11 +794,13 @@ mod tests {
                     Plan::Scale => prop_assert!(!empty && scaling && beta != 1.0),
                     Plan::Tma(operands) => {
                         prop_assert!(!empty && !scaling && step == GemmVariant::Tf32Tma);
+                        let tile = (operands.rows, operands.width);
                         match tiles {
-                            TmaTiles::Auto => prop_assert!([tma::TILE_N, tma::MEDIUM_N, tma::NARROW_N].contains(&operands.width)),
-                            TmaTiles::Wide => prop_assert_eq!(operands.width, tma::TILE_N),
-                            TmaTiles::Narrow => prop_assert_eq!(operands.width, tma::NARROW_N),
-                            TmaTiles::Medium => prop_assert_eq!(operands.width, tma::MEDIUM_N),
+                            TmaTiles::Auto => prop_assert!([(tma::TILE_M, tma::TILE_N), (tma::TILE_M, tma::MEDIUM_N), (tma::TILE_M, tma::NARROW_N), (tma::SHORT_M, tma::NARROW_N)].contains(&tile)),
+                            TmaTiles::Wide => prop_assert_eq!(tile, (tma::TILE_M, tma::TILE_N)),
+                            TmaTiles::Narrow => prop_assert_eq!(tile, (tma::TILE_M, tma::NARROW_N)),
+                            TmaTiles::Medium => prop_assert_eq!(tile, (tma::TILE_M, tma::MEDIUM_N)),
+                            TmaTiles::Short => prop_assert_eq!(tile, (tma::SHORT_M, tma::NARROW_N)),
                         }
                         for (x, access) in operands.operands {
                             match access {
@@ -798,9 +821,8 @@ mod tests {
                         prop_assert!(!by_precision || !x3_runs_fp32(products, m, n, k));
                         match tiles {
                             TmaTiles::Auto => prop_assert!(width == tma_x3::TILE_N || width == tma_x3::NARROW_N),
-                            TmaTiles::Wide => prop_assert_eq!(width, tma_x3::TILE_N),
-                            TmaTiles::Medium => prop_assert_eq!(width, tma_x3::TILE_N),
-                            TmaTiles::Narrow => prop_assert_eq!(width, tma_x3::NARROW_N),
+                            TmaTiles::Wide | TmaTiles::Medium => prop_assert_eq!(width, tma_x3::TILE_N),
+                            TmaTiles::Narrow | TmaTiles::Short => prop_assert_eq!(width, tma_x3::NARROW_N),
                         }
                     }
                     Plan::Strided { plan, packs } if by_precision && (m == 1 || n == 1) => {
