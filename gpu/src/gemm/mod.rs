@@ -1113,6 +1113,17 @@ const _: () = {
     }
 };
 
+/// The launch bounds of a TMA step's entry of tiles `rows` high
+/// ([`tma::TILE_M`] or [`tma::SHORT_M`]): its threads and the blocks an SM
+/// runs ([`tma::threads`], [`tma::blocks_per_sm`]).
+const fn tma_bounds(entry: &'static str, rows: usize) -> crate::kernel::LaunchBounds {
+    crate::kernel::LaunchBounds {
+        entry,
+        threads: tma::threads(rows) as u32,
+        blocks_per_sm: tma::blocks_per_sm(rows) as u32,
+    }
+}
+
 /// This family's entries compiled for a number of resident blocks per SM
 /// (gathered in [`crate::LAUNCH_BOUNDS`], whose doc says how they are used).
 pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
@@ -1127,58 +1138,18 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     },
     // One block of three warpgroups per SM: 168 registers a thread at
     // launch, which `setmaxnreg` moves from the copying warpgroup to the
-    // multiplying ones (`tma::CONSUMER_REGS`).
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_swapped_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_medium_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_swapped_medium_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_narrow_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_swapped_narrow_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    // Two blocks of two warpgroups an SM: 128 registers a thread at launch.
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_short_f32",
-        threads: crate::gemm::tma::threads(tma::SHORT_M) as u32,
-        blocks_per_sm: tma::blocks_per_sm(tma::SHORT_M) as u32,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32_swapped_short_f32",
-        threads: crate::gemm::tma::threads(tma::SHORT_M) as u32,
-        blocks_per_sm: tma::blocks_per_sm(tma::SHORT_M) as u32,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32x3_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
-    crate::kernel::LaunchBounds {
-        entry: "gemm_tma_tf32x3_narrow_f32",
-        threads: crate::gemm::tma::THREADS as u32,
-        blocks_per_sm: 1,
-    },
+    // multiplying ones (`tma::CONSUMER_REGS`); short tiles, two blocks of
+    // two warpgroups: 128 registers at launch.
+    tma_bounds("gemm_tma_tf32_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_swapped_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_medium_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_swapped_medium_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_narrow_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_swapped_narrow_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32_short_f32", tma::SHORT_M),
+    tma_bounds("gemm_tma_tf32_swapped_short_f32", tma::SHORT_M),
+    tma_bounds("gemm_tma_tf32x3_f32", tma::TILE_M),
+    tma_bounds("gemm_tma_tf32x3_narrow_f32", tma::TILE_M),
     crate::kernel::LaunchBounds {
         entry: "gemm_tf32x3_f32",
         threads: crate::gemm::tensor::THREADS as u32,
