@@ -14,36 +14,67 @@
 //!   stored `n × k`): a warp per output, each lane a 16-byte vector of
 //!   the row at a time, four in flight, then a butterfly of shuffles;
 //! * [`Form::Stream`] (`M`'s columns run along `r`: `A` stored `k × m`,
-//!   `B` stored `k × n`): a warp per 128 consecutive outputs, each lane 4
-//!   of them from one 16-byte vector of a row `p`, eight rows in flight,
-//!   the 8 warps of a block on every eighth `p`, their sums added in warp
-//!   order through shared memory.
+//!   `B` stored `k × n`): a block per 32 consecutive outputs, a row `p`'s
+//!   32 being one 16-byte vector of each of 8 lanes, so that a warp reads
+//!   four rows at a time and eight vectors a lane in flight; the 16 warps
+//!   of a block take every 64th `p` from their own, add their four rows'
+//!   sums by shuffles, then their sums in warp order through shared
+//!   memory. One such block an SM, unsplit where they fill the SMs, reads
+//!   the matrix faster than more blocks of wider strips whose slices of
+//!   `p` meet in the workspace (the GEMM notes).
 //!
-//! Where the blocks of whole rows do not fill the GPU, `p` is split into
-//! slices ([`plan`]): each block leaves its partial sums in the workspace
+//! Where the blocks of whole rows do not fill the GPU (each form's
+//! [`Block::per_sm`]), `p` is split into slices ([`plan`]): each block
+//! leaves its partial sums in the workspace
 //! and the last block of an output group to arrive adds them in slice
 //! order, as a split product does; no floating-point atomics, so one input
 //! gives the same bits every run.
 
 use super::{GemmPlan, SPLIT_TICKETS, TileConfig, gemm_gemv_dot, gemm_gemv_stream};
 
-/// Threads of a block: 8 warps.
-pub const THREADS: usize = 256;
-/// Outputs of a [`Form::Dot`] block: one a warp.
-pub const DOT_OUTPUTS: usize = THREADS / 32;
-/// Outputs of a [`Form::Stream`] block: 4 a lane of a warp.
-pub const STREAM_OUTPUTS: usize = 128;
-/// Dynamic shared memory of either entry: the streaming block's 8 warps'
-/// sums, then the word the last block's verdict passes through.
-pub const SHARED_BYTES: u32 = (THREADS / 32 * STREAM_OUTPUTS * 4 + 16) as u32;
-/// The least `p` a slice takes: [`Form::Dot`] four vectors a lane,
-/// [`Form::Stream`] eight rows a warp.
-pub const DOT_MIN_SLICE: usize = 4 * 4 * 32;
-/// See [`DOT_MIN_SLICE`].
-pub const STREAM_MIN_SLICE: usize = 8 * THREADS / 32;
-/// Blocks an SM is given work for before `p` is split further: the
-/// kernels take about 40 registers, 5 or 6 blocks an SM.
-pub const BLOCKS_PER_SM: usize = 4;
+/// A form's block: the outputs it computes, its warps, and how many of
+/// its blocks an SM is given before `p` is split further.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Consecutive outputs.
+    pub outputs: usize,
+    /// Warps.
+    pub warps: usize,
+    /// Blocks an SM is given work for before `p` is split.
+    pub per_sm: usize,
+    /// The least `p` a slice takes (a lane's loads in flight).
+    pub min_slice: usize,
+}
+
+impl Block {
+    /// Threads of a block.
+    pub const fn threads(self) -> usize {
+        self.warps * 32
+    }
+
+    /// Dynamic shared memory: a streaming block's warps' sums, then the
+    /// word the last block's verdict passes through.
+    pub const fn shared_bytes(self) -> u32 {
+        (self.warps * self.outputs * 4 + 16) as u32
+    }
+}
+
+/// [`Form::Dot`]'s block: one output a warp, four vectors a lane in
+/// flight; about 46 registers, four blocks an SM.
+pub const DOT: Block = Block {
+    outputs: 8,
+    warps: 8,
+    per_sm: 4,
+    min_slice: 4 * 4 * 32,
+};
+/// [`Form::Stream`]'s block: 32 outputs, each warp four rows at a time
+/// and eight vectors a lane in flight, one block an SM.
+pub const STREAM: Block = Block {
+    outputs: 32,
+    warps: 16,
+    per_sm: 1,
+    min_slice: 8 * 16 * 4,
+};
 
 /// How the matrix `M` lies, and so which entry reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,18 +98,11 @@ impl Form {
         }
     }
 
-    /// Outputs a block computes.
-    pub const fn outputs(self) -> usize {
+    /// The block that reads `M` so laid.
+    pub const fn block(self) -> Block {
         match self {
-            Form::Dot => DOT_OUTPUTS,
-            Form::Stream => STREAM_OUTPUTS,
-        }
-    }
-
-    const fn min_slice(self) -> usize {
-        match self {
-            Form::Dot => DOT_MIN_SLICE,
-            Form::Stream => STREAM_MIN_SLICE,
+            Form::Dot => DOT,
+            Form::Stream => STREAM,
         }
     }
 }
@@ -92,23 +116,27 @@ pub const fn slice_k(k: usize, slices: usize) -> usize {
 }
 
 /// The launch of `count` products `m × n × k` with `m = 1` or `n = 1` in
-/// `form` on `sms` SMs: blocks of [`Form::outputs`] outputs, and slices
-/// of `k` where those blocks number fewer than [`BLOCKS_PER_SM`] an SM
-/// (each slice at least the form's least, the outputs' groups of all
+/// `form` on `sms` SMs: blocks of the form's [`Block`], and slices of `k`
+/// where those blocks number fewer than [`Block::per_sm`] an SM (each
+/// slice at least [`Block::min_slice`], the outputs' groups of all
 /// products at most [`SPLIT_TICKETS`]). Its `tiles` are `C`'s: a block's
 /// outputs lie along `C`'s one row or column.
 pub fn plan(form: Form, (m, n, k): (usize, usize, usize), count: usize, sms: u32) -> GemmPlan {
-    let outputs = form.outputs();
+    let block = form.block();
     let rows = if n == 1 { m } else { n };
-    let groups = rows.div_ceil(outputs).saturating_mul(count);
-    let wanted = (sms as usize).max(1) * BLOCKS_PER_SM;
+    let groups = rows.div_ceil(block.outputs).saturating_mul(count);
+    let wanted = (sms as usize).max(1) * block.per_sm;
     let slices = if groups == 0 || groups >= wanted || groups > SPLIT_TICKETS {
         1
     } else {
-        (wanted / groups).min(k / form.min_slice()).max(1)
+        (wanted / groups).min(k / block.min_slice).max(1)
     };
     let slices = k.div_ceil(slice_k(k, slices)).max(1);
-    let (tile_m, tile_n) = if n == 1 { (outputs, 1) } else { (1, outputs) };
+    let (tile_m, tile_n) = if n == 1 {
+        (block.outputs, 1)
+    } else {
+        (1, block.outputs)
+    };
     GemmPlan {
         entry: match form {
             Form::Dot => gemm_gemv_dot::entry::<f32>(),
@@ -117,8 +145,8 @@ pub fn plan(form: Form, (m, n, k): (usize, usize, usize), count: usize, sms: u32
         tiles: TileConfig {
             tile_m: tile_m as u32,
             tile_n: tile_n as u32,
-            threads: THREADS as u32,
-            shared_bytes: SHARED_BYTES,
+            threads: block.threads() as u32,
+            shared_bytes: block.shared_bytes(),
         },
         slices,
     }
@@ -130,7 +158,7 @@ pub(crate) use device::{dot_kernel, stream_kernel};
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::super::Operands;
-    use super::{DOT_OUTPUTS, STREAM_OUTPUTS, THREADS, slice_k};
+    use super::{DOT, slice_k};
     use crate::prim::*;
 
     /// The product in the kernels' terms (see the module docs).
@@ -284,15 +312,14 @@ mod device {
 
     /// [`super::Form::Dot`]: warp `w` of the block owns output `group ·
     /// 8 + w`. Contract: the family's, `m = 1` or `n = 1`; a grid of
-    /// `plan`'s blocks, [`THREADS`] threads and
-    /// [`super::SHARED_BYTES`].
+    /// `plan`'s blocks of [`DOT`]'s threads and shared memory.
     #[inline(always)]
     pub(crate) unsafe fn dot_kernel(o: Operands) {
         let o = o.of_batch();
         let g = Gemv::of(&o);
-        let (group, slice, (p0, p1), numbered) = g.place(DOT_OUTPUTS);
+        let (group, slice, (p0, p1), numbered) = g.place(DOT.outputs);
         let (warp, lane) = (thread_idx_x() as usize / 32, lane_id() as usize);
-        let r = group * DOT_OUTPUTS + warp;
+        let r = group * DOT.outputs + warp;
         let mut s = 0.0f32;
         if r < g.rows {
             let row = g.m.add(r * g.r_stride);
@@ -310,7 +337,7 @@ mod device {
         unroll!(d in [16 8 4 2 1] => { s += shfl_xor(s, d as u32); });
         let mine = (lane == 0 && r < g.rows).then_some((warp, s));
         g.finish(
-            (DOT_OUTPUTS, numbered, slice),
+            (DOT.outputs, numbered, slice),
             r,
             mine,
             dynamic_shared::<u32>(),
@@ -382,40 +409,47 @@ mod device {
         (acc[0] + acc[1]) + (acc[2] + acc[3])
     }
 
-    /// [`super::Form::Stream`]: lane `l` of every warp holds outputs
-    /// `group · 128 + 4l ..` of rows `p ≡ w (mod 8)` for warp `w`; thread
-    /// `t < 128` then adds output `group · 128 + t` over the warps in
-    /// order. Contract: as [`dot_kernel`]'s.
+    /// [`super::Form::Stream`] over blocks of `W` outputs (a multiple of
+    /// 4 dividing 128) and `WARPS` warps: a row `p`'s `W` outputs are
+    /// `W / 4` lanes' 16-byte vectors, so a warp reads `128 / W` rows at a
+    /// time, the block's warps rows `p ≡ i (mod WARPS · 128 / W)` for
+    /// its `i`-th such group of lanes; each warp adds its rows' sums by
+    /// shuffles, then thread `t < W` adds output `group · W + t` over the
+    /// warps in order. Contract: as [`dot_kernel`]'s, blocks of `WARPS ·
+    /// 32` threads.
     #[inline(always)]
-    pub(crate) unsafe fn stream_kernel(o: Operands) {
-        const WARPS: usize = THREADS / 32;
+    pub(crate) unsafe fn stream_kernel<const W: usize, const WARPS: usize>(o: Operands) {
         let o = o.of_batch();
         let g = Gemv::of(&o);
-        let (group, slice, (p0, p1), numbered) = g.place(STREAM_OUTPUTS);
+        let (group, slice, (p0, p1), numbered) = g.place(W);
         let t = thread_idx_x() as usize;
         let (warp, lane) = (t / 32, t % 32);
-        let r0 = group * STREAM_OUTPUTS + 4 * lane;
+        // Lanes a row, rows a warp, rows the block reads at a time.
+        let (lanes, rows) = (W / 4, 128 / W);
+        let step = WARPS * rows;
+        let (row, column) = (lane / lanes, lane % lanes);
+        let r0 = group * W + 4 * column;
         let mut acc = [0.0f32; 4];
         let vectors = g.r_stride == 1
             && r0 + 4 <= g.rows
             && g.m.addr().is_multiple_of(16)
             && g.p_stride.is_multiple_of(4);
-        let mut p = p0 + warp;
+        let mut p = p0 + warp * rows + row;
         if vectors {
             let load =
                 |p: usize| load_nc_v4(g.m.add(p * g.p_stride + r0).cast()).map(f32::from_bits);
-            while p + 7 * WARPS < p1 {
-                let m: [[f32; 4]; 8] = core::array::from_fn(|u| load(p + u * WARPS));
-                let y: [f32; 8] = core::array::from_fn(|u| g.x(p + u * WARPS));
+            while p + 7 * step < p1 {
+                let m: [[f32; 4]; 8] = core::array::from_fn(|u| load(p + u * step));
+                let y: [f32; 8] = core::array::from_fn(|u| g.x(p + u * step));
                 unroll!(u in [0 1 2 3 4 5 6 7] => {
                     unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[u][e], y[u], acc[e]); });
                 });
-                p += 8 * WARPS;
+                p += 8 * step;
             }
             while p < p1 {
                 let (m, y) = (load(p), g.x(p));
                 unroll!(e in [0 1 2 3] => { acc[e] = fma_f32(m[e], y, acc[e]); });
-                p += WARPS;
+                p += step;
             }
         } else {
             let inside = |e: usize| r0 + e < g.rows;
@@ -426,23 +460,31 @@ mod device {
                         acc[e] = fma_f32(g.at(r0 + e, p), y, acc[e]);
                     }
                 });
-                p += WARPS;
+                p += step;
             }
         }
-        // The warps' sums, 128 a warp, then each output's over the warps.
+        // The warp's rows' sums, by lanes `lanes` apart (every lane runs
+        // the butterfly), then each output's over the warps.
+        let mut d = lanes;
+        while d < 32 {
+            unroll!(e in [0 1 2 3] => { acc[e] += shfl_xor(acc[e], d as u32); });
+            d *= 2;
+        }
         let sums = dynamic_shared::<f32>();
-        store4(sums.add(warp * STREAM_OUTPUTS + 4 * lane), acc);
+        if row == 0 {
+            store4(sums.add(warp * W + 4 * column), acc);
+        }
         sync_threads();
-        let r = group * STREAM_OUTPUTS + t;
+        let r = group * W + t;
         let mut s = 0.0f32;
-        if t < STREAM_OUTPUTS {
+        if t < W {
             s = *sums.add(t);
             for w in 1..WARPS {
-                s += *sums.add(w * STREAM_OUTPUTS + t);
+                s += *sums.add(w * W + t);
             }
         }
-        let mine = (t < STREAM_OUTPUTS && r < g.rows).then_some((t, s));
-        let verdict = sums.add(WARPS * STREAM_OUTPUTS).cast::<u32>();
-        g.finish((STREAM_OUTPUTS, numbered, slice), r, mine, verdict);
+        let mine = (t < W && r < g.rows).then_some((t, s));
+        let verdict = sums.add(WARPS * W).cast::<u32>();
+        g.finish((W, numbered, slice), r, mine, verdict);
     }
 }

@@ -1012,7 +1012,10 @@ kernels! {
             /// Products with `m = 1` or `n = 1` ([`gemv`]), outside the
             /// ladder: the matrix's rows along `k`, then along the output.
             fn gemm_gemv_dot<T in f32> = gemv::dot_kernel;
-            fn gemm_gemv_stream<T in f32> = gemv::stream_kernel;
+            fn gemm_gemv_stream<T in f32> = gemv::stream_kernel::<
+                { gemv::STREAM.outputs },
+                { gemv::STREAM.warps },
+            >;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             slices: u32, slice_stages: u32, work: *mut T, count: u32, batch_c: usize,

@@ -529,8 +529,8 @@ mod tests {
 
     /// A product of one row or column of `C` asked for by precision runs
     /// the GEMV kernel of its matrix's layout, whatever the precision,
-    /// splitting `k` where its blocks do not give every SM
-    /// `gemv::BLOCKS_PER_SM`; one asked for by step runs the step.
+    /// splitting `k` where its blocks do not give every SM the form's
+    /// `per_sm`; one asked for by step runs the step.
     #[test]
     fn one_row_or_column_runs_a_matrix_times_a_vector() {
         // SAFETY: never dereferenced: planning reads addresses and shapes.
@@ -556,11 +556,15 @@ mod tests {
                     .transpose_b(tb)
                     .precision(precision)
             };
-            // `x · W` with `W` stored `k × n`: 32 groups of 128 outputs,
-            // `k` in 16 slices of 256.
+            // `x · W` with `W` stored `k × n`: 128 groups of 32 outputs,
+            // unsplit; 32 groups for 1 024 outputs, `k` in 4 slices.
             assert_eq!(
                 plan(gemm(1, 4096, false, false), step),
-                Some(("gemm_gemv_stream_f32", 16))
+                Some(("gemm_gemv_stream_f32", 1))
+            );
+            assert_eq!(
+                plan(gemm(1, 1024, false, false), step),
+                Some(("gemm_gemv_stream_f32", 4))
             );
             // `x · Wᵀ` with `W` stored `n × k`: 512 groups of 8, unsplit.
             assert_eq!(
@@ -573,7 +577,7 @@ mod tests {
             );
             assert_eq!(
                 plan(gemm(4096, 1, true, false), step),
-                Some(("gemm_gemv_stream_f32", 16))
+                Some(("gemm_gemv_stream_f32", 1))
             );
             // A dot product: one group, `k` in 8 slices of 512.
             assert_eq!(
@@ -834,9 +838,9 @@ mod tests {
                         };
                         prop_assert!(plan.entry.kernel().name.starts_with(entry));
                         prop_assert_eq!(packs, [false; 2]);
-                        prop_assert_eq!(plan.tile_count(m, n), m.max(n).div_ceil(form.outputs()));
+                        prop_assert_eq!(plan.tile_count(m, n), m.max(n).div_ceil(form.block().outputs));
                         if plan.slices > 1 {
-                            prop_assert!(plan.tile_count(m, n) * products * plan.slices <= sms as usize * gemv::BLOCKS_PER_SM);
+                            prop_assert!(plan.tile_count(m, n) * products * plan.slices <= sms as usize * form.block().per_sm);
                             prop_assert!(plan.tile_count(m, n) * products <= warpspeed_gpu::gemm::SPLIT_TICKETS);
                             // No slice empty.
                             prop_assert!((plan.slices - 1) * gemv::slice_k(k, plan.slices) < k);
