@@ -755,10 +755,21 @@ impl GemmVariant {
 /// tiles_n` tiles, walked in bands of `band` tile rows: consecutive blocks
 /// go down a band's column before moving right, so the blocks running at
 /// once share the rows of `A` and columns of `B` they read (L2 reuse).
-/// `band = 1` is plain row-major order.
+/// `band = 1` is plain row-major order. In `usize`, or in `u32` where the
+/// walk's tiles number fewer than 2^32 (PTX's 64-bit division is a
+/// subroutine).
 #[inline(always)]
 #[doc(hidden)]
-pub fn tile_of(block: usize, tiles_m: usize, tiles_n: usize, band: usize) -> (usize, usize) {
+pub fn tile_of<T>(block: T, tiles_m: T, tiles_n: T, band: T) -> (T, T)
+where
+    T: Copy
+        + PartialOrd
+        + core::ops::Add<Output = T>
+        + core::ops::Sub<Output = T>
+        + core::ops::Mul<Output = T>
+        + core::ops::Div<Output = T>
+        + core::ops::Rem<Output = T>,
+{
     let per_band = band * tiles_n;
     let (band_index, within) = (block / per_band, block % per_band);
     let first_row = band_index * band;

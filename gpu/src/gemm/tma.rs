@@ -798,6 +798,9 @@ pub(super) mod device {
         let units = tiles * o.count as u32 * o.slices as u32;
         let unit_of = |u: u32| {
             let (tile, slice) = (u / o.slices as u32, u % o.slices as u32);
+            let (z, within) = (tile / tiles, tile % tiles);
+            let (tm, tn) =
+                super::super::tile_of(within, tiles_m as u32, tiles_n as u32, BAND as u32);
             let (tile, slice) = (tile as usize, slice as usize);
             let first = slice * o.slice_stages;
             let end = if first + o.slice_stages < k_tiles {
@@ -805,10 +808,9 @@ pub(super) mod device {
             } else {
                 k_tiles
             };
-            let tiles = tiles as usize;
             (
-                tile / tiles,
-                super::super::tile_of(tile % tiles, tiles_m, tiles_n, BAND),
+                z as usize,
+                (tm as usize, tn as usize),
                 (tile, slice),
                 first..end,
             )
