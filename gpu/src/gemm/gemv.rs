@@ -25,10 +25,10 @@
 //!
 //! Where the blocks of whole rows do not fill the GPU (each form's
 //! [`Block::per_sm`]), `p` is split into slices ([`plan`]): each block
-//! leaves its partial sums in the workspace
-//! and the last block of an output group to arrive adds them in slice
-//! order, as a split product does; no floating-point atomics, so one input
-//! gives the same bits every run.
+//! leaves its partial sums in the workspace and the last block of an
+//! output group to arrive adds them in slice order, as a split product
+//! does; no floating-point atomics, so one input gives the same bits
+//! every run.
 
 use super::{GemmPlan, SPLIT_TICKETS, TileConfig, gemm_gemv_dot, gemm_gemv_stream};
 
@@ -73,7 +73,8 @@ pub const STREAM: Block = Block {
     outputs: 32,
     warps: 16,
     per_sm: 1,
-    min_slice: 8 * 16 * 4,
+    // Eight rows in flight a lane, `128 / outputs` rows a warp.
+    min_slice: 8 * 16 * (128 / 32),
 };
 
 /// How the matrix `M` lies, and so which entry reads it.
@@ -419,6 +420,7 @@ mod device {
     /// 32` threads.
     #[inline(always)]
     pub(crate) unsafe fn stream_kernel<const W: usize, const WARPS: usize>(o: Operands) {
+        const { assert!(W.is_multiple_of(4) && 128 % W == 0 && WARPS * 32 <= 1024) };
         let o = o.of_batch();
         let g = Gemv::of(&o);
         let (group, slice, (p0, p1), numbered) = g.place(W);
