@@ -40,6 +40,9 @@ pub struct Kernel {
     pub ty: &'static str,
     /// Byte size of each parameter, in order (pointers and `usize` are 8).
     pub params: &'static [usize],
+    /// The alignment the PTX declares for each parameter, where it must
+    /// be more than rustc writes ([`Param::ALIGN`]; 0 elsewhere).
+    pub aligns: &'static [usize],
 }
 
 impl Kernel {
@@ -51,6 +54,7 @@ impl Kernel {
         base: "",
         ty: "",
         params: &[],
+        aligns: &[],
     };
 }
 
@@ -147,6 +151,10 @@ device_pointer!(DevPtrMut);
 pub trait Param {
     /// What the host passes.
     type Host: Copy;
+    /// The alignment the PTX must declare for the parameter, where it is
+    /// more than rustc writes (0: as rustc writes it); `cargo xtask
+    /// build-ptx` raises the declaration to it ([`Kernel::aligns`]).
+    const ALIGN: usize = 0;
 }
 
 impl<T> Param for *const T {
@@ -167,11 +175,12 @@ macro_rules! plain_params {
 plain_params!(u32, i32, u64, usize, f32, f64);
 
 /// A CUDA tensor map (`CUtensorMap`: 128 opaque bytes that the driver
-/// encodes and the copy engine reads) passed to a kernel by value. 16-byte
-/// aligned: rustc's NVPTX back end refuses kernel parameters aligned
-/// beyond 16, where CUDA's type asks for 64, so a kernel copies it into
-/// 64-byte aligned global memory before its copies read it (see
-/// `conv1d::tma`).
+/// encodes and the copy engine reads) passed to a kernel by value, where
+/// the copy engine reads it, as CUDA C++'s `__grid_constant__` maps are:
+/// the entry hands its body the parameter's address (`MapParam`), never
+/// a copy. Declared 16-byte aligned (rustc's NVPTX back end refuses
+/// kernel parameters aligned beyond 16); `cargo xtask build-ptx` raises
+/// the declaration to the 64 bytes CUDA's type asks for ([`Param::ALIGN`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(16))]
 pub struct TensorMap {
@@ -181,6 +190,26 @@ pub struct TensorMap {
 
 impl Param for TensorMap {
     type Host = TensorMap;
+    const ALIGN: usize = 64;
+}
+
+/// A [`TensorMap`] parameter as a kernel's body sees it: the generic
+/// address of the parameter itself, 64-byte aligned, which the launch
+/// wrote and nothing changes until the grid ends; tensor copies read the
+/// map there with no fence (`kernels!` takes the address in the entry).
+#[cfg(target_arch = "nvptx64")]
+#[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub(crate) struct MapParam(pub(crate) u64);
+
+#[cfg(target_arch = "nvptx64")]
+#[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
+impl MapParam {
+    /// The map's generic address, for `prim::bulk`'s tensor copies.
+    #[inline(always)]
+    pub(crate) fn address(self) -> u64 {
+        self.0
+    }
 }
 
 /// How a kernel parameter becomes a field of its group's operand struct
@@ -427,7 +456,7 @@ macro_rules! kernels {
     // A kernel instantiated per type.
     (@kernel $metas:tt $base:ident [$($ty:ident),+] []
         $sig:tt $other:tt $body:tt) => {
-        $( kernels!(@device $metas [stringify!($base), "_", stringify!($ty)] $sig $body; type T = $ty;); )+
+        $( kernels!(@device $metas [stringify!($base), "_", stringify!($ty)] $sig $sig $body; type T = $ty;); )+
 
         #[doc(hidden)]
         #[doc = concat!("Host handle of the `", stringify!($base), "` kernel.")]
@@ -496,7 +525,7 @@ macro_rules! kernels {
     };
 
     (@device_types $metas:tt $base:ident [$($ty:ident),+] $c:ident [$cty:ty] $cv:literal $sig:tt $body:tt) => {
-        $( kernels!(@device $metas [stringify!($base), "_", $cv, "_", stringify!($ty)] $sig $body;
+        $( kernels!(@device $metas [stringify!($base), "_", $cv, "_", stringify!($ty)] $sig $sig $body;
             type T = $ty; const $c: $cty = $cv;); )+
     };
 
@@ -504,14 +533,16 @@ macro_rules! kernels {
         &[ $( kernels!(@row [stringify!($base), "_", $cv] $ty $sig) ),+ ]
     };
 
-    // The exported `extern "gpu-kernel"` function.
-    (@device [$(#[$meta:meta])*] [$($name:tt)+] ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:tt; $($items:item)*) => {
+    // The exported `extern "gpu-kernel"` function (the signature twice:
+    // as written, for `@maps`, and taken apart).
+    (@device [$(#[$meta:meta])*] [$($name:tt)+] $raw:tt ( $( $arg:ident : $argty:ty ),* $(,)? ) $body:tt; $($items:item)*) => {
         const _: () = {
             $( #[allow(dead_code)] $items )*
             $(#[$meta])*
             #[cfg(target_arch = "nvptx64")]
             #[unsafe(export_name = concat!($($name)+))]
             pub unsafe extern "gpu-kernel" fn entry( $( $arg : $argty ),* ) {
+                kernels!(@maps [$($name)+] [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19] $raw);
                 // SAFETY: the host launches this entry only after checking the
                 // launch contract documented on the body it calls (pointer
                 // validity for the stated lengths, block and shared-memory
@@ -519,6 +550,49 @@ macro_rules! kernels {
                 unsafe { kernels!(@body $body ($($arg),*)) }
             }
         };
+    };
+
+    // Each `TensorMap` parameter (the `i`th) of the entry named `name`
+    // becomes its `MapParam`, the parameter's address: walks the signature
+    // as written, one index per parameter (`MAX_PARAMS` of them).
+    (@maps $name:tt $indices:tt ()) => {};
+    (@maps $name:tt [$i:tt $($is:tt)*] ($arg:ident : TensorMap $(, $($rest:tt)*)?)) => {
+        kernels!(@map $name $i $arg);
+        kernels!(@maps $name [$($is)*] ($($($rest)*)?));
+    };
+    (@maps $name:tt [$i:tt $($is:tt)*] ($arg:ident : $($rest:tt)*)) => {
+        kernels!(@skip $name [$($is)*] ($($rest)*));
+    };
+    // The rest of a parameter's type, up to the comma after it.
+    (@skip $name:tt $indices:tt (, $($rest:tt)*)) => {
+        kernels!(@maps $name $indices ($($rest)*));
+    };
+    (@skip $name:tt $indices:tt ($token:tt $($rest:tt)*)) => {
+        kernels!(@skip $name $indices ($($rest)*));
+    };
+    (@skip $name:tt $indices:tt ()) => {};
+    (@map [$($name:tt)+] $i:tt $arg:ident) => {
+        // The map is read where the launch put it, never copied.
+        let _ = $arg;
+        #[cfg(target_feature = "sm_90a")]
+        let $arg = {
+            let address: u64;
+            // SAFETY: takes the address of this entry's own parameter
+            // (`<entry>_param_<i>`, the name the NVPTX back end gives it)
+            // and converts it to a generic one; reads nothing.
+            unsafe {
+                ::core::arch::asm!(
+                    concat!("mov.b64 {a}, ", $($name)+, "_param_", $i, ";"),
+                    "cvta.param.u64 {a}, {a};",
+                    a = out(reg64) address,
+                    options(pure, nomem, nostack),
+                );
+            }
+            $crate::kernel::MapParam(address)
+        };
+        // Other targets run no tensor copies (their entries trap).
+        #[cfg(not(target_feature = "sm_90a"))]
+        let $arg = $crate::kernel::MapParam(0);
     };
 
     // A kernel's body: `= path` calls the path with the group's
@@ -543,6 +617,7 @@ macro_rules! kernels {
             base: concat!($($base)+),
             ty: stringify!($ty),
             params: &[ $( ::core::mem::size_of::<$argty>() ),* ],
+            aligns: &[ $( <$argty as $crate::kernel::Param>::ALIGN ),* ],
         }
     }};
 

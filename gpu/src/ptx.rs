@@ -65,12 +65,14 @@ pub const DRIVER_FUNCTIONS: [&str; 1] = ["vprintf"];
 /// The most parameters an entry may have for [`PtxEntry`] to record them.
 pub const MAX_PARAMS: usize = crate::kernel::MAX_PARAMS;
 
-/// One `.entry` of a PTX module: its name and the byte size of each parameter.
+/// One `.entry` of a PTX module: its name and the byte size and declared
+/// alignment of each parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PtxEntry<'a> {
     /// The entry's name.
     pub name: &'a str,
     params: [usize; MAX_PARAMS],
+    aligns: [u16; MAX_PARAMS],
     count: usize,
 }
 
@@ -79,9 +81,17 @@ impl<'a> PtxEntry<'a> {
     pub fn params(&self) -> &[usize] {
         &self.params[..self.count]
     }
+
+    /// Each parameter's `.align`, in order (0 where it states none).
+    pub fn aligns(&self) -> &[u16] {
+        &self.aligns[..self.count]
+    }
 }
 
 /// Something wrong with a PTX module, as `check` reports it.
+// A problem is handed once to `check`'s callback, never stored in bulk:
+// the entry a mismatch carries may make it large.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PtxProblem<'a> {
     /// A call to a function the module does not define (e.g. a panic path
@@ -102,6 +112,16 @@ pub enum PtxProblem<'a> {
         kernel: Kernel,
         /// What the PTX defines.
         found: PtxEntry<'a>,
+    },
+    /// A kernel whose PTX declares a parameter less aligned than the
+    /// table asks ([`Kernel::aligns`]: `cargo xtask build-ptx` raises it).
+    ParamAlignment {
+        /// The declared kernel.
+        kernel: Kernel,
+        /// The parameter's index.
+        param: usize,
+        /// The alignment the PTX declares.
+        declared: u16,
     },
     /// An entry point in the PTX that no table declares.
     UndeclaredEntry {
@@ -135,6 +155,15 @@ impl core::fmt::Display for PtxProblem<'_> {
                 kernel.params,
                 found.params()
             ),
+            PtxProblem::ParamAlignment {
+                kernel,
+                param,
+                declared,
+            } => write!(
+                f,
+                "kernel `{}` declares parameter {param} aligned on {declared} bytes, not the {} its type asks",
+                kernel.name, kernel.aligns[*param]
+            ),
             PtxProblem::UndeclaredEntry { name } => {
                 write!(
                     f,
@@ -166,6 +195,7 @@ pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
             let mut entry = PtxEntry {
                 name,
                 params: [0; MAX_PARAMS],
+                aligns: [0; MAX_PARAMS],
                 count: 0,
             };
             if rest.contains("()") {
@@ -177,8 +207,9 @@ pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
                     break;
                 }
                 match param_bytes(param) {
-                    Some(bytes) if entry.count < MAX_PARAMS => {
+                    Some((bytes, align)) if entry.count < MAX_PARAMS => {
                         entry.params[entry.count] = bytes;
+                        entry.aligns[entry.count] = align;
                         entry.count += 1;
                     }
                     _ => entry.count = usize::MAX,
@@ -198,16 +229,23 @@ pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
     })
 }
 
-/// Byte size of one `.param` line: `.param .u64 .ptr .align 1 name,` is 8,
-/// `.param .align 8 .b8 name[16]` is 16.
-fn param_bytes(line: &str) -> Option<usize> {
+/// Byte size and `.align` (0 for none) of one `.param` line: `.param .u64
+/// .ptr .align 1 name,` is 8 bytes aligned on 1, `.param .align 8 .b8
+/// name[16]` 16 on 8, `.param .u32 name` 4 on 0.
+fn param_bytes(line: &str) -> Option<(usize, u16)> {
     let mut words = line.trim_end_matches(',').split_whitespace();
     if words.next()? != ".param" {
         return None;
     }
     let mut elem = None;
+    let mut align = 0;
     let mut last = "";
+    let mut after_align = false;
     for word in words {
+        if after_align {
+            align = word.parse().ok()?;
+        }
+        after_align = word == ".align";
         last = word;
         elem = elem.or(match word {
             ".b8" | ".u8" | ".s8" => Some(1),
@@ -218,10 +256,11 @@ fn param_bytes(line: &str) -> Option<usize> {
         });
     }
     let elem = elem?;
-    match last.split_once('[') {
-        Some((_, count)) => Some(elem * count.strip_suffix(']')?.parse::<usize>().ok()?),
-        None => Some(elem),
-    }
+    let bytes = match last.split_once('[') {
+        Some((_, count)) => elem * count.strip_suffix(']')?.parse::<usize>().ok()?,
+        None => elem,
+    };
+    Some((bytes, align))
 }
 
 /// The name an `.extern .func` line declares, e.g. `vprintf` in
@@ -285,7 +324,19 @@ pub fn check_tables<'a>(
                 kernel: *kernel,
                 found,
             }),
-            Some(_) => {}
+            Some(found) => {
+                for (param, (&declared, &wanted)) in
+                    found.aligns().iter().zip(kernel.aligns).enumerate()
+                {
+                    if usize::from(declared) < wanted {
+                        emit(PtxProblem::ParamAlignment {
+                            kernel: *kernel,
+                            param,
+                            declared,
+                        });
+                    }
+                }
+            }
         }
     }
     for entry in entries(ptx) {
@@ -315,11 +366,12 @@ mod tests {
 
     #[test]
     fn reads_entries_and_param_sizes() {
-        let found: [(&str, &[usize]); 2] = [("a_f32", &[8, 4, 16]), ("b_f32", &[])];
+        let found: [(&str, &[usize], &[u16]); 2] =
+            [("a_f32", &[8, 4, 16], &[1, 0, 8]), ("b_f32", &[], &[])];
         let mut it = entries(SAMPLE);
-        for (name, params) in found {
+        for (name, params, aligns) in found {
             let e = it.next().unwrap();
-            assert_eq!((e.name, e.params()), (name, params));
+            assert_eq!((e.name, e.params(), e.aligns()), (name, params, aligns));
         }
         assert!(it.next().is_none());
     }
@@ -331,13 +383,32 @@ mod tests {
             base: "a",
             ty: "f32",
             params: &[8, 4, 8],
+            aligns: &[0, 0, 0],
         };
         let c = Kernel {
             name: "c_f32",
             base: "c",
             ty: "f32",
             params: &[],
+            aligns: &[],
         };
+        // `a` with the sizes of the PTX, but its aggregate asked on 64.
+        let a64 = Kernel {
+            params: &[8, 4, 16],
+            aligns: &[0, 0, 64],
+            ..a
+        };
+        let mut misaligned = 0;
+        check_tables(SAMPLE, &[("t", &[a64])], &mut |p| match p {
+            PtxProblem::ParamAlignment {
+                param: 2,
+                declared: 8,
+                ..
+            } => misaligned += 1,
+            PtxProblem::UndeclaredEntry { name: "b_f32" } => {}
+            other => panic!("unexpected {other}"),
+        });
+        assert_eq!(misaligned, 1);
         let tables: &[(&str, &[Kernel])] = &[("t", &[a, c])];
         let ptx = [SAMPLE, ".extern .func foo\n"].concat();
         let mut kinds = [0usize; 4];
@@ -355,7 +426,9 @@ mod tests {
                 assert_eq!(name, "b_f32");
                 kinds[3] += 1
             }
-            PtxProblem::Unparsable { .. } => panic!("unexpected"),
+            PtxProblem::Unparsable { .. } | PtxProblem::ParamAlignment { .. } => {
+                panic!("unexpected")
+            }
         });
         assert_eq!((n, kinds), (4, [1, 1, 1, 1]));
     }

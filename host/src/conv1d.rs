@@ -70,15 +70,13 @@
 //!
 //! [`Conv1dVariant::Tf32x3Tma`] and [`Conv1dVariant::Bf16Corrections`]
 //! encode a tensor map for each launch on the
-//! host (`cuTensorMapEncodeTiled`, no device work) and hands it to its
-//! blocks through 384 bytes per block of the context's scratch memory
-//! (allocated once, and grown the first time with a wait for the stream).
+//! host (`cuTensorMapEncodeTiled`, no device work) and passes it as a
+//! kernel parameter, which the copy engine reads where the launch put it.
 //! Rows whose pitch is not a multiple of 8 elements ([`TMA_ALIGN`]: each
 //! row's copies then start on a 32-byte sector) and rows too short for the
 //! map run [`Conv1dVariant::Tf32x3Wgmma`]'s kernel instead.
 
 use crate::context::Context;
-use crate::context::scratch::PARTIALS_OFFSET;
 use crate::driver;
 use crate::error::check;
 use crate::error::{Error, Result};
@@ -88,9 +86,7 @@ use crate::memory::{Call, DeviceRead, DeviceWrite, View, ViewMut};
 use crate::overlap::{Span, refuse_overlap};
 use crate::pending::Pending;
 pub use warpspeed_gpu::conv1d::tma::TMA_ALIGN;
-use warpspeed_gpu::conv1d::tma::{
-    TMA_GROUPS, TMA_MAP_BYTES, TmaGeometry, tma_geometry, tma_tensor,
-};
+use warpspeed_gpu::conv1d::tma::{TmaGeometry, tma_geometry, tma_tensor};
 use warpspeed_gpu::conv1d::{CONV1D_MASK, Conv1dArgs, Conv1dEntry, Conv1dMapArgs, TMA_FALLBACK};
 pub use warpspeed_gpu::conv1d::{
     Conv1dVariant, MAX_TAPS, bf16_error_units, tensor_error_units, tma_error_units,
@@ -366,7 +362,7 @@ impl Context {
         };
         let (block, shared_bytes) = (variant.block(taps), variant.shared_bytes(taps));
         // Blocks walk the rows `gridDim.y` apart: any number of rows.
-        let mut grid_y = u32::try_from(rows.rows)
+        let grid_y = u32::try_from(rows.rows)
             .unwrap_or(u32::MAX)
             .min(self.info().max_grid.1);
         let grid_x = if variant.walks_runs(taps) {
@@ -374,13 +370,7 @@ impl Context {
             // tiles of its rows.
             let per_sm = match kernel {
                 Kernel::Plain(entry) => self.blocks_per_sm(entry, block, shared_bytes)?,
-                Kernel::Mapped(entry, _) => {
-                    // Step 9's blocks each take slots of scratch memory:
-                    // no more rows of blocks than fit at once.
-                    let per_sm = self.blocks_per_sm(entry, block, shared_bytes)?;
-                    grid_y = grid_y.min(per_sm * self.info().multiprocessors);
-                    per_sm
-                }
+                Kernel::Mapped(entry, _) => self.blocks_per_sm(entry, block, shared_bytes)?,
             };
             let resident = per_sm * self.info().multiprocessors;
             tiles.min(resident.div_ceil(grid_y).max(1))
@@ -438,8 +428,7 @@ impl Context {
 
     /// Encodes the tensor map of steps 9 and 10 for `rows` and enqueues
     /// `entry` (from [`Conv1dEntry::Mapped`]: either step's kernel) with
-    /// `args`, the map and [`TMA_GROUPS`] slots of scratch memory per block
-    /// of `cfg`'s grid.
+    /// `args` and the map.
     ///
     /// # Safety
     /// As for the launch in [`Context::conv1d_launch`], `cfg` and `args` as
@@ -482,8 +471,6 @@ impl Context {
         self.track(check(status, || {
             "encoding the convolution's tensor map".into()
         }))?;
-        let blocks = cfg.grid.0 as usize * cfg.grid.1 as usize;
-        let scratch = self.scratch(PARTIALS_OFFSET + blocks * TMA_GROUPS * TMA_MAP_BYTES)?;
         let args = Conv1dMapArgs {
             signal: args.signal,
             signal_pitch: args.signal_pitch,
@@ -494,13 +481,10 @@ impl Context {
             out: args.out,
             out_pitch: args.out_pitch,
             map: TensorMap { words: encoded.0 },
-            maps: DevPtrMut::new(scratch + PARTIALS_OFFSET as u64),
         };
         // SAFETY: the caller's contract, and the kernel's: the map as
-        // `tma::kernel` needs it; the slots (`TMA_GROUPS` of 128 bytes per
-        // block, 64-byte aligned: the scratch is 256-byte aligned and so is
-        // `PARTIALS_OFFSET`) are this stream's scratch memory, which no
-        // other kernel uses while this one runs.
+        // `tma::kernel` needs it, over the signal's rows (which nothing
+        // writes while the kernel runs: the output overlaps no signal).
         unsafe { self.launch(entry, cfg, &args) }
     }
 }

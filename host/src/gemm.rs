@@ -642,8 +642,8 @@ impl Context {
         let (slices, slice_stages) = tma::tma_slices(tiles, k.div_ceil(tma::BK), slots);
         let grid = (tiles * slices).min(slots);
         let split_words = split_words(tiles, slices, tma::tile_elements(tile_rows, width));
-        // The split's workspace, the packings, then the blocks' map slots,
-        // in the scratch memory; all planned before any launch.
+        // The split's workspace, then the packings, in the scratch memory;
+        // all planned before any launch.
         let mut end = packed_offset(split_words);
         // Each operand's copy: `(at, pitch, bytes)` in the scratch memory
         // and, for a transposed one, its launch.
@@ -664,8 +664,7 @@ impl Context {
                 }
             };
         }
-        let maps_at = end.next_multiple_of(256);
-        let base = self.scratch(maps_at + grid * 2 * tma::MAP_BYTES)?;
+        let base = self.scratch(end)?;
         // Where each operand lies for the copy engine, and its map: all
         // checked by the driver before anything is enqueued.
         let mut mapped = [None, None];
@@ -712,7 +711,7 @@ impl Context {
                     // rows of `p.pitch` ≥ `k` elements, is `p.bytes` of
                     // this stream's scratch at `p.at`, after every region
                     // other launches on this stream use and apart from the
-                    // other copy and the map slots; `call` (the caller's)
+                    // other copy; `call` (the caller's)
                     // orders it for `x`'s buffer.
                     unsafe {
                         self.enqueue_transpose(
@@ -772,7 +771,6 @@ impl Context {
             // Below 2^30 (`TmaOperands::plan_batch`; 1 for one product).
             count: count as u32,
             batch_c,
-            maps: DevPtrMut::new(base + maps_at as u64),
             map_a,
             map_b,
         };
@@ -802,14 +800,12 @@ impl Context {
         // workspace of `split_words` words at `SPLIT_OFFSET` of this
         // stream's scratch, whose tickets are zero between launches (as
         // for the pipelined step's splits, which share them) and which no
-        // packing or slot overlaps (`packed_offset`); `C` as for `gemm_into`'s launch,
+        // packing overlaps (`packed_offset`); `C` as for `gemm_into`'s launch,
         // overlapping neither (refused by the caller); for a batch
         // (`count > 1`, fewer than 2^30 tiles in all), 3-dimensional maps
         // of the batches in place (`TmaOperands::plan_batch`) and product
         // `z`'s `C` at `c + 4·z·batch_c`, no two sharing an element (the
-        // caller's `MatrixBatchMut`); the slots, 256
-        // bytes per block of the grid at a 256-byte boundary of this
-        // stream's scratch, used by nothing else; blocks of
+        // caller's `MatrixBatchMut`); blocks of
         // `tma_tiles(width).threads` with its shared memory (the launch opts in
         // and checks the device's limits); sm_90a PTX (the caller checked
         // the step's needs). The caller's `call` orders the kernel for all
@@ -840,8 +836,7 @@ impl Context {
         let pitch = k.next_multiple_of(4);
         let along_k = [!gemm.transpose_a, gemm.transpose_b];
         // Per operand: its transposed copy (where not stored along `k`),
-        // then its two parts; then the map slots. All planned before any
-        // launch.
+        // then its two parts. All planned before any launch.
         let mut end = packed_offset(0);
         let mut plans = Vec::with_capacity(2);
         for (x, along) in operands.iter().zip(along_k) {
@@ -858,8 +853,7 @@ impl Context {
             end = small + bytes;
             plans.push((pack, rows, big, small));
         }
-        let maps_at = end.next_multiple_of(256);
-        let base = self.scratch(maps_at + grid * tma_x3::MAPS_BYTES)?;
+        let base = self.scratch(end)?;
         // The four parts' maps, checked by the driver before anything is
         // enqueued: `A`'s big and small parts, then `B`'s.
         let mut maps = Vec::with_capacity(4);
@@ -930,7 +924,6 @@ impl Context {
             beta,
             c: DevPtrMut::new(c.0),
             ldc: c.1,
-            maps: DevPtrMut::new(base + maps_at as u64),
             map_a,
             map_a_small,
             map_b,
@@ -947,8 +940,7 @@ impl Context {
         // `gemm_tma`'s launch, with the four maps over the parts written
         // above on this stream (256-byte aligned, rows of `pitch`, a
         // multiple of 4), boxes of `BK` × 128 (`tma::TILE_M`) for `A`'s
-        // and `BK` × `width` (the entry's tile width) for `B`'s,
-        // `MAPS_BYTES` of slots per block after every other region, the
+        // and `BK` × `width` (the entry's tile width) for `B`'s, the
         // entry's shared memory, and no split of `k`.
         unsafe { self.launch(entry, cfg, &args)? };
         Ok(())

@@ -6,7 +6,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::ptx::{Flavor, PTX_TARGETS, build_device_crate, check_built_ptx, with_launch_bounds};
+use crate::ptx::{
+    Flavor, PTX_TARGETS, build_device_crate, check_built_ptx, with_launch_bounds,
+    with_param_alignment,
+};
 use crate::ptxas::{Ptxas, ptxas_path};
 use crate::root;
 
@@ -84,7 +87,7 @@ pub(crate) fn write_lineinfo_ptx(
     let built = build_device_crate(target, flavor)?;
     let text = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
     let ptx = strip_debug_sections(&text).map_err(|e| format!("{}: {e}", built.display()))?;
-    let ptx = with_launch_bounds(&ptx)?;
+    let ptx = with_param_alignment(&with_launch_bounds(&ptx)?)?;
     let entries = check_built_ptx(target, &ptx, flavor)?;
     let lines = |what: &str| {
         ptx.lines()

@@ -179,7 +179,7 @@ pub(crate) fn build_ptx(check: bool) -> Result<Vec<(&'static str, String)>, Stri
     for target in PTX_TARGETS {
         let built = build_device_crate(target, Flavor::Release)?;
         let ptx = fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
-        let ptx = with_launch_bounds(&ptx)?;
+        let ptx = with_param_alignment(&with_launch_bounds(&ptx)?)?;
         // ptxas compiles the file: the bounds go there too (a second pass
         // over it changes nothing).
         fs::write(&built, &ptx).map_err(|e| format!("{}: {e}", built.display()))?;
@@ -301,6 +301,57 @@ pub(crate) fn with_launch_bounds(ptx: &str) -> Result<String, String> {
     }
 }
 
+/// `ptx` with each parameter declared on the alignment its kernel's table
+/// asks ([`Kernel::aligns`](warpspeed_gpu::Kernel::aligns)): the 64 bytes
+/// of a tensor map, which rustc declares on 16, as CUDA C++ declares a
+/// `__grid_constant__ CUtensorMap` (its kernels read the map where the
+/// launch puts it). A second pass changes nothing. Fails on a parameter
+/// to raise that states no `.align`.
+pub(crate) fn with_param_alignment(ptx: &str) -> Result<String, String> {
+    let raised: Vec<&warpspeed_gpu::Kernel> = warpspeed_gpu::FAMILIES
+        .iter()
+        .flat_map(|(_, kernels)| kernels.iter())
+        .filter(|k| k.aligns.iter().any(|&a| a > 0))
+        .collect();
+    let mut out = String::with_capacity(ptx.len());
+    // The entry whose parameter list this is, and its next parameter.
+    let mut current = None;
+    for line in ptx.lines() {
+        if let Some(name) = line
+            .strip_prefix(".visible .entry ")
+            .and_then(|rest| rest.split('(').next())
+        {
+            current = raised.iter().find(|k| k.name == name).map(|k| (*k, 0));
+        } else if let Some((kernel, index)) = current.as_mut() {
+            let code = line.trim_start();
+            if code.starts_with(')') {
+                current = None;
+            } else if code.starts_with(".param") {
+                let wanted = kernel.aligns.get(*index).copied().unwrap_or(0);
+                *index += 1;
+                if wanted > 0 {
+                    let missing = || format!("{}: no `.align` to raise in `{code}`", kernel.name);
+                    let at = line.find(".align ").ok_or_else(missing)? + ".align ".len();
+                    let digits = line[at..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .ok_or_else(missing)?;
+                    let declared: usize = line[at..at + digits].parse().map_err(|_| missing())?;
+                    if declared < wanted {
+                        let _ = writeln!(out, "{}{wanted}{}", &line[..at], &line[at + digits..]);
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if !ptx.ends_with('\n') {
+        out.pop();
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,6 +387,42 @@ mod tests {
         assert_eq!(with_launch_bounds(&bounded).unwrap(), bounded);
         assert!(with_launch_bounds(".version 8.7\n").is_err() || bounds.is_empty());
     }
+    #[test]
+    fn raises_tensor_map_parameters_to_64_bytes() {
+        let kernel = warpspeed_gpu::FAMILIES
+            .iter()
+            .flat_map(|(_, kernels)| kernels.iter())
+            .find(|k| k.aligns.contains(&64))
+            .expect("a kernel takes a tensor map");
+        let mut ptx = format!(".visible .entry {}(\n", kernel.name);
+        for (i, &bytes) in kernel.params.iter().enumerate() {
+            let comma = if i + 1 < kernel.params.len() { "," } else { "" };
+            let _ = if bytes == 128 {
+                writeln!(
+                    ptx,
+                    "\t.param .align 16 .b8 {}_param_{i}[128]{comma}",
+                    kernel.name
+                )
+            } else {
+                writeln!(ptx, "\t.param .u32 {}_param_{i}{comma}", kernel.name)
+            };
+        }
+        ptx.push_str(")\n{\n\tret;\n}\n");
+        let raised = with_param_alignment(&ptx).unwrap();
+        let entry = warpspeed_gpu::ptx::entries(&raised).next().unwrap();
+        for (i, (&declared, &wanted)) in entry.aligns().iter().zip(kernel.aligns).enumerate() {
+            assert!(
+                usize::from(declared) >= wanted,
+                "parameter {i}: {declared} < {wanted}"
+            );
+        }
+        assert!(raised.contains(".param .align 64 .b8"));
+        assert_eq!(with_param_alignment(&raised).unwrap(), raised);
+        // Another entry's parameters stay as they are.
+        let other = ptx.replace(kernel.name, "other_f32");
+        assert_eq!(with_param_alignment(&other).unwrap(), other);
+    }
+
     #[test]
     fn finds_gpu_print_calls_outside_comments() {
         let dir = env::temp_dir().join(format!("xtask-print-{}", std::process::id()));

@@ -588,13 +588,11 @@ kernels! {
             fn conv1d_tf32x3_wgmma<T in f32; const GROUPS: u32 = { 1, 2 }>
                 = wgmma::kernel::<{ GROUPS as usize }>;
         }
-        // Step 9's: the same, then its tensor map and the slots the blocks
-        // write it into (see `tma`).
+        // Step 9's: the same, then its tensor map (see `tma`).
         (signal: *const T, signal_pitch: usize, n: usize, rows: u32,
             mask: *const T, taps: u32, out: *mut T, out_pitch: usize,
-            map: TensorMap, maps: *mut u64) as MapOperands {
-            /// A 128-byte aggregate parameter, which rustc passes as
-            /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
+            map: TensorMap) as MapOperands {
+            /// A 128-byte aggregate parameter, as `gemm_tma_tf32`'s two.
             #[allow(improper_gpu_kernel_arg)]
             fn conv1d_tf32x3_tma<T in f32> = tma::kernel::<false>;
             /// Step 10's: step 9's with the BF16 products.

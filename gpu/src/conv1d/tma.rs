@@ -52,18 +52,15 @@
 //! The tensor map (128 bytes, encoded by the host for each launch: the row
 //! from [`TmaGeometry::origin`], [`TmaGeometry::lines`] lines, `rows` rows
 //! [`TmaTensor::strides`] apart) reaches the kernel as a parameter, which
-//! each warpgroup's first thread writes into a slot of global memory of
-//! its own (the `maps` argument) for the copy engine to read: rustc's
-//! NVPTX back end cannot hand a kernel parameter's address to the copy
-//! engine as CUDA C++'s `__grid_constant__` does (it copies the parameter
-//! into local memory first, and refuses alignments above 16).
+//! the copy engine reads where the launch put it, as CUDA C++'s
+//! `__grid_constant__` maps are read (`kernel::MapParam`).
 
-#[cfg(target_arch = "nvptx64")]
-use super::TensorMap;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 use super::copied::CopiedTile;
 pub use super::copied::{TMA_ALIGN, TmaGeometry, tma_geometry, tma_offset};
 use super::wgmma::{BF16_K, WGMMA_ROWS, WGMMA_THREADS, bf16_steps, wgmma_steps, wgmma_tile_len};
+#[cfg(target_arch = "nvptx64")]
+use crate::kernel::MapParam;
 
 /// Warpgroups of a block: each works in its own two parts of shared
 /// memory, on every third tile of the block's runs.
@@ -84,10 +81,6 @@ pub const TMA_MAX_SHIFT: usize = TMA_ALIGN - 1;
 /// fragments' lowest word is `t − m = −63`, minus the shift).
 #[doc(hidden)]
 pub const TMA_MASK_LEAD: usize = WGMMA_ROWS + TMA_ALIGN;
-
-/// Bytes of a tensor map, and of each warpgroup's slot for it.
-#[doc(hidden)]
-pub const TMA_MAP_BYTES: usize = 128;
 
 /// Steps of 8 values of `t` for a mask of `taps` moved by `shift`.
 #[doc(hidden)]
@@ -252,13 +245,10 @@ const _: () = assert!(
         && tma_lines(super::MAX_TAPS, TMA_MAX_SHIFT) <= 256
         // Named barriers 1 to 3, of 16.
         && TMA_GROUPS < 16
-        && TMA_MAP_BYTES == core::mem::size_of::<[u64; 16]>()
 );
 
 /// The launch's operands and the tensor map: step 8's, plus `map` (the
-/// map the host encoded for this launch) and `maps` (3 slots of
-/// [`TMA_MAP_BYTES`] per block of the grid, 64-byte aligned, in global
-/// memory that nothing else uses during the kernel).
+/// map the host encoded for this launch, where the launch put it).
 #[cfg(target_arch = "nvptx64")]
 #[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
 #[derive(Clone, Copy)]
@@ -271,8 +261,7 @@ pub(super) struct MapOperands {
     pub taps: u32,
     pub out: *mut f32,
     pub out_pitch: usize,
-    pub map: TensorMap,
-    pub maps: *mut u64,
+    pub map: MapParam,
 }
 
 /// Contract: the family's, blocks of
@@ -283,7 +272,7 @@ pub(super) struct MapOperands {
 /// 32-byte swizzle, over `rows` rows whose pitch is a multiple of
 /// [`TMA_ALIGN`] (or one row), at least `signal + 4 · origin` (32-byte
 /// aligned), `rows` below 2^31 and
-/// lines below 2^31; `maps` as [`MapOperands`]; PTX for sm_90a (other
+/// lines below 2^31; PTX for sm_90a (other
 /// targets trap: the host refuses them first).
 ///
 /// Warpgroup `g` of block `b` computes tiles `3b + g`, then `3·gridDim.x`
@@ -389,17 +378,13 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
         };
         let mine = |k: usize| me + k * stride;
         let step_rows = grid_dim_y() as usize;
-        let block = block_idx_y() as usize * grid_dim_x() as usize + block_idx_x() as usize;
-        let slot = op
-            .maps
-            .add(TMA_MAP_BYTES / 8 * (TMA_GROUPS * block + group));
-        let map_at = slot.addr() as u64;
-        // One thread of each warpgroup writes its map, owns its barrier and
-        // starts its copies: the first tile's now, each next one's once the
-        // products of the tile before are done.
+        let map_at = op.map.address();
+        // One thread of each warpgroup owns its barrier and starts its
+        // copies: the first tile's now, each next one's once the products
+        // of the tile before are done.
         let fetch = |row: usize, tile: usize| {
             let line = geometry.first_line(tile * WGMMA_TILE, r) as i32;
-            // SAFETY: the map is this warpgroup's, acquired below; the box
+            // SAFETY: the map is the launch's parameter; the box
             // is one part, into this warpgroup's first part, free (every
             // thread is past its products and split of the tile before);
             // the barrier's phase in progress expects it.
@@ -415,12 +400,7 @@ pub(super) unsafe fn kernel<const BF16: bool>(op: MapOperands) {
         };
         let mut row = block_idx_y() as usize;
         if tid == 0 {
-            let mut w = 0;
-            while w < TMA_MAP_BYTES / 8 {
-                *slot.add(w) = op.map.words[w];
-                w += 1;
-            }
-            bulk::tensor_map_acquire(map_at);
+            bulk::prefetch_tensor_map(map_at);
             bulk::init_barrier(barrier, 1);
             if row < rows && tiles_mine > 0 {
                 fetch(row, mine(0));

@@ -1030,9 +1030,11 @@ kernels! {
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
             slices: u32, slice_stages: u32, work: *mut T, count: u32, batch_c: usize,
-            maps: *mut u64, map_a: TensorMap, map_b: TensorMap) as MapOperands {
+            map_a: TensorMap, map_b: TensorMap) as MapOperands {
             /// Two 128-byte aggregate parameters, which rustc passes as
-            /// `.param .align 16 .b8 [128]` and the host as 128 bytes.
+            /// `.param .align 16 .b8 [128]` (raised to 64 by `cargo xtask
+            /// build-ptx`), the host as 128 bytes, and the copy engine
+            /// reads where they lie.
             #[allow(improper_gpu_kernel_arg)]
             fn gemm_tma_tf32<T in f32> = tma::kernel::<{ tma::TILE_M }, { tma::TILE_N }, false>;
             /// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, `op(B)` read where it lies, `n`
@@ -1057,7 +1059,7 @@ kernels! {
             fn gemm_tma_tf32_swapped_short<T in f32> = tma::kernel::<{ tma::SHORT_M }, { tma::NARROW_N }, true>;
         }
         (m: u32, n: u32, k: u32, alpha: f32, beta: f32, c: *mut T, ldc: usize,
-            maps: *mut u64, map_a: TensorMap, map_a_small: TensorMap,
+            map_a: TensorMap, map_a_small: TensorMap,
             map_b: TensorMap, map_b_small: TensorMap) as SplitOperands {
             /// Four 128-byte aggregate parameters, as `gemm_tma_tf32`'s two.
             #[allow(improper_gpu_kernel_arg)]
@@ -1093,7 +1095,7 @@ kernels! {
 /// The arguments of every product kernel.
 pub type GemmArgs<T> = gemm_naive::Args<T>;
 /// The arguments of `gemm_tma_tf32`: the shape, the scalars, `C`, and
-/// the tensor maps of the operands with their slots.
+/// the tensor maps of the operands.
 pub type GemmMapArgs<T> = gemm_tma_tf32::Args<T>;
 /// The arguments of `gemm_tma_tf32x3`.
 pub type GemmSplitMapArgs<T> = gemm_tma_tf32x3::Args<T>;

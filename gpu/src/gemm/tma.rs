@@ -71,7 +71,7 @@
 //! bits: the operands are truncated, not rounded to nearest.
 
 #[cfg(target_arch = "nvptx64")]
-use crate::kernel::TensorMap;
+use crate::kernel::MapParam;
 
 /// Rows of `C` per tile: two warpgroups of 64.
 #[doc(hidden)]
@@ -233,10 +233,6 @@ pub const fn b_bytes(width: usize) -> usize {
 pub const fn stage_bytes(rows: usize, width: usize) -> usize {
     a_bytes(rows) + b_bytes(width)
 }
-/// Bytes of a tensor map, and of each of a block's two slots for them.
-#[doc(hidden)]
-pub const MAP_BYTES: usize = 128;
-
 /// Shared memory of a block of tiles `rows` × `width`: 1024 bytes to
 /// align the ring (the 128-byte swizzle repeats every 1024), the ring,
 /// each stage's two barriers, then the split's verdict word.
@@ -270,7 +266,7 @@ const _: () = assert!(
 
 /// The step's operands: the product's shape and scalars, `C`, and the
 /// tensor maps of `op(A)` (`m` rows of `k`) and `op(B)` (`n` rows of
-/// `k`), with two slots per block of global memory for them.
+/// `k`), where the launch put them.
 #[cfg(target_arch = "nvptx64")]
 #[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
 #[derive(Clone, Copy)]
@@ -289,9 +285,8 @@ pub(crate) struct MapOperands {
     /// from one product's `C` to the next.
     pub count: usize,
     pub batch_c: usize,
-    pub maps: *mut u64,
-    pub map_a: TensorMap,
-    pub map_b: TensorMap,
+    pub map_a: MapParam,
+    pub map_b: MapParam,
 }
 
 /// Contract: `M` the tiles' rows, [`TILE_M`] or [`SHORT_M`]; `W` their
@@ -313,9 +308,8 @@ pub(crate) struct MapOperands {
 /// any number of SMs, and for `slices > 1`
 /// [`super::split_words`]`(tiles, slices, tile_elements(M, W))` words (the
 /// tiles of all products) at `work` that nothing else uses during the
-/// kernel, the tickets (its first words) zero at the start; `maps` 2 ·
-/// [`MAP_BYTES`] of global memory per block, 64-byte aligned, that
-/// nothing else uses during the kernel; blocks of [`threads`]`(M)`
+/// kernel, the tickets (its first words) zero at the start; blocks of
+/// [`threads`]`(M)`
 /// threads, [`shared_bytes`]`(M, W)` of shared memory,
 /// [`blocks_per_sm`]`(M)` blocks per multiprocessor at most (launch
 /// bounds); any 1D grid; PTX for sm_90a (other targets trap: the host
@@ -825,6 +819,9 @@ pub(super) mod device {
         };
         let (first, step) = (block_idx_x(), grid_dim_x());
         if t == 0 {
+            // SAFETY: the maps are the launch's parameters.
+            bulk::prefetch_tensor_map(o.map_a.address());
+            bulk::prefetch_tensor_map(o.map_b.address());
             // SAFETY: 8-byte aligned barriers in this block's shared
             // memory, nothing else there; the block barrier below comes
             // before any other use.
@@ -838,16 +835,7 @@ pub(super) mod device {
             if t != 0 {
                 return;
             }
-            // This block's two slots: the maps written, then acquired for
-            // the copy engine.
-            let slot = o.maps.add(2 * MAP_BYTES / 8 * first as usize);
-            for w in 0..MAP_BYTES / 8 {
-                *slot.add(w) = o.map_a.words[w];
-                *slot.add(MAP_BYTES / 8 + w) = o.map_b.words[w];
-            }
-            let (map_a, map_b) = (slot.addr() as u64, slot.addr() as u64 + MAP_BYTES as u64);
-            bulk::tensor_map_acquire(map_a);
-            bulk::tensor_map_acquire(map_b);
+            let (map_a, map_b) = (o.map_a.address(), o.map_b.address());
             let mut unit = first;
             while unit < units {
                 let (z, (tm, tn), _, k_range) = unit_of(unit);
@@ -858,9 +846,10 @@ pub(super) mod device {
                     let s = pipe.stage();
                     let full = pipe.full(s);
                     let at = ring + (s * stage_bytes) as u32;
-                    // SAFETY: the maps are acquired; the stage, 1024-byte
-                    // aligned, is free (waited above) and read by nothing
-                    // until its *full* phase completes, which expects
+                    // SAFETY: the maps are the launch's parameters; the
+                    // stage, 1024-byte aligned, is free (waited above) and
+                    // read by nothing until its *full* phase completes,
+                    // which expects
                     // exactly these bytes (whole boxes, zeros outside);
                     // the multiplying threads wait for every phase they
                     // read, so the block outlives the copies.

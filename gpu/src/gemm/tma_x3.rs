@@ -18,7 +18,7 @@
 //! twice the tiles, for products whose 128-wide tiles would leave SMs idle.
 
 #[cfg(target_arch = "nvptx64")]
-use crate::kernel::TensorMap;
+use crate::kernel::MapParam;
 
 /// Columns of `C` per tile: one `wgmma.m64n128k8` per warpgroup.
 #[doc(hidden)]
@@ -46,10 +46,6 @@ pub const fn stage_bytes(width: usize) -> usize {
 pub const fn stages(width: usize) -> usize {
     if width == TILE_N { 3 } else { 4 }
 }
-/// Bytes of the four tensor maps' slots of a block.
-#[doc(hidden)]
-pub const MAPS_BYTES: usize = 4 * super::tma::MAP_BYTES;
-
 /// Shared memory of a block of tiles `width` wide: 1024 bytes to align
 /// the ring, the ring, then each stage's two barriers.
 #[doc(hidden)]
@@ -67,7 +63,7 @@ const _: () = assert!(
 
 /// The step's operands: [`super::tma::MapOperands`]'s shape, scalars and
 /// `C`, and the maps of the four parts (big `A`, small `A`, big `B`, small
-/// `B`), each `k` innermost over its rows, with four slots per block.
+/// `B`), each `k` innermost over its rows, where the launch put them.
 #[cfg(target_arch = "nvptx64")]
 #[cfg_attr(not(target_feature = "sm_90a"), allow(dead_code))]
 #[derive(Clone, Copy)]
@@ -79,18 +75,17 @@ pub(crate) struct SplitOperands {
     pub beta: f32,
     pub c: *mut f32,
     pub ldc: usize,
-    pub maps: *mut u64,
-    pub map_a: TensorMap,
-    pub map_a_small: TensorMap,
-    pub map_b: TensorMap,
-    pub map_b_small: TensorMap,
+    pub map_a: MapParam,
+    pub map_a_small: MapParam,
+    pub map_b: MapParam,
+    pub map_b_small: MapParam,
 }
 
 /// Contract: [`super::tma::kernel`]'s, with `W` [`TILE_N`] (`WIDE`) or
 /// [`NARROW_N`], four maps (each as `map_a` or `map_b` there, over the
 /// parts [`super::gemm_split_tf32`] wrote), boxes of `BK` × 128 for `A`'s
-/// two and `BK` × `W` for `B`'s, [`MAPS_BYTES`] of slots per block, and
-/// [`shared_bytes`]`(W)` of shared memory; no split of `k`.
+/// two and `BK` × `W` for `B`'s, and [`shared_bytes`]`(W)` of shared
+/// memory; no split of `k`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub(crate) unsafe fn kernel<const WIDE: bool>(o: SplitOperands) {
@@ -112,7 +107,7 @@ pub(crate) unsafe fn kernel<const WIDE: bool>(o: SplitOperands) {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod device {
     use super::super::tma::{
-        BAND, BK, CONSUMER_REGS, CONSUMER_THREADS, MAP_BYTES, MapOperands, PRODUCER_REGS, TILE_M,
+        BAND, BK, CONSUMER_REGS, CONSUMER_THREADS, MapOperands, PRODUCER_REGS, TILE_M,
         device::store_half,
     };
     use super::*;
@@ -222,7 +217,12 @@ mod device {
         let tiles = tiles_m * tiles_n;
         let k_tiles = o.k.div_ceil(BK);
         let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
+        let maps = [o.map_a, o.map_a_small, o.map_b, o.map_b_small].map(MapParam::address);
         if t == 0 {
+            for map in maps {
+                // SAFETY: the maps are the launch's parameters.
+                bulk::prefetch_tensor_map(map);
+            }
             // SAFETY: 8-byte aligned barriers in this block's shared
             // memory, nothing else there; the block barrier below comes
             // before any other use.
@@ -235,18 +235,6 @@ mod device {
             if t != 0 {
                 return;
             }
-            let slot = o.maps.add(MAPS_BYTES / 8 * first);
-            let words = MAP_BYTES / 8;
-            for w in 0..words {
-                *slot.add(w) = o.map_a.words[w];
-                *slot.add(words + w) = o.map_a_small.words[w];
-                *slot.add(2 * words + w) = o.map_b.words[w];
-                *slot.add(3 * words + w) = o.map_b_small.words[w];
-            }
-            let map = |i: usize| slot.addr() as u64 + (i * MAP_BYTES) as u64;
-            for i in 0..4 {
-                bulk::tensor_map_acquire(map(i));
-            }
             let mut tile = first;
             while tile < tiles {
                 let (tm, tn) = super::super::tile_of(tile, tiles_m, tiles_n, BAND);
@@ -256,14 +244,14 @@ mod device {
                     let s = pipe.stage();
                     let full = pipe.full(s);
                     let at = ring + (s * stage_bytes) as u32;
-                    // SAFETY: as in `tma`: the maps acquired, the stage
+                    // SAFETY: as in `tma`: the launch's maps, the stage
                     // free and 1024-byte aligned, the phase expecting
                     // exactly these four boxes' bytes.
                     bulk::expect_bytes(full, stage_bytes as u32);
                     for part in 0..4 {
                         bulk::tensor_copy_2d_to_shared(
                             at + part_at[part] as u32,
-                            map(part),
+                            maps[part],
                             [(kt * BK) as i32, rows[part / 2]],
                             full,
                         );
@@ -291,7 +279,6 @@ mod device {
             work: core::ptr::null_mut(),
             count: 1,
             batch_c: 0,
-            maps: o.maps,
             map_a: o.map_a,
             map_b: o.map_b,
         };

@@ -129,9 +129,11 @@ pub unsafe fn wait_parity(bar: u32, parity: u32) {
 /// zeros included).
 ///
 /// # Safety
-/// `map` is the generic address of a valid 4-dimensional tensor map in
-/// global memory, 64-byte aligned, made visible to the tensor-map proxy by
-/// this thread ([`tensor_map_acquire`]); the tensor it describes lies in
+/// `map` is the generic address of a valid 4-dimensional tensor map,
+/// 64-byte aligned, that nothing writes during the kernel: a kernel
+/// parameter (`kernel::MapParam`), which the copy engine reads as it
+/// lies (stores of a map to global memory would need proxy fences before
+/// a copy read it); the tensor it describes lies in
 /// one allocation that nothing writes during the kernel; `dst` is 128-byte
 /// aligned and `dst .. dst + box bytes` lies in the block's shared memory,
 /// which nothing reads or writes until a [`wait_parity`] of the phase has
@@ -252,26 +254,22 @@ pub unsafe fn prefetch_l2(src: *const u8, bytes: u32) {
     }
 }
 
-/// Makes this thread's earlier ordinary stores of the 128-byte tensor map
-/// at generic address `map` (global memory) visible to its own tensor
-/// copies: `fence.proxy.tensormap::generic.release.gpu`, then
-/// `fence.proxy.tensormap::generic.acquire.gpu` on the map. The copy
-/// engine reads tensor maps through a proxy of its own, which ordinary
-/// stores do not reach without these fences (PTX 8.3).
+/// `prefetch.tensormap`: asks for the tensor map at generic address `map`
+/// to be brought near the copy engine before the first copy that reads
+/// it. A hint: nothing waits for it.
 ///
 /// # Safety
-/// `map` is the generic address of 128 bytes of global memory, 64-byte
-/// aligned.
+/// `map` is the generic address of a tensor map, as for
+/// [`tensor_copy_2d_to_shared`].
 #[inline(always)]
 #[doc(hidden)]
-pub unsafe fn tensor_map_acquire(map: u64) {
-    // SAFETY: fences; the acquire names the map's 128 bytes.
+pub unsafe fn prefetch_tensor_map(map: u64) {
+    // SAFETY: the caller's contract; a prefetch writes nothing.
     unsafe {
         asm!(
-            "fence.proxy.tensormap::generic.release.gpu;",
-            "fence.proxy.tensormap::generic.acquire.gpu [{m}], 128;",
+            "prefetch.tensormap [{m}];",
             m = in(reg64) map,
-            options(nostack),
+            options(nostack, readonly),
         );
     }
 }
