@@ -56,9 +56,11 @@ impl Flavor {
 
 /// The rustc flags of the device crate for PTX `target`, separated by
 /// 0x1f (CARGO_ENCODED_RUSTFLAGS): the target, and for sm_90a PTX ISA 8.3,
-/// whose tensor-map proxy fences step 9 of the convolution needs (the
-/// back end writes 8.0 by default; the flag changes nothing else in the
-/// PTX but its `.version`).
+/// the PTX every sm_90a kernel was measured with. No instruction needs
+/// more than the back end's default 8.0 since the tensor maps are read
+/// as parameters (no proxy fences), but without the flag the back end
+/// also writes other PTX (`trap; exit;` for `trap;`, no `used_bytes_mask`
+/// pragmas), so it stays until that PTX is measured.
 pub(crate) fn device_rustflags(target: &str) -> String {
     if target == "sm_90a" {
         format!("-Ctarget-cpu={target}\x1f-Ctarget-feature=+ptx83")
