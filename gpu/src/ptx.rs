@@ -232,7 +232,8 @@ pub fn entries(ptx: &str) -> impl Iterator<Item = PtxEntry<'_>> {
 /// Byte size and `.align` (0 for none) of one `.param` line: `.param .u64
 /// .ptr .align 1 name,` is 8 bytes aligned on 1, `.param .align 8 .b8
 /// name[16]` 16 on 8, `.param .u32 name` 4 on 0.
-fn param_bytes(line: &str) -> Option<(usize, u16)> {
+#[doc(hidden)]
+pub fn param_bytes(line: &str) -> Option<(usize, u16)> {
     let mut words = line.trim_end_matches(',').split_whitespace();
     if words.next()? != ".param" {
         return None;

@@ -332,14 +332,20 @@ pub(crate) fn with_param_alignment(ptx: &str) -> Result<String, String> {
                 let wanted = kernel.aligns.get(*index).copied().unwrap_or(0);
                 *index += 1;
                 if wanted > 0 {
-                    let missing = || format!("{}: no `.align` to raise in `{code}`", kernel.name);
-                    let at = line.find(".align ").ok_or_else(missing)? + ".align ".len();
-                    let digits = line[at..]
-                        .find(|c: char| !c.is_ascii_digit())
-                        .ok_or_else(missing)?;
-                    let declared: usize = line[at..at + digits].parse().map_err(|_| missing())?;
-                    if declared < wanted {
-                        let _ = writeln!(out, "{}{wanted}{}", &line[..at], &line[at + digits..]);
+                    let declared = warpspeed_gpu::ptx::param_bytes(code)
+                        .map(|(_, align)| align)
+                        .filter(|&align| align > 0)
+                        .ok_or_else(|| {
+                            format!("{}: no `.align` to raise in `{code}`", kernel.name)
+                        })?;
+                    if usize::from(declared) < wanted {
+                        let raised = line.replacen(
+                            &format!(".align {declared} "),
+                            &format!(".align {wanted} "),
+                            1,
+                        );
+                        out.push_str(&raised);
+                        out.push('\n');
                         continue;
                     }
                 }
