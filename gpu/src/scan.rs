@@ -1512,33 +1512,48 @@ mod device {
         // flags are `T::VEC` consecutive bytes, read as one word where
         // aligned.
         let whole_flags = flagged && full && (flags as usize).is_multiple_of(T::VEC);
-        let compare = Compare::from_code(a.keep);
-        let value = T::from_bits64(a.value);
-        let mut bits = 0u32;
-        each_vector!(V, r => {
-            let o = lane_offset::<T, V>(r);
-            let word = if whole_flags {
-                if T::VEC == 4 {
+        let bits = if whole_flags {
+            let mut bits = 0u32;
+            each_vector!(V, r => {
+                let o = lane_offset::<T, V>(r);
+                let word = if T::VEC == 4 {
                     *flags.add(o).cast::<u32>()
                 } else {
                     *flags.add(o).cast::<u16>() as u32
-                }
-            } else {
-                0
-            };
-            unroll!(e in [0 1 2 3] => {
-                if e < T::VEC && o + e < len {
-                    let kept = if whole_flags {
-                        word >> (8 * e) & 0xff != 0
-                    } else if flagged {
-                        *flags.add(o + e) != 0
-                    } else {
-                        compare.holds(v[r][e], value)
-                    };
-                    bits |= (kept as u32) << (4 * r + e);
-                }
+                };
+                unroll!(e in [0 1 2 3] => {
+                    if e < T::VEC {
+                        // `% 32`: as in `kept_bits`.
+                        bits |= ((word >> (8 * e) & 0xff != 0) as u32) << ((4 * r + e) % 32);
+                    }
+                });
             });
-        });
+            bits
+        } else if flagged {
+            let mut bits = 0u32;
+            each_vector!(V, r => {
+                let o = lane_offset::<T, V>(r);
+                unroll!(e in [0 1 2 3] => {
+                    if e < T::VEC && o + e < len && *flags.add(o + e) != 0 {
+                        bits |= 1 << (4 * r + e);
+                    }
+                });
+            });
+            bits
+        } else {
+            let value = T::from_bits64(a.value);
+            // One loop per comparison, chosen once: the comparison
+            // chosen per element was an indirect branch each, 32 a
+            // thread before its tile's count could be published.
+            macro_rules! kept_by {
+                ($($c:ident)*) => {
+                    match Compare::from_code(a.keep) {
+                        $(Compare::$c => kept_bits::<T, V>(&v, len, |x| Compare::$c.holds(x, value)),)*
+                    }
+                };
+            }
+            kept_by!(Less LessOrEqual Greater GreaterOrEqual Equal NotEqual)
+        };
         // Each vector's count of kept elements, scanned over the tile.
         let mut counts = [[0u32; 4]; TILE_VECTORS];
         each_vector!(V, r => {
@@ -1581,6 +1596,31 @@ mod device {
             *a.out.add(base + i) = *stage.add(i);
             i += TILE_BLOCK as usize;
         }
+    }
+
+    /// Bit `4r + e` set where element `e` of this thread's vector `r`
+    /// lies in the tile's first `len` elements and `keep` holds for it,
+    /// with no branch: the test and the bound are combined as values.
+    #[inline(always)]
+    fn kept_bits<T: Element, const V: usize>(
+        v: &Lanes<T, V>,
+        len: usize,
+        keep: impl Fn(T) -> bool,
+    ) -> u32 {
+        const { assert!(4 * V <= 32) };
+        let mut bits = 0u32;
+        each_vector!(V, r => {
+            // Below the tile's length (a `u32`): no 64-bit compare.
+            let o = lane_offset::<T, V>(r) as u32;
+            unroll!(e in [0 1 2 3] => {
+                if e < T::VEC {
+                    let inside = o + (e as u32) < len as u32;
+                    // `% 32`: the unrolled rounds past `V` never run.
+                    bits |= ((keep(v[r][e]) & inside) as u32) << ((4 * r + e) % 32);
+                }
+            });
+        });
+        bits
     }
 
     /// Compaction by flags (`WIDE`: counts in `u64`, for 2^32 elements or
