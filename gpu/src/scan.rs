@@ -1542,9 +1542,10 @@ mod device {
             bits
         } else {
             let value = T::from_bits64(a.value);
-            // One loop per comparison, chosen once: the comparison
-            // chosen per element was an indirect branch each, 32 a
-            // thread before its tile's count could be published.
+            // One loop per comparison, chosen once a tile: chosen per
+            // element, the comparison compiles to an indirect branch
+            // each (32 a thread) ahead of the tile's count, which the
+            // tiles after it wait for.
             macro_rules! kept_by {
                 ($($c:ident)*) => {
                     match Compare::from_code(a.keep) {
