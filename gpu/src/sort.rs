@@ -681,8 +681,33 @@ mod device {
 
     /// Loads this thread's keys of the tile of `len` keys at `x`, and their
     /// values from `v` unless it is null.
+    ///
+    /// A whole tile, and keys without values, each take a body of their
+    /// own: the tests are made once a tile, not once an item.
     #[inline(always)]
     unsafe fn load_tile<K: SortKey, const ITEMS: usize>(
+        x: *const K,
+        v: *const u32,
+        len: u32,
+    ) -> Tile<K, ITEMS> {
+        let whole = len == SORT_BLOCK * ITEMS as u32;
+        match (whole, v.is_null()) {
+            (true, true) => load_tile_of::<K, ITEMS, true, false>(x, v, len),
+            (true, false) => load_tile_of::<K, ITEMS, true, true>(x, v, len),
+            (false, true) => load_tile_of::<K, ITEMS, false, false>(x, v, len),
+            (false, false) => load_tile_of::<K, ITEMS, false, true>(x, v, len),
+        }
+    }
+
+    /// [`load_tile`] of a whole tile (`WHOLE`) or a partial one, with
+    /// values (`VALUES`, `v` not null) or without.
+    #[inline(always)]
+    unsafe fn load_tile_of<
+        K: SortKey,
+        const ITEMS: usize,
+        const WHOLE: bool,
+        const VALUES: bool,
+    >(
         x: *const K,
         v: *const u32,
         len: u32,
@@ -694,11 +719,11 @@ mod device {
             values: [0; ITEMS],
         };
         each_item!(i => {
-            let at = item_index::<ITEMS>(i) as usize;
-            if at < len as usize {
-                t.keys[i] = *x.add(at);
-                if !v.is_null() {
-                    t.values[i] = *v.add(at);
+            let at = item_index::<ITEMS>(i);
+            if WHOLE || at < len {
+                t.keys[i] = *x.add(at as usize);
+                if VALUES {
+                    t.values[i] = *v.add(at as usize);
                 }
             }
         });
@@ -726,11 +751,18 @@ mod device {
         sync_threads();
         let warp = thread_idx_x() / WARP_SIZE;
         let counts = shared_address(s.counts.add((warp * digits) as usize));
-        each_item!(i => {
-            if item_index::<ITEMS>(i) < len {
+        // A whole tile's keys are all counted: no test an item.
+        if len == shape.tile() as u32 {
+            each_item!(i => {
                 red_shared_add_u32(counts + 4 * keys[i].digit(digit), 1);
-            }
-        });
+            });
+        } else {
+            each_item!(i => {
+                if item_index::<ITEMS>(i) < len {
+                    red_shared_add_u32(counts + 4 * keys[i].digit(digit), 1);
+                }
+            });
+        }
         sync_threads();
         let me = thread_idx_x();
         let mut total = 0;
@@ -836,17 +868,37 @@ mod device {
         len: u32,
         digit: Digit,
         s: &Carved<K>,
+        out: (*mut K, *mut u32),
+        pairs: bool,
+        limit: u32,
+    ) {
+        // A whole tile of a sort (no limit: a sort's places are below
+        // 2^32 - 1) stores every key: no test an item.
+        if len == SORT_BLOCK * ITEMS as u32 && limit == u32::MAX {
+            store_sorted_of::<K, H, ITEMS, true>(len, digit, s, out, pairs, limit)
+        } else {
+            store_sorted_of::<K, H, ITEMS, false>(len, digit, s, out, pairs, limit)
+        }
+    }
+
+    /// [`store_sorted`] storing every key (`ALL`), or those below `len`
+    /// whose place is below `limit`.
+    #[inline(always)]
+    unsafe fn store_sorted_of<K, H: Held<K>, const ITEMS: usize, const ALL: bool>(
+        len: u32,
+        digit: Digit,
+        s: &Carved<K>,
         (out, out_values): (*mut K, *mut u32),
         pairs: bool,
         limit: u32,
     ) {
         each_item!(i => {
             let place = i as u32 * SORT_BLOCK + thread_idx_x();
-            if place < len {
+            if ALL || place < len {
                 let k = *s.keys.cast::<H>().add(place as usize);
                 let d = k.digit(digit) as usize;
                 let to = (*s.offsets.add(d)).wrapping_add(place);
-                if to < limit {
+                if ALL || to < limit {
                     *out.add(to as usize) = k.key(digit);
                     if pairs {
                         *out_values.add(to as usize) = *s.values.add(place as usize);
