@@ -17,7 +17,10 @@
 //! Then, key by key, the lanes of a warp holding one digit find each other
 //! with a ballot a bit, the highest of them advances the warp's place for
 //! that digit with one shared atomic, and each key's place is that plus
-//! the lanes below it holding the same digit. The places put the tile's
+//! the lanes below it holding the same digit. In wide tiles a thread's
+//! keys run as two such chains, its first half and its second, each with
+//! its own half of the warp's place words, so that two atomics are in
+//! flight at once. The places put the tile's
 //! keys in shared memory in digit order (steps 2-5), from where
 //! consecutive threads store consecutive keys of one digit: the stores
 //! are coalesced.
@@ -754,12 +757,12 @@ mod device {
         // A whole tile's keys are all counted: no test an item.
         if len == shape.tile() as u32 {
             each_item!(i => {
-                red_shared_add_u32(counts + 4 * keys[i].digit(digit), 1);
+                red_shared_add_u32(counts + 4 * keys[i].digit(digit), chain_one::<ITEMS>(i));
             });
         } else {
             each_item!(i => {
                 if item_index::<ITEMS>(i) < len {
-                    red_shared_add_u32(counts + 4 * keys[i].digit(digit), 1);
+                    red_shared_add_u32(counts + 4 * keys[i].digit(digit), chain_one::<ITEMS>(i));
                 }
             });
         }
@@ -768,15 +771,54 @@ mod device {
         let mut total = 0;
         if me < digits {
             for w in 0..SORT_WARPS {
-                total += *s.counts.add((w * digits + me) as usize);
+                let c = *s.counts.add((w * digits + me) as usize);
+                total += if two_chains(ITEMS) {
+                    (c & CHAIN_MASK) + (c >> 16)
+                } else {
+                    c
+                };
             }
         }
         total
     }
 
+    /// Keys of a thread's first chain ([`place_keys_of`]), of `items`: its
+    /// first half in wide tiles, the rest its second; all of them in the
+    /// others. A wide tile's pass holds two blocks an SM, and its keys'
+    /// atomics wait on each other's round trips: two chains made a sort
+    /// of 2^24 pairs 2 to 3 % faster on the H200. Passes of smaller tiles
+    /// (four or five blocks an SM) are bound by issue: sorts of keys and
+    /// rows lost 3 to 5 % with two.
+    const fn first_chain(items: usize) -> usize {
+        if items == WIDE_PAIR_ITEMS as usize {
+            items.div_ceil(2)
+        } else {
+            items
+        }
+    }
+
+    /// Whether a thread's `items` keys run as two chains.
+    const fn two_chains(items: usize) -> bool {
+        first_chain(items) < items
+    }
+
+    /// One of key `i` (of `ITEMS` a thread) in a warp's word for a digit:
+    /// its low half counts the thread's first chain, its high half the
+    /// second. Places in a tile fit a half (the assertion below).
+    #[inline(always)]
+    const fn chain_one<const ITEMS: usize>(i: usize) -> u32 {
+        if i < first_chain(ITEMS) { 1 } else { 1 << 16 }
+    }
+
+    /// The low half of a warp's word for a digit.
+    const CHAIN_MASK: u32 = 0xFFFF;
+
+    const _: () = assert!(SORT_BLOCK * WIDE_PAIR_ITEMS <= CHAIN_MASK + 1);
+
     /// For the thread's digit (threads below the digit count), whose keys
-    /// start at `start` in the sorted tile: each warp's count of it in
-    /// `s.counts` becomes the place of the warp's first key of it.
+    /// start at `start` in the sorted tile: each warp's counts of it in
+    /// `s.counts` (its two chains') become the places of the first key of
+    /// it in each chain, packed as the counts were ([`chain_one`]).
     /// A block barrier must follow before the places are read.
     #[inline(always)]
     unsafe fn warp_places<K>(shape: SortShape, start: u32, s: &Carved<K>) {
@@ -786,9 +828,15 @@ mod device {
             let mut place = start;
             for w in 0..SORT_WARPS {
                 let c = s.counts.add((w * digits + me) as usize);
-                let here = *c;
-                *c = place;
-                place += here;
+                if two_chains(shape.items as usize) {
+                    let (first, second) = (*c & CHAIN_MASK, *c >> 16);
+                    *c = place | (place + first) << 16;
+                    place += first + second;
+                } else {
+                    let here = *c;
+                    *c = place;
+                    place += here;
+                }
             }
         }
     }
@@ -818,6 +866,11 @@ mod device {
     }
 
     /// [`place_keys`] for a whole tile (`FULL`) or a partial one.
+    ///
+    /// In wide tiles a thread's keys run as two chains, its first half and
+    /// its second ([`first_chain`]), each advancing its own half of the
+    /// warp's word for a digit: a key's atomic waits for the one before
+    /// it in its chain only, so each step has two in flight.
     #[inline(always)]
     unsafe fn place_keys_of<K, H: Held<K>, const ITEMS: usize, const FULL: bool>(
         shape: SortShape,
@@ -827,35 +880,102 @@ mod device {
         s: &Carved<K>,
         mut put: impl FnMut(usize, u32, u32, u32),
     ) {
-        let full = FULL;
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
         let counts = shared_address(s.counts.add((warp * shape.digits()) as usize));
         let below = lanemask_lt();
-        each_item!(i => {
-            let at = item_index::<ITEMS>(i);
-            let valid = full || at < len;
-            let d = keys[i].digit(digit);
-            let mut peers = if full { FULL_MASK } else { ballot(valid) };
-            unroll!(b in [0 1 2 3 4 5 6 7] => {
-                if (b as u32) < shape.bits {
-                    peers &= match_bit(d, b as u32);
+        let half = first_chain(ITEMS);
+        each_item!(k => {
+            if k < half {
+                let a = match_key::<K, H, ITEMS, FULL>(shape, keys, k, len, digit);
+                let b = (k + half < ITEMS).then(|| {
+                    match_key::<K, H, ITEMS, FULL>(shape, keys, k + half, len, digit)
+                });
+                // The highest lane of each digit's lanes advances its
+                // chain's place for the digit; the shuffles share them.
+                // Two chains' atomics are predicated, to be issued back
+                // to back; one chain's is a branch, as its passes were
+                // measured.
+                let lead = |m: &Matched| m.valid && lane == m.leader;
+                let old_a = if two_chains(ITEMS) {
+                    atomic_shared_add_u32_if(lead(&a), counts + 4 * a.digit, a.peers.count_ones())
+                } else if lead(&a) {
+                    atomic_shared_add_u32(counts + 4 * a.digit, a.peers.count_ones())
+                } else {
+                    0
+                };
+                let old_b = b.as_ref().map_or(0, |b| {
+                    atomic_shared_add_u32_if(lead(b), counts + 4 * b.digit, b.peers.count_ones() << 16)
+                });
+                // One chain's places fill the word: no mask.
+                let first_a = shfl_idx(old_a, a.leader);
+                let first_a = if two_chains(ITEMS) {
+                    first_a & CHAIN_MASK
+                } else {
+                    first_a
+                };
+                let first_b = b.as_ref().map_or(0, |b| shfl_idx(old_b, b.leader) >> 16);
+                // The next key's atomic in each chain must follow this
+                // one: the shuffle waits for the leader's old value (the
+                // atomic has happened), and the compiler may not move the
+                // next atomic above it.
+                compiler_order();
+                if a.valid {
+                    put(k, a.at, a.digit, first_a + (a.peers & below).count_ones());
                 }
-            });
-            let leader = if valid { 31 - peers.leading_zeros() } else { lane };
-            let mut first = 0;
-            if valid && lane == leader {
-                first = atomic_shared_add_u32(counts + 4 * d, peers.count_ones());
-            }
-            let first: u32 = shfl_idx(first, leader);
-            // The next key's atomic must follow this one: the shuffle
-            // waits for the leader's old value (the atomic has happened),
-            // and the compiler may not move the next atomic above it.
-            compiler_order();
-            if valid {
-                put(i, at, d, first + (peers & below).count_ones());
+                if let Some(b) = b
+                    && b.valid
+                {
+                    put(k + half, b.at, b.digit, first_b + (b.peers & below).count_ones());
+                }
             }
         });
+    }
+
+    /// A thread's key of a tile, matched with its warp's lanes.
+    struct Matched {
+        /// Its index in the tile.
+        at: u32,
+        /// Whether the tile holds it.
+        valid: bool,
+        digit: u32,
+        /// The lanes holding a valid key of the same digit.
+        peers: u32,
+        /// The highest of them (the lane itself where not valid).
+        leader: u32,
+    }
+
+    /// Matches the thread's key `i` with the warp's lanes holding the same
+    /// digit: a ballot a bit of the digit.
+    #[inline(always)]
+    fn match_key<K, H: Held<K>, const ITEMS: usize, const FULL: bool>(
+        shape: SortShape,
+        keys: &[H; ITEMS],
+        i: usize,
+        len: u32,
+        digit: Digit,
+    ) -> Matched {
+        let at = item_index::<ITEMS>(i);
+        let valid = FULL || at < len;
+        let d = keys[i].digit(digit);
+        let mut peers = if FULL { FULL_MASK } else { ballot(valid) };
+        unroll!(b in [0 1 2 3 4 5 6 7] => {
+            if (b as u32) < shape.bits {
+                peers &= match_bit(d, b as u32);
+            }
+        });
+        let lane = thread_idx_x() % WARP_SIZE;
+        Matched {
+            at,
+            valid,
+            digit: d,
+            peers,
+            leader: if valid {
+                31 - peers.leading_zeros()
+            } else {
+                lane
+            },
+        }
     }
 
     /// Stores the sorted tile from shared memory: consecutive threads
@@ -924,6 +1044,7 @@ mod device {
     /// # Safety
     /// The common contract; `counts` valid for `digits * tiles` writes;
     /// one block per tile.
+    #[inline(always)]
     pub unsafe fn count<K: SortKey, const STEP: u32>(a: CountArgs<K>) {
         match STEP {
             4 => count_items::<K, STEP, { ONESWEEP_ITEMS as usize }>(a),
@@ -952,6 +1073,7 @@ mod device {
     /// The common contract; `offsets` valid for `digits * tiles` reads;
     /// values read and written where `out_values` is not null (read from
     /// `values`, or their index where that is null).
+    #[inline(always)]
     pub unsafe fn scatter<K: SortKey, const STEP: u32>(a: ScatterArgs<K>) {
         match STEP {
             4 => scatter_items::<K, STEP, { ONESWEEP_ITEMS as usize }>(a),
@@ -2038,14 +2160,18 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // For sm_70 only (12 to 20 bytes at the five-block bound): the
-    // look-back's walk in 32-bit indices, measured on the H200 (every
-    // other target keeps 48 registers without spills). Holding a pointer
-    // to the thread's own column of statuses instead removes them on
-    // sm_70 but changes the sm_90a code, not measured yet.
-    "sort_onesweep_0_u32",
-    "sort_onesweep_0_i32",
+    // For sm_70 only (20 bytes at the five-block bound): the look-back's
+    // walk in 32-bit indices, measured on the H200 (every other target
+    // keeps 48 registers without spills). The `u32` and `i32` passes
+    // spilled 12 bytes there too, until whole tiles took a body of their
+    // own. Holding a pointer to the thread's own column of statuses
+    // instead removes them on sm_70 but changes the sm_90a code, not
+    // measured yet.
     "sort_onesweep_0_f32",
+    // For sm_70 only (4 bytes at the two-block bound, with whole tiles and
+    // two chains): an entry that GPUs of that generation never run, whose
+    // SMs cannot hold two wide tiles' shared memory.
+    "sort_onesweep_wide_f32",
 ];
 
 const fn block_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {

@@ -149,6 +149,26 @@ pub unsafe fn atomic_shared_add_u32(address: u32, value: u32) -> u32 {
     old
 }
 
+/// [`atomic_shared_add_u32`] where `on`, else nothing (and 0): a
+/// predicated atomic, with no branch around it.
+///
+/// # Safety
+/// As [`red_shared_add_u32`], where `on`.
+#[inline(always)]
+#[doc(hidden)]
+pub unsafe fn atomic_shared_add_u32_if(on: bool, address: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees an aligned shared location where `on`;
+    // elsewhere the atomic is not executed.
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {c}, 0; mov.u32 {o}, 0; \
+              @p atom.shared.add.u32 {o}, [{a}], {v}; }}",
+             o = out(reg32) old, c = in(reg32) on as u32, a = in(reg32) address,
+             v = in(reg32) value, options(nostack))
+    }
+    old
+}
+
 macro_rules! ordered_access {
     ($(#[$m:meta])* load $name:ident: $t:ty, $reg:ident, $ptx:literal) => {
         $(#[$m])*
