@@ -73,11 +73,14 @@ pub trait SortKey: KernelType {
     /// numbers in both directions.
     fn ordered(self, descending: bool) -> u64;
 
-    /// Bits `shift..shift + bits` of [`SortKey::ordered`], where `mask` is
+    /// Bits `shift..shift + bits` of [`SortKey::ordered`], descending where
+    /// `flip` is all ones (ascending where it is zero), where `mask` is
     /// `(1 << bits) - 1` and `shift + bits` at most the key's bits.
+    /// Descending is a xor with `flip` after the shift, not a choice a
+    /// key: two instructions a digit of a 4-byte key, not four.
     #[inline(always)]
-    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
-        (self.ordered(descending) >> shift) as u32 & mask
+    fn digit(self, flip: u32, shift: u32, mask: u32) -> u32 {
+        (self.ordered(flip != 0) >> shift) as u32 & mask
     }
 }
 
@@ -89,8 +92,8 @@ impl SortKey for u32 {
     }
 
     #[inline(always)]
-    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
-        ((if descending { !self } else { self }) >> (shift & 31)) & mask
+    fn digit(self, flip: u32, shift: u32, mask: u32) -> u32 {
+        ((self >> (shift & 31)) ^ flip) & mask
     }
 }
 
@@ -103,9 +106,9 @@ impl SortKey for i32 {
     }
 
     #[inline(always)]
-    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
-        let o = (self as u32) ^ 0x8000_0000;
-        ((if descending { !o } else { o }) >> (shift & 31)) & mask
+    fn digit(self, flip: u32, shift: u32, mask: u32) -> u32 {
+        let shift = shift & 31;
+        (((self as u32) >> shift) ^ ((0x8000_0000 ^ flip) >> shift)) & mask
     }
 }
 
@@ -122,13 +125,13 @@ impl SortKey for f32 {
     }
 
     #[inline(always)]
-    fn digit(self, descending: bool, shift: u32, mask: u32) -> u32 {
+    fn digit(self, flip: u32, shift: u32, mask: u32) -> u32 {
         let b = self.to_bits();
         if b & 0x7fff_ffff > 0x7f80_0000 {
             return mask;
         }
         let o = if b >> 31 == 1 { !b } else { b | 0x8000_0000 };
-        ((if descending { !o } else { o }) >> (shift & 31)) & mask
+        ((o >> (shift & 31)) ^ flip) & mask
     }
 }
 
@@ -320,7 +323,8 @@ mod device {
     struct Digit {
         shift: u32,
         bits: u32,
-        descending: u32,
+        /// All ones where descending, zero where ascending.
+        flip: u32,
     }
 
     /// The arguments of steps 1-4's count.
@@ -395,7 +399,7 @@ mod device {
                     Digit {
                         shift: self.shift,
                         bits: self.bits,
-                        descending: self.descending,
+                        flip: flip(self.descending != 0),
                     }
                 }
             }
@@ -449,7 +453,7 @@ mod device {
 
     #[inline(always)]
     fn digit_of<K: SortKey>(key: K, d: Digit) -> u32 {
-        key.digit(d.descending != 0, d.shift, (1u32 << d.bits) - 1)
+        key.digit(d.flip, d.shift, (1u32 << d.bits) - 1)
     }
 
     /// A key as a pass holds it from its load to its store: the key
@@ -499,7 +503,7 @@ mod device {
             if CARRIED {
                 K::from_carried(self.0)
             } else {
-                K::from_radix(self.0, d.descending != 0)
+                K::from_radix(self.0, d.flip)
             }
         }
     }
@@ -518,14 +522,15 @@ mod device {
             false
         }
 
-        /// The key's [`Radix`] bits, where it is not a NaN.
+        /// The key's [`Radix`] bits, where it is not a NaN; descending
+        /// where `flip` is all ones (see [`Digit`]).
         #[inline(always)]
-        fn radix(self, descending: bool) -> u32 {
-            self.ordered(descending) as u32
+        fn radix(self, flip: u32) -> u32 {
+            self.ordered(flip != 0) as u32
         }
 
         /// The key whose [`Radix`] bits are `bits`.
-        fn from_radix(bits: u32, descending: bool) -> Self;
+        fn from_radix(bits: u32, flip: u32) -> Self;
 
         /// The bits a key's place holds where they are [`Carried`].
         #[inline(always)]
@@ -536,7 +541,7 @@ mod device {
         /// The key in whose place [`Carried`] bits `bits` are stored.
         #[inline(always)]
         fn from_carried(bits: u32) -> Self {
-            Self::from_radix(bits, false)
+            Self::from_radix(bits, 0)
         }
     }
 
@@ -548,22 +553,22 @@ mod device {
 
     impl Holds for u32 {
         #[inline(always)]
-        fn from_radix(bits: u32, descending: bool) -> u32 {
-            bits ^ flip(descending)
+        fn from_radix(bits: u32, flip: u32) -> u32 {
+            bits ^ flip
         }
     }
 
     impl Holds for i32 {
         #[inline(always)]
-        fn from_radix(bits: u32, descending: bool) -> i32 {
-            (bits ^ flip(descending) ^ 0x8000_0000) as i32
+        fn from_radix(bits: u32, flip: u32) -> i32 {
+            (bits ^ flip ^ 0x8000_0000) as i32
         }
     }
 
     impl Holds for u64 {
         /// Not called: `u64` keys are not held as 4-byte bits.
         #[inline(always)]
-        fn from_radix(bits: u32, _: bool) -> u64 {
+        fn from_radix(bits: u32, _: u32) -> u64 {
             bits as u64
         }
     }
@@ -579,14 +584,14 @@ mod device {
         /// [`SortKey::ordered`] without its NaN test: the bits flipped
         /// where the sign is set, else the sign bit set.
         #[inline(always)]
-        fn radix(self, descending: bool) -> u32 {
+        fn radix(self, flip: u32) -> u32 {
             let b = self.to_bits();
-            b ^ ((b as i32 >> 31) as u32 | 0x8000_0000) ^ flip(descending)
+            b ^ ((b as i32 >> 31) as u32 | 0x8000_0000) ^ flip
         }
 
         #[inline(always)]
-        fn from_radix(bits: u32, descending: bool) -> f32 {
-            let o = bits ^ flip(descending);
+        fn from_radix(bits: u32, flip: u32) -> f32 {
+            let o = bits ^ flip;
             f32::from_bits(o ^ ((!o as i32 >> 31) as u32 | 0x8000_0000))
         }
 
@@ -628,6 +633,40 @@ mod device {
             keys: keys.cast(),
             values: values.cast(),
         }
+    }
+
+    /// Whether a tile's pairs held as `H` meet in shared memory as one
+    /// 8-byte word a pair, the key's 4 bytes then its value (in
+    /// `s.keys`, whose space and the values' after it make the words):
+    /// one store and one load a pair, not two of each.
+    const fn joined<H>(pairs: bool) -> bool {
+        pairs && core::mem::size_of::<H>() == 4
+    }
+
+    /// Puts a pair at `place` of the sorted tile, as [`joined`] says.
+    ///
+    /// # Safety
+    /// `joined::<H>(true)`; `place` below the tile's keys.
+    #[inline(always)]
+    unsafe fn put_pair<K, H: Copy>(s: &Carved<K>, place: u32, key: H, value: u32) {
+        // SAFETY: `H` is 4 bytes (the contract): the key's bits.
+        let bits: u32 = core::mem::transmute_copy(&key);
+        *s.keys.cast::<u64>().add(place as usize) = (value as u64) << 32 | bits as u64;
+    }
+
+    /// The pair at `place` of the sorted tile, put by [`put_pair`].
+    ///
+    /// # Safety
+    /// As [`put_pair`]'s.
+    #[inline(always)]
+    unsafe fn get_pair<K, H: Copy>(s: &Carved<K>, place: u32) -> (H, u32) {
+        let word = *s.keys.cast::<u64>().add(place as usize);
+        // SAFETY: `H` is 4 bytes (the contract), an integer, a float or
+        // `Bits`, for which any bits are a value.
+        (
+            core::mem::transmute_copy(&(word as u32)),
+            (word >> 32) as u32,
+        )
     }
 
     /// The exclusive sum over the block's threads of `v` (every thread of
@@ -958,12 +997,23 @@ mod device {
         let at = item_index::<ITEMS>(i);
         let valid = FULL || at < len;
         let d = keys[i].digit(digit);
-        let mut peers = if FULL { FULL_MASK } else { ballot(valid) };
+        // The lanes agreeing with this one on each bit (all of them past
+        // the digit's bits), and-ed as a tree: the ballots do not wait for
+        // each other, and the masks meet in two steps, not eight.
+        let mut agree = [FULL_MASK; 9];
         unroll!(b in [0 1 2 3 4 5 6 7] => {
             if (b as u32) < shape.bits {
-                peers &= match_bit(d, b as u32);
+                agree[b] = match_bit(d, b as u32);
             }
         });
+        if !FULL {
+            agree[8] = ballot(valid);
+        }
+        let peers = and3(
+            and3(agree[0], agree[1], agree[2]),
+            and3(agree[3], agree[4], agree[5]),
+            and3(agree[6], agree[7], agree[8]),
+        );
         let lane = thread_idx_x() % WARP_SIZE;
         Matched {
             at,
@@ -1015,13 +1065,21 @@ mod device {
         each_item!(i => {
             let place = i as u32 * SORT_BLOCK + thread_idx_x();
             if ALL || place < len {
-                let k = *s.keys.cast::<H>().add(place as usize);
+                let (k, v) = if joined::<H>(pairs) {
+                    get_pair::<K, H>(s, place)
+                } else {
+                    (*s.keys.cast::<H>().add(place as usize), 0)
+                };
                 let d = k.digit(digit) as usize;
                 let to = (*s.offsets.add(d)).wrapping_add(place);
                 if ALL || to < limit {
                     *out.add(to as usize) = k.key(digit);
                     if pairs {
-                        *out_values.add(to as usize) = *s.values.add(place as usize);
+                        *out_values.add(to as usize) = if joined::<H>(pairs) {
+                            v
+                        } else {
+                            *s.values.add(place as usize)
+                        };
                     }
                 }
             }
@@ -1112,9 +1170,13 @@ mod device {
         };
         if shape.local {
             place_keys(shape, &t.keys, len, digit, &s, |i, at, _, place| {
-                *s.keys.add(place as usize) = t.keys[i];
-                if pairs {
-                    *s.values.add(place as usize) = value(i, at);
+                if joined::<K>(pairs) {
+                    put_pair(&s, place, t.keys[i], value(i, at));
+                } else {
+                    *s.keys.add(place as usize) = t.keys[i];
+                    if pairs {
+                        *s.values.add(place as usize) = value(i, at);
+                    }
                 }
             });
             sync_threads();
@@ -1159,7 +1221,7 @@ mod device {
         let count = |key: K, no_nan: bool| {
             if K::BYTES == 4 {
                 let o = if K::BY_RADIX && no_nan {
-                    key.radix(descending)
+                    key.radix(flip(descending))
                 } else {
                     key.ordered(descending) as u32
                 };
@@ -1346,7 +1408,7 @@ mod device {
                 a.carry
             };
         if carry != 0 {
-            let descending = a.descending != 0;
+            let flip = a.digit().flip;
             let mut bits = [0u32; ITEMS];
             if carry & CARRY_IN != 0 {
                 each_item!(i => {
@@ -1354,7 +1416,7 @@ mod device {
                 });
             } else {
                 each_item!(i => {
-                    bits[i] = t.keys[i].radix(descending);
+                    bits[i] = t.keys[i].radix(flip);
                 });
             }
             let values = t.values;
@@ -1378,13 +1440,13 @@ mod device {
                 nan |= t.keys[i].is_nan();
             });
             if !sync_threads_or(nan) {
-                let descending = a.descending != 0;
+                let flip = a.digit().flip;
                 let mut r = Tile {
                     keys: [Bits(0); ITEMS],
                     values: t.values,
                 };
                 each_item!(i => {
-                    r.keys[i] = Bits(t.keys[i].radix(descending));
+                    r.keys[i] = Bits(t.keys[i].radix(flip));
                 });
                 return pass::<K, Radix, PAIRS, ITEMS>(&a, &s, r, (ticket, tile), first, len);
             }
@@ -1423,13 +1485,20 @@ mod device {
         warp_places(shape, start, s);
         sync_threads();
         place_keys(shape, &t.keys, len, digit, s, |i, at, _, place| {
-            *s.keys.cast::<H>().add(place as usize) = t.keys[i];
-            if pairs {
-                *s.values.add(place as usize) = if a.values.is_null() {
+            let value = || {
+                if a.values.is_null() {
                     (first + at as usize) as u32
                 } else {
                     t.values[i]
-                };
+                }
+            };
+            if joined::<H>(pairs) {
+                put_pair(s, place, t.keys[i], value());
+            } else {
+                *s.keys.cast::<H>().add(place as usize) = t.keys[i];
+                if pairs {
+                    *s.values.add(place as usize) = value();
+                }
             }
         });
         // Where the tile is, read again from shared memory rather than
@@ -2160,17 +2229,19 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
 /// (gathered in [`crate::SPILLS_ON_PURPOSE`], whose doc says what that
 /// allows).
 pub const SPILLS_ON_PURPOSE: &[&str] = &[
-    // For sm_70 only (20 bytes at the five-block bound): the look-back's
-    // walk in 32-bit indices, measured on the H200 (every other target
-    // keeps 48 registers without spills). The `u32` and `i32` passes
-    // spilled 12 bytes there too, until whole tiles took a body of their
-    // own. Holding a pointer to the thread's own column of statuses
-    // instead removes them on sm_70 but changes the sm_90a code, not
-    // measured yet.
+    // For sm_70 and sm_80 (20 and 8 bytes at the five-block bound; sm_90
+    // and sm_90a keep 48 registers without spills): the look-back's walk
+    // in 32-bit indices, and since the ballots' masks are and-ed as a
+    // tree, eight of them live at once (sm_70 only before). The `u32` and
+    // `i32` passes spilled 12 bytes on sm_70 too, until whole tiles took
+    // a body of their own. Holding a pointer to the thread's own column
+    // of statuses instead removes the look-back's on sm_70 but changes
+    // the sm_90a code, not measured yet.
     "sort_onesweep_0_f32",
-    // For sm_70 only (4 bytes at the two-block bound, with whole tiles and
-    // two chains): an entry that GPUs of that generation never run, whose
-    // SMs cannot hold two wide tiles' shared memory.
+    // For sm_70 only (80 bytes at the two-block bound, with whole tiles,
+    // two chains and the masks' tree): an entry that GPUs of that
+    // generation never run, whose SMs cannot hold two wide tiles' shared
+    // memory.
     "sort_onesweep_wide_f32",
 ];
 
@@ -2229,5 +2300,58 @@ kernels! {
             descending: u32, out_keys: *mut T, out_indices: *mut u32) as ArgmaxArgs {
             fn sort_argmax<T in u32, i32, f32, u64> = device::argmax::<T>;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SortKey;
+
+    /// Every digit a pass takes, by its shift and xor, against the bits
+    /// of the ordered key.
+    fn digits_agree<K: SortKey + Copy + core::fmt::Debug>(keys: &[K]) {
+        for &key in keys {
+            for descending in [false, true] {
+                let flip = if descending { u32::MAX } else { 0 };
+                for bits in 1..=8u32 {
+                    for shift in 0..=(8 * K::BYTES - bits) {
+                        let mask = (1u32 << bits) - 1;
+                        let want = (key.ordered(descending) >> shift) as u32 & mask;
+                        assert_eq!(
+                            key.digit(flip, shift, mask),
+                            want,
+                            "{key:?} {descending} {shift} {bits}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digits_are_the_ordered_bits() {
+        digits_agree(&[0u32, 1, 0x8000_0000, 0x7fff_ffff, u32::MAX, 0x1234_5678]);
+        digits_agree(&[0i32, 1, -1, i32::MIN, i32::MAX, 0x1234_5678, -0x1234_5678]);
+        digits_agree(&[
+            0.0f32,
+            -0.0,
+            1.5,
+            -1.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            f32::MAX,
+            f32::MIN,
+        ]);
+        digits_agree(&[
+            0u64,
+            1,
+            u64::MAX,
+            0x8000_0000_0000_0000,
+            0x0123_4567_89ab_cdef,
+        ]);
     }
 }

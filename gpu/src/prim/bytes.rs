@@ -1,4 +1,4 @@
-//! Byte-level integer instructions: `prmt` and `dp4a`.
+//! Byte- and bit-level integer instructions: `prmt`, `dp4a` and `lop3`.
 
 use core::arch::asm;
 
@@ -25,6 +25,21 @@ pub fn dp4a(a: u32, b: u32, c: u32) -> u32 {
     // SAFETY: register-only instruction.
     unsafe {
         asm!("dp4a.u32.u32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    d
+}
+
+/// `a & b & c` as one `lop3.b32`: a chain of masks and-ed as a tree of
+/// these is a third as deep as one `and` after another (each waits for the
+/// one before it).
+#[inline(always)]
+#[doc(hidden)]
+pub fn and3(a: u32, b: u32, c: u32) -> u32 {
+    let d: u32;
+    // SAFETY: register-only instruction.
+    unsafe {
+        asm!("lop3.b32 {d}, {a}, {b}, {c}, 0x80;", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b,
              c = in(reg32) c, options(pure, nomem, nostack));
     }
     d
