@@ -521,6 +521,16 @@ macro_rules! kernels {
                 };
                 VALUES.iter().position(|&v| v == value).map(|i| $crate::kernel::Entry::new(indices[i]))
             }
+
+            /// [`entry`], where the kernel is instantiated for `T`: `None`
+            /// for other types too (for generic code that also handles
+            /// them).
+            pub fn try_entry<T: $crate::kernel::KernelType>(value: $cty) -> Option<$crate::kernel::Entry<Args<T>>> {
+                let indices = const {
+                    [ $( $crate::kernel::try_locate(concat!(stringify!($base), "_", $cv), T::NAME) ),+ ]
+                };
+                VALUES.iter().position(|&v| v == value).and_then(|i| indices[i]).map($crate::kernel::Entry::new)
+            }
         }
     };
 

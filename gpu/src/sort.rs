@@ -42,11 +42,17 @@ pub const SORT_WARPS: u32 = SORT_BLOCK / WARP_SIZE;
 pub const RADIX: u32 = 256;
 /// Keys of a one-sweep tile: `SORT_BLOCK` threads × 16.
 pub const ONESWEEP_ITEMS: u32 = 16;
-/// Keys a thread of a wide one-sweep tile (`sort_onesweep_wide`): 4-byte
-/// keys with values, 8 192 pairs a tile. Each digit's run in a tile's
-/// stores is twice as long as in a tile of 16 keys a thread, and a pass
-/// has half the tiles to look back over.
-pub const WIDE_PAIR_ITEMS: u32 = 32;
+/// Keys a thread of the wide one-sweep tiles, for 4-byte keys with
+/// values, the largest first: a pass takes the first size its key type
+/// has an entry for (`sort_onesweep_wide` for `u32` and `i32` keys, both
+/// sizes; `sort_onesweep_wide_float` for `f32` keys, 32 only, since at 40
+/// their pass spills) and of which an SM holds [`WIDE_PAIR_BLOCKS`]
+/// blocks. Forty (10 240 pairs a tile, 90 KiB of shared memory) fit the
+/// H100 and H200; 32 (8 192, 74 KiB) the A100 too. Each digit's run in a
+/// tile's stores is two to two and a half times as long as in a tile of
+/// 16 keys a thread, and a pass has as many times fewer tiles to look
+/// back over.
+pub const WIDE_PAIR_ITEMS: [u32; 2] = [40, 32];
 /// Blocks per SM that wide one-sweep tiles are compiled for (gathered in
 /// [`crate::LAUNCH_BOUNDS`]): two, 128 registers at most.
 pub const WIDE_PAIR_BLOCKS: u32 = 2;
@@ -441,14 +447,24 @@ mod device {
         }
     }
 
-    /// `body` for each `i` below `ITEMS` (at most 32), spelled out so that
+    /// `body` for each `i` below `ITEMS` (at most 48), spelled out so that
     /// the per-key arrays stay in registers.
     macro_rules! each_item {
         ($i:ident => $body:block) => {
-            unroll!($i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31] => {
+            const { assert!(ITEMS <= 48, "each_item spells out 48 keys a thread") };
+            unroll!($i in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+                32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47] => {
                 if $i < ITEMS $body
             })
         };
+    }
+
+    /// Bit `i` of a mask of a thread's keys, `i` below 32 (the remainder
+    /// keeps the shift in range in `each_item!`'s arms past the keys,
+    /// which never run).
+    #[inline(always)]
+    const fn key_bit(i: usize) -> u32 {
+        1 << (i % 32)
     }
 
     #[inline(always)]
@@ -654,6 +670,31 @@ mod device {
         *s.keys.cast::<u64>().add(place as usize) = (value as u64) << 32 | bits as u64;
     }
 
+    /// Puts a placed key at `place` of the sorted tile, with its value
+    /// where `pairs`: as one word where [`joined`] says, else the key in
+    /// `s.keys` and the value in `s.values`.
+    ///
+    /// # Safety
+    /// `place` below the tile's keys; `H` is `K` or its bits (the same
+    /// size).
+    #[inline(always)]
+    unsafe fn put_sorted<K, H: Copy>(
+        s: &Carved<K>,
+        place: u32,
+        key: H,
+        pairs: bool,
+        value: impl FnOnce() -> u32,
+    ) {
+        if joined::<H>(pairs) {
+            put_pair(s, place, key, value());
+        } else {
+            *s.keys.cast::<H>().add(place as usize) = key;
+            if pairs {
+                *s.values.add(place as usize) = value();
+            }
+        }
+    }
+
     /// The pair at `place` of the sorted tile, put by [`put_pair`].
     ///
     /// # Safety
@@ -829,7 +870,7 @@ mod device {
     /// (four or five blocks an SM) are bound by issue: sorts of keys and
     /// rows lost 3 to 5 % with two.
     const fn first_chain(items: usize) -> usize {
-        if items == WIDE_PAIR_ITEMS as usize {
+        if items > ONESWEEP_ITEMS as usize {
             items.div_ceil(2)
         } else {
             items
@@ -852,7 +893,13 @@ mod device {
     /// The low half of a warp's word for a digit.
     const CHAIN_MASK: u32 = 0xFFFF;
 
-    const _: () = assert!(SORT_BLOCK * WIDE_PAIR_ITEMS <= CHAIN_MASK + 1);
+    const _: () = {
+        let mut i = 0;
+        while i < WIDE_PAIR_ITEMS.len() {
+            assert!(SORT_BLOCK * WIDE_PAIR_ITEMS[i] <= CHAIN_MASK + 1);
+            i += 1;
+        }
+    };
 
     /// For the thread's digit (threads below the digit count), whose keys
     /// start at `start` in the sorted tile: each warp's counts of it in
@@ -1170,14 +1217,7 @@ mod device {
         };
         if shape.local {
             place_keys(shape, &t.keys, len, digit, &s, |i, at, _, place| {
-                if joined::<K>(pairs) {
-                    put_pair(&s, place, t.keys[i], value(i, at));
-                } else {
-                    *s.keys.add(place as usize) = t.keys[i];
-                    if pairs {
-                        *s.values.add(place as usize) = value(i, at);
-                    }
-                }
+                put_sorted(&s, place, t.keys[i], pairs, || value(i, at));
             });
             sync_threads();
             store_sorted::<K, K, ITEMS>(len, digit, &s, (a.out, a.out_values), pairs, u32::MAX);
@@ -1351,14 +1391,14 @@ mod device {
         onesweep_items::<K, PAIRS, { ONESWEEP_ITEMS as usize }>(a)
     }
 
-    /// [`onesweep`] over pairs in wide tiles: [`WIDE_PAIR_ITEMS`] keys a
-    /// thread.
+    /// [`onesweep`] over pairs in wide tiles: `ITEMS` keys a thread, one of
+    /// [`WIDE_PAIR_ITEMS`].
     ///
     /// # Safety
     /// [`onesweep`]'s.
     #[inline(always)]
-    pub unsafe fn onesweep_wide<K: Holds>(a: OnesweepArgs<K>) {
-        onesweep_items::<K, 1, { WIDE_PAIR_ITEMS as usize }>(a)
+    pub unsafe fn onesweep_wide<K: Holds, const ITEMS: usize>(a: OnesweepArgs<K>) {
+        onesweep_items::<K, 1, ITEMS>(a)
     }
 
     /// [`onesweep`] with `ITEMS` keys a thread.
@@ -1492,14 +1532,7 @@ mod device {
                     t.values[i]
                 }
             };
-            if joined::<H>(pairs) {
-                put_pair(s, place, t.keys[i], value());
-            } else {
-                *s.keys.cast::<H>().add(place as usize) = t.keys[i];
-                if pairs {
-                    *s.values.add(place as usize) = value();
-                }
-            }
+            put_sorted(s, place, t.keys[i], pairs, value);
         });
         // Where the tile is, read again from shared memory rather than
         // kept in registers through the placing.
@@ -1823,6 +1856,7 @@ mod device {
         s: SelectShared<K>,
         full: u32,
     ) -> Option<Start> {
+        const { assert!(ITEMS <= 32, "a thread's keys are bits of a u32") };
         let lane = thread_idx_x() % WARP_SIZE;
         let warp = thread_idx_x() / WARP_SIZE;
         let key_bits = a.end_bit - a.begin_bit;
@@ -1862,7 +1896,7 @@ mod device {
         let mut passes = 0u32;
         each_item!(i => {
             if columns[i] != NO_INDEX && coarse(keys[i]) <= bound {
-                passes |= 1 << i;
+                passes |= key_bit(i);
             }
         });
         let passing = passes.count_ones();
@@ -1875,8 +1909,8 @@ mod device {
         };
         let first = shfl_idx(base, WARP_SIZE - 1) + before - passing;
         each_item!(i => {
-            if passes & (1 << i) != 0 {
-                let at = first + (passes & ((1 << i) - 1)).count_ones();
+            if passes & key_bit(i) != 0 {
+                let at = first + (passes & (key_bit(i) - 1)).count_ones();
                 if at < SELECT_MAX_K {
                     *s.stage_keys.add(at as usize) = keys[i];
                     *s.stage_columns.add(at as usize) = columns[i];
@@ -2217,9 +2251,11 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     block_bounds("sort_onesweep_0_u32", ONESWEEP_BLOCKS),
     block_bounds("sort_onesweep_0_i32", ONESWEEP_BLOCKS),
     block_bounds("sort_onesweep_0_f32", ONESWEEP_BLOCKS),
-    block_bounds("sort_onesweep_wide_u32", WIDE_PAIR_BLOCKS),
-    block_bounds("sort_onesweep_wide_i32", WIDE_PAIR_BLOCKS),
-    block_bounds("sort_onesweep_wide_f32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_40_u32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_40_i32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_32_u32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_32_i32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_float_32_f32", WIDE_PAIR_BLOCKS),
     block_bounds("sort_select_u32", SELECT_BLOCKS),
     block_bounds("sort_select_i32", SELECT_BLOCKS),
     block_bounds("sort_select_f32", SELECT_BLOCKS),
@@ -2242,7 +2278,7 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // two chains and the masks' tree): an entry that GPUs of that
     // generation never run, whose SMs cannot hold two wide tiles' shared
     // memory.
-    "sort_onesweep_wide_f32",
+    "sort_onesweep_wide_float_32_f32",
 ];
 
 const fn block_bounds(entry: &'static str, blocks_per_sm: u32) -> crate::kernel::LaunchBounds {
@@ -2287,8 +2323,15 @@ kernels! {
             limit: usize, nan: *const u32, carry: u32) as OnesweepArgs {
             fn sort_onesweep<T in u32, i32, f32, u64; const PAIRS: u32 = { 0, 1 }>
                 = device::onesweep::<T, PAIRS>;
-            /// Pairs of 4-byte keys in wide tiles ([`WIDE_PAIR_ITEMS`]).
-            fn sort_onesweep_wide<T in u32, i32, f32> = device::onesweep_wide::<T>;
+            /// Pairs of integer keys in wide tiles, of each size of
+            /// [`WIDE_PAIR_ITEMS`] (the assertion below).
+            fn sort_onesweep_wide<T in u32, i32; const ITEMS: usize = { 40, 32 }>
+                = device::onesweep_wide::<T, ITEMS>;
+            /// Pairs of `f32` keys in wide tiles, of the sizes of
+            /// [`WIDE_PAIR_ITEMS`] at which their pass does not spill on
+            /// sm_90a (40 spilled 96 bytes, 368 read back a thread).
+            fn sort_onesweep_wide_float<T in f32; const ITEMS: usize = { 32 }>
+                = device::onesweep_wide::<T, ITEMS>;
         }
         (keys: *const T, indices: *const u32, width: usize, rows: usize, pitch: usize, k: u32,
             begin_bit: u32, end_bit: u32, descending: u32, index_bits: u32,
@@ -2302,6 +2345,32 @@ kernels! {
         }
     }
 }
+
+// The wide entries are instantiated for sizes of `WIDE_PAIR_ITEMS`, which
+// is in order, largest first.
+const _: () = {
+    const fn listed(values: &[usize]) -> bool {
+        let mut i = 0;
+        while i < values.len() {
+            let mut j = 0;
+            while j < WIDE_PAIR_ITEMS.len() && WIDE_PAIR_ITEMS[j] as usize != values[i] {
+                j += 1;
+            }
+            if j == WIDE_PAIR_ITEMS.len() {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    assert!(listed(sort_onesweep_wide::VALUES));
+    assert!(listed(sort_onesweep_wide_float::VALUES));
+    let mut i = 1;
+    while i < WIDE_PAIR_ITEMS.len() {
+        assert!(WIDE_PAIR_ITEMS[i] < WIDE_PAIR_ITEMS[i - 1]);
+        i += 1;
+    }
+};
 
 #[cfg(test)]
 mod tests {

@@ -38,6 +38,7 @@ use crate::scan::{Rows, Scan};
 use std::fmt::Debug;
 use std::ops::Range;
 use warpspeed_gpu::Op;
+use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
@@ -45,7 +46,7 @@ use warpspeed_gpu::sort::{
     RADIX, SELECT_MAX_K, SELECT_SLICE, SORT_BLOCK, STATUS_START, SortKey, SortShape,
     WIDE_PAIR_BLOCKS, WIDE_PAIR_ITEMS, count_shared, histogram_shared, rank_shared, select_shared,
     sort_argmax, sort_bases, sort_count, sort_histogram, sort_onesweep, sort_onesweep_wide,
-    sort_scatter, sort_select,
+    sort_onesweep_wide_float, sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -215,31 +216,45 @@ const WIDE_WAVES: usize = 6;
 
 /// The shape of a step's passes over `rows` of `key_bytes` keys, with
 /// values or not, on a device of `sms` SMs whose blocks may opt in to
-/// `shared_optin` bytes of shared memory: step 5 takes wide tiles
-/// ([`WIDE_PAIR_ITEMS`] keys a thread, [`WIDE_PAIR_BLOCKS`] blocks an SM)
-/// for 4-byte keys with values that fill at least [`WIDE_WAVES`] waves
-/// of them, where an SM holds that many of their blocks; fewer, the
-/// smaller tiles' more blocks an SM finish sooner.
+/// `shared_optin` bytes of shared memory: step 5 takes wide tiles for
+/// 4-byte keys with values, the largest of [`WIDE_PAIR_ITEMS`] that the
+/// key type has an entry for (`wide`, [`wide_entry`]) and of which an SM
+/// holds [`WIDE_PAIR_BLOCKS`] blocks, where they fill at least
+/// [`WIDE_WAVES`] waves; fewer, the smaller tiles' more blocks an SM
+/// finish sooner.
 fn pass_shape(
     variant: SortVariant,
     rows: &Shape,
-    key_bytes: usize,
+    (key_bytes, wide): (usize, impl Fn(u32) -> bool),
     values: bool,
     (sms, shared_optin): (u32, u32),
 ) -> SortShape {
     let shape = variant.shape();
-    let wide = shape.with_items(WIDE_PAIR_ITEMS);
+    if !(shape.onesweep && values && key_bytes == 4) {
+        return shape;
+    }
     // An SM's shared memory is a block's opt-in limit and the 1 KiB it
     // reserves for each block (none before sm_80: less is assumed).
-    let shared = rank_shared(wide, key_bytes as u32, true) + 1024;
-    let fits = WIDE_PAIR_BLOCKS * shared <= shared_optin + 1024;
+    let fits = |wide: SortShape| {
+        let shared = rank_shared(wide, key_bytes as u32, true) + 1024;
+        WIDE_PAIR_BLOCKS * shared <= shared_optin + 1024
+    };
     let waves = WIDE_WAVES * (WIDE_PAIR_BLOCKS * sms) as usize;
-    let many = rows.rows * rows.tiles_per_row(wide) >= waves;
-    if shape.onesweep && values && key_bytes == 4 && fits && many {
-        wide
-    } else {
-        shape
-    }
+    WIDE_PAIR_ITEMS
+        .into_iter()
+        .filter(|&items| wide(items))
+        .map(|items| shape.with_items(items))
+        .find(|&wide| fits(wide))
+        .filter(|&wide| rows.rows * rows.tiles_per_row(wide) >= waves)
+        .unwrap_or(shape)
+}
+
+/// The entry of `K`'s one-sweep passes over pairs in wide tiles of
+/// `items` keys a thread, where the device crate has one.
+fn wide_entry<K: Sortable>(items: u32) -> Option<Entry<sort_onesweep::Args<K>>> {
+    let items = items as usize;
+    sort_onesweep_wide::try_entry::<K>(items)
+        .or_else(|| sort_onesweep_wide_float::try_entry::<K>(items))
 }
 
 /// Passes of a step over a bit range, and the digit of each: its first
@@ -995,7 +1010,8 @@ impl Context {
         // Every pass carries values where the sort writes them.
         let info = self.info();
         let device = (info.multiprocessors, info.max_shared_per_block_optin);
-        let shape = pass_shape(variant, &rows, key_bytes, io.values_out.is_some(), device);
+        let wide = (key_bytes, |items| wide_entry::<K>(items).is_some());
+        let shape = pass_shape(variant, &rows, wide, io.values_out.is_some(), device);
         debug_assert!(shape.onesweep || rows.in_place());
         let plan = passes(shape, &range);
         let with_values = !matches!(io.values, Values::None);
@@ -1225,9 +1241,9 @@ impl Context {
         let pairs = pass.out_values != 0;
         let tiles_per_row = rows.tiles_per_row(shape);
         let tiles = rows.rows * tiles_per_row;
-        let entry = if shape.items == WIDE_PAIR_ITEMS {
+        let entry = if WIDE_PAIR_ITEMS.contains(&shape.items) {
             debug_assert!(pairs);
-            sort_onesweep_wide::try_entry::<K>()
+            wide_entry::<K>(shape.items)
         } else {
             sort_onesweep::entry::<K>(pairs as u32)
         }
@@ -1518,7 +1534,8 @@ mod tests {
                 let n = rows.keys();
                 for key_bytes in [4usize, 8] {
                     for (values, argsort) in [(false, false), (true, false), (true, true)] {
-                        let shape = pass_shape(variant, &rows, key_bytes, values, (sms, HOPPER));
+                        let wide = (key_bytes, |_| true);
+                        let shape = pass_shape(variant, &rows, wide, values, (sms, HOPPER));
                         let count = passes(shape, &(0..key_bytes as u32 * 8)).len();
                         let l = layout(shape, &rows, key_bytes, values, argsort, count);
                         let tiles = n.div_ceil(shape.tile());
@@ -1564,22 +1581,29 @@ mod tests {
     const HOPPER: u32 = 227 << 10;
 
     /// Wide tiles are step 5's, for 4-byte keys with values only, from
-    /// `WIDE_WAVES` waves of them on, where an SM holds two of their
-    /// blocks.
+    /// `WIDE_WAVES` waves of them on, the largest size of which an SM
+    /// holds two blocks.
     #[test]
     fn wide_tiles_for_long_sorts_of_pairs() {
-        let on = |device: (u32, u32), n: usize| {
-            pass_shape(SortVariant::Onesweep, &Shape::flat(n), 4, true, device).items
-                == WIDE_PAIR_ITEMS
+        let items = |device: (u32, u32), n: usize| {
+            pass_shape(
+                SortVariant::Onesweep,
+                &Shape::flat(n),
+                (4, |_| true),
+                true,
+                device,
+            )
+            .items
         };
         let wide = |n: usize, variant: SortVariant, key_bytes: usize, values: bool| {
-            let shape = pass_shape(variant, &Shape::flat(n), key_bytes, values, (132, HOPPER));
+            let flat = Shape::flat(n);
+            let shape = pass_shape(variant, &flat, (key_bytes, |_| true), values, (132, HOPPER));
             assert_eq!(shape.bits, variant.shape().bits);
-            shape.items == WIDE_PAIR_ITEMS
+            shape.items == WIDE_PAIR_ITEMS[0]
         };
         let tile = SortVariant::Onesweep
             .shape()
-            .with_items(WIDE_PAIR_ITEMS)
+            .with_items(WIDE_PAIR_ITEMS[0])
             .tile();
         let least = WIDE_WAVES * (WIDE_PAIR_BLOCKS * 132) as usize * tile;
         assert!(wide(least, SortVariant::Onesweep, 4, true));
@@ -1601,13 +1625,32 @@ mod tests {
             limit: least / 64,
             width: least / 64,
         };
-        let shape = pass_shape(SortVariant::Onesweep, &rows, 4, true, (132, HOPPER));
-        assert_eq!(shape.items, WIDE_PAIR_ITEMS);
-        // The A100 holds two blocks of wide tiles an SM (163 KiB a block);
-        // the RTX 30 and 40 series (99 KiB) and Turing (64 KiB) do not.
-        assert!(on((108, 163 << 10), PORTION));
-        assert!(!on((84, 99 << 10), PORTION));
-        assert!(!on((72, 64 << 10), PORTION));
+        let shape = pass_shape(
+            SortVariant::Onesweep,
+            &rows,
+            (4, |_| true),
+            true,
+            (132, HOPPER),
+        );
+        assert_eq!(shape.items, WIDE_PAIR_ITEMS[0]);
+        // A key type takes the sizes it has an entry for: `f32` keys 32.
+        let f32_keys = (4, |items| wide_entry::<f32>(items).is_some());
+        let shape = pass_shape(SortVariant::Onesweep, &rows, f32_keys, true, (132, HOPPER));
+        assert_eq!(shape.items, WIDE_PAIR_ITEMS[1]);
+        // The H100 and H200 hold two blocks of the largest an SM; the A100
+        // (163 KiB a block) two of the next; the RTX 30 and 40 series (99
+        // KiB) and Turing (64 KiB) none.
+        assert_eq!(items((108, 163 << 10), PORTION), WIDE_PAIR_ITEMS[1]);
+        assert_eq!(items((84, 99 << 10), PORTION), ONESWEEP_ITEMS);
+        assert_eq!(items((72, 64 << 10), PORTION), ONESWEEP_ITEMS);
+        // Integer keys have an entry of each size, `f32` keys of the
+        // smaller, `u64` keys none.
+        for n in WIDE_PAIR_ITEMS {
+            assert!(wide_entry::<u32>(n).is_some());
+            assert!(wide_entry::<i32>(n).is_some());
+            assert_eq!(wide_entry::<f32>(n).is_some(), n == WIDE_PAIR_ITEMS[1]);
+            assert!(wide_entry::<u64>(n).is_none());
+        }
     }
 
     /// A selection's levels end with one slice a row, each reading the

@@ -169,10 +169,10 @@ enum Data {
     FewValues,
     TopBits,
     BottomBits,
-    /// Random, with NaNs (`f32`) only in every third run of 8 192 keys
-    /// (two of one-sweep's tiles, one of its wide tiles of pairs): a tile
-    /// without NaN holds its keys as radix bits, one with NaN does not,
-    /// and a sort meets both.
+    /// Random, with NaNs (`f32`) only in every third run of 10 240 keys
+    /// (one of one-sweep's largest wide tiles of pairs, two and a half of
+    /// its tiles of keys): a tile without NaN holds its keys as radix
+    /// bits, one with NaN does not, and a sort meets both.
     NanTiles,
     /// Random without NaN (`f32`: every other class): one-sweep's passes
     /// carry the keys' ordered bits between them.
@@ -206,7 +206,9 @@ impl Data {
             Data::BottomBits => random_vec(n, seed, |r| K::bottom_bits(r.random())),
             Data::NanTiles => {
                 let shape = SortVariant::Onesweep.shape();
-                let run = shape.tile().max(shape.with_items(WIDE_PAIR_ITEMS).tile());
+                let run = shape
+                    .tile()
+                    .max(shape.with_items(WIDE_PAIR_ITEMS[0]).tile());
                 let mut r = rng(seed);
                 (0..n)
                     .map(|i| {
@@ -951,9 +953,10 @@ pub fn trials(trials: &mut Vec<Trial>) {
             move |ctx| rows_case::<u64>(ctx, width, height, Data::BottomBits),
         ));
     }
-    // Rows in wide tiles of pairs, where the GPU takes them (two blocks of
-    // 75 KiB an SM, up to 170 SMs: the A100, H100, H200): four of 1 024
-    // tiles each, and 2 048 of one tile each.
+    // Rows in wide tiles of pairs, where the GPU takes them (two blocks an
+    // SM, of 90 KiB on the H100 and H200, of 74 on the A100; up to 170
+    // SMs): four of 410 tiles each (512 on the A100), and 2 048 of one
+    // tile each.
     for (width, height) in [((1 << 22) + 3, 4), (8000, 2048)] {
         trials.push(sized_trial(
             format!("sort::rows::f32::NanTiles::{width}x{height}"),
