@@ -218,10 +218,10 @@ const WIDE_WAVES: usize = 6;
 /// values or not, on a device of `sms` SMs whose blocks may opt in to
 /// `shared_optin` bytes of shared memory: step 5 takes wide tiles for
 /// 4-byte keys with values, the largest of [`WIDE_PAIR_ITEMS`] that the
-/// key type has an entry for (`wide`, [`wide_entry`]) and of which an SM
-/// holds [`WIDE_PAIR_BLOCKS`] blocks, where they fill at least
-/// [`WIDE_WAVES`] waves; fewer, the smaller tiles' more blocks an SM
-/// finish sooner.
+/// key type has an entry for (`wide`, [`wide_entry`]), of which an SM
+/// holds [`WIDE_PAIR_BLOCKS`] blocks and which fill at least
+/// [`WIDE_WAVES`] waves; where none does, the smaller tiles' more blocks
+/// an SM finish sooner.
 fn pass_shape(
     variant: SortVariant,
     rows: &Shape,
@@ -244,8 +244,7 @@ fn pass_shape(
         .into_iter()
         .filter(|&items| wide(items))
         .map(|items| shape.with_items(items))
-        .find(|&wide| fits(wide))
-        .filter(|&wide| rows.rows * rows.tiles_per_row(wide) >= waves)
+        .find(|&wide| fits(wide) && rows.rows * rows.tiles_per_row(wide) >= waves)
         .unwrap_or(shape)
 }
 
@@ -1609,6 +1608,15 @@ mod tests {
         assert!(wide(least, SortVariant::Onesweep, 4, true));
         assert!(wide(PORTION, SortVariant::Onesweep, 4, true));
         assert!(!wide(least - tile, SortVariant::Onesweep, 4, true));
+        // Too few for six waves of the largest, enough for six of the next.
+        let next = SortVariant::Onesweep
+            .shape()
+            .with_items(WIDE_PAIR_ITEMS[1])
+            .tile();
+        let next_least = WIDE_WAVES * (WIDE_PAIR_BLOCKS * 132) as usize * next;
+        assert_eq!(items((132, HOPPER), least - tile), WIDE_PAIR_ITEMS[1]);
+        assert_eq!(items((132, HOPPER), next_least), WIDE_PAIR_ITEMS[1]);
+        assert_eq!(items((132, HOPPER), next_least - next), ONESWEEP_ITEMS);
         assert!(!wide(least, SortVariant::Onesweep, 4, false));
         assert!(!wide(least, SortVariant::Onesweep, 8, true));
         for &variant in SortVariant::ALL {
