@@ -1123,14 +1123,9 @@ impl Context {
                     },
                 };
                 // Between passes over `f32` keys without NaN, scratch holds
-                // their ordered bits (not in wide tiles, whose entry would
-                // spill holding them).
+                // their ordered bits.
                 let carry = Carry {
-                    nan: if histograms && shape.items == ONESWEEP_ITEMS {
-                        at(layout.nan)
-                    } else {
-                        0
-                    },
+                    nan: if histograms { at(layout.nan) } else { 0 },
                     carry: if p > 0 { CARRY_IN } else { 0 }
                         | if p + 1 < count { CARRY_OUT } else { 0 },
                 };

@@ -956,13 +956,16 @@ pub fn trials(trials: &mut Vec<Trial>) {
     // Rows in wide tiles of pairs, where the GPU takes them (two blocks an
     // SM, of 90 KiB on the H100 and H200, of 74 on the A100; up to 170
     // SMs): four of 410 tiles each (512 on the A100), and 2 048 of one
-    // tile each.
+    // tile each; with NaN, and without (the passes then carry ordered
+    // bits).
     for (width, height) in [((1 << 22) + 3, 4), (8000, 2048)] {
-        trials.push(sized_trial(
-            format!("sort::rows::f32::NanTiles::{width}x{height}"),
-            width * height,
-            move |ctx| rows_case::<f32>(ctx, width, height, Data::NanTiles),
-        ));
+        for data in [Data::NanTiles, Data::Numbers] {
+            trials.push(sized_trial(
+                format!("sort::rows::f32::{data:?}::{width}x{height}"),
+                width * height,
+                move |ctx| rows_case::<f32>(ctx, width, height, data),
+            ));
+        }
     }
     trials.push(sized_trial("sort::rows::stress", 1 << 20, rows_stress));
     trials.push(sized_trial(

@@ -1,5 +1,5 @@
 //! The sort ladder: `u32` keys at 2^24 and 2^28 through every step; `f32`
-//! keys and `u32` pairs on the fastest step; against CUB's
+//! keys and `u32` and `f32` pairs on the fastest step; against CUB's
 //! `DeviceRadixSort` and `torch.sort` in the same run. Then the rows of a
 //! matrix (the vocabulary case: `f32` logits, descending, with their
 //! columns) against CUB's `DeviceSegmentedSort` and `torch.sort(dim=1)`,
@@ -58,7 +58,8 @@ fn run(bench: &mut Bench) -> Result<(), String> {
     for &log_n in sizes {
         keys::<u32>(bench, log_n, true)?;
         keys::<f32>(bench, log_n, false)?;
-        pairs(bench, log_n)?;
+        pairs::<u32>(bench, log_n)?;
+        pairs::<f32>(bench, log_n)?;
     }
     let widths: &[usize] = if bench.quick {
         &[128_256]
@@ -291,21 +292,22 @@ fn keys<T: Data>(bench: &mut Bench, log_n: u32, ladder: bool) -> Result<(), Stri
     Ok(())
 }
 
-/// `u32` keys with `u32` values (their indices), ascending.
-fn pairs(bench: &mut Bench, log_n: u32) -> Result<(), String> {
+/// Keys of `T` with `u32` values (their indices), ascending.
+fn pairs<T: Data>(bench: &mut Bench, log_n: u32) -> Result<(), String> {
     let n = 1usize << log_n;
+    let ty = T::NAME;
     let variant = SortVariant::DEFAULT;
     if !bench.runs(variant.name()) {
         return Ok(());
     }
-    let host: Vec<u32> = (0..n).map(u32::value).collect();
+    let host: Vec<T> = (0..n).map(T::value).collect();
     let indices: Vec<u32> = (0..n as u32).collect();
     let inputs = device_copies(bench, &host)?;
     let values = bench.ctx.upload(&indices).map_err(|e| e.to_string())?;
-    let mut out = bench.ctx.alloc::<u32>(n).map_err(|e| e.to_string())?;
+    let mut out = bench.ctx.alloc::<T>(n).map_err(|e| e.to_string())?;
     let mut out_values = bench.ctx.alloc::<u32>(n).map_err(|e| e.to_string())?;
-    let peer_results = bench.peers.measure(&[format!("sort_pairs:u32:asc:{n}")]);
-    let case = format!("pairs u32 2^{log_n}");
+    let peer_results = bench.peers.measure(&[format!("sort_pairs:{ty}:asc:{n}")]);
+    let case = format!("pairs {ty} 2^{log_n}");
     let mut rows = Vec::new();
     {
         let mut turn = 0;
@@ -332,14 +334,15 @@ fn pairs(bench: &mut Bench, log_n: u32) -> Result<(), String> {
         })?;
         let got = bench.ctx.download(&out).map_err(|e| e.to_string())?;
         let got_values = bench.ctx.download(&out_values).map_err(|e| e.to_string())?;
+        // Each key where its value says it came from, the keys in order,
+        // equal keys in the order of their values (the sort is stable).
         for i in 0..n {
             let at = got_values[i] as usize;
-            let stable = i == 0 || got[i - 1] < got[i] || got_values[i - 1] < got_values[i];
-            if host.get(at) != Some(&got[i]) || !stable {
-                return Err(format!(
-                    "{case}: place {i} holds key {} with value {at}",
-                    got[i]
-                ));
+            let ordered = i == 0
+                || (T::key_order(got[i - 1], got[i])
+                    && (got[i - 1] != got[i] || got_values[i - 1] < got_values[i]));
+            if host.get(at) != Some(&got[i]) || !ordered {
+                return Err(format!("{case}: place {i} holds the key of place {at}"));
             }
         }
         bench.progress(&format!("sort {case} {}", variant.name()), timing);
@@ -356,7 +359,7 @@ fn pairs(bench: &mut Bench, log_n: u32) -> Result<(), String> {
         peer_results.into_iter().next().ok_or("no peer result")?,
     )];
     let title =
-        format!("sort u32 pairs, n = 2^{log_n} (GB/s: keys and values read + written once)");
+        format!("sort {ty} pairs, n = 2^{log_n} (GB/s: keys and values read + written once)");
     bench.record(
         &title,
         Case {
