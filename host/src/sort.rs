@@ -42,10 +42,10 @@ use warpspeed_gpu::kernel::Entry;
 use warpspeed_gpu::scan::ScanVariant;
 pub use warpspeed_gpu::sort::SortVariant;
 use warpspeed_gpu::sort::{
-    ARGMAX_SHARED, ARGMAX_SLICE, CARRY_IN, CARRY_OUT, HISTOGRAM_BLOCK, ONESWEEP_ITEMS, PORTION,
-    RADIX, SELECT_MAX_K, SELECT_SLICE, SORT_BLOCK, STATUS_START, SortKey, SortShape,
-    WIDE_PAIR_BLOCKS, WIDE_PAIR_ITEMS, count_shared, histogram_shared, rank_shared, select_shared,
-    sort_argmax, sort_bases, sort_count, sort_histogram, sort_onesweep, sort_onesweep_wide,
+    ARGMAX_SHARED, ARGMAX_SLICE, CARRY_IN, CARRY_OUT, HISTOGRAM_BLOCK, PORTION, RADIX,
+    SELECT_MAX_K, SELECT_SLICE, SORT_BLOCK, STATUS_START, SortKey, SortShape, WIDE_PAIR_BLOCKS,
+    WIDE_PAIR_ITEMS, count_shared, histogram_shared, rank_shared, select_shared, sort_argmax,
+    sort_bases, sort_count, sort_histogram, sort_onesweep, sort_onesweep_wide,
     sort_onesweep_wide_float, sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
@@ -1471,6 +1471,7 @@ fn check_aligned<T>(addresses: &[u64]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warpspeed_gpu::sort::ONESWEEP_ITEMS;
 
     /// Every step's passes cover the bit range once, in order, each at most
     /// the step's digit width.
