@@ -695,17 +695,30 @@ impl Target {
         } else {
             String::new()
         };
-        let verdict = if self.measure.holds(w.value, self.bound) {
+        let met = self.measure.holds(w.value, self.bound);
+        // Digits enough that a value short of the bound does not read as
+        // the bound itself (0.9996 is not "1.000"), nor its shortfall as
+        // none.
+        let digits = |x: f64, d: usize, bound: f64| {
+            if !met && format!("{x:.d$}") == format!("{bound:.d$}") {
+                d + 2
+            } else {
+                d
+            }
+        };
+        let verdict = if met {
             "met".to_string()
         } else {
             // How much faster the step would have to be.
             let short = match self.measure {
                 Measure::TimeOverPeer => w.value / self.bound - 1.0,
                 _ => self.bound / w.value - 1.0,
-            };
-            format!("**short by {:.1}%**", short * 100.0)
+            } * 100.0;
+            let d = digits(short, 1, 0.0);
+            format!("**short by {short:.d$}%**")
         };
-        format!("{:.3}{at}: {verdict}", w.value)
+        let d = digits(w.value, 3, self.bound);
+        format!("{:.d$}{at}: {verdict}", w.value)
     }
 }
 
@@ -813,5 +826,33 @@ mod tests {
         let any = target("any", "gemm", &["sgemm f32"], None, Curve, 0.90);
         let worst = any.outcome(&records).alone.expect("two sizes measured");
         assert_eq!((worst.value, worst.at), (0.25, size_label(128)));
+    }
+
+    /// A value just short of its bound shows the digits that tell it from
+    /// the bound; others show three.
+    #[test]
+    fn a_cell_never_reads_as_its_bound_when_short() {
+        let t = target("t", "sort", &["c"], None, Peer, 1.00);
+        let cell = |value: f64| {
+            t.cell(Some(&Worst {
+                value,
+                at: String::new(),
+                of: 1,
+            }))
+        };
+        assert_eq!(cell(0.9996), "0.99960: **short by 0.040%**");
+        assert_eq!(cell(0.993), "0.993: **short by 0.7%**");
+        assert_eq!(cell(1.0), "1.000: met");
+        assert_eq!(cell(1.0004), "1.000: met");
+        let time = target("t", "rng", &["c"], None, TimeOverPeer, 0.85);
+        let cell = |value: f64| {
+            time.cell(Some(&Worst {
+                value,
+                at: String::new(),
+                of: 1,
+            }))
+        };
+        assert_eq!(cell(0.852), "0.852: **short by 0.2%**");
+        assert_eq!(cell(0.8502), "0.85020: **short by 0.024%**");
     }
 }
