@@ -2278,8 +2278,9 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // of statuses instead removes the look-back's on sm_70 but changes
     // the sm_90a code, not measured yet.
     "sort_onesweep_0_f32",
-    // For sm_70 only (80 bytes at the two-block bound, with whole tiles,
-    // two chains and the masks' tree): an entry that GPUs of that
+    // For sm_70 only (48 bytes of stack, 64 of spill stores at the
+    // two-block bound, with whole tiles, two chains, the masks' tree and
+    // carried bits): an entry that GPUs of that
     // generation never run, whose SMs cannot hold two wide tiles' shared
     // memory.
     "sort_onesweep_wide_float_32_f32",
