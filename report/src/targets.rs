@@ -832,27 +832,20 @@ mod tests {
     /// the bound; others show three.
     #[test]
     fn a_cell_never_reads_as_its_bound_when_short() {
-        let t = target("t", "sort", &["c"], None, Peer, 1.00);
-        let cell = |value: f64| {
+        let cell = |t: &Target, value: f64| {
             t.cell(Some(&Worst {
                 value,
                 at: String::new(),
                 of: 1,
             }))
         };
-        assert_eq!(cell(0.9996), "0.99960: **short by 0.040%**");
-        assert_eq!(cell(0.993), "0.993: **short by 0.7%**");
-        assert_eq!(cell(1.0), "1.000: met");
-        assert_eq!(cell(1.0004), "1.000: met");
+        let peer = target("t", "sort", &["c"], None, Peer, 1.00);
+        assert_eq!(cell(&peer, 0.9996), "0.99960: **short by 0.040%**");
+        assert_eq!(cell(&peer, 0.993), "0.993: **short by 0.7%**");
+        assert_eq!(cell(&peer, 1.0), "1.000: met");
+        assert_eq!(cell(&peer, 1.0004), "1.000: met");
         let time = target("t", "rng", &["c"], None, TimeOverPeer, 0.85);
-        let cell = |value: f64| {
-            time.cell(Some(&Worst {
-                value,
-                at: String::new(),
-                of: 1,
-            }))
-        };
-        assert_eq!(cell(0.852), "0.852: **short by 0.2%**");
-        assert_eq!(cell(0.8502), "0.85020: **short by 0.024%**");
+        assert_eq!(cell(&time, 0.852), "0.852: **short by 0.2%**");
+        assert_eq!(cell(&time, 0.8502), "0.85020: **short by 0.024%**");
     }
 }
