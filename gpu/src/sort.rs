@@ -46,12 +46,14 @@ pub const ONESWEEP_ITEMS: u32 = 16;
 /// values, the largest first: a pass takes the first size its key type
 /// has an entry for (`sort_onesweep_wide` for `u32` and `i32` keys, both
 /// sizes; `sort_onesweep_wide_float` for `f32` keys, 32 only, since at 40
-/// their pass spills) and of which an SM holds [`WIDE_PAIR_BLOCKS`]
-/// blocks. Forty (10 240 pairs a tile, 90 KiB of shared memory) fit the
-/// H100 and H200; 32 (8 192, 74 KiB) the A100 too. Each digit's run in a
-/// tile's stores is two to two and a half times as long as in a tile of
-/// 16 keys a thread, and a pass has as many times fewer tiles to look
-/// back over.
+/// their pass spills, and `sort_onesweep_wide_middle` at 40 for the
+/// passes between the first and the last, which hold carried bits,
+/// where the host finds that it pays) and of which an SM holds
+/// [`WIDE_PAIR_BLOCKS`] blocks. Forty (10 240 pairs a tile, 90 KiB of
+/// shared memory) fit the H100 and H200; 32 (8 192, 74 KiB) the A100
+/// too. Each digit's run in a tile's stores is two to two and a half
+/// times as long as in a tile of 16 keys a thread, and a pass has as
+/// many times fewer tiles to look back over.
 pub const WIDE_PAIR_ITEMS: [u32; 2] = [40, 32];
 /// Blocks per SM that wide one-sweep tiles are compiled for (gathered in
 /// [`crate::LAUNCH_BOUNDS`]): two, 128 registers at most.
@@ -1401,9 +1403,44 @@ mod device {
         onesweep_items::<K, 1, ITEMS>(a)
     }
 
-    /// [`onesweep`] with `ITEMS` keys a thread.
+    /// The middle passes (every pass but the first and the last) of a
+    /// sort of `f32` pairs with histograms, in wide tiles of `ITEMS` keys
+    /// a thread. Where the histogram saw no NaN, the keys read and written
+    /// are their carried bits, whose digits are a shift and a mask as
+    /// those of `u32` keys: the pass holds no more than the integer entry
+    /// of its size does, and takes its tiles. Else it holds the keys
+    /// themselves and takes each digit with its NaN test, in every tile
+    /// (no tile votes, unlike [`onesweep`]'s, whose other path would not
+    /// fit 128 registers at this size).
+    ///
+    /// # Safety
+    /// [`onesweep`]'s; a pass after the first and before the last, `a.nan`
+    /// the NaN word of the sort's histograms (the keys read are bits
+    /// where it is zero).
     #[inline(always)]
-    unsafe fn onesweep_items<K: Holds, const PAIRS: u32, const ITEMS: usize>(a: OnesweepArgs<K>) {
+    pub unsafe fn onesweep_wide_middle<K: Holds, const ITEMS: usize>(a: OnesweepArgs<K>) {
+        let (s, (ticket, tile), first, len, t) = begin::<K, 1, ITEMS>(&a);
+        if K::BY_RADIX && !a.nan.is_null() && *a.nan == 0 {
+            let mut c = Tile::<Carried, ITEMS> {
+                keys: [Bits(0); ITEMS],
+                values: t.values,
+            };
+            each_item!(i => {
+                c.keys[i] = Bits(t.keys[i].carried());
+            });
+            return pass::<K, Carried, 1, ITEMS>(&a, &s, c, (ticket, tile), first, len);
+        }
+        pass::<K, K, 1, ITEMS>(&a, &s, t, (ticket, tile), first, len)
+    }
+
+    /// The start of a pass in tiles of `ITEMS` keys a thread: the block's
+    /// shared memory carved, its ticket and tile in its row, the row's
+    /// key its tile starts at, the tile's length and its keys (and
+    /// values) loaded.
+    #[inline(always)]
+    unsafe fn begin<K: Holds, const PAIRS: u32, const ITEMS: usize>(
+        a: &OnesweepArgs<K>,
+    ) -> (Carved<K>, (u32, u32), usize, u32, Tile<K, ITEMS>) {
         let shape = SortVariant::Onesweep.shape().with_items(ITEMS as u32);
         let s = carve::<K>(shape);
         let alone = a.tiles_per_row == 1;
@@ -1436,6 +1473,13 @@ mod device {
             a.values.add(from)
         };
         let t = load_tile::<K, ITEMS>(a.keys.add(from), values, len);
+        (s, (ticket, tile), first, len, t)
+    }
+
+    /// [`onesweep`] with `ITEMS` keys a thread.
+    #[inline(always)]
+    unsafe fn onesweep_items<K: Holds, const PAIRS: u32, const ITEMS: usize>(a: OnesweepArgs<K>) {
+        let (s, (ticket, tile), first, len, t) = begin::<K, PAIRS, ITEMS>(&a);
         // A sort without NaN (its histogram saw none) carries its keys'
         // bits between passes: `CARRY_IN`, the keys read are bits;
         // `CARRY_OUT`, bits are written.
@@ -2260,6 +2304,7 @@ pub const LAUNCH_BOUNDS: &[crate::kernel::LaunchBounds] = &[
     block_bounds("sort_onesweep_wide_32_u32", WIDE_PAIR_BLOCKS),
     block_bounds("sort_onesweep_wide_32_i32", WIDE_PAIR_BLOCKS),
     block_bounds("sort_onesweep_wide_float_32_f32", WIDE_PAIR_BLOCKS),
+    block_bounds("sort_onesweep_wide_middle_40_f32", WIDE_PAIR_BLOCKS),
     block_bounds("sort_select_u32", SELECT_BLOCKS),
     block_bounds("sort_select_i32", SELECT_BLOCKS),
     block_bounds("sort_select_f32", SELECT_BLOCKS),
@@ -2278,9 +2323,10 @@ pub const SPILLS_ON_PURPOSE: &[&str] = &[
     // of statuses instead removes the look-back's on sm_70 but changes
     // the sm_90a code, not measured yet.
     "sort_onesweep_0_f32",
-    // For sm_70 only (48 bytes of stack, 64 of spill stores at the
-    // two-block bound, with whole tiles, two chains, the masks' tree and
-    // carried bits): an entry that GPUs of that
+    // For sm_70 only (48 bytes of stack, 68 of spill stores at the
+    // two-block bound, with whole tiles, two chains, the masks' tree,
+    // carried bits and the pass's start as a function of its own, 64
+    // before it): an entry that GPUs of that
     // generation never run, whose SMs cannot hold two wide tiles' shared
     // memory.
     "sort_onesweep_wide_float_32_f32",
@@ -2338,6 +2384,13 @@ kernels! {
             /// 16 % slower than 32 on an H200).
             fn sort_onesweep_wide_float<T in f32; const ITEMS: usize = { 32 }>
                 = device::onesweep_wide::<T, ITEMS>;
+            /// The middle passes of `f32` pairs with histograms in wide
+            /// tiles, at a size `sort_onesweep_wide_float` cannot take
+            /// (entries of their own for the first and the last pass at
+            /// 40 were tried: the first spilled 56 bytes, and the last,
+            /// without spills, was slower than at 32 on an H200).
+            fn sort_onesweep_wide_middle<T in f32; const ITEMS: usize = { 40 }>
+                = device::onesweep_wide_middle::<T, ITEMS>;
         }
         (keys: *const T, indices: *const u32, width: usize, rows: usize, pitch: usize, k: u32,
             begin_bit: u32, end_bit: u32, descending: u32, index_bits: u32,
@@ -2371,6 +2424,7 @@ const _: () = {
     }
     assert!(listed(sort_onesweep_wide::VALUES));
     assert!(listed(sort_onesweep_wide_float::VALUES));
+    assert!(listed(sort_onesweep_wide_middle::VALUES));
     let mut i = 1;
     while i < WIDE_PAIR_ITEMS.len() {
         assert!(WIDE_PAIR_ITEMS[i] < WIDE_PAIR_ITEMS[i - 1]);

@@ -46,7 +46,7 @@ use warpspeed_gpu::sort::{
     SELECT_MAX_K, SELECT_SLICE, SORT_BLOCK, STATUS_START, SortKey, SortShape, WIDE_PAIR_BLOCKS,
     WIDE_PAIR_ITEMS, count_shared, histogram_shared, rank_shared, select_shared, sort_argmax,
     sort_bases, sort_count, sort_histogram, sort_onesweep, sort_onesweep_wide,
-    sort_onesweep_wide_float, sort_scatter, sort_select,
+    sort_onesweep_wide_float, sort_onesweep_wide_middle, sort_scatter, sort_select,
 };
 use warpspeed_gpu::{DevPtr, DevPtrMut};
 
@@ -246,6 +246,48 @@ fn pass_shape(
         .map(|items| shape.with_items(items))
         .find(|&wide| fits(wide) && rows.rows * rows.tiles_per_row(wide) >= waves)
         .unwrap_or(shape)
+}
+
+/// The shape of the middle passes (all but the first and the last) of a
+/// sort whose other passes take `shape`: where it has histograms (rows
+/// of several tiles), the wide tiles that the key type's own middle
+/// entries have too (`wide` says which sizes it has a wide or a middle
+/// entry for: `f32` pairs 40 keys a thread against 32), where they take
+/// no more waves' time than `shape`'s: waves of wide tiles, each as long
+/// as its tile. Never smaller tiles than `shape`'s, so never more tiles
+/// than the layout counts. H200, `f32` pairs, µs, all passes in tiles of
+/// 32 keys a thread against the middle ones in 40: 2^24 567 to 571
+/// against 606 (6.2 waves of 40, 7 waves' time, against 7.8 of 32, 8
+/// waves' time at 0.8 the length: rejected); 2^28 7 500 against 7 430
+/// (100 waves' time of 40, 125 of 32: kept). `u32` pairs, whose every
+/// pass takes 40, do not follow this: 2^24 550 against 566 in 32.
+fn middle_shape(
+    (variant, shape): (SortVariant, SortShape),
+    rows: &Shape,
+    wide: (usize, impl Fn(u32) -> bool),
+    values: bool,
+    (sms, shared_optin): (u32, u32),
+) -> SortShape {
+    if !(shape.onesweep && rows.tiles_per_row(shape) > 1) {
+        return shape;
+    }
+    let middle = pass_shape(variant, rows, wide, values, (sms, shared_optin));
+    let wave = (WIDE_PAIR_BLOCKS * sms) as usize;
+    let time = |s: SortShape| (rows.rows * rows.tiles_per_row(s)).div_ceil(wave) * s.tile();
+    if middle.tile() > shape.tile() && time(middle) <= time(shape) {
+        middle
+    } else {
+        shape
+    }
+}
+
+/// The entry of `K`'s middle one-sweep passes over pairs in wide tiles
+/// of `items` keys a thread (every pass but the first and the last of a
+/// sort with histograms), where the device crate has one of their own:
+/// `f32` keys at 40, whose carried bits sort as `u32` keys do where the
+/// sort has no NaN.
+fn middle_entry<K: Sortable>(items: u32) -> Option<Entry<sort_onesweep::Args<K>>> {
+    sort_onesweep_wide_middle::try_entry::<K>(items as usize)
 }
 
 /// The entry of `K`'s one-sweep passes over pairs in wide tiles of
@@ -1012,6 +1054,17 @@ impl Context {
         let wide = (key_bytes, |items| wide_entry::<K>(items).is_some());
         let shape = pass_shape(variant, &rows, wide, io.values_out.is_some(), device);
         debug_assert!(shape.onesweep || rows.in_place());
+        let histograms = shape.onesweep && rows.tiles_per_row(shape) > 1;
+        // The middle passes of `f32` pairs take wider tiles than the
+        // others where that pays.
+        let any = |items| wide_entry::<K>(items).is_some() || middle_entry::<K>(items).is_some();
+        let middle = middle_shape(
+            (variant, shape),
+            &rows,
+            (key_bytes, any),
+            io.values_out.is_some(),
+            device,
+        );
         let plan = passes(shape, &range);
         let with_values = !matches!(io.values, Values::None);
         let argsort = io.keys_out.is_none();
@@ -1077,7 +1130,6 @@ impl Context {
         };
         let mut src_pitch = rows.pitch;
         let descending = descending as u32;
-        let histograms = shape.onesweep && rows.tiles_per_row(shape) > 1;
         if histograms {
             // SAFETY: the keys as the caller promised; the tables in
             // scratch, as the layout counted them.
@@ -1129,9 +1181,16 @@ impl Context {
                     carry: if p > 0 { CARRY_IN } else { 0 }
                         | if p + 1 < count { CARRY_OUT } else { 0 },
                 };
+                let shape = if p > 0 && p + 1 < count {
+                    middle
+                } else {
+                    shape
+                };
                 // SAFETY: the pass's slices as the caller promised or in
                 // scratch (rows of `PORTION` keys at most), the bases,
-                // statuses and NaN word in scratch.
+                // statuses and NaN word in scratch (statuses for the
+                // tiles of `shape`, of which a middle pass has as many or
+                // fewer).
                 unsafe {
                     self.enqueue_onesweep::<K>(
                         shape,
@@ -1222,7 +1281,9 @@ impl Context {
     /// `pass`'s slices valid for the rows at their pitches, `bases` for
     /// 256 words a row, `status` for `STATUS_START` + 256 words a tile
     /// (rows of several tiles), touched by nothing else; `carry.nan` 0 or
-    /// the NaN word of this sort's histograms.
+    /// the NaN word of this sort's histograms, `carry.carry` [`CARRY_IN`]
+    /// for a pass after the sort's first and [`CARRY_OUT`] for one before
+    /// its last (the keys read are bits where the NaN word is zero).
     unsafe fn enqueue_onesweep<K: Sortable>(
         &self,
         shape: SortShape,
@@ -1235,9 +1296,15 @@ impl Context {
         let pairs = pass.out_values != 0;
         let tiles_per_row = rows.tiles_per_row(shape);
         let tiles = rows.rows * tiles_per_row;
+        // A middle pass of a sort with histograms (both carry bits, the
+        // NaN word given) takes its own entry where the key type has one.
+        let middle = carry.nan != 0 && carry.carry == CARRY_IN | CARRY_OUT;
         let entry = if WIDE_PAIR_ITEMS.contains(&shape.items) {
             debug_assert!(pairs);
-            wide_entry::<K>(shape.items)
+            middle
+                .then(|| middle_entry::<K>(shape.items))
+                .flatten()
+                .or_else(|| wide_entry::<K>(shape.items))
         } else {
             sort_onesweep::entry::<K>(pairs as u32)
         }
@@ -1620,14 +1687,16 @@ mod tests {
                 assert!(!wide(PORTION, variant, 4, true));
             }
         }
-        // Rows count every row's tiles.
+        // Rows count every row's tiles: 66 rows of 28 tiles of 40 keys a
+        // thread are 7 waves of them.
+        let width = 28 * tile;
         let rows = Shape {
-            rows: 64,
-            pitch: least / 64,
-            out_pitch: least / 64,
-            out_values_pitch: least / 64,
-            limit: least / 64,
-            width: least / 64,
+            rows: 66,
+            pitch: width,
+            out_pitch: width,
+            out_values_pitch: width,
+            limit: width,
+            width,
         };
         let shape = pass_shape(
             SortVariant::Onesweep,
@@ -1641,6 +1710,52 @@ mod tests {
         let f32_keys = (4, |items| wide_entry::<f32>(items).is_some());
         let shape = pass_shape(SortVariant::Onesweep, &rows, f32_keys, true, (132, HOPPER));
         assert_eq!(shape.items, WIDE_PAIR_ITEMS[1]);
+        // Their middle passes take the middle entry's 40, where its waves
+        // take no more time than 32's (7 waves of 40, 9 of 32 here); no
+        // other key type has one.
+        let any =
+            |items| wide_entry::<f32>(items).is_some() || middle_entry::<f32>(items).is_some();
+        let onesweep = (SortVariant::Onesweep, shape);
+        let middle = middle_shape(onesweep, &rows, (4, any), true, (132, HOPPER));
+        assert_eq!(middle.items, WIDE_PAIR_ITEMS[0]);
+        for &items in &WIDE_PAIR_ITEMS {
+            let entry = middle_entry::<f32>(items).is_some();
+            assert_eq!(entry, items == WIDE_PAIR_ITEMS[0]);
+            assert!(middle_entry::<u32>(items).is_none());
+        }
+        // 2^24 pairs: 6.2 waves of 40 (7 waves' time) against 7.8 of 32
+        // (8 waves' time of tiles 0.8 as long): 32. 2^28: 99.3 against
+        // 124.1, the same time: 40.
+        let flat = |n: usize| {
+            let rows = Shape::flat(n);
+            let shape = pass_shape(SortVariant::Onesweep, &rows, f32_keys, true, (132, HOPPER));
+            assert_eq!(shape.items, WIDE_PAIR_ITEMS[1]);
+            middle_shape(
+                (SortVariant::Onesweep, shape),
+                &rows,
+                (4, any),
+                true,
+                (132, HOPPER),
+            )
+            .items
+        };
+        assert_eq!(flat(1 << 24), WIDE_PAIR_ITEMS[1]);
+        assert_eq!(flat(1 << 28), WIDE_PAIR_ITEMS[0]);
+        // The GPU suite's size for the middle entry: 1 848 tiles of 40,
+        // seven waves, against 2 310 of 32, nine waves' time.
+        assert_eq!(flat(1848 * 10_240 - 3), WIDE_PAIR_ITEMS[0]);
+        assert_eq!(flat(1848 * 10_240 + 1), WIDE_PAIR_ITEMS[1]);
+        // A sort without histograms keeps its shape.
+        let one = Shape::flat(SortVariant::Onesweep.shape().tile());
+        let narrow = SortVariant::Onesweep.shape();
+        let kept = middle_shape(
+            (SortVariant::Onesweep, narrow),
+            &one,
+            (4, any),
+            true,
+            (132, HOPPER),
+        );
+        assert_eq!(kept, narrow);
         // The H100 and H200 hold two blocks of the largest an SM; the A100
         // (163 KiB a block) two of the next; the RTX 30 and 40 series (99
         // KiB) and Turing (64 KiB) none.

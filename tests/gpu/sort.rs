@@ -33,6 +33,11 @@ const LADDER_SIZES: [usize; 12] = [
 /// The default step's sizes for every key type and direction.
 const DEFAULT_SIZES: [usize; 5] = [1, 33, 4097, 1_000_003, BIG];
 const BIG: usize = (1 << 24) + 7;
+/// `f32` pairs whose middle passes take their own entry in wide tiles of
+/// 40 keys a thread on a GPU of 132 SMs (the H100 and H200): 1 848 such
+/// tiles, seven waves of two blocks an SM, against 8.75 waves of 32
+/// (nine waves' time of tiles 0.8 as long). `BIG` keeps 32 throughout.
+const MIDDLE: usize = 1848 * 10_240 - 3;
 
 /// A key type under test.
 trait Key: Sortable + Copy + PartialEq + std::fmt::Debug {
@@ -882,9 +887,20 @@ pub fn trials(trials: &mut Vec<Trial>) {
         }
     }
     // `f32` keys carried as ordered bits between passes, and a NaN where
-    // only the histogram's last keys of a slice see it.
+    // only the histogram's last keys of a slice see it; where the middle
+    // passes take their own entry, with and without NaN.
     for &n in &DEFAULT_SIZES {
         for data in [Data::Numbers, Data::LastNan] {
+            trials.push(sized_trial(
+                format!("sort::f32::{data:?}::n={n}"),
+                n,
+                move |ctx| typed_case::<f32>(ctx, n, data),
+            ));
+        }
+    }
+    {
+        let n = MIDDLE;
+        for data in [Data::Numbers, Data::LastNan, Data::NanTiles] {
             trials.push(sized_trial(
                 format!("sort::f32::{data:?}::n={n}"),
                 n,
@@ -957,8 +973,9 @@ pub fn trials(trials: &mut Vec<Trial>) {
     // SM, of 90 KiB on the H100 and H200, of 74 on the A100; up to 170
     // SMs): four of 410 tiles each (512 on the A100), and 2 048 of one
     // tile each; with NaN, and without (the passes then carry ordered
-    // bits).
-    for (width, height) in [((1 << 22) + 3, 4), (8000, 2048)] {
+    // bits); 66 of 28 tiles of 40 keys a thread, whose middle passes take
+    // their own entry at that size on 132 SMs (as `MIDDLE`).
+    for (width, height) in [((1 << 22) + 3, 4), (8000, 2048), (28 * 10_240, 66)] {
         for data in [Data::NanTiles, Data::Numbers] {
             trials.push(sized_trial(
                 format!("sort::rows::f32::{data:?}::{width}x{height}"),
