@@ -1054,7 +1054,6 @@ impl Context {
         let wide = (key_bytes, |items| wide_entry::<K>(items).is_some());
         let shape = pass_shape(variant, &rows, wide, io.values_out.is_some(), device);
         debug_assert!(shape.onesweep || rows.in_place());
-        let histograms = shape.onesweep && rows.tiles_per_row(shape) > 1;
         // The middle passes of `f32` pairs take wider tiles than the
         // others where that pays.
         let any = |items| wide_entry::<K>(items).is_some() || middle_entry::<K>(items).is_some();
@@ -1130,6 +1129,7 @@ impl Context {
         };
         let mut src_pitch = rows.pitch;
         let descending = descending as u32;
+        let histograms = shape.onesweep && rows.tiles_per_row(shape) > 1;
         if histograms {
             // SAFETY: the keys as the caller promised; the tables in
             // scratch, as the layout counted them.
