@@ -889,24 +889,16 @@ pub fn trials(trials: &mut Vec<Trial>) {
     // `f32` keys carried as ordered bits between passes, and a NaN where
     // only the histogram's last keys of a slice see it; where the middle
     // passes take their own entry, with and without NaN.
-    for &n in &DEFAULT_SIZES {
-        for data in [Data::Numbers, Data::LastNan] {
-            trials.push(sized_trial(
-                format!("sort::f32::{data:?}::n={n}"),
-                n,
-                move |ctx| typed_case::<f32>(ctx, n, data),
-            ));
-        }
-    }
-    {
-        let n = MIDDLE;
-        for data in [Data::Numbers, Data::LastNan, Data::NanTiles] {
-            trials.push(sized_trial(
-                format!("sort::f32::{data:?}::n={n}"),
-                n,
-                move |ctx| typed_case::<f32>(ctx, n, data),
-            ));
-        }
+    let carried = DEFAULT_SIZES
+        .iter()
+        .flat_map(|&n| [(n, Data::Numbers), (n, Data::LastNan)])
+        .chain([Data::Numbers, Data::LastNan, Data::NanTiles].map(|data| (MIDDLE, data)));
+    for (n, data) in carried {
+        trials.push(sized_trial(
+            format!("sort::f32::{data:?}::n={n}"),
+            n,
+            move |ctx| typed_case::<f32>(ctx, n, data),
+        ));
     }
     trials.push(sized_trial("sort::bit_ranges", 100_003, bit_ranges));
     for n in [
